@@ -1,0 +1,25 @@
+/* Reads the [solver] section into cd_params, and the spurious-elasticity figures of
+ * Unger & Kertesz sec. 3 for a fixed iteration count. */
+#ifndef CDLAB_CD_CONFIG_H
+#define CDLAB_CD_CONFIG_H
+
+#include "cd.h"
+#include "config.h"
+
+extern const char *const cd_sweep_names[];     /* "random", "forward", "backward", "jacobi" */
+extern const char *const cd_criterion_names[]; /* "fixed", "local", "global" */
+
+status cd_config_read(config *c, cd_params *p, diag *err);
+
+/* q of the sweep order (eqs. 45-46): 1/2 for jacobi, (4 sqrt(e) - 5)/2 for random;
+ * NaN where the paper gives none (forward, backward: measure it). */
+double cd_sweep_q(sweep_order s);
+
+typedef struct cd_elasticity {
+    double q, D, c, l_diff, kappa, gamma; /* eqs. (54), (57), (63), (67), (68) */
+} cd_elasticity;
+
+/* For N_I sweeps per step, time step dt, particle diameter d and mass m. */
+cd_elasticity cd_elasticity_of(sweep_order s, int N_I, double dt, double d, double m);
+
+#endif

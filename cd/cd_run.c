@@ -1,0 +1,437 @@
+#include "cd_run.h"
+
+#include "cd_config.h"
+#include "h5io.h"
+#include "parallel.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef CDLAB_GIT_COMMIT
+#define CDLAB_GIT_COMMIT "unknown"
+#endif
+#ifndef CDLAB_CFLAGS
+#define CDLAB_CFLAGS "unknown"
+#endif
+#define CDLAB_VERSION "0.1.0"
+
+static const char *const known_sections[] = {"system", "solver", "particles", "contact", "load",
+                                             "output", "plane.", "piston.", "cylinder.", NULL};
+
+typedef struct output_params {
+    char file[512];
+    long every;
+    int *probes; /* storage indices */
+    int n_probes;
+} output_params;
+
+static status read_output(config *c, const world *W, output_params *o, diag *err)
+{
+    memset(o, 0, sizeof *o);
+    status s;
+    if ((s = config_string(c, "output", "file", 0, "cdlab.h5", o->file, sizeof o->file, err)) ||
+        (s = config_int(c, "output", "every", 0, 100, 0, __LONG_MAX__, &o->every, err)))
+        return s;
+    long *ids;
+    int n;
+    if ((s = config_int_list(c, "output", "probes", &ids, &n, err)))
+        return s;
+    o->probes = malloc((size_t)(n > 0 ? n : 1) * sizeof *o->probes);
+    if (!o->probes) {
+        free(ids);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        long id = ids[k] < 0 ? W->P.n + ids[k] : ids[k]; /* -1 = last particle */
+        if (id < 0 || id >= W->P.n) {
+            long bad = ids[k];
+            free(ids);
+            return config_error(c, "output", "probes", err,
+                                "particle %ld does not exist (there are %d)", bad, W->P.n);
+        }
+        o->probes[k] = (int)id;
+    }
+    o->n_probes = n;
+    free(ids);
+    return CDLAB_OK;
+}
+
+typedef struct setup {
+    world W;
+    scene_info info;
+    cd_params prm;
+    output_params out;
+} setup;
+
+static void setup_free(setup *S)
+{
+    world_free(&S->W);
+    free(S->out.probes);
+}
+
+static status read_all(config *c, setup *S, diag *err)
+{
+    memset(S, 0, sizeof *S);
+    status s;
+    if ((s = scene_build(c, &S->W, &S->info, err)) || (s = cd_config_read(c, &S->prm, err)) ||
+        (s = read_output(c, &S->W, &S->out, err)) ||
+        (s = config_check_unused(c, known_sections, err)))
+        return s;
+    return CDLAB_OK;
+}
+
+status cd_run_validate(config *c, diag *err)
+{
+    setup S;
+    status s = read_all(c, &S, err);
+    setup_free(&S);
+    return s;
+}
+
+enum { SER_T, SER_SWEEPS, SER_CONV, SER_RES, SER_MEANOV, SER_MAXOV, SER_KE, SER_NC, SER_NA,
+       SER_PPOS, SER_PVEL, SER_PIST_X, SER_PIST_V, SER_PIST_F, SER_COUNT };
+
+typedef struct writer {
+    h5out *h;
+    int ser[SER_COUNT];
+    int n_pistons;
+    int *piston_idx;
+    double *row; /* scratch for one row of the widest series */
+} writer;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static status write_header(writer *w, config *c, const setup *S, diag *err)
+{
+    h5out *h = w->h;
+    status s;
+    char buf[128];
+    if ((s = h5out_attr_string(h, "/", "program", "cdlab run (contact dynamics)", err)) ||
+        (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
+        (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
+        (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)) ||
+        (s = h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err)) ||
+        (s = h5out_group(h, "/parameters", err)) || (s = h5out_group(h, "/build", err)))
+        return s;
+    for (int k = 0; k < c->nres; k++)
+        if ((s = h5out_attr_string(h, "/parameters", c->res[k].name, c->res[k].value, err)))
+            return s;
+    time_t tt = time(NULL);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
+    if ((s = h5out_attr_string(h, "/build", "version", CDLAB_VERSION, err)) ||
+        (s = h5out_attr_string(h, "/build", "git_commit", CDLAB_GIT_COMMIT, err)) ||
+        (s = h5out_attr_string(h, "/build", "compiler", __VERSION__, err)) ||
+        (s = h5out_attr_string(h, "/build", "cflags", CDLAB_CFLAGS, err)) ||
+        (s = h5out_attr_int(h, "/build", "threads", cdlab_threads(), err)) ||
+        (s = h5out_attr_string(h, "/build", "run_started", buf, err)))
+        return s;
+    /* spurious elasticity figures (Unger & Kertesz sec. 3) for the fixed iteration count */
+    cd_elasticity e = cd_elasticity_of(S->prm.sweep, S->prm.iterations, S->W.dt, S->info.d_mean,
+                                       S->info.m_mean);
+    if ((s = h5out_group(h, "/elasticity", err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "q", e.q, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "D", e.D, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "c", e.c, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "l_diff", e.l_diff, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "kappa_eff", e.kappa, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "gamma_eff", e.gamma, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "L", S->info.length, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "d_mean", S->info.d_mean, err)) ||
+        (s = h5out_attr_double(h, "/elasticity", "m_mean", S->info.m_mean, err)))
+        return s;
+
+    long np = S->out.n_probes, tail3[2] = {np, 3};
+    struct {
+        int id;
+        const char *path;
+        h5type t;
+        int rank;
+        const long *tail;
+    } defs[] = {
+        {SER_T, "/series/t", H5IO_DOUBLE, 0, NULL},
+        {SER_SWEEPS, "/series/sweeps", H5IO_INT32, 0, NULL},
+        {SER_CONV, "/series/converged", H5IO_INT32, 0, NULL},
+        {SER_RES, "/series/residual", H5IO_DOUBLE, 0, NULL},
+        {SER_MEANOV, "/series/mean_overlap", H5IO_DOUBLE, 0, NULL},
+        {SER_MAXOV, "/series/max_overlap", H5IO_DOUBLE, 0, NULL},
+        {SER_KE, "/series/kinetic_energy", H5IO_DOUBLE, 0, NULL},
+        {SER_NC, "/series/contacts", H5IO_INT32, 0, NULL},
+        {SER_NA, "/series/active_contacts", H5IO_INT32, 0, NULL},
+        {SER_PPOS, "/series/probe_position", H5IO_DOUBLE, 2, tail3},
+        {SER_PVEL, "/series/probe_velocity", H5IO_DOUBLE, 2, tail3},
+    };
+    for (size_t k = 0; k < sizeof defs / sizeof defs[0]; k++)
+        if ((s = h5out_series(h, defs[k].path, defs[k].t, defs[k].rank, defs[k].tail,
+                              &w->ser[defs[k].id], err)))
+            return s;
+    if ((s = h5out_array(h, "/series/probe_ids", H5IO_INT32, 1, (long[]){np > 0 ? np : 0},
+                         S->out.probes, err)))
+        return s;
+    w->piston_idx = malloc((size_t)(S->W.n_walls > 0 ? S->W.n_walls : 1) * sizeof *w->piston_idx);
+    if (!w->piston_idx)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < S->W.n_walls; k++)
+        if (S->W.walls[k].kind == WALL_PISTON)
+            w->piston_idx[w->n_pistons++] = k;
+    if (w->n_pistons > 0) {
+        long tp[1] = {w->n_pistons};
+        if ((s = h5out_series(h, "/series/piston_position", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_X], err)) ||
+            (s = h5out_series(h, "/series/piston_velocity", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_V], err)) ||
+            (s = h5out_series(h, "/series/piston_force", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_F], err)))
+            return s;
+        char names[4096] = "";
+        for (int k = 0; k < w->n_pistons; k++) {
+            strncat(names, k ? "," : "", sizeof names - strlen(names) - 1);
+            strncat(names, S->W.walls[w->piston_idx[k]].name, sizeof names - strlen(names) - 1);
+        }
+        if ((s = h5out_attr_string(h, "/series/piston_position", "pistons", names, err)))
+            return s;
+    }
+    size_t widest = (size_t)(3 * np + w->n_pistons + 1);
+    w->row = malloc(widest * sizeof *w->row);
+    if (!w->row)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    /* walls, for plotting and analysis */
+    for (int k = 0; k < S->W.n_walls; k++) {
+        const wall *wl = &S->W.walls[k];
+        char path[64], point[80], dir[80];
+        snprintf(path, sizeof path, "/walls/%d", k);
+        snprintf(point, sizeof point, "%s/point", path);
+        snprintf(dir, sizeof dir, "%s/direction", path);
+        static const char *kinds[] = {"plane", "piston", "cylinder"};
+        long three = 3;
+        if ((s = h5out_group(h, path, err)) ||
+            (s = h5out_attr_string(h, path, "name", wl->name, err)) ||
+            (s = h5out_attr_string(h, path, "kind", kinds[wl->kind], err)) ||
+            (s = h5out_array(h, point, H5IO_DOUBLE, 1, &three, &wl->p, err)) ||
+            (s = h5out_array(h, dir, H5IO_DOUBLE, 1, &three, &wl->n, err)) ||
+            (s = h5out_attr_double(h, path, "radius", wl->radius, err)))
+            return s;
+    }
+    return CDLAB_OK;
+}
+
+static status write_row(writer *w, const world *W, const output_params *o, const cd_stats *st,
+                        diag *err)
+{
+    h5out *h = w->h;
+    status s;
+    int32_t sw = st->sweeps, cv = st->converged, nc = st->n_contacts, na = st->n_active;
+    double ke = world_kinetic_energy(W);
+    if ((s = h5out_series_append(h, w->ser[SER_T], &W->t, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_SWEEPS], &sw, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_CONV], &cv, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_RES], &st->residual, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_MEANOV], &st->mean_overlap, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_MAXOV], &st->max_overlap, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_KE], &ke, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_NC], &nc, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_NA], &na, err)))
+        return s;
+    for (int k = 0; k < o->n_probes; k++) {
+        vec3 x = W->P.x[o->probes[k]];
+        w->row[3 * k] = x.x, w->row[3 * k + 1] = x.y, w->row[3 * k + 2] = x.z;
+    }
+    if ((s = h5out_series_append(h, w->ser[SER_PPOS], w->row, err)))
+        return s;
+    for (int k = 0; k < o->n_probes; k++) {
+        vec3 v = W->P.v[o->probes[k]];
+        w->row[3 * k] = v.x, w->row[3 * k + 1] = v.y, w->row[3 * k + 2] = v.z;
+    }
+    if ((s = h5out_series_append(h, w->ser[SER_PVEL], w->row, err)))
+        return s;
+    if (w->n_pistons > 0) {
+        for (int k = 0; k < w->n_pistons; k++)
+            w->row[k] = W->walls[w->piston_idx[k]].s;
+        if ((s = h5out_series_append(h, w->ser[SER_PIST_X], w->row, err)))
+            return s;
+        for (int k = 0; k < w->n_pistons; k++)
+            w->row[k] = W->walls[w->piston_idx[k]].u;
+        if ((s = h5out_series_append(h, w->ser[SER_PIST_V], w->row, err)))
+            return s;
+        for (int k = 0; k < w->n_pistons; k++)
+            w->row[k] = W->walls[w->piston_idx[k]].contact_force;
+        if ((s = h5out_series_append(h, w->ser[SER_PIST_F], w->row, err)))
+            return s;
+    }
+    return CDLAB_OK;
+}
+
+static status write_snapshot(writer *w, const world *W, diag *err)
+{
+    const particles *P = &W->P;
+    const contact_list *L = &W->C;
+    char g[64], path[128];
+    snprintf(g, sizeof g, "/snapshots/%08ld", W->step);
+    status s;
+    if ((s = h5out_group(w->h, g, err)) || (s = h5out_attr_int(w->h, g, "step", W->step, err)) ||
+        (s = h5out_attr_double(w->h, g, "time", W->t, err)))
+        return s;
+    long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4};
+#define SNAP(name, type, rank, dims, data)                                                          \
+    do {                                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        if ((s = h5out_array(w->h, path, type, rank, dims, data, err)))                            \
+            return s;                                                                              \
+    } while (0)
+    SNAP("position", H5IO_DOUBLE, 2, n3, P->x);
+    SNAP("velocity", H5IO_DOUBLE, 2, n3, P->v);
+    SNAP("angular_velocity", H5IO_DOUBLE, 2, n3, P->w);
+    SNAP("orientation", H5IO_DOUBLE, 2, n4, P->q);
+    SNAP("radius", H5IO_DOUBLE, 1, &n, P->r);
+    SNAP("mass", H5IO_DOUBLE, 1, &n, P->m);
+    SNAP("id", H5IO_INT32, 1, &n, P->id);
+    long nc = L->n, nc2[2] = {nc, 2}, nc3[2] = {nc, 3};
+    int32_t *pair = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *pair);
+    double *buf = malloc((size_t)(nc > 0 ? nc : 1) * 3 * sizeof *buf);
+    if (!pair || !buf) {
+        free(pair);
+        free(buf);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    }
+    for (int k = 0; k < nc; k++) {
+        pair[2 * k] = L->c[k].i;
+        pair[2 * k + 1] = L->c[k].j;
+    }
+    status st = CDLAB_OK;
+#define SNAPC(name, type, rank, dims, data)                                                         \
+    if (st == CDLAB_OK) {                                                                          \
+        snprintf(path, sizeof path, "%s/contacts/%s", g, name);                                    \
+        st = h5out_array(w->h, path, type, rank, dims, data, err);                                 \
+    }
+    SNAPC("pair", H5IO_INT32, 2, nc2, pair);
+    for (int k = 0; k < nc; k++)
+        buf[3 * k] = L->c[k].n.x, buf[3 * k + 1] = L->c[k].n.y, buf[3 * k + 2] = L->c[k].n.z;
+    SNAPC("normal", H5IO_DOUBLE, 2, nc3, buf);
+    for (int k = 0; k < nc; k++)
+        buf[3 * k] = L->c[k].R.x, buf[3 * k + 1] = L->c[k].R.y, buf[3 * k + 2] = L->c[k].R.z;
+    SNAPC("force", H5IO_DOUBLE, 2, nc3, buf);
+    for (int k = 0; k < nc; k++)
+        buf[k] = L->c[k].gap;
+    SNAPC("gap", H5IO_DOUBLE, 1, &nc, buf);
+    free(pair);
+    free(buf);
+    return st;
+#undef SNAP
+#undef SNAPC
+}
+
+static void say(const run_hooks *hk, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void say(const run_hooks *hk, const char *fmt, ...)
+{
+    if (!hk || !hk->message)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    hk->message(hk->user, line);
+}
+
+status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary *sum, diag *err)
+{
+    memset(sum, 0, sizeof *sum);
+    setup S;
+    status s = read_all(c, &S, err);
+    if (s != CDLAB_OK) {
+        setup_free(&S);
+        return s;
+    }
+    if (out_path) {
+        snprintf(S.out.file, sizeof S.out.file, "%s", out_path);
+        config_record(c, "output", "file", "%s", out_path);
+    }
+    world *W = &S.W;
+    cd_elasticity e = cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean,
+                                       S.info.m_mean);
+    say(hk, "cdlab %s (%s): %d particles, dimension %d, %d walls, %ld steps of dt = %g",
+        CDLAB_VERSION, CDLAB_GIT_COMMIT, W->P.n, W->P.dimension, W->n_walls, S.info.steps, W->dt);
+    say(hk, "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
+        cd_sweep_names[S.prm.sweep], cd_criterion_names[S.prm.crit], S.prm.iterations,
+        S.prm.epsilon, S.prm.delta, S.prm.warm_start ? "on" : "off");
+    if (S.prm.crit == CRIT_FIXED && isfinite(e.q)) {
+        say(hk, "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
+                "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, gamma_eff = %.4g",
+            S.prm.iterations, e.q, e.c, e.D, e.l_diff, S.info.length, S.info.length / e.l_diff,
+            e.kappa, e.gamma);
+        if (e.l_diff < S.info.length)
+            say(hk, "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
+                    "regime (N_I = %d too small for rigid behaviour, eq. 48)",
+                e.l_diff, S.info.length, S.prm.iterations);
+    }
+    say(hk, "output: %s (snapshots every %ld steps, %d probes)", S.out.file, S.out.every,
+        S.out.n_probes);
+
+    writer w;
+    memset(&w, 0, sizeof w);
+    if ((s = h5out_create(&w.h, S.out.file, err)) || (s = write_header(&w, c, &S, err))) {
+        diag tmp;
+        h5out_close(w.h, &tmp);
+        free(w.piston_idx);
+        free(w.row);
+        setup_free(&S);
+        return s;
+    }
+    cd_solver solver;
+    cd_solver_init(&solver, S.info.seed);
+    cd_stats st = {.converged = 1};
+    /* the initial state is row 0 of the series and the first snapshot */
+    s = write_row(&w, W, &S.out, &st, err);
+    if (s == CDLAB_OK)
+        s = write_snapshot(&w, W, err);
+    double t0 = now_seconds(), sweeps_total = 0.0;
+    sum->started = 1;
+    for (long k = 0; k < S.info.steps && s == CDLAB_OK; k++) {
+        s = cd_step(W, &solver, &S.prm, &st, err);
+        sweeps_total += st.sweeps;
+        if (!st.converged)
+            sum->unconverged_steps++;
+        sum->steps_done = W->step;
+        /* a failed step is still recorded, so the file shows the state that failed */
+        status sw = write_row(&w, W, &S.out, &st, s == CDLAB_OK ? err : &(diag){{0}});
+        if (s == CDLAB_OK)
+            s = sw;
+        if (s == CDLAB_OK && ((S.out.every > 0 && W->step % S.out.every == 0) ||
+                              W->step == S.info.steps))
+            s = write_snapshot(&w, W, err);
+        if (hk && hk->progress) {
+            run_progress p = {.step = W->step, .steps = S.info.steps, .t = W->t,
+                              .sweeps = st.sweeps, .mean_overlap = st.mean_overlap,
+                              .elapsed = now_seconds() - t0};
+            hk->progress(hk->user, &p);
+        }
+    }
+    sum->wall_seconds = now_seconds() - t0;
+    sum->mean_sweeps = sum->steps_done > 0 ? sweeps_total / (double)sum->steps_done : 0.0;
+    diag tmp;
+    diag *e2 = s == CDLAB_OK ? err : &tmp; /* keep the first error's message */
+    status s2 = h5out_group(w.h, "/summary", e2);
+    if (s2 == CDLAB_OK) {
+        h5out_attr_string(w.h, "/summary", "status", s == CDLAB_OK ? "completed" : err->msg, e2);
+        h5out_attr_int(w.h, "/summary", "steps_done", sum->steps_done, e2);
+        h5out_attr_double(w.h, "/summary", "wall_seconds", sum->wall_seconds, e2);
+        h5out_attr_double(w.h, "/summary", "mean_sweeps", sum->mean_sweeps, e2);
+        h5out_attr_int(w.h, "/summary", "unconverged_steps", sum->unconverged_steps, e2);
+    }
+    s2 = h5out_close(w.h, e2);
+    if (s == CDLAB_OK)
+        s = s2;
+    cd_solver_free(&solver);
+    free(w.piston_idx);
+    free(w.row);
+    setup_free(&S);
+    return s;
+}

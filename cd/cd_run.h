@@ -1,0 +1,41 @@
+/* A whole contact dynamics run: config -> world -> steps -> HDF5 file (docs/output.md).
+ * The caller receives progress through a callback; nothing here prints. */
+#ifndef CDLAB_CD_RUN_H
+#define CDLAB_CD_RUN_H
+
+#include "cd.h"
+#include "config.h"
+#include "scene.h"
+
+typedef struct run_progress {
+    long step, steps;
+    double t;
+    int sweeps;
+    double mean_overlap;
+    double elapsed; /* wall seconds since the first step */
+} run_progress;
+
+typedef struct run_hooks {
+    /* Called after every step (the callee decides how often to show it); may be NULL. */
+    void (*progress)(void *user, const run_progress *p);
+    /* Called once before the first step with lines to show the user (parameters, warnings). */
+    void (*message)(void *user, const char *line);
+    void *user;
+} run_hooks;
+
+typedef struct run_summary {
+    int started; /* 0: failed during set-up (config, input files, output file) */
+    long steps_done;
+    double wall_seconds;
+    double mean_sweeps;
+    long unconverged_steps;
+} run_summary;
+
+/* Reads every section of the config, checks that no key is left unknown, and runs.
+ * out_path overrides output.file when not NULL. */
+status cd_run(config *c, const char *out_path, const run_hooks *hooks, run_summary *sum, diag *err);
+
+/* Only validates the config and builds the world (no output): used by `cdlab check`. */
+status cd_run_validate(config *c, diag *err);
+
+#endif

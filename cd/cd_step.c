@@ -1,0 +1,157 @@
+/* The contact dynamics time step: implicit Euler (Unger & Kertesz eqs. 1-2, 20-24). */
+#include "cd.h"
+#include "parallel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+cd_params cd_params_default(void)
+{
+    return (cd_params){.sweep = SWEEP_RANDOM,
+                       .crit = CRIT_FIXED,
+                       .iterations = 40,
+                       .epsilon = 1e-6,
+                       .delta = 1e-12,
+                       .warm_start = 1,
+                       .abort_overlap = 0.5};
+}
+
+void cd_solver_init(cd_solver *S, uint64_t seed)
+{
+    memset(S, 0, sizeof *S);
+    pcg32_seed(&S->rng, seed, PCG32_STREAM_SWEEP);
+}
+
+void cd_solver_free(cd_solver *S)
+{
+    free(S->perm);
+    free(S->R_next);
+    free(S->R_abs);
+    memset(S, 0, sizeof *S);
+}
+
+static status check_state(const world *W, const cd_params *p, diag *err)
+{
+    const particles *P = &W->P;
+    for (int i = 0; i < P->n; i++) {
+        vec3 v = P->v[i], w = P->w[i], x = P->x[i];
+        if (!isfinite(v.x + v.y + v.z + w.x + w.y + w.z + x.x + x.y + x.z))
+            return diag_set(err, CDLAB_ERR_NUMERIC,
+                            "step %ld: particle %d has a non-finite position or velocity",
+                            W->step, P->id[i]);
+    }
+    if (p->abort_overlap > 0.0) {
+        for (int k = 0; k < W->C.n; k++) {
+            const contact *c = &W->C.c[k];
+            double r = c->i >= 0 ? fmin(P->r[c->i], P->r[c->j]) : P->r[c->j];
+            if (-c->gap > p->abort_overlap * r) {
+                if (c->i >= 0)
+                    return diag_set(err, CDLAB_ERR_NUMERIC,
+                                    "step %ld: overlap %.6g of particles %d and %d exceeds "
+                                    "solver.abort_overlap = %g of the smaller radius",
+                                    W->step, -c->gap, P->id[c->i], P->id[c->j], p->abort_overlap);
+                return diag_set(err, CDLAB_ERR_NUMERIC,
+                                "step %ld: overlap %.6g of particle %d with wall '%s' exceeds "
+                                "solver.abort_overlap = %g of its radius",
+                                W->step, -c->gap, P->id[c->j], W->walls[contact_wall_index(c)].name,
+                                p->abort_overlap);
+            }
+        }
+    }
+    for (int k = 0; k < W->n_walls; k++)
+        if (!isfinite(W->walls[k].s + W->walls[k].u))
+            return diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: piston '%s' is non-finite",
+                            W->step, W->walls[k].name);
+    return CDLAB_OK;
+}
+
+status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
+{
+    particles *P = &W->P;
+    int dim = P->dimension;
+    double dt = W->dt, t_new = W->t + dt;
+    status s;
+
+    /* 1. candidates, with the previous step's forces when warm-starting */
+    W->detect.warm_start = p->warm_start;
+    if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+        return s;
+    contact_list *L = &W->C;
+
+    /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
+    int loaded = t_new > W->load_start;
+    CDLAB_PARALLEL_FOR
+    for (int i = 0; i < P->n; i++) {
+        vec3 f = v3_scale(W->gravity, P->m[i]);
+        if (loaded)
+            f = v3_add(f, P->f_ext[i]);
+        P->v[i] = v3_add(P->v[i], dof_project_lin(dim, v3_scale(f, dt * P->inv_m[i])));
+    }
+    for (int k = 0; k < W->n_walls; k++) {
+        wall *w = &W->walls[k];
+        if (w->kind == WALL_PISTON)
+            w->u += dt * w->inv_mass * wall_piston_force(w, t_new);
+    }
+
+    /* 3. warm start: the carried-over forces act on the velocities before the first sweep */
+    for (int k = 0; k < L->n; k++)
+        if (L->c[k].R.x != 0.0 || L->c[k].R.y != 0.0 || L->c[k].R.z != 0.0)
+            cd_apply_impulse(W, &L->c[k], v3_scale(L->c[k].R, dt));
+
+    /* 4. Gauss-Seidel sweeps until the criterion holds (or the cap) */
+    st->sweeps = 0;
+    st->converged = 1;
+    st->residual = 0.0;
+    if (L->n > 0) {
+        st->converged = 0;
+        while (st->sweeps < p->iterations) {
+            sweep_result r;
+            if ((s = sweep_run(W, S, p, &r, err)) != CDLAB_OK)
+                return s;
+            st->sweeps++;
+            if (criteria_met(p, &r, st->sweeps, &st->residual)) {
+                st->converged = 1;
+                break;
+            }
+        }
+    }
+
+    /* 5. implicit Euler update of positions and orientations with the new velocities */
+    CDLAB_PARALLEL_FOR
+    for (int i = 0; i < P->n; i++) {
+        P->x[i] = v3_axpy(dt, P->v[i], P->x[i]);
+        quat_integrate(&P->q[4 * i], v3_scale(P->w[i], dt));
+    }
+    for (int k = 0; k < W->n_walls; k++) {
+        wall *w = &W->walls[k];
+        if (w->kind != WALL_PISTON)
+            continue;
+        w->contact_force = 0.0;
+        for (int m = 0; m < L->n; m++)
+            if (L->c[m].i == -1 - k)
+                w->contact_force -= v3_dot(L->c[m].R, w->n);
+        w->s += dt * w->u;
+    }
+    W->t = t_new;
+    W->step++;
+
+    /* 6. diagnostics on the new configuration */
+    st->n_contacts = L->n;
+    st->n_active = 0;
+    st->mean_overlap = st->max_overlap = 0.0;
+    double sum = 0.0;
+    for (int k = 0; k < L->n; k++) {
+        contact *c = &L->c[k];
+        contact_geometry(c, P, W->walls);
+        double ov = c->gap < 0.0 ? -c->gap : 0.0;
+        if (ov > st->max_overlap)
+            st->max_overlap = ov;
+        if (v3_norm2(c->R) > 0.0) {
+            st->n_active++;
+            sum += ov;
+        }
+    }
+    if (st->n_active > 0)
+        st->mean_overlap = sum / st->n_active;
+    return check_state(W, p, err);
+}

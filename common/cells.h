@@ -1,0 +1,24 @@
+/* Uniform cell list (linked cells) for contact detection: particles are binned by a counting
+ * sort into cells of side h >= (largest diameter + detection gap), so that every candidate
+ * pair lies in the same or an adjacent cell. */
+#ifndef CDLAB_CELLS_H
+#define CDLAB_CELLS_H
+
+#include "particles.h"
+
+typedef struct cells {
+    int nx, ny, nz;  /* cell counts per axis */
+    double h;        /* cell side */
+    vec3 lo;         /* lower corner of the grid */
+    int *start;      /* start[c] .. start[c+1]-1 index into order[] for cell c; size ncell+1 */
+    int *order;      /* particle indices sorted by cell */
+    int *cell_of;    /* cell of each particle */
+    int ncell_cap, n_cap;
+} cells;
+
+/* Bins the particles; h_min is the smallest admissible cell side. Grows storage
+ * geometrically, so it allocates nothing once the sizes have settled. */
+status cells_build(cells *G, const particles *P, double h_min, diag *err);
+void cells_free(cells *G);
+
+#endif

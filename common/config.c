@@ -1,0 +1,585 @@
+#include "config.h"
+
+#include <ini.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct parse_state {
+    config *c;
+    int line;       /* line of the text currently handed to inih */
+    const char *p;  /* string reader position */
+    FILE *f;
+    diag *err;
+    status st;
+} parse_state;
+
+static status add_entry(config *c, const char *sec, const char *key, const char *val, int line,
+                        diag *err)
+{
+    if (strlen(sec) >= CONFIG_NAME_MAX || strlen(key) >= CONFIG_NAME_MAX)
+        return line ? diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: section or key name too long",
+                               c->file, line)
+                    : diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: section or key name too long",
+                               sec, key);
+    if (strlen(val) >= CONFIG_VALUE_MAX)
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: %s.%s: value too long", c->file, line, sec,
+                        key);
+    for (int k = 0; k < c->n; k++) {
+        config_entry *e = &c->e[k];
+        if (strcmp(e->section, sec) == 0 && strcmp(e->key, key) == 0) {
+            if (line) /* the same key twice in a file is almost always a mistake */
+                return diag_set(err, CDLAB_ERR_CONFIG,
+                                "%s:%d: %s.%s: duplicate key (first given on line %d)", c->file,
+                                line, sec, key, e->line);
+            snprintf(e->value, sizeof e->value, "%s", val); /* --set overrides the file */
+            e->line = 0;
+            return CDLAB_OK;
+        }
+    }
+    if (c->n == c->cap) {
+        int nc = c->cap ? 2 * c->cap : 32;
+        config_entry *p = realloc(c->e, (size_t)nc * sizeof *p);
+        if (!p)
+            return diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading the configuration");
+        c->e = p;
+        c->cap = nc;
+    }
+    config_entry *e = &c->e[c->n++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->section, sizeof e->section, "%s", sec);
+    snprintf(e->key, sizeof e->key, "%s", key);
+    snprintf(e->value, sizeof e->value, "%s", val);
+    e->line = line;
+    return CDLAB_OK;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    parse_state *ps = user;
+    if (ps->st != CDLAB_OK) /* inih goes on after a handler error; keep the first one */
+        return 0;
+    if (section[0] == '\0') {
+        ps->st = diag_set(ps->err, CDLAB_ERR_CONFIG, "%s:%d: key '%s' outside of any [section]",
+                          ps->c->file, ps->line, name);
+        return 0;
+    }
+    ps->st = add_entry(ps->c, section, name, value, ps->line, ps->err);
+    return ps->st == CDLAB_OK;
+}
+
+/* Readers hand inih one line at a time and count lines, so the handler knows its line. */
+static char *read_string(char *str, int num, void *stream)
+{
+    parse_state *ps = stream;
+    if (*ps->p == '\0' || ps->st != CDLAB_OK)
+        return NULL;
+    int k = 0;
+    while (k < num - 1 && ps->p[k] != '\0' && ps->p[k] != '\n')
+        k++;
+    if (ps->p[k] == '\n' && k < num - 1)
+        k++;
+    memcpy(str, ps->p, (size_t)k);
+    str[k] = '\0';
+    ps->p += k;
+    ps->line++;
+    return str;
+}
+
+static status parse(config *c, parse_state *ps)
+{
+    /* libinih's run-time settings: no multi-line values (a continuation line would silently
+     * extend a value), '#' and ';' inline comments, long lines on the heap. */
+    ini_allow_multiline = 0;
+    ini_inline_comment_prefixes = ";#";
+    ini_use_stack = 0;
+    ini_max_line = CONFIG_VALUE_MAX;
+    int rc = ini_parse_stream(read_string, ps, handler, ps);
+    if (ps->st != CDLAB_OK)
+        return ps->st;
+    if (rc > 0)
+        return diag_set(ps->err, CDLAB_ERR_CONFIG,
+                        "%s:%d: syntax error (expected [section], key = value or a comment)",
+                        c->file, rc);
+    if (rc < 0)
+        return diag_set(ps->err, CDLAB_ERR_IO, "%s: cannot parse (inih error %d)", c->file, rc);
+    return CDLAB_OK;
+}
+
+status config_load_string(config *c, const char *text, const char *name, diag *err)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->file, sizeof c->file, "%s", name);
+    c->text = strdup(text);
+    if (!c->text)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    parse_state ps = {.c = c, .p = c->text, .err = err, .st = CDLAB_OK};
+    return parse(c, &ps);
+}
+
+status config_load_file(config *c, const char *path, diag *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        memset(c, 0, sizeof *c);
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open config file: %s", path,
+                        strerror(errno));
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) {
+        memset(c, 0, sizeof *c);
+        return diag_set(err, CDLAB_ERR_NOMEM, "%s: out of memory reading the file", path);
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        free(buf);
+        memset(c, 0, sizeof *c);
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: contains a NUL byte (not a text file?)", path);
+    }
+    status s = config_load_string(c, buf, path, err);
+    free(buf);
+    return s;
+}
+
+status config_set(config *c, const char *assignment, diag *err)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq)
+        return diag_set(err, CDLAB_ERR_CONFIG, "--set %s: expected section.key=value", assignment);
+    char name[2 * CONFIG_NAME_MAX + 2];
+    size_t nl = (size_t)(eq - assignment);
+    if (nl >= sizeof name)
+        return diag_set(err, CDLAB_ERR_CONFIG, "--set %s: name too long", assignment);
+    memcpy(name, assignment, nl);
+    name[nl] = '\0';
+    while (nl > 0 && isspace((unsigned char)name[nl - 1]))
+        name[--nl] = '\0';
+    char *dot = strrchr(name, '.');
+    if (!dot || dot == name || dot[1] == '\0')
+        return diag_set(err, CDLAB_ERR_CONFIG, "--set %s: expected section.key=value", assignment);
+    *dot = '\0';
+    const char *val = eq + 1;
+    while (isspace((unsigned char)*val))
+        val++;
+    return add_entry(c, name, dot + 1, val, 0, err);
+}
+
+void config_free(config *c)
+{
+    free(c->text);
+    free(c->e);
+    free(c->res);
+    memset(c, 0, sizeof *c);
+}
+
+static config_entry *find(const config *c, const char *sec, const char *key)
+{
+    for (int k = 0; k < c->n; k++)
+        if (strcmp(c->e[k].section, sec) == 0 && strcmp(c->e[k].key, key) == 0)
+            return &c->e[k];
+    return NULL;
+}
+
+int config_has(const config *c, const char *section, const char *key)
+{
+    return find(c, section, key) != NULL;
+}
+
+int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
+                                int max)
+{
+    int count = 0;
+    size_t pl = strlen(prefix);
+    for (int k = 0; k < c->n; k++) {
+        const char *s = c->e[k].section;
+        if (strncmp(s, prefix, pl) != 0 || s[pl] != '.' || s[pl + 1] == '\0')
+            continue;
+        int seen = 0;
+        for (int m = 0; m < count && m < max; m++)
+            if (strcmp(names[m], s) == 0)
+                seen = 1;
+        if (seen)
+            continue;
+        if (count < max)
+            snprintf(names[count], CONFIG_NAME_MAX, "%s", s);
+        count++;
+    }
+    return count;
+}
+
+void config_record(config *c, const char *sec, const char *key, const char *fmt, ...)
+{
+    char name[sizeof c->res->name];
+    snprintf(name, sizeof name, "%s.%s", sec, key);
+    config_resolved *r = NULL;
+    for (int k = 0; k < c->nres; k++)
+        if (strcmp(c->res[k].name, name) == 0)
+            r = &c->res[k];
+    if (!r) {
+        if (c->nres == c->rescap) {
+            int nc = c->rescap ? 2 * c->rescap : 64;
+            config_resolved *p = realloc(c->res, (size_t)nc * sizeof *p);
+            if (!p)
+                return; /* provenance is best effort; the run itself is unaffected */
+            c->res = p;
+            c->rescap = nc;
+        }
+        r = &c->res[c->nres++];
+        snprintf(r->name, sizeof r->name, "%s", name);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->value, sizeof r->value, fmt, ap);
+    va_end(ap);
+}
+
+static status verror(const config *c, const config_entry *e, const char *sec, const char *key,
+                     diag *err, const char *fmt, va_list ap)
+{
+    char msg[700];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (e && e->line > 0)
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: %s.%s: %s", c->file, e->line, sec, key, msg);
+    if (e)
+        return diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: %s", sec, key, msg);
+    return diag_set(err, CDLAB_ERR_CONFIG, "%s: %s.%s: %s", c->file, sec, key, msg);
+}
+
+status config_error(const config *c, const char *sec, const char *key, diag *err, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    status s = verror(c, find(c, sec, key), sec, key, err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static status eerr(const config *c, const config_entry *e, const char *sec, const char *key,
+                   diag *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+static status eerr(const config *c, const config_entry *e, const char *sec, const char *key,
+                   diag *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    status s = verror(c, e, sec, key, err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* Looks up a key; missing and required is an error; marks it used. */
+static status lookup(config *c, const char *sec, const char *key, int required,
+                     config_entry **out, diag *err)
+{
+    config_entry *e = find(c, sec, key);
+    *out = e;
+    if (e) {
+        e->used = 1;
+        if (e->value[0] == '\0')
+            return eerr(c, e, sec, key, err, "empty value");
+        return CDLAB_OK;
+    }
+    if (required)
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: missing required key %s.%s (section [%s])",
+                        c->file, sec, key, sec);
+    return CDLAB_OK;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || end == s || *end != '\0')
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno == ERANGE || end == s || *end != '\0' || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+status config_int(config *c, const char *sec, const char *key, int required, long dflt, long min,
+                  long max, long *out, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    long v = dflt;
+    if (e && !parse_long(e->value, &v))
+        return eerr(c, e, sec, key, err, "expected an integer (got '%s')", e->value);
+    if (v < min || v > max) {
+        if (max == __LONG_MAX__)
+            return eerr(c, e, sec, key, err, "must be >= %ld (got %ld)", min, v);
+        return eerr(c, e, sec, key, err, "must be in [%ld, %ld] (got %ld)", min, max, v);
+    }
+    *out = v;
+    config_record(c, sec, key, "%ld", v);
+    return CDLAB_OK;
+}
+
+status config_u64(config *c, const char *sec, const char *key, int required, uint64_t dflt,
+                  uint64_t *out, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    uint64_t v = dflt;
+    if (e) {
+        char *end;
+        errno = 0;
+        const char *p = e->value;
+        while (isspace((unsigned char)*p))
+            p++;
+        unsigned long long u = strtoull(p, &end, 0);
+        while (isspace((unsigned char)*end))
+            end++;
+        if (*p == '-' || errno || end == p || *end != '\0')
+            return eerr(c, e, sec, key, err, "expected a non-negative integer (got '%s')",
+                        e->value);
+        v = (uint64_t)u;
+    }
+    *out = v;
+    config_record(c, sec, key, "%llu", (unsigned long long)v);
+    return CDLAB_OK;
+}
+
+status config_double(config *c, const char *sec, const char *key, int required, double dflt,
+                     double min, int min_open, double max, double *out, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    double v = dflt;
+    if (e && !parse_double(e->value, &v))
+        return eerr(c, e, sec, key, err, "expected a finite number (got '%s')", e->value);
+    if (min_open ? !(v > min) : !(v >= min))
+        return eerr(c, e, sec, key, err, "must be %s %g (got %g)", min_open ? ">" : ">=", min, v);
+    if (!(v <= max))
+        return eerr(c, e, sec, key, err, "must be <= %g (got %g)", max, v);
+    *out = v;
+    config_record(c, sec, key, "%.17g", v);
+    return CDLAB_OK;
+}
+
+status config_bool(config *c, const char *sec, const char *key, int required, int dflt, int *out,
+                   diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    int v = dflt;
+    if (e) {
+        const char *t[] = {"true", "yes", "on", "1"}, *f[] = {"false", "no", "off", "0"};
+        v = -1;
+        for (int k = 0; k < 4; k++) {
+            if (strcasecmp(e->value, t[k]) == 0)
+                v = 1;
+            if (strcasecmp(e->value, f[k]) == 0)
+                v = 0;
+        }
+        if (v < 0)
+            return eerr(c, e, sec, key, err, "expected true or false (got '%s')", e->value);
+    }
+    *out = v;
+    config_record(c, sec, key, "%s", v ? "true" : "false");
+    return CDLAB_OK;
+}
+
+status config_enum(config *c, const char *sec, const char *key, int required, int dflt,
+                   const char *const *choices, int *out, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    int v = dflt;
+    if (e) {
+        v = -1;
+        for (int k = 0; choices[k]; k++)
+            if (strcmp(e->value, choices[k]) == 0)
+                v = k;
+        if (v < 0) {
+            char list[512] = "";
+            for (int k = 0; choices[k]; k++) {
+                strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, choices[k], sizeof list - strlen(list) - 1);
+            }
+            return eerr(c, e, sec, key, err, "expected one of %s (got '%s')", list, e->value);
+        }
+    }
+    *out = v;
+    config_record(c, sec, key, "%s", choices[v]);
+    return CDLAB_OK;
+}
+
+/* Splits a value into numbers separated by spaces and/or commas. */
+static int split_numbers(const char *s, char tok[][64], int max)
+{
+    int n = 0;
+    while (*s) {
+        while (*s && (isspace((unsigned char)*s) || *s == ','))
+            s++;
+        if (!*s)
+            break;
+        int k = 0;
+        while (*s && !isspace((unsigned char)*s) && *s != ',') {
+            if (k < 63 && n < max)
+                tok[n][k] = *s;
+            k++;
+            s++;
+        }
+        if (n < max)
+            tok[n][k < 63 ? k : 63] = '\0';
+        n++;
+    }
+    return n;
+}
+
+status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt,
+                   vec3 *out, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    vec3 v = dflt;
+    if (e) {
+        char tok[3][64];
+        double d[3];
+        int n = split_numbers(e->value, tok, 3);
+        if (n != 3 || !parse_double(tok[0], &d[0]) || !parse_double(tok[1], &d[1]) ||
+            !parse_double(tok[2], &d[2]))
+            return eerr(c, e, sec, key, err, "expected three numbers 'x y z' (got '%s')",
+                        e->value);
+        v = v3(d[0], d[1], d[2]);
+    }
+    *out = v;
+    config_record(c, sec, key, "%.17g %.17g %.17g", v.x, v.y, v.z);
+    return CDLAB_OK;
+}
+
+status config_int_list(config *c, const char *sec, const char *key, long **out, int *count,
+                       diag *err)
+{
+    config_entry *e;
+    *out = NULL;
+    *count = 0;
+    status s = lookup(c, sec, key, 0, &e, err);
+    if (s != CDLAB_OK || !e) {
+        if (s == CDLAB_OK)
+            config_record(c, sec, key, "%s", "");
+        return s;
+    }
+    int n = split_numbers(e->value, NULL, 0);
+    long *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    char(*tok)[64] = malloc((size_t)(n > 0 ? n : 1) * sizeof *tok);
+    if (!v || !tok) {
+        free(v);
+        free(tok);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    split_numbers(e->value, tok, n);
+    for (int k = 0; k < n; k++)
+        if (!parse_long(tok[k], &v[k])) {
+            status st = eerr(c, e, sec, key, err, "expected a list of integers (bad item '%s')",
+                             tok[k]);
+            free(v);
+            free(tok);
+            return st;
+        }
+    free(tok);
+    *out = v;
+    *count = n;
+    config_record(c, sec, key, "%s", e->value);
+    return CDLAB_OK;
+}
+
+status config_string(config *c, const char *sec, const char *key, int required, const char *dflt,
+                     char *out, size_t outsize, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    const char *v = e ? e->value : dflt;
+    if (strlen(v) >= outsize)
+        return eerr(c, e, sec, key, err, "value too long (max %zu characters)", outsize - 1);
+    snprintf(out, outsize, "%s", v);
+    config_record(c, sec, key, "%s", v);
+    return CDLAB_OK;
+}
+
+static int section_known(const char *s, const char *const *known)
+{
+    for (int k = 0; known[k]; k++) {
+        size_t l = strlen(known[k]);
+        if (l > 0 && known[k][l - 1] == '.') {
+            if (strncmp(s, known[k], l) == 0 && s[l] != '\0')
+                return 1;
+        } else if (strcmp(s, known[k]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+status config_check_unused(const config *c, const char *const *known_sections, diag *err)
+{
+    for (int k = 0; k < c->n; k++) {
+        const config_entry *e = &c->e[k];
+        if (e->used)
+            continue;
+        if (!section_known(e->section, known_sections)) {
+            if (e->line)
+                return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: unknown section [%s]", c->file,
+                                e->line, e->section);
+            return diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: unknown section [%s]",
+                            e->section, e->key, e->section);
+        }
+        return eerr(c, e, e->section, e->key, err, "unknown key '%s' in section [%s]", e->key,
+                    e->section);
+    }
+    return CDLAB_OK;
+}

@@ -1,0 +1,93 @@
+/* INI configuration (parsed with libinih) with typed, range-checked getters.
+ *
+ * Every value remembers where it came from (FILE:LINE, or "--set section.key"), so that an
+ * error names it: "run.ini:12: contact.friction: must be >= 0 (got -0.1)". Every getter marks
+ * the key as used and records the resolved value (defaults included) for provenance; after all
+ * consumers have read the config, config_check_unused() reports unknown sections and keys. */
+#ifndef CDLAB_CONFIG_H
+#define CDLAB_CONFIG_H
+
+#include "status.h"
+#include "vec3.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_NAME_MAX 64
+#define CONFIG_VALUE_MAX 4096
+
+typedef struct config_entry {
+    char section[CONFIG_NAME_MAX];
+    char key[CONFIG_NAME_MAX];
+    char value[CONFIG_VALUE_MAX];
+    int line;  /* line in the file, 0 for --set */
+    int used;
+} config_entry;
+
+typedef struct config_resolved {
+    char name[2 * CONFIG_NAME_MAX + 2]; /* section.key */
+    char value[256];
+} config_resolved;
+
+typedef struct config {
+    char file[512];     /* file name used in messages */
+    char *text;         /* the file's text, echoed into the output */
+    config_entry *e;
+    int n, cap;
+    config_resolved *res;
+    int nres, rescap;
+} config;
+
+status config_load_file(config *c, const char *path, diag *err);
+status config_load_string(config *c, const char *text, const char *name, diag *err);
+/* Applies "section.key=value" (the section may itself contain dots: plane.base.normal). */
+status config_set(config *c, const char *assignment, diag *err);
+void config_free(config *c);
+
+/* Names of the sections present whose name starts with prefix followed by '.' (e.g. "plane"),
+ * in file order; returns the count and fills names (up to max). */
+int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
+                                int max);
+int config_has(const config *c, const char *section, const char *key);
+
+/* Getters: required != 0 makes a missing key an error; otherwise dflt is used. Ranges are
+ * inclusive unless noted; a value outside is an error (never clamped). */
+status config_int(config *c, const char *sec, const char *key, int required, long dflt, long min,
+                  long max, long *out, diag *err);
+status config_u64(config *c, const char *sec, const char *key, int required, uint64_t dflt,
+                  uint64_t *out, diag *err);
+/* min_open/max_open: make the bound exclusive. */
+status config_double(config *c, const char *sec, const char *key, int required, double dflt,
+                     double min, int min_open, double max, double *out, diag *err);
+status config_bool(config *c, const char *sec, const char *key, int required, int dflt, int *out,
+                   diag *err);
+/* choices: NULL-terminated list; *out is the index of the chosen word. */
+status config_enum(config *c, const char *sec, const char *key, int required, int dflt,
+                   const char *const *choices, int *out, diag *err);
+status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt,
+                   vec3 *out, diag *err);
+/* A list of integers separated by spaces or commas; *out is malloc'ed (caller frees). */
+status config_int_list(config *c, const char *sec, const char *key, long **out, int *count,
+                       diag *err);
+status config_string(config *c, const char *sec, const char *key, int required, const char *dflt,
+                     char *out, size_t outsize, diag *err);
+
+/* Records a derived value (e.g. an automatic default) in the resolved list. */
+void config_record(config *c, const char *sec, const char *key, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Error for a key whose value is inconsistent with others (names the key's location). */
+status config_error(const config *c, const char *sec, const char *key, diag *err, const char *fmt,
+                    ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* known_sections: NULL-terminated; a name ending in '.' matches any "prefix.NAME" section. */
+status config_check_unused(const config *c, const char *const *known_sections, diag *err);
+
+#endif

@@ -1,0 +1,190 @@
+#include "contacts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static status grow_contacts(contact **a, int *cap, int need, diag *err)
+{
+    if (need <= *cap)
+        return CDLAB_OK;
+    int nc = *cap > 0 ? *cap : 64;
+    while (nc < need)
+        nc *= 2;
+    contact *p = realloc(*a, (size_t)nc * sizeof *p);
+    if (!p)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow contact list to %d contacts", nc);
+    *a = p;
+    *cap = nc;
+    return CDLAB_OK;
+}
+
+/* Key: body 0 encoded as n_walls + id (particle) or n_walls - 1 - w (wall), then body 1's id. */
+static uint64_t pair_key(int i, int j, const particles *P, int n_walls)
+{
+    uint64_t e0 = i >= 0 ? (uint64_t)(n_walls + P->id[i]) : (uint64_t)(n_walls + i);
+    return (e0 << 32) | (uint64_t)(uint32_t)P->id[j];
+}
+
+void contact_geometry(contact *c, const particles *P, const wall *walls)
+{
+    int dim = P->dimension, j = c->j;
+    double rj = P->r[j];
+    double w_n = 0.0, w_t = 0.0; /* inverse effective masses */
+    if (c->i >= 0) {
+        int i = c->i;
+        vec3 d = v3_sub(P->x[j], P->x[i]);
+        double dist = v3_norm(d);
+        /* Coincident centres have no normal; pick x so that the contact stays defined. */
+        c->n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(1.0, 0.0, 0.0);
+        c->gap = dist - P->r[i] - rj;
+        c->l0 = v3_scale(c->n, P->r[i]);
+        c->l1 = v3_scale(c->n, -rj);
+        w_n = P->inv_m[i] + P->inv_m[j];
+        w_t = w_n + P->r[i] * P->r[i] * P->inv_I[i] + rj * rj * P->inv_I[j];
+    } else {
+        const wall *W = &walls[-1 - c->i];
+        if (W->kind == WALL_CYLINDER) {
+            vec3 rel = v3_sub(P->x[j], W->p);
+            vec3 radial = v3_reject(rel, W->n);
+            double rho = v3_norm(radial);
+            vec3 u = rho > 0.0 ? v3_scale(radial, 1.0 / rho) : v3(1.0, 0.0, 0.0);
+            if (W->inside) {
+                c->n = v3_scale(u, -1.0);
+                c->gap = W->radius - rho - rj;
+            } else {
+                c->n = u;
+                c->gap = rho - W->radius - rj;
+            }
+        } else {
+            vec3 pp = v3_axpy(W->s, W->n, W->p);
+            c->n = W->n;
+            c->gap = v3_dot(v3_sub(P->x[j], pp), W->n) - rj;
+        }
+        c->l0 = v3_zero();
+        c->l1 = v3_scale(c->n, -rj);
+        /* A piston moves only along its normal (= the contact normal): it adds to the normal
+         * inverse mass only. Fixed walls add nothing (Unger & Kertesz, end of sec. 2.4). */
+        w_n = P->inv_m[j] + (W->kind == WALL_PISTON ? W->inv_mass : 0.0);
+        w_t = P->inv_m[j] + rj * rj * P->inv_I[j];
+    }
+    if (dim == 1) {
+        /* Only x translation is free: the normal inverse mass is weighted by n_x^2 and there is
+         * no tangential response at all. */
+        double nx2 = c->n.x * c->n.x;
+        w_n = (c->i >= 0 ? (P->inv_m[c->i] + P->inv_m[j]) * nx2
+                         : (P->inv_m[j] * nx2 +
+                            (walls[-1 - c->i].kind == WALL_PISTON ? walls[-1 - c->i].inv_mass : 0.0)));
+        c->m_n = w_n > 0.0 ? 1.0 / w_n : 0.0;
+        c->m_t = 0.0;
+        return;
+    }
+    c->m_n = w_n > 0.0 ? 1.0 / w_n : 0.0;
+    c->m_t = w_t > 0.0 ? 1.0 / w_t : 0.0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t ka = ((const contact *)a)->key, kb = ((const contact *)b)->key;
+    return (ka > kb) - (ka < kb);
+}
+
+static status push(contact_list *L, int i, int j, const particles *P, const wall *walls,
+                   int n_walls, double mu, double gap_max, diag *err)
+{
+    status s = grow_contacts(&L->c, &L->cap, L->n + 1, err);
+    if (s != CDLAB_OK)
+        return s;
+    contact *c = &L->c[L->n];
+    c->i = i;
+    c->j = j;
+    contact_geometry(c, P, walls);
+    if (!(c->gap < gap_max))
+        return CDLAB_OK;
+    c->key = pair_key(i, j, P, n_walls);
+    c->mu = mu;
+    c->R = v3_zero();
+    L->n++;
+    return CDLAB_OK;
+}
+
+status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
+                       const detect_params *dp, diag *err)
+{
+    status s;
+    /* The current list becomes the previous one; its buffer is reused for the new list. */
+    contact *tmp = L->prev;
+    int tmpcap = L->prevcap;
+    L->prev = L->c;
+    L->prevcap = L->cap;
+    L->nprev = L->n;
+    L->c = tmp;
+    L->cap = tmpcap;
+    L->n = 0;
+
+    double rmax = 0.0;
+    for (int i = 0; i < P->n; i++)
+        rmax = fmax(rmax, P->r[i]);
+    if ((s = cells_build(&L->grid, P, 2.0 * rmax + dp->gap, err)) != CDLAB_OK)
+        return s;
+    const cells *G = &L->grid;
+    /* Particle pairs: each particle against its own and the 26 (or fewer) adjacent cells,
+     * keeping j > i so that each pair is found once. */
+    for (int i = 0; i < P->n; i++) {
+        int c = G->cell_of[i];
+        int ix = c % G->nx, iy = (c / G->nx) % G->ny, iz = c / (G->nx * G->ny);
+        for (int dz = -1; dz <= 1; dz++) {
+            int z = iz + dz;
+            if (z < 0 || z >= G->nz)
+                continue;
+            for (int dy = -1; dy <= 1; dy++) {
+                int y = iy + dy;
+                if (y < 0 || y >= G->ny)
+                    continue;
+                for (int dx = -1; dx <= 1; dx++) {
+                    int x = ix + dx;
+                    if (x < 0 || x >= G->nx)
+                        continue;
+                    int cc = (z * G->ny + y) * G->nx + x;
+                    for (int k = G->start[cc]; k < G->start[cc + 1]; k++) {
+                        int j = G->order[k];
+                        if (j <= i)
+                            continue;
+                        vec3 d = v3_sub(P->x[j], P->x[i]);
+                        double reach = P->r[i] + P->r[j] + dp->gap;
+                        if (v3_norm2(d) >= reach * reach)
+                            continue;
+                        if ((s = push(L, i, j, P, walls, n_walls, dp->mu, dp->gap, err)) != CDLAB_OK)
+                            return s;
+                    }
+                }
+            }
+        }
+    }
+    /* Walls are few: every particle against every wall. */
+    for (int w = 0; w < n_walls; w++)
+        for (int j = 0; j < P->n; j++)
+            if ((s = push(L, -1 - w, j, P, walls, n_walls, walls[w].mu, dp->gap, err)) != CDLAB_OK)
+                return s;
+
+    qsort(L->c, (size_t)L->n, sizeof *L->c, cmp_key);
+
+    /* Merge with the previous (sorted) list: surviving pairs keep their force. */
+    if (dp->warm_start) {
+        int a = 0;
+        for (int b = 0; b < L->n; b++) {
+            while (a < L->nprev && L->prev[a].key < L->c[b].key)
+                a++;
+            if (a < L->nprev && L->prev[a].key == L->c[b].key)
+                L->c[b].R = L->prev[a].R;
+        }
+    }
+    return CDLAB_OK;
+}
+
+void contacts_free(contact_list *L)
+{
+    free(L->c);
+    free(L->prev);
+    cells_free(&L->grid);
+    memset(L, 0, sizeof *L);
+}

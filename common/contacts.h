@@ -1,0 +1,57 @@
+/* Contact candidates and their geometry, shared by every engine.
+ *
+ * A candidate is a pair (body 0, body 1) whose gap is below the detection threshold; body 1 is
+ * always a particle, body 0 a particle or a wall. Conventions of Unger & Kertesz sec. 2.4:
+ * the normal n points from body 0 to body 1, the gap g is negative for an overlap, l0 and l1 are
+ * the lever arms from the centres to the contact point, and the force R acts on body 1 (its
+ * reaction -R on body 0).
+ *
+ * Persistence: the list is kept sorted by a pair key built from stable particle ids (and wall
+ * indices). After each detection the new list is merged with the previous one, so a pair that
+ * stays a candidate keeps its slot data (the force R) into the next step (warm start). */
+#ifndef CDLAB_CONTACTS_H
+#define CDLAB_CONTACTS_H
+
+#include "cells.h"
+#include "particles.h"
+#include "walls.h"
+
+#include <stdint.h>
+
+typedef struct contact {
+    int i;        /* body 0: particle index (>= 0), or wall w encoded as -1 - w */
+    int j;        /* body 1: particle index */
+    uint64_t key; /* pair key from stable ids, the sort order of the list */
+    vec3 n;       /* unit normal from body 0 to body 1 */
+    vec3 l0, l1;  /* lever arms (centre -> contact point); l0 = 0 for walls */
+    double gap;   /* gap, negative = overlap */
+    double m_n;   /* effective normal mass, eq. (17) */
+    double m_t;   /* effective tangential mass, eq. (18); 0 in dimension 1 (no tangential force) */
+    double mu;    /* friction coefficient */
+    vec3 R;       /* contact force acting on body 1 */
+} contact;
+
+typedef struct contact_list {
+    contact *c;
+    int n, cap;
+    contact *prev; /* previous step's list (for carrying forces over) */
+    int nprev, prevcap;
+    cells grid;
+} contact_list;
+
+typedef struct detect_params {
+    double gap;       /* candidate when gap < this threshold (>= 0) */
+    double mu;        /* friction of particle-particle contacts */
+    int warm_start;   /* carry forces over from the previous step */
+} detect_params;
+
+status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
+                       const detect_params *dp, diag *err);
+/* Recomputes n, gap, lever arms and effective masses of contact c from current positions. */
+void contact_geometry(contact *c, const particles *P, const wall *walls);
+void contacts_free(contact_list *L);
+
+static inline int contact_is_wall(const contact *c) { return c->i < 0; }
+static inline int contact_wall_index(const contact *c) { return -1 - c->i; }
+
+#endif

@@ -1,0 +1,131 @@
+#include "generate.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Attempts per particle before random sequential addition gives up: at that point the box is
+ * too full for RSA, and the caller must give a bigger box or fewer particles. */
+#define RSA_ATTEMPTS_PER_PARTICLE 20000
+
+void generate_chain(particles *P, double radius, double spacing, vec3 origin, vec3 dir)
+{
+    double len = v3_norm(dir);
+    vec3 u = v3_scale(dir, 1.0 / len);
+    for (int k = 0; k < P->n; k++) {
+        P->x[k] = v3_axpy(k * (2.0 * radius + spacing), u, origin);
+        P->r[k] = radius;
+    }
+}
+
+status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, vec3 lo, vec3 hi,
+                           diag *err)
+{
+    int dim = P->dimension, n = P->n;
+    double h = 2.0 * rmax; /* grid cell: overlapping partners lie in adjacent cells */
+    vec3 span = v3_sub(hi, lo);
+    int nx = (int)(span.x / h) + 1, ny = dim >= 2 ? (int)(span.y / h) + 1 : 1,
+        nz = dim == 3 ? (int)(span.z / h) + 1 : 1;
+    if ((double)nx * ny * nz > 1e8)
+        return diag_set(err, CDLAB_ERR_ARG, "random packing: box too large for the radii");
+    int *head = malloc((size_t)nx * ny * nz * sizeof *head), *next = malloc((size_t)(n > 0 ? n : 1) * sizeof *next);
+    if (!head || !next) {
+        free(head);
+        free(next);
+        return diag_set(err, CDLAB_ERR_NOMEM, "random packing: out of memory");
+    }
+    for (int c = 0; c < nx * ny * nz; c++)
+        head[c] = -1;
+    for (int i = 0; i < n; i++) {
+        double r = rmin + (rmax - rmin) * pcg32_uniform(rng);
+        int placed = 0;
+        for (long a = 0; a < RSA_ATTEMPTS_PER_PARTICLE && !placed; a++) {
+            vec3 x = v3(lo.x + r + (span.x - 2 * r) * pcg32_uniform(rng),
+                        dim >= 2 ? lo.y + r + (span.y - 2 * r) * pcg32_uniform(rng) : lo.y,
+                        dim == 3 ? lo.z + r + (span.z - 2 * r) * pcg32_uniform(rng) : 0.0);
+            if (dim == 1)
+                x.y = 0.0;
+            int cx = (int)((x.x - lo.x) / h), cy = dim >= 2 ? (int)((x.y - lo.y) / h) : 0,
+                cz = dim == 3 ? (int)((x.z - lo.z) / h) : 0;
+            int ok = 1;
+            for (int dz = -1; dz <= 1 && ok; dz++)
+                for (int dy = -1; dy <= 1 && ok; dy++)
+                    for (int dx = -1; dx <= 1 && ok; dx++) {
+                        int X = cx + dx, Y = cy + dy, Z = cz + dz;
+                        if (X < 0 || Y < 0 || Z < 0 || X >= nx || Y >= ny || Z >= nz)
+                            continue;
+                        for (int k = head[(Z * ny + Y) * nx + X]; k >= 0; k = next[k]) {
+                            double s = r + P->r[k];
+                            if (v3_norm2(v3_sub(x, P->x[k])) < s * s) {
+                                ok = 0;
+                                break;
+                            }
+                        }
+                    }
+            if (ok) {
+                P->x[i] = x;
+                P->r[i] = r;
+                int c = (cz * ny + cy) * nx + cx;
+                next[i] = head[c];
+                head[c] = i;
+                placed = 1;
+            }
+        }
+        if (!placed) {
+            free(head);
+            free(next);
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "random packing: could only place %d of %d particles in the box "
+                            "(%d attempts for the next one); use a larger box or fewer particles",
+                            i, n, RSA_ATTEMPTS_PER_PARTICLE);
+        }
+    }
+    free(head);
+    free(next);
+    return CDLAB_OK;
+}
+
+status generate_load_file(particles *P, const char *path, int *count, diag *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open particle file: %s", path,
+                        strerror(errno));
+    char line[1024];
+    int n = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+            continue;
+        double x, y, z, r;
+        char extra;
+        int got = sscanf(p, "%lf %lf %lf %lf %c", &x, &y, &z, &r, &extra);
+        if (got != 4) {
+            fclose(f);
+            return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: expected four numbers 'x y z radius'",
+                            path, lineno);
+        }
+        if (!(r > 0.0) || !isfinite(x + y + z + r)) {
+            fclose(f);
+            return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: radius must be > 0 and values finite",
+                            path, lineno);
+        }
+        if (P) {
+            if (n >= P->n) {
+                fclose(f);
+                return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: more particles than expected (%d)",
+                                path, lineno, P->n);
+            }
+            P->x[n] = v3(x, y, z);
+            P->r[n] = r;
+        }
+        n++;
+    }
+    fclose(f);
+    *count = n;
+    return CDLAB_OK;
+}

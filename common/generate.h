@@ -1,0 +1,21 @@
+/* Particle generators: a chain, a random polydisperse packing in a box, a file of positions. */
+#ifndef CDLAB_GENERATE_H
+#define CDLAB_GENERATE_H
+
+#include "particles.h"
+#include "pcg32.h"
+
+/* count equal particles of radius r, centres at origin + k (2r + spacing) dir, k = 0..count-1. */
+void generate_chain(particles *P, double radius, double spacing, vec3 origin, vec3 dir);
+
+/* Random sequential addition of P->n non-overlapping particles with radii uniform in
+ * [rmin, rmax] inside the box [lo, hi] (fully inside; z ignored in dimension <= 2 and y too in
+ * dimension 1). Fails with a message, never silently places fewer particles. */
+status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, vec3 lo, vec3 hi,
+                           diag *err);
+
+/* Reads up to max lines "x y z radius" (blank lines and '#' comments skipped); sets *count to the
+ * number of particles in the file. With P == NULL only counts. */
+status generate_load_file(particles *P, const char *path, int *count, diag *err);
+
+#endif

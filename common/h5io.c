@@ -1,0 +1,374 @@
+#include "h5io.h"
+
+#include <hdf5.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows kept in memory per series before they are written: one HDF5 write per this many steps
+ * instead of one per step; h5out_flush writes them at any time (and on errors). */
+#define H5IO_SERIES_BUFFER 1024
+#define H5IO_MAX_SERIES 64
+
+typedef struct series {
+    hid_t dset;
+    hid_t mtype;
+    int rank;          /* total rank: 1 + rank_tail */
+    hsize_t tail[2];
+    size_t row_bytes;
+    char *buf;
+    int nbuf;
+    hsize_t nrows;
+} series;
+
+struct h5out {
+    hid_t file;
+    char path[512];
+    series s[H5IO_MAX_SERIES];
+    int ns;
+};
+
+static hid_t mem_type(h5type t)
+{
+    return t == H5IO_DOUBLE ? H5T_NATIVE_DOUBLE : t == H5IO_INT32 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64;
+}
+static size_t type_size(h5type t) { return t == H5IO_INT32 ? 4 : 8; }
+
+static status fail(h5out *h, diag *err, const char *what, const char *obj)
+{
+    return diag_set(err, CDLAB_ERR_IO, "%s: HDF5 error: %s %s", h ? h->path : "?", what, obj);
+}
+
+status h5out_create(h5out **out, const char *path, diag *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through diag, not printed */
+    h5out *h = calloc(1, sizeof *h);
+    if (!h)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    snprintf(h->path, sizeof h->path, "%s", path);
+    h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (h->file < 0) {
+        free(h);
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file", path);
+    }
+    *out = h;
+    return CDLAB_OK;
+}
+
+static status flush_series(h5out *h, series *s, diag *err)
+{
+    if (s->nbuf == 0)
+        return CDLAB_OK;
+    hsize_t newdims[3] = {s->nrows + (hsize_t)s->nbuf, s->tail[0], s->tail[1]};
+    if (H5Dset_extent(s->dset, newdims) < 0)
+        return fail(h, err, "extending a series", "");
+    hid_t fs = H5Dget_space(s->dset);
+    hsize_t start[3] = {s->nrows, 0, 0}, count[3] = {(hsize_t)s->nbuf, s->tail[0], s->tail[1]};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(s->rank, count, NULL);
+    herr_t rc = H5Dwrite(s->dset, s->mtype, ms, fs, H5P_DEFAULT, s->buf);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (rc < 0)
+        return fail(h, err, "writing a series", "");
+    s->nrows += (hsize_t)s->nbuf;
+    s->nbuf = 0;
+    return CDLAB_OK;
+}
+
+status h5out_flush(h5out *h, diag *err)
+{
+    if (!h)
+        return CDLAB_OK;
+    for (int k = 0; k < h->ns; k++) {
+        status st = flush_series(h, &h->s[k], err);
+        if (st != CDLAB_OK)
+            return st;
+    }
+    H5Fflush(h->file, H5F_SCOPE_GLOBAL);
+    return CDLAB_OK;
+}
+
+status h5out_close(h5out *h, diag *err)
+{
+    if (!h)
+        return CDLAB_OK;
+    status st = h5out_flush(h, err);
+    for (int k = 0; k < h->ns; k++) {
+        H5Dclose(h->s[k].dset);
+        free(h->s[k].buf);
+    }
+    if (H5Fclose(h->file) < 0 && st == CDLAB_OK)
+        st = fail(h, err, "closing", "file");
+    free(h);
+    return st;
+}
+
+status h5out_group(h5out *h, const char *path, diag *err)
+{
+    if (H5Lexists(h->file, path, H5P_DEFAULT) > 0)
+        return CDLAB_OK;
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t g = H5Gcreate2(h->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    if (g < 0)
+        return fail(h, err, "creating group", path);
+    H5Gclose(g);
+    return CDLAB_OK;
+}
+
+static status write_attr(h5out *h, const char *obj, const char *name, hid_t type, hid_t space,
+                         const void *value, diag *err)
+{
+    hid_t o = H5Oopen(h->file, obj, H5P_DEFAULT);
+    if (o < 0)
+        return fail(h, err, "opening", obj);
+    if (H5Aexists(o, name) > 0)
+        H5Adelete(o, name);
+    hid_t a = H5Acreate2(o, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a >= 0 ? H5Awrite(a, type, value) : -1;
+    if (a >= 0)
+        H5Aclose(a);
+    H5Oclose(o);
+    return rc < 0 ? fail(h, err, "writing attribute", name) : CDLAB_OK;
+}
+
+status h5out_attr_string(h5out *h, const char *obj, const char *name, const char *value, diag *err)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    status st = write_attr(h, obj, name, t, sp, value, err);
+    H5Sclose(sp);
+    H5Tclose(t);
+    return st;
+}
+
+status h5out_attr_double(h5out *h, const char *obj, const char *name, double value, diag *err)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    status st = write_attr(h, obj, name, H5T_NATIVE_DOUBLE, sp, &value, err);
+    H5Sclose(sp);
+    return st;
+}
+
+status h5out_attr_int(h5out *h, const char *obj, const char *name, long long value, diag *err)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    int64_t v = value;
+    status st = write_attr(h, obj, name, H5T_NATIVE_INT64, sp, &v, err);
+    H5Sclose(sp);
+    return st;
+}
+
+status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, const long *tail,
+                    int *index, diag *err)
+{
+    if (h->ns == H5IO_MAX_SERIES)
+        return diag_set(err, CDLAB_ERR_ARG, "too many series");
+    series *s = &h->s[h->ns];
+    memset(s, 0, sizeof *s);
+    s->rank = 1 + rank_tail;
+    s->tail[0] = rank_tail > 0 ? (hsize_t)tail[0] : 1;
+    s->tail[1] = rank_tail > 1 ? (hsize_t)tail[1] : 1;
+    s->mtype = mem_type(type);
+    s->row_bytes = type_size(type) * s->tail[0] * s->tail[1];
+    hsize_t dims[3] = {0, s->tail[0], s->tail[1]};
+    hsize_t maxd[3] = {H5S_UNLIMITED, s->tail[0], s->tail[1]};
+    hsize_t chunk[3] = {H5IO_SERIES_BUFFER, s->tail[0] > 0 ? s->tail[0] : 1, s->tail[1] > 0 ? s->tail[1] : 1};
+    hid_t sp = H5Screate_simple(s->rank, dims, maxd);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, s->rank, chunk);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    s->dset = H5Dcreate2(h->file, path, s->mtype, sp, lcpl, dcpl, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    if (s->dset < 0)
+        return fail(h, err, "creating series", path);
+    s->buf = malloc(s->row_bytes * H5IO_SERIES_BUFFER + 1);
+    if (!s->buf) {
+        H5Dclose(s->dset);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    *index = h->ns++;
+    return CDLAB_OK;
+}
+
+status h5out_series_append(h5out *h, int index, const void *row, diag *err)
+{
+    series *s = &h->s[index];
+    if (s->nbuf == H5IO_SERIES_BUFFER) {
+        status st = flush_series(h, s, err);
+        if (st != CDLAB_OK)
+            return st;
+    }
+    memcpy(s->buf + (size_t)s->nbuf * s->row_bytes, row, s->row_bytes);
+    s->nbuf++;
+    return CDLAB_OK;
+}
+
+status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
+                   const void *data, diag *err)
+{
+    hsize_t d[3];
+    for (int k = 0; k < rank; k++)
+        d[k] = (hsize_t)dims[k];
+    hid_t sp = H5Screate_simple(rank, d, NULL);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t ds = H5Dcreate2(h->file, path, mem_type(type), sp, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    herr_t rc = -1;
+    if (ds >= 0) {
+        rc = H5Dwrite(ds, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+        H5Dclose(ds);
+    }
+    H5Sclose(sp);
+    return rc < 0 ? fail(h, err, "writing", path) : CDLAB_OK;
+}
+
+/* ---- reading ---- */
+
+static status read_attr_string(hid_t o, const char *name, char **value)
+{
+    hid_t a = H5Aopen(o, name, H5P_DEFAULT);
+    if (a < 0)
+        return CDLAB_ERR_IO;
+    hid_t t = H5Aget_type(a);
+    status st = CDLAB_ERR_IO;
+    if (H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+        size_t n = H5Tget_size(t);
+        *value = calloc(n + 1, 1);
+        if (*value && H5Aread(a, t, *value) >= 0)
+            st = CDLAB_OK;
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return st;
+}
+
+status h5in_read_attr_string(const char *path, const char *obj, const char *name, char **value,
+                             diag *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    *value = NULL;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+    hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
+    status st = o >= 0 ? read_attr_string(o, name, value) : CDLAB_ERR_IO;
+    if (o >= 0)
+        H5Oclose(o);
+    H5Fclose(f);
+    if (st != CDLAB_OK)
+        return diag_set(err, st, "%s: no string attribute %s on %s", path, name, obj);
+    return CDLAB_OK;
+}
+
+status h5in_read_doubles(const char *path, const char *dset, double **data, long *n, diag *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    *data = NULL;
+    *n = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
+    if (d < 0) {
+        H5Fclose(f);
+        return diag_set(err, CDLAB_ERR_IO, "%s: no dataset %s", path, dset);
+    }
+    hid_t sp = H5Dget_space(d);
+    hssize_t count = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    status st = CDLAB_OK;
+    *data = malloc((size_t)(count > 0 ? count : 1) * sizeof **data);
+    if (!*data || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *data) < 0) {
+        free(*data);
+        *data = NULL;
+        st = diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s", path, dset);
+    } else {
+        *n = (long)count;
+    }
+    H5Dclose(d);
+    H5Fclose(f);
+    return st;
+}
+
+typedef struct walk_ctx {
+    FILE *out;
+    hid_t file;
+    int depth;
+} walk_ctx;
+
+static herr_t print_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
+{
+    (void)info;
+    walk_ctx *w = op;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t t = H5Aget_type(a);
+    H5T_class_t cls = H5Tget_class(t);
+    if (cls == H5T_STRING) {
+        char *v = NULL;
+        if (read_attr_string(loc, name, &v) == CDLAB_OK) {
+            if (strchr(v, '\n'))
+                fprintf(w->out, "  @%s:\n    | %s\n", name, v), (void)0;
+            else
+                fprintf(w->out, "  @%s = %s\n", name, v);
+        }
+        free(v);
+    } else if (cls == H5T_FLOAT) {
+        double d;
+        H5Aread(a, H5T_NATIVE_DOUBLE, &d);
+        fprintf(w->out, "  @%s = %.10g\n", name, d);
+    } else if (cls == H5T_INTEGER) {
+        long long i;
+        H5Aread(a, H5T_NATIVE_LLONG, &i);
+        fprintf(w->out, "  @%s = %lld\n", name, i);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return 0;
+}
+
+status h5in_describe(const char *path, FILE *out, diag *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+    walk_ctx w = {.out = out, .file = f};
+    const char *groups[] = {"/", "/parameters", "/build", "/summary", NULL};
+    for (int g = 0; groups[g]; g++) {
+        if (g > 0 && H5Lexists(f, groups[g], H5P_DEFAULT) <= 0)
+            continue;
+        hid_t o = H5Oopen(f, groups[g], H5P_DEFAULT);
+        if (o < 0)
+            continue;
+        fprintf(out, "%s\n", groups[g]);
+        hsize_t idx = 0;
+        H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_INC, &idx, print_attr, &w);
+        H5Oclose(o);
+    }
+    if (H5Lexists(f, "/series", H5P_DEFAULT) > 0 && H5Lexists(f, "/series/t", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, "/series/t", H5P_DEFAULT);
+        hid_t sp = H5Dget_space(d);
+        hssize_t n = H5Sget_simple_extent_npoints(sp);
+        fprintf(out, "/series: %lld steps recorded\n", (long long)n);
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    if (H5Lexists(f, "/snapshots", H5P_DEFAULT) > 0) {
+        hid_t g = H5Gopen2(f, "/snapshots", H5P_DEFAULT);
+        H5G_info_t gi;
+        H5Gget_info(g, &gi);
+        fprintf(out, "/snapshots: %llu frames\n", (unsigned long long)gi.nlinks);
+        H5Gclose(g);
+    }
+    H5Fclose(f);
+    return CDLAB_OK;
+}

@@ -1,0 +1,44 @@
+/* HDF5 output and input. This is the only file of cdlab that includes hdf5.h.
+ *
+ * Output: attributes on groups, per-step series (extendible, chunked, buffered in memory and
+ * flushed every H5IO_SERIES_BUFFER rows and on h5out_flush/close), and whole arrays. The layout
+ * cdlab writes is documented in docs/output.md. */
+#ifndef CDLAB_H5IO_H
+#define CDLAB_H5IO_H
+
+#include "status.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct h5out h5out;
+
+typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64 } h5type;
+
+status h5out_create(h5out **out, const char *path, diag *err);
+/* Flushes buffered series rows and closes; safe on NULL. */
+status h5out_close(h5out *h, diag *err);
+status h5out_flush(h5out *h, diag *err);
+
+status h5out_group(h5out *h, const char *path, diag *err);
+status h5out_attr_string(h5out *h, const char *obj, const char *name, const char *value, diag *err);
+status h5out_attr_double(h5out *h, const char *obj, const char *name, double value, diag *err);
+status h5out_attr_int(h5out *h, const char *obj, const char *name, long long value, diag *err);
+
+/* A series has rows of shape tail[0] x tail[1] (rank_tail 0, 1 or 2); returns its index. */
+status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, const long *tail,
+                    int *index, diag *err);
+status h5out_series_append(h5out *h, int index, const void *row, diag *err);
+
+/* Writes a whole array of the given rank (1..3) and dimensions. */
+status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
+                   const void *data, diag *err);
+
+/* Reading (for `cdlab info` and tests). */
+status h5in_describe(const char *path, FILE *stream, diag *err);
+/* Reads a 1D double dataset or a string attribute of "/"; *data is malloc'ed. */
+status h5in_read_doubles(const char *path, const char *dset, double **data, long *n, diag *err);
+status h5in_read_attr_string(const char *path, const char *obj, const char *name, char **value,
+                             diag *err);
+
+#endif

@@ -1,0 +1,84 @@
+#include "particles.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+status particles_init(particles *P, int n, int dimension, diag *err)
+{
+    memset(P, 0, sizeof *P);
+    if (n < 0)
+        return diag_set(err, CDLAB_ERR_ARG, "particle count must be >= 0 (got %d)", n);
+    int cap = n > 0 ? n : 1;
+    P->n = n;
+    P->cap = cap;
+    P->dimension = dimension;
+    P->x = calloc((size_t)cap, sizeof *P->x);
+    P->v = calloc((size_t)cap, sizeof *P->v);
+    P->w = calloc((size_t)cap, sizeof *P->w);
+    P->q = calloc((size_t)cap * 4, sizeof *P->q);
+    P->f_ext = calloc((size_t)cap, sizeof *P->f_ext);
+    P->r = calloc((size_t)cap, sizeof *P->r);
+    P->m = calloc((size_t)cap, sizeof *P->m);
+    P->inv_m = calloc((size_t)cap, sizeof *P->inv_m);
+    P->inv_I = calloc((size_t)cap, sizeof *P->inv_I);
+    P->id = calloc((size_t)cap, sizeof *P->id);
+    if (!P->x || !P->v || !P->w || !P->q || !P->f_ext || !P->r || !P->m || !P->inv_m ||
+        !P->inv_I || !P->id) {
+        particles_free(P);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d particles", n);
+    }
+    for (int i = 0; i < cap; i++) {
+        P->q[4 * i] = 1.0;
+        P->id[i] = i;
+    }
+    return CDLAB_OK;
+}
+
+void particles_free(particles *P)
+{
+    free(P->x);
+    free(P->v);
+    free(P->w);
+    free(P->q);
+    free(P->f_ext);
+    free(P->r);
+    free(P->m);
+    free(P->inv_m);
+    free(P->inv_I);
+    free(P->id);
+    memset(P, 0, sizeof *P);
+}
+
+double particles_mass_from_density(int dimension, double radius, double density)
+{
+    if (dimension == 3)
+        return density * 4.0 / 3.0 * CDLAB_PI * radius * radius * radius;
+    return density * CDLAB_PI * radius * radius;
+}
+
+void particles_set_body(particles *P, int i, double radius, double mass)
+{
+    P->r[i] = radius;
+    P->m[i] = mass;
+    P->inv_m[i] = 1.0 / mass;
+    double I = (P->dimension == 3 ? 0.4 : 0.5) * mass * radius * radius;
+    P->inv_I[i] = 1.0 / I;
+}
+
+void quat_integrate(double *q, vec3 phi)
+{
+    double angle = v3_norm(phi);
+    if (angle == 0.0)
+        return;
+    double s = sin(0.5 * angle) / angle, c = cos(0.5 * angle);
+    double dw = c, dx = s * phi.x, dy = s * phi.y, dz = s * phi.z;
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    /* q' = dq * q (rotation in the space frame) */
+    q[0] = dw * w - dx * x - dy * y - dz * z;
+    q[1] = dw * x + dx * w + dy * z - dz * y;
+    q[2] = dw * y - dx * z + dy * w + dz * x;
+    q[3] = dw * z + dx * y - dy * x + dz * w;
+    double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++)
+        q[k] /= norm;
+}

@@ -1,0 +1,61 @@
+/* Particles: spheres (3D) and disks (2D, and the 1D chain), stored as arrays of fields.
+ *
+ * Units are whatever the user's config uses, consistently (cdlab has no built-in unit system);
+ * the 1D wave test uses d = m = dt = 1.
+ *
+ * Degrees of freedom (dimension):
+ *   1  translation along x only, no rotation
+ *   2  translation in the xy plane, rotation about z only
+ *   3  free
+ * The locks are applied by projecting every velocity change (dof_project_*). */
+#ifndef CDLAB_PARTICLES_H
+#define CDLAB_PARTICLES_H
+
+#include "status.h"
+#include "vec3.h"
+
+typedef struct particles {
+    int n;         /* number of particles */
+    int cap;       /* allocated capacity */
+    int dimension; /* 1, 2 or 3 (see above) */
+    vec3 *x;       /* position of the centre */
+    vec3 *v;       /* velocity */
+    vec3 *w;       /* angular velocity */
+    double *q;     /* orientation quaternion, 4 per particle (w, x, y, z) */
+    vec3 *f_ext;   /* constant external force (loads), excluding gravity */
+    double *r;     /* radius */
+    double *m;     /* mass */
+    double *inv_m; /* 1/m */
+    double *inv_I; /* 1/I with I = 2/5 m r^2 (sphere) or 1/2 m r^2 (disk, dimension <= 2) */
+    int *id;       /* stable id, kept apart from the storage index */
+} particles;
+
+status particles_init(particles *P, int n, int dimension, diag *err);
+void particles_free(particles *P);
+/* Sets radius and mass of particle i and derives inv_m and the moment of inertia. */
+void particles_set_body(particles *P, int i, double radius, double mass);
+/* Mass of a particle of this radius from a density: sphere volume (3D) or disk area (1D, 2D). */
+double particles_mass_from_density(int dimension, double radius, double density);
+
+/* DOF projections for a velocity change (linear and angular). */
+static inline vec3 dof_project_lin(int dimension, vec3 a)
+{
+    if (dimension == 1)
+        return v3(a.x, 0.0, 0.0);
+    if (dimension == 2)
+        return v3(a.x, a.y, 0.0);
+    return a;
+}
+static inline vec3 dof_project_ang(int dimension, vec3 a)
+{
+    if (dimension == 1)
+        return v3_zero();
+    if (dimension == 2)
+        return v3(0.0, 0.0, a.z);
+    return a;
+}
+
+/* Rotates quaternion q (w,x,y,z) by the rotation vector phi (angle |phi| about phi/|phi|). */
+void quat_integrate(double *q, vec3 phi);
+
+#endif

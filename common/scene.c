@@ -1,0 +1,248 @@
+#include "scene.h"
+
+#include "generate.h"
+#include "pcg32.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WALLS 64
+
+/* A unit vector from a config value; zero length is an error. */
+static status unit_vec(config *c, const char *sec, const char *key, vec3 *v, diag *err)
+{
+    double len = v3_norm(*v);
+    if (!(len > 0.0))
+        return config_error(c, sec, key, err, "must be a non-zero vector");
+    *v = v3_scale(*v, 1.0 / len);
+    return CDLAB_OK;
+}
+
+static status check_wall_dim(config *c, const char *sec, const char *key, int dim, vec3 n,
+                             int is_axis, diag *err)
+{
+    /* Locked degrees of freedom must agree with the boundary geometry, or the contact frame
+     * would have components the particles cannot move along. */
+    const double tol = 1e-12;
+    if (dim == 2 && !is_axis && fabs(n.z) > tol)
+        return config_error(c, sec, key, err, "in dimension 2 a wall normal must lie in the xy "
+                                              "plane (z component 0)");
+    if (dim == 2 && is_axis && (fabs(n.x) > tol || fabs(n.y) > tol))
+        return config_error(c, sec, key, err, "in dimension 2 a cylinder axis must be along z");
+    if (dim == 1 && !is_axis && (fabs(n.y) > tol || fabs(n.z) > tol))
+        return config_error(c, sec, key, err, "in dimension 1 a wall normal must be along x");
+    if (dim == 1 && is_axis)
+        return config_error(c, sec, key, err, "cylinders are not available in dimension 1");
+    return CDLAB_OK;
+}
+
+static status build_walls(config *c, world *W, int dim, double mu, diag *err)
+{
+    char names[MAX_WALLS][CONFIG_NAME_MAX];
+    const char *kinds[] = {"plane", "piston", "cylinder"};
+    int total = 0;
+    for (int k = 0; k < 3; k++)
+        total += config_sections_with_prefix(c, kinds[k], names, MAX_WALLS);
+    if (total > MAX_WALLS)
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: at most %d walls (got %d)", c->file,
+                        MAX_WALLS, total);
+    W->walls = calloc((size_t)(total > 0 ? total : 1), sizeof *W->walls);
+    if (!W->walls)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    status s;
+    for (int k = 0; k < 3; k++) {
+        int m = config_sections_with_prefix(c, kinds[k], names, MAX_WALLS);
+        for (int q = 0; q < m; q++) {
+            const char *sec = names[q];
+            wall *w = &W->walls[W->n_walls++];
+            w->kind = (wall_kind)k;
+            snprintf(w->name, sizeof w->name, "%.63s", sec);
+            w->step_time = INFINITY;
+            const char *dir_key = k == WALL_CYLINDER ? "axis" : "normal";
+            if ((s = config_vec3(c, sec, "point", 1, v3_zero(), &w->p, err)) ||
+                (s = config_vec3(c, sec, dir_key, 1, v3_zero(), &w->n, err)) ||
+                (s = unit_vec(c, sec, dir_key, &w->n, err)) ||
+                (s = check_wall_dim(c, sec, dir_key, dim, w->n, k == WALL_CYLINDER, err)) ||
+                (s = config_double(c, sec, "friction", 0, mu, 0.0, 0, INFINITY, &w->mu, err)))
+                return s;
+            if (k == WALL_CYLINDER) {
+                const char *surf[] = {"inside", "outside", NULL};
+                int which;
+                if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &w->radius, err)) ||
+                    (s = config_enum(c, sec, "surface", 1, 0, surf, &which, err)))
+                    return s;
+                w->inside = which == 0;
+            }
+            if (k == WALL_PISTON) {
+                if ((s = config_double(c, sec, "mass", 1, 0, 0.0, 1, INFINITY, &w->mass, err)) ||
+                    (s = config_double(c, sec, "force", 0, 0.0, -INFINITY, 0, INFINITY, &w->force, err)) ||
+                    (s = config_double(c, sec, "force_after", 0, w->force, -INFINITY, 0, INFINITY,
+                                       &w->force_after, err)) ||
+                    (s = config_double(c, sec, "step_time", 0, INFINITY, 0.0, 0, INFINITY,
+                                       &w->step_time, err)) ||
+                    (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u, err)))
+                    return s;
+                w->inv_mass = 1.0 / w->mass;
+                config_record(c, sec, "step_time", "%.17g", w->step_time);
+            }
+        }
+    }
+    return CDLAB_OK;
+}
+
+static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng, diag *err)
+{
+    particles *P = &W->P;
+    int dim = P->dimension;
+    const char *sec = "particles";
+    const char *sources[] = {"chain", "random", "file", NULL};
+    int source;
+    long count;
+    status s;
+    if ((s = config_int(c, sec, "count", 1, 0, 0, 100000000L, &count, err)) ||
+        (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)))
+        return s;
+    char path[512] = "";
+    if (source == 2) {
+        int in_file;
+        if ((s = config_string(c, sec, "file", 1, "", path, sizeof path, err)) ||
+            (s = generate_load_file(NULL, path, &in_file, err)))
+            return s;
+        if (in_file != count)
+            return config_error(c, sec, "count", err, "the file %s holds %d particles, not %ld",
+                                path, in_file, count);
+    }
+    if ((s = particles_init(P, (int)count, dim, err)))
+        return s;
+    if (source == 0) {
+        double r, spacing;
+        vec3 origin, dir;
+        if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &r, err)) ||
+            (s = config_double(c, sec, "spacing", 0, 0.0, 0.0, 0, INFINITY, &spacing, err)) ||
+            (s = config_vec3(c, sec, "origin", 0, v3_zero(), &origin, err)) ||
+            (s = config_vec3(c, sec, "direction", 0, v3(1, 0, 0), &dir, err)) ||
+            (s = unit_vec(c, sec, "direction", &dir, err)))
+            return s;
+        if ((dim == 1 && (dir.y != 0.0 || dir.z != 0.0)) || (dim == 2 && dir.z != 0.0))
+            return config_error(c, sec, "direction", err,
+                                "must be along x in dimension 1 and in the xy plane in dimension 2");
+        generate_chain(P, r, spacing, origin, dir);
+    } else if (source == 1) {
+        double rmin, rmax;
+        vec3 lo, hi;
+        if ((s = config_double(c, sec, "radius_min", 1, 0, 0.0, 1, INFINITY, &rmin, err)) ||
+            (s = config_double(c, sec, "radius_max", 1, 0, rmin, 0, INFINITY, &rmax, err)) ||
+            (s = config_vec3(c, sec, "box_min", 1, v3_zero(), &lo, err)) ||
+            (s = config_vec3(c, sec, "box_max", 1, v3_zero(), &hi, err)))
+            return s;
+        if (!(hi.x - lo.x > 2 * rmax) || (dim >= 2 && !(hi.y - lo.y > 2 * rmax)) ||
+            (dim == 3 && !(hi.z - lo.z > 2 * rmax)))
+            return config_error(c, sec, "box_max", err,
+                                "the box must be wider than the largest diameter in every "
+                                "direction used");
+        if ((s = generate_random_box(P, rng, rmin, rmax, lo, hi, err))) {
+            char msg[sizeof err->msg];
+            memcpy(msg, err->msg, sizeof msg);
+            return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %.900s", c->file, msg);
+        }
+    } else {
+        int n;
+        if ((s = generate_load_file(P, path, &n, err)))
+            return s;
+    }
+    /* mass: either mass (all particles) or density x volume (3D) / area (1D, 2D) */
+    int has_mass = config_has(c, sec, "mass"), has_density = config_has(c, sec, "density");
+    if (has_mass && has_density)
+        return config_error(c, sec, "density", err, "give either mass or density, not both");
+    double mass = 0.0, density = 1.0;
+    if (has_mass) {
+        if ((s = config_double(c, sec, "mass", 1, 0, 0.0, 1, INFINITY, &mass, err)))
+            return s;
+    } else if ((s = config_double(c, sec, "density", 0, 1.0, 0.0, 1, INFINITY, &density, err))) {
+        return s;
+    }
+    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    double dsum = 0.0, msum = 0.0, z0 = count > 0 ? P->x[0].z : 0.0;
+    for (int i = 0; i < P->n; i++) {
+        double m = has_mass ? mass : particles_mass_from_density(dim, P->r[i], density);
+        particles_set_body(P, i, P->r[i], m);
+        if (dim <= 2 && P->x[i].z != z0)
+            return config_error(c, sec, "source", err,
+                                "in dimension %d all particles must have the same z "
+                                "(particle %d has z = %g, particle 0 has %g)",
+                                dim, i, P->x[i].z, z0);
+        if (dim == 1 && P->x[i].y != P->x[0].y)
+            return config_error(c, sec, "source", err,
+                                "in dimension 1 all particles must lie on one line along x");
+        lo = v3(fmin(lo.x, P->x[i].x), fmin(lo.y, P->x[i].y), fmin(lo.z, P->x[i].z));
+        hi = v3(fmax(hi.x, P->x[i].x), fmax(hi.y, P->x[i].y), fmax(hi.z, P->x[i].z));
+        dsum += 2.0 * P->r[i];
+        msum += m;
+    }
+    info->d_mean = count > 0 ? dsum / (double)count : 0.0;
+    info->m_mean = count > 0 ? msum / (double)count : 0.0;
+    info->length = count > 0 ? fmax(hi.x - lo.x, fmax(hi.y - lo.y, hi.z - lo.z)) + info->d_mean : 0.0;
+    return CDLAB_OK;
+}
+
+static status build_load(config *c, world *W, diag *err)
+{
+    long *ids;
+    int n;
+    vec3 f;
+    status s;
+    if ((s = config_int_list(c, "load", "particles", &ids, &n, err)))
+        return s;
+    if ((s = config_vec3(c, "load", "force", n > 0, v3_zero(), &f, err)) ||
+        (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start, err))) {
+        free(ids);
+        return s;
+    }
+    for (int k = 0; k < n; k++) {
+        long id = ids[k] < 0 ? W->P.n + ids[k] : ids[k]; /* negative: from the end, -1 = last */
+        if (id < 0 || id >= W->P.n) {
+            long bad = ids[k];
+            free(ids);
+            return config_error(c, "load", "particles", err,
+                                "particle %ld does not exist (there are %d)", bad, W->P.n);
+        }
+        W->P.f_ext[id] = v3_add(W->P.f_ext[id], f);
+    }
+    free(ids);
+    return CDLAB_OK;
+}
+
+status scene_build(config *c, world *W, scene_info *info, diag *err)
+{
+    memset(W, 0, sizeof *W);
+    memset(info, 0, sizeof *info);
+    long dim;
+    status s;
+    if ((s = config_int(c, "system", "dimension", 1, 0, 1, 3, &dim, err)) ||
+        (s = config_double(c, "system", "dt", 1, 0, 0.0, 1, INFINITY, &W->dt, err)) ||
+        (s = config_int(c, "system", "steps", 1, 0, 0, __LONG_MAX__, &info->steps, err)) ||
+        (s = config_u64(c, "system", "seed", 0, 1, &info->seed, err)) ||
+        (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)))
+        return s;
+    W->P.dimension = (int)dim;
+    pcg32 rng;
+    pcg32_seed(&rng, info->seed, PCG32_STREAM_GENERATE);
+    double mu;
+    if ((s = config_double(c, "contact", "friction", 0, 0.0, 0.0, 0, INFINITY, &mu, err)) ||
+        (s = build_particles(c, W, info, &rng, err)) ||
+        (s = build_walls(c, W, (int)dim, mu, err)) || (s = build_load(c, W, err)))
+        return s;
+    double rmin = INFINITY;
+    for (int i = 0; i < W->P.n; i++)
+        rmin = fmin(rmin, W->P.r[i]);
+    /* Default candidate threshold: half the smallest radius, so that pairs approaching within a
+     * step are already candidates (the shock law then decides if they touch). */
+    double gap_auto = W->P.n > 0 ? 0.5 * rmin : 0.0;
+    if ((s = config_double(c, "contact", "detect_gap", 0, gap_auto, 0.0, 0, INFINITY,
+                           &W->detect.gap, err)))
+        return s;
+    W->detect.mu = mu;
+    W->detect.warm_start = 1;
+    return CDLAB_OK;
+}

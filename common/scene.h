@@ -1,0 +1,20 @@
+/* Builds the world (particles, walls, loads, system parameters) from a configuration.
+ * Reads sections [system], [particles], [contact], [load], [plane.NAME], [piston.NAME],
+ * [cylinder.NAME]; documented in docs/config.md. */
+#ifndef CDLAB_SCENE_H
+#define CDLAB_SCENE_H
+
+#include "config.h"
+#include "world.h"
+
+typedef struct scene_info {
+    uint64_t seed;
+    long steps;
+    double length; /* largest extent of the particle assembly plus one diameter (system size L) */
+    double d_mean; /* mean particle diameter */
+    double m_mean; /* mean particle mass */
+} scene_info;
+
+status scene_build(config *c, world *W, scene_info *info, diag *err);
+
+#endif

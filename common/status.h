@@ -1,0 +1,36 @@
+/* Status codes and error messages for library code (common/, cd/).
+ *
+ * Library functions never print or exit: they return a status and, on failure, write a
+ * human-readable message into a diag record that the caller (tools/) reports. */
+#ifndef CDLAB_STATUS_H
+#define CDLAB_STATUS_H
+
+#define CDLAB_STATUS_LIST(X)                                                                  \
+    X(CDLAB_OK, "ok")                                                                         \
+    X(CDLAB_ERR_CONFIG, "invalid configuration")                                              \
+    X(CDLAB_ERR_IO, "input/output error")                                                     \
+    X(CDLAB_ERR_NOMEM, "out of memory")                                                       \
+    X(CDLAB_ERR_NUMERIC, "numerical failure (NaN or exploding overlap)")                      \
+    X(CDLAB_ERR_ARG, "invalid argument")
+
+typedef enum status {
+#define CDLAB_X_ENUM(name, text) name,
+    CDLAB_STATUS_LIST(CDLAB_X_ENUM)
+#undef CDLAB_X_ENUM
+} status;
+
+const char *status_text(status s);
+
+/* Where a message is recorded; a fixed buffer so that reporting an error cannot fail. */
+typedef struct diag {
+    char msg[1024];
+} diag;
+
+/* printf-style; records the message in d (if d is not NULL) and returns s. */
+status diag_set(diag *d, status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif

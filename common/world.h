@@ -1,0 +1,26 @@
+/* The simulated system, shared by every engine: particles, walls, contact list, time. */
+#ifndef CDLAB_WORLD_H
+#define CDLAB_WORLD_H
+
+#include "contacts.h"
+#include "particles.h"
+#include "walls.h"
+
+typedef struct world {
+    particles P;
+    wall *walls;
+    int n_walls;
+    contact_list C;
+    detect_params detect;
+    vec3 gravity;      /* acceleration of gravity */
+    double load_start; /* the particles' f_ext act in steps ending after this time */
+    double dt;         /* time step */
+    double t;          /* current time */
+    long step;         /* steps done */
+} world;
+
+void world_free(world *W);
+/* Kinetic energy of particles (translation + rotation) and piston(s). */
+double world_kinetic_energy(const world *W);
+
+#endif

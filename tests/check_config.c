@@ -1,0 +1,197 @@
+/* Configuration errors: every bad input stops before the run with FILE:LINE (or --set) and the
+ * key's name; the command line exits with status 2. */
+#include "suites.h"
+
+#include "cd_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *GOOD = "[system]\n"        /* line 1 */
+                          "dimension = 1\n"   /* 2 */
+                          "dt = 1\n"          /* 3 */
+                          "steps = 5\n"       /* 4 */
+                          "[particles]\n"     /* 5 */
+                          "count = 3\n"       /* 6 */
+                          "radius = 0.5\n"    /* 7 */
+                          "mass = 1\n"        /* 8 */
+                          "[contact]\n"       /* 9 */
+                          "friction = 0.2\n"; /* 10 */
+
+/* Validates text (with optional --set); returns the status and the message in err. */
+static status validate(const char *text, const char *set, diag *err)
+{
+    config c;
+    status s = config_load_string(&c, text, "test.ini", err);
+    if (s == CDLAB_OK && set)
+        s = config_set(&c, set, err);
+    if (s == CDLAB_OK)
+        s = cd_run_validate(&c, err);
+    config_free(&c);
+    return s;
+}
+
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *p = strstr(text, from);
+    ck_assert_ptr_nonnull(p);
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+    size_t pre = (size_t)(p - text);
+    memcpy(out, text, pre);
+    strcpy(out + pre, to);
+    strcat(out, p + strlen(from));
+    return out;
+}
+
+static void expect_error(const char *text, const char *set, const char *needle)
+{
+    diag err = {{0}};
+    status s = validate(text, set, &err);
+    ck_assert_msg(s == CDLAB_ERR_CONFIG, "expected a config error containing '%s', got status %d (%s)",
+                  needle, s, err.msg);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'", err.msg, needle);
+}
+
+START_TEST(errors_good_config_passes)
+{
+    diag err = {{0}};
+    ck_assert_msg(validate(GOOD, NULL, &err) == CDLAB_OK, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(errors_messages_name_key_and_line)
+{
+    char *t;
+    t = replace(GOOD, "dt = 1\n", "dt = -1\n");
+    expect_error(t, NULL, "test.ini:3: system.dt: must be > 0 (got -1)");
+    free(t);
+    t = replace(GOOD, "friction = 0.2\n", "friction = -0.1\n");
+    expect_error(t, NULL, "test.ini:10: contact.friction: must be >= 0 (got -0.1)");
+    free(t);
+    t = replace(GOOD, "mass = 1\n", "mass = 1\ncolour = red\n");
+    expect_error(t, NULL, "test.ini:9: particles.colour: unknown key 'colour'");
+    free(t);
+    t = replace(GOOD, "[contact]\n", "[contacts]\n");
+    expect_error(t, NULL, "test.ini:10: unknown section [contacts]");
+    free(t);
+    t = replace(GOOD, "steps = 5\n", "");
+    expect_error(t, NULL, "missing required key system.steps");
+    free(t);
+    t = replace(GOOD, "steps = 5\n", "steps = many\n");
+    expect_error(t, NULL, "test.ini:4: system.steps: expected an integer (got 'many')");
+    free(t);
+    t = replace(GOOD, "dimension = 1\n", "dimension = 4\n");
+    expect_error(t, NULL, "test.ini:2: system.dimension: must be in [1, 3] (got 4)");
+    free(t);
+    t = replace(GOOD, "dt = 1\n", "dt = 1\ndt = 2\n");
+    expect_error(t, NULL, "test.ini:4: system.dt: duplicate key (first given on line 3)");
+    free(t);
+    expect_error(GOOD, "solver.sweep=sideways", "--set solver.sweep: expected one of random, forward, backward, jacobi (got 'sideways')");
+    expect_error(GOOD, "solver.nonsense=1", "--set solver.nonsense: unknown key");
+    expect_error(GOOD, "system.dt=0", "--set system.dt: must be > 0 (got 0)");
+    t = replace(GOOD, "mass = 1\n", "mass = 1\ndensity = 2\n");
+    expect_error(t, NULL, "give either mass or density");
+    free(t);
+    t = replace(GOOD, "[contact]\n", "[output]\nprobes = 0 7\n[contact]\n");
+    expect_error(t, NULL, "output.probes: particle 7 does not exist");
+    free(t);
+    t = replace(GOOD, "[contact]\n", "[plane.w]\npoint = 0 0 0\nnormal = 0 1 0\n[contact]\n");
+    expect_error(t, NULL, "plane.w.normal: in dimension 1 a wall normal must be along x");
+    free(t);
+}
+END_TEST
+
+START_TEST(errors_set_overrides_file)
+{
+    config c;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, GOOD, "test.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.dt = 0.25", &err), CDLAB_OK);
+    double dt;
+    ck_assert_int_eq(config_double(&c, "system", "dt", 1, 0, 0, 1, INFINITY, &dt, &err), CDLAB_OK);
+    ck_assert_double_eq(dt, 0.25);
+    config_free(&c);
+}
+END_TEST
+
+/* Runs the binary; returns its exit status and the first bytes of its stderr. */
+static int run_cli(const char *args, char *errbuf, size_t n)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", cdlab_bin(), args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t got = fread(errbuf, 1, n - 1, p);
+    errbuf[got] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(errors_cli_exit_status_2)
+{
+    char dir[] = "/tmp/cdlab_cfgXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[256], args[512], out[4096];
+    snprintf(path, sizeof path, "%s/bad.ini", dir);
+    struct {
+        const char *from, *to, *needle;
+    } cases[] = {
+        {"mass = 1\n", "mass = 1\nwobble = 3\n", "bad.ini:9: particles.wobble: unknown key"},
+        {"dt = 1\n", "dt = -0.5\n", "bad.ini:3: system.dt: must be > 0"},
+        {"friction = 0.2\n", "friction = -1\n", "bad.ini:10: contact.friction: must be >= 0"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *t = replace(GOOD, cases[k].from, cases[k].to);
+        write_file(path, t);
+        free(t);
+        snprintf(args, sizeof args, "run %s -o %s/x.h5", path, dir);
+        int rc = run_cli(args, out, sizeof out);
+        ck_assert_msg(rc == 2, "exit %d for '%s': %s", rc, cases[k].to, out);
+        ck_assert_msg(strstr(out, cases[k].needle), "stderr '%s' lacks '%s'", out, cases[k].needle);
+    }
+    /* missing config file */
+    snprintf(args, sizeof args, "run %s/nonexistent.ini", dir);
+    ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "nonexistent.ini: cannot open config file"), "%s", out);
+    /* missing particle file named in the config */
+    char *t = replace(GOOD, "radius = 0.5\n", "source = file\nfile = /nonexistent/pos.txt\n");
+    write_file(path, t);
+    free(t);
+    snprintf(args, sizeof args, "run %s -o %s/x.h5", path, dir);
+    ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "/nonexistent/pos.txt: cannot open particle file"), "%s", out);
+    /* --set with a bad value */
+    write_file(path, GOOD);
+    snprintf(args, sizeof args, "run %s -o %s/x.h5 --set solver.iterations=0", path, dir);
+    ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--set solver.iterations: must be in [1, 100000000] (got 0)"), "%s", out);
+    /* and a good run exits 0 */
+    snprintf(args, sizeof args, "run %s -o %s/x.h5 --quiet", path, dir);
+    ck_assert_int_eq(run_cli(args, out, sizeof out), 0);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+Suite *config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("errors");
+    tcase_add_test(tc, errors_good_config_passes);
+    tcase_add_test(tc, errors_messages_name_key_and_line);
+    tcase_add_test(tc, errors_set_overrides_file);
+    tcase_add_test(tc, errors_cli_exit_status_2);
+    suite_add_tcase(s, tc);
+    return s;
+}

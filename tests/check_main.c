@@ -1,0 +1,39 @@
+/* Runs every suite; exits non-zero on any failure. Slow tests carry the tag "slow":
+ * `make test` excludes them (CK_EXCLUDE_TAGS=slow), `make test-slow` runs only them. */
+#include "suites.h"
+
+#include "cd_config.h"
+
+#include <stdlib.h>
+
+void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p)
+{
+    config c;
+    diag err = {{0}};
+    status s = config_load_string(&c, ini, "test.ini", &err);
+    ck_assert_msg(s == CDLAB_OK, "config: %s", err.msg);
+    s = scene_build(&c, W, info, &err);
+    ck_assert_msg(s == CDLAB_OK, "scene: %s", err.msg);
+    s = cd_config_read(&c, p, &err);
+    ck_assert_msg(s == CDLAB_OK, "solver: %s", err.msg);
+    config_free(&c);
+}
+
+const char *cdlab_bin(void)
+{
+    const char *b = getenv("CDLAB_BIN");
+    return b ? b : "../build/cdlab";
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(pcg32_suite());
+    srunner_add_suite(sr, shock_law_suite());
+    srunner_add_suite(sr, config_suite());
+    srunner_add_suite(sr, cd_suite());
+    srunner_add_suite(sr, io_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,67 @@
+#include "suites.h"
+
+#include "pcg32.h"
+
+#include <stdlib.h>
+
+/* Reference output of the PCG32 demo program (pcg32-demo, seed 42, stream 54). */
+START_TEST(unit_reference_output)
+{
+    pcg32 rng;
+    pcg32_seed(&rng, 42u, 54u);
+    const uint32_t expect[6] = {0xa15c02b7, 0x7b47f409, 0xba1d3330,
+                                0x83d2f293, 0xbfa4784b, 0xcbed606e};
+    for (int k = 0; k < 6; k++)
+        ck_assert_uint_eq(pcg32_next(&rng), expect[k]);
+}
+END_TEST
+
+/* Bounded draws: every value of [0, 7) appears with frequency 1/7 within 5 sigma over 7e5
+ * draws (sigma = sqrt(N p (1-p)) ~ 293), and nothing falls outside. */
+START_TEST(unit_bounded_uniform)
+{
+    pcg32 rng;
+    pcg32_seed(&rng, 7u, 3u);
+    long hist[7] = {0};
+    const long N = 700000;
+    for (long k = 0; k < N; k++) {
+        uint32_t r = pcg32_bounded(&rng, 7);
+        ck_assert_uint_lt(r, 7);
+        hist[r]++;
+    }
+    for (int k = 0; k < 7; k++)
+        ck_assert_int_lt(labs(hist[k] - N / 7), 5 * 293);
+    double mean = 0.0;
+    for (long k = 0; k < 100000; k++) {
+        double u = pcg32_uniform(&rng);
+        ck_assert(u >= 0.0 && u < 1.0);
+        mean += u / 100000.0;
+    }
+    /* standard error of the mean of U(0,1) over 1e5 draws: 0.289/316 = 9.1e-4; 5 sigma */
+    ck_assert_double_eq_tol(mean, 0.5, 5 * 9.1e-4);
+}
+END_TEST
+
+/* Different streams of the same seed are different sequences. */
+START_TEST(unit_streams_differ)
+{
+    pcg32 a, b;
+    pcg32_seed(&a, 42u, 1u);
+    pcg32_seed(&b, 42u, 2u);
+    int same = 0;
+    for (int k = 0; k < 100; k++)
+        same += pcg32_next(&a) == pcg32_next(&b);
+    ck_assert_int_lt(same, 3);
+}
+END_TEST
+
+Suite *pcg32_suite(void)
+{
+    Suite *s = suite_create("pcg32");
+    TCase *tc = tcase_create("unit");
+    tcase_add_test(tc, unit_reference_output);
+    tcase_add_test(tc, unit_bounded_uniform);
+    tcase_add_test(tc, unit_streams_differ);
+    suite_add_tcase(s, tc);
+    return s;
+}

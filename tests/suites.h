@@ -1,0 +1,22 @@
+/* Check suites of cdlab, one per module, and shared helpers. */
+#ifndef CDLAB_SUITES_H
+#define CDLAB_SUITES_H
+
+#include <check.h>
+
+#include "cd.h"
+#include "config.h"
+#include "scene.h"
+
+Suite *pcg32_suite(void);
+Suite *shock_law_suite(void);
+Suite *config_suite(void);
+Suite *cd_suite(void);
+Suite *io_suite(void);
+
+/* Builds a world and solver parameters from INI text; fails the test on error. */
+void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);
+/* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
+const char *cdlab_bin(void);
+
+#endif

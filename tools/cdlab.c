@@ -1,0 +1,179 @@
+/* cdlab command-line program. The only code that prints to the terminal and calls exit().
+ *
+ *   cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]
+ *   cdlab check CONFIG.ini [--set ...]     validate a config without running
+ *   cdlab info OUT.h5                      parameters and summary of a run
+ *
+ * Exit status: 0 success, 1 failure during the run (the output file is kept, readable up to
+ * the last recorded step), 2 bad command line, bad configuration or missing input. */
+#include "cd_run.h"
+#include "h5io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage:\n"
+               "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
+               "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
+               "  cdlab info OUT.h5\n"
+               "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
+}
+
+typedef struct progress_state {
+    int quiet;
+    int tty;
+    double last_shown;
+    int last_decile;
+    int shown;
+} progress_state;
+
+static void show_message(void *user, const char *line)
+{
+    progress_state *ps = user;
+    if (!ps->quiet)
+        fprintf(stderr, "%s\n", line);
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    if (s < 120)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600);
+}
+
+static void show_progress(void *user, const run_progress *p)
+{
+    progress_state *ps = user;
+    if (ps->quiet)
+        return;
+    int last = p->step == p->steps;
+    int decile = p->steps > 0 ? (int)(10 * p->step / p->steps) : 10;
+    /* In place on a terminal (at most 10 updates a second); a line per 10% in a log file. */
+    if (ps->tty ? !(last || p->elapsed - ps->last_shown >= 0.1) : !(last || decile > ps->last_decile))
+        return;
+    ps->last_shown = p->elapsed;
+    ps->last_decile = decile;
+    char el[32], rem[32];
+    fmt_time(el, sizeof el, p->elapsed);
+    fmt_time(rem, sizeof rem, p->step > 0 ? p->elapsed * (double)(p->steps - p->step) / (double)p->step : 0.0);
+    fprintf(stderr, "%sstep %ld/%ld  t = %.6g  sweeps %d  mean overlap %.3e  elapsed %s  remaining %s%s",
+            ps->tty ? "\r" : "", p->step, p->steps, p->t, p->sweeps, p->mean_overlap, el, rem,
+            ps->tty ? "\033[K" : "\n");
+    if (ps->tty && last)
+        fputc('\n', stderr);
+    ps->shown = 1;
+}
+
+/* Loads the config and applies the --set overrides; returns 0 on success. */
+static int load_config(config *c, const char *path, int nset, char **sets, diag *err)
+{
+    if (config_load_file(c, path, err) != CDLAB_OK)
+        return 0;
+    for (int k = 0; k < nset; k++)
+        if (config_set(c, sets[k], err) != CDLAB_OK)
+            return 0;
+    return 1;
+}
+
+static int cmd_run(int argc, char **argv, int check_only)
+{
+    const char *cfg_path = NULL, *out = NULL;
+    char **sets = calloc((size_t)argc, sizeof *sets);
+    int nset = 0, quiet = 0;
+    for (int k = 0; k < argc; k++) {
+        if (strcmp(argv[k], "-o") == 0 && k + 1 < argc && !check_only) {
+            out = argv[++k];
+        } else if (strcmp(argv[k], "--set") == 0 && k + 1 < argc) {
+            sets[nset++] = argv[++k];
+        } else if (strncmp(argv[k], "--set=", 6) == 0) {
+            sets[nset++] = argv[k] + 6;
+        } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
+            quiet = 1;
+        } else if (argv[k][0] == '-' || cfg_path) {
+            fprintf(stderr, "cdlab: unexpected argument '%s'\n", argv[k]);
+            usage(stderr);
+            free(sets);
+            return 2;
+        } else {
+            cfg_path = argv[k];
+        }
+    }
+    if (!cfg_path) {
+        fprintf(stderr, "cdlab: missing CONFIG.ini\n");
+        usage(stderr);
+        free(sets);
+        return 2;
+    }
+    config c;
+    diag err = {{0}};
+    if (!load_config(&c, cfg_path, nset, sets, &err)) {
+        fprintf(stderr, "cdlab: %s\n", err.msg);
+        config_free(&c);
+        free(sets);
+        return 2;
+    }
+    free(sets);
+    if (check_only) {
+        status s = cd_run_validate(&c, &err);
+        config_free(&c);
+        if (s != CDLAB_OK) {
+            fprintf(stderr, "cdlab: %s\n", err.msg);
+            return 2;
+        }
+        printf("%s: ok\n", cfg_path);
+        return 0;
+    }
+    progress_state ps = {.quiet = quiet, .tty = isatty(STDERR_FILENO), .last_decile = -1};
+    run_hooks hooks = {.progress = show_progress, .message = show_message, .user = &ps};
+    run_summary sum;
+    status s = cd_run(&c, out, &hooks, &sum, &err);
+    config_free(&c);
+    if (s != CDLAB_OK) {
+        if (ps.tty && ps.shown)
+            fputc('\n', stderr);
+        fprintf(stderr, "cdlab: %s\n", err.msg);
+        if (sum.started)
+            fprintf(stderr, "cdlab: the output keeps the %ld steps done before the failure\n",
+                    sum.steps_done);
+        return sum.started ? 1 : 2;
+    }
+    if (!quiet)
+        fprintf(stderr, "done: %ld steps in %.2f s, %.1f sweeps per step on average, %ld steps "
+                        "not converged\n",
+                sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc - 2, argv + 2, 0);
+    if (strcmp(argv[1], "check") == 0)
+        return cmd_run(argc - 2, argv + 2, 1);
+    if (strcmp(argv[1], "info") == 0) {
+        if (argc != 3) {
+            usage(stderr);
+            return 2;
+        }
+        diag err;
+        if (h5in_describe(argv[2], stdout, &err) != CDLAB_OK) {
+            fprintf(stderr, "cdlab: %s\n", err.msg);
+            return 2;
+        }
+        return 0;
+    }
+    fprintf(stderr, "cdlab: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
