@@ -19,11 +19,10 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow
 OPT     ?= -O2 -g
 OMPFLAG := $(if $(filter 1,$(OPENMP)),-fopenmp,)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
-DEFS    := -D_POSIX_C_SOURCE=200809L -DCDLAB_GIT_COMMIT='"$(GIT_COMMIT)"' \
-           -DCDLAB_CFLAGS='"$(CSTD) $(OPT) $(OMPFLAG)"'
+DEFS    := -D_POSIX_C_SOURCE=200809L
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $(DEFS) -Icommon -Icd $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
+CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $(DEFS) -I$(BUILD) -Icommon -Icd $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(OMPFLAG) $(PKG_LIBS) -lm $(EXTRA_LDFLAGS)
 
 LIB_SRC  := $(wildcard common/*.c) $(wildcard cd/*.c)
@@ -33,8 +32,18 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test test-slow test-all demo debug clean format experiments-chain1d
+.PHONY: FORCE all deps test test-slow test-all demo debug clean format experiments-chain1d
 all: $(BUILD)/cdlab
+
+# Provenance stamp: rewritten only when the commit or the flags change, so that objects that
+# include it are rebuilt exactly then.
+$(BUILD)/build_stamp.h: FORCE
+	@mkdir -p $(BUILD)
+	@printf '#define CDLAB_GIT_COMMIT "%s"\n#define CDLAB_CFLAGS "%s"\n' \
+	    '$(GIT_COMMIT)' '$(CSTD) $(OPT) $(OMPFLAG)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/common/build_info.o: $(BUILD)/build_stamp.h
+FORCE:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

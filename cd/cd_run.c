@@ -1,5 +1,6 @@
 #include "cd_run.h"
 
+#include "build_info.h"
 #include "cd_config.h"
 #include "h5io.h"
 #include "parallel.h"
@@ -10,13 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#ifndef CDLAB_GIT_COMMIT
-#define CDLAB_GIT_COMMIT "unknown"
-#endif
-#ifndef CDLAB_CFLAGS
-#define CDLAB_CFLAGS "unknown"
-#endif
-#define CDLAB_VERSION "0.1.0"
 
 static const char *const known_sections[] = {"system", "solver", "particles", "contact", "load",
                                              "output", "plane.", "piston.", "cylinder.", NULL};
@@ -126,10 +120,10 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
             return s;
     time_t tt = time(NULL);
     strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
-    if ((s = h5out_attr_string(h, "/build", "version", CDLAB_VERSION, err)) ||
-        (s = h5out_attr_string(h, "/build", "git_commit", CDLAB_GIT_COMMIT, err)) ||
-        (s = h5out_attr_string(h, "/build", "compiler", __VERSION__, err)) ||
-        (s = h5out_attr_string(h, "/build", "cflags", CDLAB_CFLAGS, err)) ||
+    if ((s = h5out_attr_string(h, "/build", "version", cdlab_version, err)) ||
+        (s = h5out_attr_string(h, "/build", "git_commit", cdlab_git_commit, err)) ||
+        (s = h5out_attr_string(h, "/build", "compiler", cdlab_compiler, err)) ||
+        (s = h5out_attr_string(h, "/build", "cflags", cdlab_cflags, err)) ||
         (s = h5out_attr_int(h, "/build", "threads", cdlab_threads(), err)) ||
         (s = h5out_attr_string(h, "/build", "run_started", buf, err)))
         return s;
@@ -358,7 +352,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     cd_elasticity e = cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean,
                                        S.info.m_mean);
     say(hk, "cdlab %s (%s): %d particles, dimension %d, %d walls, %ld steps of dt = %g",
-        CDLAB_VERSION, CDLAB_GIT_COMMIT, W->P.n, W->P.dimension, W->n_walls, S.info.steps, W->dt);
+        cdlab_version, cdlab_git_commit, W->P.n, W->P.dimension, W->n_walls, S.info.steps, W->dt);
     say(hk, "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
         cd_sweep_names[S.prm.sweep], cd_criterion_names[S.prm.crit], S.prm.iterations,
         S.prm.epsilon, S.prm.delta, S.prm.warm_start ? "on" : "off");

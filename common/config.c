@@ -254,6 +254,16 @@ void config_record(config *c, const char *sec, const char *key, const char *fmt,
     va_end(ap);
 }
 
+/* Shortest of %.15g, %.16g, %.17g that reads back to the same double. */
+static void fmt_double(char *buf, size_t n, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 static status verror(const config *c, const config_entry *e, const char *sec, const char *key,
                      diag *err, const char *fmt, va_list ap)
 {
@@ -398,7 +408,9 @@ status config_double(config *c, const char *sec, const char *key, int required, 
     if (!(v <= max))
         return eerr(c, e, sec, key, err, "must be <= %g (got %g)", max, v);
     *out = v;
-    config_record(c, sec, key, "%.17g", v);
+    char b[32];
+    fmt_double(b, sizeof b, v);
+    config_record(c, sec, key, "%s", b);
     return CDLAB_OK;
 }
 
@@ -496,7 +508,11 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
         v = v3(d[0], d[1], d[2]);
     }
     *out = v;
-    config_record(c, sec, key, "%.17g %.17g %.17g", v.x, v.y, v.z);
+    char b[3][32];
+    fmt_double(b[0], sizeof b[0], v.x);
+    fmt_double(b[1], sizeof b[1], v.y);
+    fmt_double(b[2], sizeof b[2], v.z);
+    config_record(c, sec, key, "%s %s %s", b[0], b[1], b[2]);
     return CDLAB_OK;
 }
 

@@ -315,9 +315,17 @@ static herr_t print_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
     if (cls == H5T_STRING) {
         char *v = NULL;
         if (read_attr_string(loc, name, &v) == CDLAB_OK) {
-            if (strchr(v, '\n'))
-                fprintf(w->out, "  @%s:\n    | %s\n", name, v), (void)0;
-            else
+            if (strchr(v, '\n')) {
+                fprintf(w->out, "  @%s:\n", name);
+                for (char *line = v, *nl; *line; line = nl + 1) {
+                    nl = strchr(line, '\n');
+                    if (!nl) {
+                        fprintf(w->out, "    | %s\n", line);
+                        break;
+                    }
+                    fprintf(w->out, "    | %.*s\n", (int)(nl - line), line);
+                }
+            } else
                 fprintf(w->out, "  @%s = %s\n", name, v);
         }
         free(v);

@@ -84,7 +84,6 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
                     (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u, err)))
                     return s;
                 w->inv_mass = 1.0 / w->mass;
-                config_record(c, sec, "step_time", "%.17g", w->step_time);
             }
         }
     }
