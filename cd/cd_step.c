@@ -69,7 +69,8 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
 {
     particles *P = &W->P;
     int dim = P->dimension;
-    double dt = W->dt, t_new = W->t + dt;
+    /* t from the step count, not accumulated: no drift over long runs */
+    double dt = W->dt, t_new = (double)(W->step + 1) * dt;
     status s;
 
     /* 1. candidates, with the previous step's forces when warm-starting */

@@ -245,6 +245,182 @@ START_TEST(analytic_wave_test_forward_differs)
 }
 END_TEST
 
+/* A column of 5 disks between a fixed wall and a piston pushed with force F (dimension 1):
+ * at rest, the contacts carry F on the piston and on the wall (statics to 1e-9 relative). */
+START_TEST(analytic_piston_statics)
+{
+    const char *ini = "[system]\ndimension = 1\ndt = 0.01\nsteps = 1\n"
+                      "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
+                      "[piston.top]\npoint = 5.2 0 0\nnormal = -1 0 0\nmass = 3\nforce = 2\n";
+    world W;
+    scene_info info;
+    cd_params p;
+    build_from_string(ini, &W, &info, &p);
+    cd_solver S;
+    cd_solver_init(&S, 1);
+    cd_stats st;
+    run_steps(&W, &S, &p, 400, &st);
+    const wall *pist = &W.walls[1];
+    ck_assert_int_eq(pist->kind, WALL_PISTON);
+    ck_assert_double_eq_tol(pist->contact_force, -2.0, 2e-9);
+    ck_assert_double_eq_tol(pist->u, 0.0, 1e-9);
+    ck_assert_double_eq_tol(pist->s, 0.2, 1e-9); /* it closed the initial gap of 0.2 */
+    double wall_force = 0.0;
+    for (int k = 0; k < W.C.n; k++)
+        if (W.C.c[k].i == -1)
+            wall_force += W.C.c[k].R.x;
+    ck_assert_double_eq_tol(wall_force, 2.0, 2e-9);
+    cd_solver_free(&S);
+    world_free(&W);
+}
+END_TEST
+
+/* A piston force step: after step_time the piston force changes and the new static force is
+ * reached. */
+START_TEST(analytic_piston_force_step)
+{
+    const char *ini = "[system]\ndimension = 1\ndt = 0.01\nsteps = 1\n"
+                      "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+                      "[particles]\ncount = 3\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
+                      "[piston.top]\npoint = 3 0 0\nnormal = -1 0 0\nmass = 1\nforce = 1\n"
+                      "force_after = 4\nstep_time = 1.0\n";
+    world W;
+    scene_info info;
+    cd_params p;
+    build_from_string(ini, &W, &info, &p);
+    cd_solver S;
+    cd_solver_init(&S, 1);
+    cd_stats st;
+    run_steps(&W, &S, &p, 95, &st); /* t = 0.95 */
+    ck_assert_double_eq_tol(W.walls[1].contact_force, -1.0, 1e-9);
+    run_steps(&W, &S, &p, 105, &st);
+    ck_assert_double_eq_tol(W.walls[1].contact_force, -4.0, 1e-9);
+    cd_solver_free(&S);
+    world_free(&W);
+}
+END_TEST
+
+/* A sphere in a horizontal cylinder (inside surface) under gravity comes to rest at the bottom,
+ * touching: its centre at distance R - r below the axis; and a sphere resting on top of a
+ * cylinder's outside surface stays at R + r above it. */
+START_TEST(analytic_cylinder_rest)
+{
+    const char *ini = "[system]\ndimension = 3\ndt = 0.001\nsteps = 1\ngravity = 0 0 -10\n"
+                      "[solver]\ncriterion = local\nepsilon = 1e-10\ndelta = 1e-14\niterations = 500\n"
+                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 9\n"
+                      "origin = 0 0 -1\ndirection = 1 0 0\n"
+                      "[cylinder.drum]\npoint = 0 0 0\naxis = 1 0 0\nradius = 3\nsurface = inside\n"
+                      "[cylinder.post]\npoint = 10 0 0\naxis = 0 1 0\nradius = 0.5\nsurface = outside\n";
+    world W;
+    scene_info info;
+    cd_params p;
+    build_from_string(ini, &W, &info, &p);
+    W.P.x[1] = v3(10.0, 0.0, 1.0); /* on top of the post: touching (0.5 + 0.5) */
+    cd_solver S;
+    cd_solver_init(&S, 1);
+    cd_stats st;
+    run_steps(&W, &S, &p, 2000, &st);
+    /* fell 1.5 to the bottom of the drum at z = -(3 - 0.5) */
+    ck_assert_double_eq_tol(W.P.x[0].z, -2.5, 1e-9);
+    ck_assert_double_eq_tol(W.P.v[0].z, 0.0, 1e-9);
+    ck_assert_double_eq_tol(W.P.x[1].z, 1.0, 1e-9);
+    ck_assert_double_eq_tol(W.P.x[1].x, 10.0, 1e-12);
+    cd_solver_free(&S);
+    world_free(&W);
+}
+END_TEST
+
+/* Random sweep: each sweep is a permutation of all contacts (each exactly once), and a fresh
+ * one every sweep. */
+START_TEST(unit_random_sweep_is_fresh_permutation)
+{
+    const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 1\n"
+                      "[particles]\ncount = 30\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+                      "[plane.w]\npoint = 0 0 0\nnormal = 1 0 0\n";
+    world W;
+    scene_info info;
+    cd_params p;
+    build_from_string(ini, &W, &info, &p);
+    cd_solver S;
+    cd_solver_init(&S, 5);
+    diag err;
+    ck_assert_int_eq(contacts_detect(&W.C, &W.P, W.walls, W.n_walls, &W.detect, &err), CDLAB_OK);
+    int n = W.C.n;
+    ck_assert_int_eq(n, 30);
+    int prev[30], same_all = 1;
+    for (int sweep = 0; sweep < 5; sweep++) {
+        sweep_result r;
+        ck_assert_int_eq(sweep_run(&W, &S, &p, &r, &err), CDLAB_OK);
+        int seen[30] = {0};
+        for (int k = 0; k < n; k++) {
+            ck_assert(S.perm[k] >= 0 && S.perm[k] < n);
+            seen[S.perm[k]]++;
+        }
+        for (int k = 0; k < n; k++)
+            ck_assert_int_eq(seen[k], 1);
+        if (sweep > 0) {
+            int same = 1;
+            for (int k = 0; k < n; k++)
+                same &= prev[k] == S.perm[k];
+            same_all &= same;
+        }
+        for (int k = 0; k < n; k++)
+            prev[k] = S.perm[k];
+    }
+    ck_assert_msg(!same_all, "the random order did not change between sweeps");
+    cd_solver_free(&S);
+    world_free(&W);
+}
+END_TEST
+
+/* Criteria: local with a tiny cap reports non-convergence (data, not an error); the global
+ * criterion stops earlier than a tight local one on the same step. */
+START_TEST(unit_criteria_cap_and_global)
+{
+    const char *base = "[system]\ndimension = 1\ndt = 1\nsteps = 1\n"
+                       "[particles]\ncount = 40\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+                       "[plane.w]\npoint = 0 0 0\nnormal = 1 0 0\n"
+                       "[load]\nparticles = -1\nforce = -1 0 0\n";
+    world W;
+    scene_info info;
+    cd_params p;
+    cd_stats st;
+    diag err;
+    build_from_string(base, &W, &info, &p);
+    cd_solver S;
+    cd_solver_init(&S, 5);
+    p.crit = CRIT_LOCAL;
+    p.epsilon = 1e-10;
+    p.delta = 0.0;
+    p.iterations = 3;
+    ck_assert_int_eq(cd_step(&W, &S, &p, &st, &err), CDLAB_OK);
+    ck_assert_int_eq(st.sweeps, 3);
+    ck_assert_int_eq(st.converged, 0);
+    ck_assert_double_gt(st.residual, 1e-10);
+    world_free(&W);
+    /* fresh chain: count sweeps to converge a force step from rest with both criteria */
+    int sweeps[2];
+    for (int k = 0; k < 2; k++) {
+        build_from_string(base, &W, &info, &p);
+        p.crit = k == 0 ? CRIT_LOCAL : CRIT_GLOBAL;
+        p.epsilon = 1e-3;
+        p.delta = 1e-12;
+        p.iterations = 100000;
+        ck_assert_int_eq(cd_step(&W, &S, &p, &st, &err), CDLAB_OK);
+        ck_assert_int_eq(st.converged, 1);
+        sweeps[k] = st.sweeps;
+        world_free(&W);
+    }
+    /* N_I > (L/d)^2 = 1600 for local convergence of a 40-chain (eq. 48) */
+    ck_assert_msg(sweeps[0] > 400, "local needed only %d sweeps", sweeps[0]);
+    ck_assert_msg(sweeps[1] < sweeps[0], "global %d sweeps, local %d", sweeps[1], sweeps[0]);
+    cd_solver_free(&S);
+}
+END_TEST
+
 /* Slow: the N_I = 40 wave test is not a lucky seed (ten seeds, random and jacobi), and
  * omega ~ sqrt(N_I) holds at N_I = 80. */
 START_TEST(slow_wave_test_seeds_and_N_I)
@@ -351,6 +527,11 @@ Suite *cd_suite(void)
     tcase_add_test(tc, analytic_wave_test_random_sweep);
     tcase_add_test(tc, analytic_wave_test_jacobi_sweep);
     tcase_add_test(tc, analytic_wave_test_forward_differs);
+    tcase_add_test(tc, analytic_piston_statics);
+    tcase_add_test(tc, analytic_piston_force_step);
+    tcase_add_test(tc, analytic_cylinder_rest);
+    tcase_add_test(tc, unit_random_sweep_is_fresh_permutation);
+    tcase_add_test(tc, unit_criteria_cap_and_global);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("determinism");
     tcase_set_timeout(td, 120);

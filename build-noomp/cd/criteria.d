@@ -1,0 +1,12 @@
+build-noomp/cd/criteria.o: cd/criteria.c cd/cd.h common/pcg32.h \
+ common/world.h common/contacts.h common/cells.h common/particles.h \
+ common/status.h common/vec3.h common/walls.h
+cd/cd.h:
+common/pcg32.h:
+common/world.h:
+common/contacts.h:
+common/cells.h:
+common/particles.h:
+common/status.h:
+common/vec3.h:
+common/walls.h:

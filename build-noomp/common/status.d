@@ -1,0 +1,2 @@
+build-noomp/common/status.o: common/status.c common/status.h
+common/status.h:

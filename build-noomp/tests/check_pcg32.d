@@ -1,0 +1,18 @@
+build-noomp/tests/check_pcg32.o: tests/check_pcg32.c tests/suites.h \
+ cd/cd.h common/pcg32.h common/world.h common/contacts.h common/cells.h \
+ common/particles.h common/status.h common/vec3.h common/walls.h \
+ common/config.h common/scene.h common/config.h common/world.h
+tests/suites.h:
+cd/cd.h:
+common/pcg32.h:
+common/world.h:
+common/contacts.h:
+common/cells.h:
+common/particles.h:
+common/status.h:
+common/vec3.h:
+common/walls.h:
+common/config.h:
+common/scene.h:
+common/config.h:
+common/world.h:

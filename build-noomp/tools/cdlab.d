@@ -1,0 +1,20 @@
+build-noomp/tools/cdlab.o: tools/cdlab.c cd/cd_run.h cd/cd.h \
+ common/pcg32.h common/world.h common/contacts.h common/cells.h \
+ common/particles.h common/status.h common/vec3.h common/walls.h \
+ common/config.h common/scene.h common/config.h common/world.h \
+ common/h5io.h
+cd/cd_run.h:
+cd/cd.h:
+common/pcg32.h:
+common/world.h:
+common/contacts.h:
+common/cells.h:
+common/particles.h:
+common/status.h:
+common/vec3.h:
+common/walls.h:
+common/config.h:
+common/scene.h:
+common/config.h:
+common/world.h:
+common/h5io.h:
