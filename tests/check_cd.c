@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void run_steps(world *W, cd_solver *S, const cd_params *p, long n, cd_stats *st)
-{
-    diag err;
-    for (long k = 0; k < n; k++) {
-        status s = cd_step(W, S, p, st, &err);
-        ck_assert_msg(s == CDLAB_OK, "step %ld: %s", W->step, err.msg);
-    }
-}
-
 /* A sphere dropped on a plane: after impact the normal velocity is zero within two steps, it
  * never bounces, and with the local criterion at eps = 1e-8 the overlap stays below 1e-10 d. */
 START_TEST(analytic_drop_on_plane)
@@ -26,39 +17,33 @@ START_TEST(analytic_drop_on_plane)
                       "[solver]\ncriterion = local\nepsilon = 1e-8\ndelta = 1e-14\niterations = 1000\n"
                       "[particles]\ncount = 1\nradius = 0.5\nmass = 1\norigin = 0 0 0.8123\n"
                       "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, 1);
-    cd_stats st;
+    sim sm;
+    sim_open(&sm, ini, 1);
     const double d = 1.0;
     long impact = -1;
     double v_impact = 0.0, max_overlap = 0.0;
     for (long k = 0; k < 2000; k++) {
-        double vz_before = W.P.v[0].z;
-        run_steps(&W, &S, &p, 1, &st);
-        double gap = W.P.x[0].z - 0.5;
+        double vz_before = sm.W.P.v[0].z;
+        sim_steps(&sm, 1);
+        double gap = sm.W.P.x[0].z - 0.5;
         max_overlap = fmax(max_overlap, -gap);
-        if (impact < 0 && W.C.n > 0 && v3_norm(W.C.c[0].R) > 0.0) {
-            impact = W.step;
+        if (impact < 0 && sm.W.C.n > 0 && v3_norm(sm.W.C.c[0].R) > 0.0) {
+            impact = sm.W.step;
             v_impact = fabs(vz_before);
         }
-        if (impact >= 0 && W.step >= impact + 2) {
+        if (impact >= 0 && sm.W.step >= impact + 2) {
             /* at rest on the plane to round-off: |v_z| below 1e-9 of the impact speed, and
              * never moving up (no bounce) */
-            ck_assert_msg(fabs(W.P.v[0].z) <= 1e-9 * v_impact,
-                          "step %ld: v_z = %g after impact at step %ld", W.step, W.P.v[0].z, impact);
+            ck_assert_msg(fabs(sm.W.P.v[0].z) <= 1e-9 * v_impact,
+                          "step %ld: v_z = %g after impact at step %ld", sm.W.step, sm.W.P.v[0].z, impact);
         }
         if (impact >= 0)
-            ck_assert_msg(W.P.v[0].z <= 1e-9 * v_impact, "bounce at step %ld", W.step);
+            ck_assert_msg(sm.W.P.v[0].z <= 1e-9 * v_impact, "bounce at step %ld", sm.W.step);
     }
     ck_assert_msg(impact > 0, "the sphere never reached the plane");
     ck_assert_double_gt(v_impact, 1.0); /* it fell ~0.31 under g: ~2.5 m/s */
     ck_assert_msg(max_overlap < 1e-10 * d, "max overlap %g", max_overlap);
-    cd_solver_free(&S);
-    world_free(&W);
+    sim_close(&sm);
 }
 END_TEST
 
@@ -86,30 +71,24 @@ static void incline_case(int dim, double mu, double expect_a, int expect_roll)
                  "[contact]\nfriction = %g\n"
                  "[plane.slope]\npoint = 0 0 0\nnormal = 0 1 0\n",
                  dt, g * sin(theta), -g * cos(theta), mu);
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, 1);
-    cd_stats st;
+    sim sm;
+    sim_open(&sm, ini, 1);
     const long n = 1000;
-    run_steps(&W, &S, &p, n, &st);
-    double v = W.P.v[0].x, a = v / (n * dt);
+    sim_steps(&sm, n);
+    double v = sm.W.P.v[0].x, a = v / (n * dt);
     ck_assert_msg(fabs(a / expect_a - 1.0) < 1e-9, "dim %d mu %g: a = %.15g, expected %.15g", dim,
                   mu, a, expect_a);
     /* contact point velocity: v - w x r n; rolling means it is zero */
-    double r = 0.5, w = dim == 3 ? W.P.w[0].y : -W.P.w[0].z;
+    double r = 0.5, w = dim == 3 ? sm.W.P.w[0].y : -sm.W.P.w[0].z;
     double slip = v - w * r;
     if (expect_roll)
         ck_assert_msg(fabs(slip) < 1e-9 * v, "dim %d: slip velocity %g while rolling", dim, slip);
     else
         ck_assert_msg(slip > 0.01 * v, "dim %d: no slip (%g) below the critical friction", dim, slip);
     /* the particle stays on the plane (normal velocity zero to round-off) */
-    double vn = dim == 3 ? W.P.v[0].z : W.P.v[0].y;
+    double vn = dim == 3 ? sm.W.P.v[0].z : sm.W.P.v[0].y;
     ck_assert_msg(fabs(vn) < 1e-9 * v, "normal velocity %g", vn);
-    cd_solver_free(&S);
-    world_free(&W);
+    sim_close(&sm);
 }
 
 START_TEST(analytic_incline_roll_and_slide)
@@ -131,27 +110,22 @@ START_TEST(analytic_head_on_collision)
                       "[solver]\ncriterion = local\nepsilon = 1e-12\niterations = 100\n"
                       "[particles]\ncount = 2\nradius = 0.5\nmass = 1.5\nspacing = 0.1\n"
                       "origin = 0 0 0\ndirection = 1 0 0\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    W.P.v[0] = v3(1.0, 0, 0);
-    W.P.v[1] = v3(-0.5, 0, 0);
-    double p0 = W.P.m[0] * W.P.v[0].x + W.P.m[1] * W.P.v[1].x;
-    cd_solver S;
-    cd_solver_init(&S, 1);
-    cd_stats st;
-    run_steps(&W, &S, &p, 20, &st); /* they meet after 0.1/1.5 = 0.067 s = 7 steps */
-    double p1 = W.P.m[0] * W.P.v[0].x + W.P.m[1] * W.P.v[1].x;
+    sim sm;
+    sim_open(&sm, ini, 1);
+    world *W = &sm.W;
+    W->P.v[0] = v3(1.0, 0, 0);
+    W->P.v[1] = v3(-0.5, 0, 0);
+    double p0 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
+    sim_steps(&sm, 20); /* they meet after 0.1/1.5 = 0.067 s = 7 steps */
+    double p1 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
     ck_assert_double_eq_tol(p1, p0, 1e-14 * fabs(p0) + 1e-15);
-    ck_assert_double_eq_tol(W.P.v[1].x - W.P.v[0].x, 0.0, 1e-14);
-    ck_assert_double_eq_tol(W.P.v[0].x, 0.25, 1e-14);
-    ck_assert(W.P.v[0].y == 0.0 && W.P.v[0].z == 0.0);
+    ck_assert_double_eq_tol(W->P.v[1].x - W->P.v[0].x, 0.0, 1e-14);
+    ck_assert_double_eq_tol(W->P.v[0].x, 0.25, 1e-14);
+    ck_assert(W->P.v[0].y == 0.0 && W->P.v[0].z == 0.0);
     /* no overlap: they touch exactly (within round-off of the positions) */
-    double gap = W.P.x[1].x - W.P.x[0].x - 1.0;
+    double gap = W->P.x[1].x - W->P.x[0].x - 1.0;
     ck_assert_double_eq_tol(gap, 0.0, 1e-12);
-    cd_solver_free(&S);
-    world_free(&W);
+    sim_close(&sm);
 }
 END_TEST
 
@@ -172,21 +146,16 @@ static wave_result wave_test_full(const char *sweep, double q, long steps, int N
              "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n"
              "[load]\nparticles = -1\nforce = -0.05 0 0\n",
              steps, seed, sweep, N_I);
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, seed);
-    cd_stats st;
+    sim sm;
+    sim_open(&sm, ini, seed);
     double *t = malloc((size_t)steps * sizeof *t), *x = malloc((size_t)steps * sizeof *x);
     long last_open = -1;
-    int n = W.P.n;
+    int n = sm.W.P.n;
     for (long k = 0; k < steps; k++) {
-        run_steps(&W, &S, &p, 1, &st);
-        t[k] = W.t;
-        x[k] = W.P.x[n - 1].x;
-        if (st.n_active < n) /* n contacts: n-1 pairs and the wall */
+        sim_steps(&sm, 1);
+        t[k] = sm.W.t;
+        x[k] = sm.W.P.x[n - 1].x;
+        if (sm.st.n_active < n) /* n contacts: n-1 pairs and the wall */
             last_open = k;
     }
     const double d = 1.0, L = n * d, dt = 1.0;
@@ -207,8 +176,7 @@ static wave_result wave_test_full(const char *sweep, double q, long steps, int N
     r.tau = fit.tau;
     free(t);
     free(x);
-    cd_solver_free(&S);
-    world_free(&W);
+    sim_close(&sm);
     return r;
 }
 
@@ -254,26 +222,20 @@ START_TEST(analytic_piston_statics)
                       "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
                       "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
                       "[piston.top]\npoint = 5.2 0 0\nnormal = -1 0 0\nmass = 3\nforce = 2\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, 1);
-    cd_stats st;
-    run_steps(&W, &S, &p, 400, &st);
-    const wall *pist = &W.walls[1];
+    sim sm;
+    sim_open(&sm, ini, 1);
+    sim_steps(&sm, 400);
+    const wall *pist = &sm.W.walls[1];
     ck_assert_int_eq(pist->kind, WALL_PISTON);
     ck_assert_double_eq_tol(pist->contact_force, -2.0, 2e-9);
     ck_assert_double_eq_tol(pist->u, 0.0, 1e-9);
     ck_assert_double_eq_tol(pist->s, 0.2, 1e-9); /* it closed the initial gap of 0.2 */
     double wall_force = 0.0;
-    for (int k = 0; k < W.C.n; k++)
-        if (W.C.c[k].i == -1)
-            wall_force += W.C.c[k].R.x;
+    for (int k = 0; k < sm.W.C.n; k++)
+        if (sm.W.C.c[k].i == -1)
+            wall_force += sm.W.C.c[k].R.x;
     ck_assert_double_eq_tol(wall_force, 2.0, 2e-9);
-    cd_solver_free(&S);
-    world_free(&W);
+    sim_close(&sm);
 }
 END_TEST
 
@@ -287,19 +249,13 @@ START_TEST(analytic_piston_force_step)
                       "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
                       "[piston.top]\npoint = 3 0 0\nnormal = -1 0 0\nmass = 1\nforce = 1\n"
                       "force_after = 4\nstep_time = 1.0\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, 1);
-    cd_stats st;
-    run_steps(&W, &S, &p, 95, &st); /* t = 0.95 */
-    ck_assert_double_eq_tol(W.walls[1].contact_force, -1.0, 1e-9);
-    run_steps(&W, &S, &p, 105, &st);
-    ck_assert_double_eq_tol(W.walls[1].contact_force, -4.0, 1e-9);
-    cd_solver_free(&S);
-    world_free(&W);
+    sim sm;
+    sim_open(&sm, ini, 1);
+    sim_steps(&sm, 95); /* t = 0.95 */
+    ck_assert_double_eq_tol(sm.W.walls[1].contact_force, -1.0, 1e-9);
+    sim_steps(&sm, 105);
+    ck_assert_double_eq_tol(sm.W.walls[1].contact_force, -4.0, 1e-9);
+    sim_close(&sm);
 }
 END_TEST
 
@@ -314,22 +270,16 @@ START_TEST(analytic_cylinder_rest)
                       "origin = 0 0 -1\ndirection = 1 0 0\n"
                       "[cylinder.drum]\npoint = 0 0 0\naxis = 1 0 0\nradius = 3\nsurface = inside\n"
                       "[cylinder.post]\npoint = 10 0 0\naxis = 0 1 0\nradius = 0.5\nsurface = outside\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    W.P.x[1] = v3(10.0, 0.0, 1.0); /* on top of the post: touching (0.5 + 0.5) */
-    cd_solver S;
-    cd_solver_init(&S, 1);
-    cd_stats st;
-    run_steps(&W, &S, &p, 2000, &st);
+    sim sm;
+    sim_open(&sm, ini, 1);
+    sm.W.P.x[1] = v3(10.0, 0.0, 1.0); /* on top of the post: touching (0.5 + 0.5) */
+    sim_steps(&sm, 2000);
     /* fell 1.5 to the bottom of the drum at z = -(3 - 0.5) */
-    ck_assert_double_eq_tol(W.P.x[0].z, -2.5, 1e-9);
-    ck_assert_double_eq_tol(W.P.v[0].z, 0.0, 1e-9);
-    ck_assert_double_eq_tol(W.P.x[1].z, 1.0, 1e-9);
-    ck_assert_double_eq_tol(W.P.x[1].x, 10.0, 1e-12);
-    cd_solver_free(&S);
-    world_free(&W);
+    ck_assert_double_eq_tol(sm.W.P.x[0].z, -2.5, 1e-9);
+    ck_assert_double_eq_tol(sm.W.P.v[0].z, 0.0, 1e-9);
+    ck_assert_double_eq_tol(sm.W.P.x[1].z, 1.0, 1e-9);
+    ck_assert_double_eq_tol(sm.W.P.x[1].x, 10.0, 1e-12);
+    sim_close(&sm);
 }
 END_TEST
 
@@ -340,39 +290,35 @@ START_TEST(unit_random_sweep_is_fresh_permutation)
     const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 1\n"
                       "[particles]\ncount = 30\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
                       "[plane.w]\npoint = 0 0 0\nnormal = 1 0 0\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, 5);
+    sim sm;
+    sim_open(&sm, ini, 5);
+    world *W = &sm.W;
     diag err;
-    ck_assert_int_eq(contacts_detect(&W.C, &W.P, W.walls, W.n_walls, &W.detect, &err), CDLAB_OK);
-    int n = W.C.n;
+    ck_assert_int_eq(contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, &err), CDLAB_OK);
+    int n = W->C.n;
     ck_assert_int_eq(n, 30);
     int prev[30], same_all = 1;
     for (int sweep = 0; sweep < 5; sweep++) {
         sweep_result r;
-        ck_assert_int_eq(sweep_run(&W, &S, &p, &r, &err), CDLAB_OK);
+        ck_assert_int_eq(sweep_run(W, &sm.S, &sm.p, &r, &err), CDLAB_OK);
         int seen[30] = {0};
         for (int k = 0; k < n; k++) {
-            ck_assert(S.perm[k] >= 0 && S.perm[k] < n);
-            seen[S.perm[k]]++;
+            ck_assert(sm.S.perm[k] >= 0 && sm.S.perm[k] < n);
+            seen[sm.S.perm[k]]++;
         }
         for (int k = 0; k < n; k++)
             ck_assert_int_eq(seen[k], 1);
         if (sweep > 0) {
             int same = 1;
             for (int k = 0; k < n; k++)
-                same &= prev[k] == S.perm[k];
+                same &= prev[k] == sm.S.perm[k];
             same_all &= same;
         }
         for (int k = 0; k < n; k++)
-            prev[k] = S.perm[k];
+            prev[k] = sm.S.perm[k];
     }
     ck_assert_msg(!same_all, "the random order did not change between sweeps");
-    cd_solver_free(&S);
-    world_free(&W);
+    sim_close(&sm);
 }
 END_TEST
 
@@ -453,19 +399,13 @@ static double final_x_sum(uint64_t seed)
              "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
              "[plane.right]\npoint = 20 0 0\nnormal = -1 0 0\n",
              (unsigned long long)seed);
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, seed);
-    cd_stats st;
-    run_steps(&W, &S, &p, 300, &st);
+    sim sm;
+    sim_open(&sm, ini, seed);
+    sim_steps(&sm, 300);
     double s = 0.0;
-    for (int i = 0; i < W.P.n; i++)
-        s += W.P.x[i].x * (i + 1) + W.P.x[i].y;
-    cd_solver_free(&S);
-    world_free(&W);
+    for (int i = 0; i < sm.W.P.n; i++)
+        s += sm.W.P.x[i].x * (i + 1) + sm.W.P.x[i].y;
+    sim_close(&sm);
     return s;
 }
 
@@ -489,30 +429,24 @@ START_TEST(invariant_pile_in_box)
                       "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
                       "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
                       "[plane.right]\npoint = 15 0 0\nnormal = -1 0 0\n";
-    world W;
-    scene_info info;
-    cd_params p;
-    build_from_string(ini, &W, &info, &p);
-    cd_solver S;
-    cd_solver_init(&S, 3);
-    cd_stats st;
+    sim sm;
+    sim_open(&sm, ini, 3);
     double max_ov = 0.0;
     for (int k = 0; k < 800; k++) {
-        run_steps(&W, &S, &p, 1, &st);
-        max_ov = fmax(max_ov, st.max_overlap);
+        sim_steps(&sm, 1);
+        max_ov = fmax(max_ov, sm.st.max_overlap);
     }
-    for (int i = 0; i < W.P.n; i++) {
-        double r = W.P.r[i];
-        ck_assert_msg(W.P.x[i].y > r - 1e-3 && W.P.x[i].x > r - 1e-3 && W.P.x[i].x < 15 - r + 1e-3,
+    for (int i = 0; i < sm.W.P.n; i++) {
+        double r = sm.W.P.r[i];
+        ck_assert_msg(sm.W.P.x[i].y > r - 1e-3 && sm.W.P.x[i].x > r - 1e-3 && sm.W.P.x[i].x < 15 - r + 1e-3,
                       "particle %d left the box", i);
     }
     /* 1% of the smallest radius: generous for eps = 1e-4; a missing contact gives ~r */
     ck_assert_msg(max_ov < 0.005, "max overlap %g", max_ov);
     /* after 8 time units the pile is at rest: kinetic energy per particle < 1e-6 of m g r */
-    ck_assert_msg(world_kinetic_energy(&W) / W.P.n < 1e-6 * 10, "kinetic energy %g",
-                  world_kinetic_energy(&W));
-    cd_solver_free(&S);
-    world_free(&W);
+    ck_assert_msg(world_kinetic_energy(&sm.W) / sm.W.P.n < 1e-6 * 10, "kinetic energy %g",
+                  world_kinetic_energy(&sm.W));
+    sim_close(&sm);
 }
 END_TEST
 

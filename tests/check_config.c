@@ -64,43 +64,41 @@ END_TEST
 
 START_TEST(errors_messages_name_key_and_line)
 {
-    char *t;
-    t = replace(GOOD, "dt = 1\n", "dt = -1\n");
-    expect_error(t, NULL, "test.ini:3: system.dt: must be > 0 (got -1)");
-    free(t);
-    t = replace(GOOD, "friction = 0.2\n", "friction = -0.1\n");
-    expect_error(t, NULL, "test.ini:10: contact.friction: must be >= 0 (got -0.1)");
-    free(t);
-    t = replace(GOOD, "mass = 1\n", "mass = 1\ncolour = red\n");
-    expect_error(t, NULL, "test.ini:9: particles.colour: unknown key 'colour'");
-    free(t);
-    t = replace(GOOD, "[contact]\n", "[contacts]\n");
-    expect_error(t, NULL, "test.ini:10: unknown section [contacts]");
-    free(t);
-    t = replace(GOOD, "steps = 5\n", "");
-    expect_error(t, NULL, "missing required key system.steps");
-    free(t);
-    t = replace(GOOD, "steps = 5\n", "steps = many\n");
-    expect_error(t, NULL, "test.ini:4: system.steps: expected an integer (got 'many')");
-    free(t);
-    t = replace(GOOD, "dimension = 1\n", "dimension = 4\n");
-    expect_error(t, NULL, "test.ini:2: system.dimension: must be in [1, 3] (got 4)");
-    free(t);
-    t = replace(GOOD, "dt = 1\n", "dt = 1\ndt = 2\n");
-    expect_error(t, NULL, "test.ini:4: system.dt: duplicate key (first given on line 3)");
-    free(t);
-    expect_error(GOOD, "solver.sweep=sideways", "--set solver.sweep: expected one of random, forward, backward, jacobi (got 'sideways')");
-    expect_error(GOOD, "solver.nonsense=1", "--set solver.nonsense: unknown key");
-    expect_error(GOOD, "system.dt=0", "--set system.dt: must be > 0 (got 0)");
-    t = replace(GOOD, "mass = 1\n", "mass = 1\ndensity = 2\n");
-    expect_error(t, NULL, "give either mass or density");
-    free(t);
-    t = replace(GOOD, "[contact]\n", "[output]\nprobes = 0 7\n[contact]\n");
-    expect_error(t, NULL, "output.probes: particle 7 does not exist");
-    free(t);
-    t = replace(GOOD, "[contact]\n", "[plane.w]\npoint = 0 0 0\nnormal = 0 1 0\n[contact]\n");
-    expect_error(t, NULL, "plane.w.normal: in dimension 1 a wall normal must be along x");
-    free(t);
+    /* each case: replace `from` by `to` in GOOD (or apply `set`), expect `needle` */
+    static const struct {
+        const char *from, *to, *set, *needle;
+    } cases[] = {
+        {"dt = 1\n", "dt = -1\n", NULL, "test.ini:3: system.dt: must be > 0 (got -1)"},
+        {"friction = 0.2\n", "friction = -0.1\n", NULL,
+         "test.ini:10: contact.friction: must be >= 0 (got -0.1)"},
+        {"mass = 1\n", "mass = 1\ncolour = red\n", NULL,
+         "test.ini:9: particles.colour: unknown key 'colour'"},
+        {"[contact]\n", "[contacts]\n", NULL, "test.ini:10: unknown section [contacts]"},
+        {"steps = 5\n", "", NULL, "missing required key system.steps"},
+        {"steps = 5\n", "steps = many\n", NULL,
+         "test.ini:4: system.steps: expected an integer (got 'many')"},
+        {"dimension = 1\n", "dimension = 4\n", NULL,
+         "test.ini:2: system.dimension: must be in [1, 3] (got 4)"},
+        {"dt = 1\n", "dt = 1\ndt = 2\n", NULL,
+         "test.ini:4: system.dt: duplicate key (first given on line 3)"},
+        {"mass = 1\n", "mass = 1\ndensity = 2\n", NULL, "give either mass or density"},
+        {"[contact]\n", "[output]\nprobes = 0 7\n[contact]\n", NULL,
+         "output.probes: particle 7 does not exist"},
+        {"[contact]\n", "[plane.w]\npoint = 0 0 0\nnormal = 0 1 0\n[contact]\n", NULL,
+         "plane.w.normal: in dimension 1 a wall normal must be along x"},
+        {"[contact]\n", "[load]\nparticles = 1\nforce = 1 0\n[contact]\n", NULL,
+         "load.force: expected three numbers"},
+        {NULL, NULL, "solver.sweep=sideways",
+         "--set solver.sweep: expected one of random, forward, backward, jacobi (got 'sideways')"},
+        {NULL, NULL, "solver.nonsense=1", "--set solver.nonsense: unknown key"},
+        {NULL, NULL, "system.dt=0", "--set system.dt: must be > 0 (got 0)"},
+        {NULL, NULL, "solver.warm_start=maybe", "--set solver.warm_start: expected true or false"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *t = cases[k].from ? replace(GOOD, cases[k].from, cases[k].to) : strdup(GOOD);
+        expect_error(t, cases[k].set, cases[k].needle);
+        free(t);
+    }
 }
 END_TEST
 

@@ -8,6 +8,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Runs the config text into a fresh temporary file; path must hold 32 bytes. */
+static status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum,
+                          diag *err)
+{
+    strcpy(path, "/tmp/cdlab_ioXXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    config c;
+    ck_assert_int_eq(config_load_string(&c, ini, name, err), CDLAB_OK);
+    status s = cd_run(&c, path, NULL, sum, err);
+    config_free(&c);
+    return s;
+}
+
 START_TEST(io_run_writes_documented_layout)
 {
     const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 30\nseed = 5\n"
@@ -15,16 +30,10 @@ START_TEST(io_run_writes_documented_layout)
                       "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n"
                       "[piston.top]\npoint = 7 0 0\nnormal = -1 0 0\nmass = 2\nforce = 0.1\n"
                       "[output]\nevery = 10\nprobes = 0 -1\n";
-    char path[] = "/tmp/cdlab_ioXXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    config c;
+    char path[32];
     diag err = {{0}};
-    ck_assert_int_eq(config_load_string(&c, ini, "io.ini", &err), CDLAB_OK);
     run_summary sum;
-    status s = cd_run(&c, path, NULL, &sum, &err);
-    config_free(&c);
+    status s = run_to_temp(ini, "io.ini", path, &sum, &err);
     ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
     ck_assert_int_eq(sum.steps_done, 30);
 
@@ -76,16 +85,10 @@ START_TEST(io_failure_keeps_file_readable)
                       "[particles]\ncount = 40\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
                       "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n"
                       "[load]\nparticles = -1\nforce = -5 0 0\n";
-    char path[] = "/tmp/cdlab_ioXXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    config c;
+    char path[32];
     diag err = {{0}};
-    ck_assert_int_eq(config_load_string(&c, ini, "fail.ini", &err), CDLAB_OK);
     run_summary sum;
-    status s = cd_run(&c, path, NULL, &sum, &err);
-    config_free(&c);
+    status s = run_to_temp(ini, "fail.ini", path, &sum, &err);
     ck_assert_int_eq(s, CDLAB_ERR_NUMERIC);
     ck_assert_ptr_nonnull(strstr(err.msg, "exceeds solver.abort_overlap"));
     ck_assert_int_eq(sum.started, 1);

@@ -19,6 +19,28 @@ void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p
     config_free(&c);
 }
 
+void sim_open(sim *s, const char *ini, uint64_t seed)
+{
+    build_from_string(ini, &s->W, &s->info, &s->p);
+    cd_solver_init(&s->S, seed);
+    s->st = (cd_stats){.converged = 1};
+}
+
+void sim_close(sim *s)
+{
+    cd_solver_free(&s->S);
+    world_free(&s->W);
+}
+
+void sim_steps(sim *s, long n)
+{
+    diag err;
+    for (long k = 0; k < n; k++) {
+        status st = cd_step(&s->W, &s->S, &s->p, &s->st, &err);
+        ck_assert_msg(st == CDLAB_OK, "step %ld: %s", s->W.step, err.msg);
+    }
+}
+
 const char *cdlab_bin(void)
 {
     const char *b = getenv("CDLAB_BIN");

@@ -16,6 +16,19 @@ Suite *io_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);
+/* A world with its solver, built from INI text, for tests that step it themselves. */
+typedef struct sim {
+    world W;
+    scene_info info;
+    cd_params p;
+    cd_solver S;
+    cd_stats st;
+} sim;
+void sim_open(sim *s, const char *ini, uint64_t seed);
+void sim_close(sim *s);
+/* n steps; fails the test on any error. */
+void sim_steps(sim *s, long n);
+
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);
 
