@@ -51,10 +51,9 @@ typedef struct cd_stats {
 
 typedef struct cd_solver {
     pcg32 rng;     /* random sweep stream */
-    int *perm;     /* sweep order */
-    vec3 *R_next;  /* Jacobi buffer */
-    double *R_abs; /* |R| before the sweep */
-    int cap;
+    int *perm;    /* sweep order */
+    vec3 *R_next; /* Jacobi buffer */
+    int perm_cap, R_next_cap;
 } cd_solver;
 
 void cd_solver_init(cd_solver *S, uint64_t seed);

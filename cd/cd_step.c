@@ -26,7 +26,6 @@ void cd_solver_free(cd_solver *S)
 {
     free(S->perm);
     free(S->R_next);
-    free(S->R_abs);
     memset(S, 0, sizeof *S);
 }
 

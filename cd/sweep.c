@@ -2,6 +2,8 @@
 #include "cd.h"
 #include "shock_law.h"
 
+#include "grow.h"
+
 #include <stdlib.h>
 
 vec3 cd_relative_velocity(const world *W, const contact *c)
@@ -54,23 +56,14 @@ vec3 cd_contact_update(const world *W, const contact *c)
 
 static status ensure(cd_solver *S, int n, diag *err)
 {
-    if (n <= S->cap)
-        return CDLAB_OK;
-    int nc = S->cap > 0 ? S->cap : 64;
-    while (nc < n)
-        nc *= 2;
-    int *perm = realloc(S->perm, (size_t)nc * sizeof *perm);
+    int *perm = grow_array(S->perm, &S->perm_cap, n, sizeof *perm);
     if (perm)
         S->perm = perm;
-    vec3 *rn = realloc(S->R_next, (size_t)nc * sizeof *rn);
-    if (rn)
-        S->R_next = rn;
-    double *ra = realloc(S->R_abs, (size_t)nc * sizeof *ra);
-    if (ra)
-        S->R_abs = ra;
-    if (!perm || !rn || !ra)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers to %d contacts", nc);
-    S->cap = nc;
+    vec3 *R_next = grow_array(S->R_next, &S->R_next_cap, n, sizeof *R_next);
+    if (R_next)
+        S->R_next = R_next;
+    if (!perm || !R_next)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers to %d contacts", n);
     return CDLAB_OK;
 }
 

@@ -1,26 +1,13 @@
 #include "cells.h"
 
+#include "grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 /* The grid is capped at this many cells per particle (plus a constant): a sparse system in a
  * large box then gets bigger cells rather than a huge empty grid. */
 #define CELLS_MAX_PER_PARTICLE 4
-
-static status grow_int(int **a, int *cap, int need, diag *err)
-{
-    if (need <= *cap)
-        return CDLAB_OK;
-    int nc = *cap > 0 ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    int *p = realloc(*a, (size_t)nc * sizeof *p);
-    if (!p)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow cell list to %d entries", nc);
-    *a = p;
-    *cap = nc;
-    return CDLAB_OK;
-}
 
 status cells_build(cells *G, const particles *P, double h_min, diag *err)
 {
@@ -52,16 +39,18 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
     G->h = h;
     G->lo = lo;
     int ncell = G->nx * G->ny * G->nz;
-    status s;
-    int cap_cells = G->ncell_cap, cap_n = G->n_cap, cap_n2 = G->n_cap;
-    if ((s = grow_int(&G->start, &cap_cells, ncell + 1, err)) != CDLAB_OK)
-        return s;
-    if ((s = grow_int(&G->order, &cap_n, n, err)) != CDLAB_OK)
-        return s;
-    if ((s = grow_int(&G->cell_of, &cap_n2, n, err)) != CDLAB_OK)
-        return s;
-    G->ncell_cap = cap_cells;
-    G->n_cap = cap_n < cap_n2 ? cap_n : cap_n2;
+    int *start = grow_array(G->start, &G->ncell_cap, ncell + 1, sizeof *start);
+    if (start)
+        G->start = start;
+    int *order = grow_array(G->order, &G->order_cap, n, sizeof *order);
+    if (order)
+        G->order = order;
+    int *cell_of = grow_array(G->cell_of, &G->cell_of_cap, n, sizeof *cell_of);
+    if (cell_of)
+        G->cell_of = cell_of;
+    if (!start || !order || !cell_of)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the cell list (%d cells, %d particles)",
+                        ncell, n);
     memset(G->start, 0, (size_t)(ncell + 1) * sizeof *G->start);
     for (int i = 0; i < n; i++) {
         int ix = (int)((P->x[i].x - lo.x) / h), iy = (int)((P->x[i].y - lo.y) / h),

@@ -1,22 +1,9 @@
 #include "contacts.h"
 
+#include "grow.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static status grow_contacts(contact **a, int *cap, int need, diag *err)
-{
-    if (need <= *cap)
-        return CDLAB_OK;
-    int nc = *cap > 0 ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    contact *p = realloc(*a, (size_t)nc * sizeof *p);
-    if (!p)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow contact list to %d contacts", nc);
-    *a = p;
-    *cap = nc;
-    return CDLAB_OK;
-}
 
 /* Key: body 0 encoded as n_walls + id (particle) or n_walls - 1 - w (wall), then body 1's id. */
 static uint64_t pair_key(int i, int j, const particles *P, int n_walls)
@@ -91,9 +78,10 @@ static int cmp_key(const void *a, const void *b)
 static status push(contact_list *L, int i, int j, const particles *P, const wall *walls,
                    int n_walls, double mu, double gap_max, diag *err)
 {
-    status s = grow_contacts(&L->c, &L->cap, L->n + 1, err);
-    if (s != CDLAB_OK)
-        return s;
+    contact *grown = grow_array(L->c, &L->cap, L->n + 1, sizeof *grown);
+    if (!grown)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list beyond %d", L->n);
+    L->c = grown;
     contact *c = &L->c[L->n];
     c->i = i;
     c->j = j;
