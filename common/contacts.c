@@ -91,6 +91,8 @@ static status push(contact_list *L, int i, int j, const particles *P, const wall
     c->key = pair_key(i, j, P, n_walls);
     c->mu = mu;
     c->R = v3_zero();
+    c->ft = v3_zero();
+    c->zeta = -INFINITY;
     L->n++;
     return CDLAB_OK;
 }
@@ -162,8 +164,11 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
         for (int b = 0; b < L->n; b++) {
             while (a < L->nprev && L->prev[a].key < L->c[b].key)
                 a++;
-            if (a < L->nprev && L->prev[a].key == L->c[b].key)
+            if (a < L->nprev && L->prev[a].key == L->c[b].key) {
                 L->c[b].R = L->prev[a].R;
+                L->c[b].ft = L->prev[a].ft;
+                L->c[b].zeta = L->prev[a].zeta;
+            }
         }
     }
     return CDLAB_OK;

@@ -8,7 +8,8 @@
  *
  * Persistence: the list is kept sorted by a pair key built from stable particle ids (and wall
  * indices). After each detection the new list is merged with the previous one, so a pair that
- * stays a candidate keeps its slot data (the force R) into the next step (warm start). */
+ * stays a candidate keeps its slot data (the force R, and the DEM history ft, zeta) into the
+ * next step. */
 #ifndef CDLAB_CONTACTS_H
 #define CDLAB_CONTACTS_H
 
@@ -29,6 +30,9 @@ typedef struct contact {
     double m_t;   /* effective tangential mass, eq. (18); 0 in dimension 1 (no tangential force) */
     double mu;    /* friction coefficient */
     vec3 R;       /* contact force acting on body 1 */
+    /* DEM history, carried over with R (Kuhn et al. conventions: on body 0 = p) */
+    vec3 ft;      /* tangential force f^t acting on body 0 */
+    double zeta;  /* overlap at the end of the previous step; -INFINITY for a new slot */
 } contact;
 
 typedef struct contact_list {

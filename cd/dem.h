@@ -1,0 +1,73 @@
+/* Linear-frictional DEM mode on the shared geometry layer: the same particles, walls, piston
+ * and contact list as contact dynamics, with soft contacts (Kuhn, Suzuki & Daouadji, Fig. 1),
+ * normal and tangential dashpots, velocity-Verlet integration of translations and rotations
+ * (the leapfrog trajectory with synchronised velocities), and an energy ledger. */
+#ifndef CDLAB_DEM_H
+#define CDLAB_DEM_H
+
+#include "dem_contact.h"
+#include "world.h"
+
+typedef struct dem_params {
+    dem_law law;          /* k_n, k_t, eps, tangential, projection, twirl (mu is per contact) */
+    double damp_n, damp_t; /* dashpots: fractions of c_cr, or absolute (damp_absolute) */
+    int damp_absolute;
+} dem_params;
+
+dem_params dem_params_default(void);
+
+/* Cumulative energy ledger. Balance: kinetic + elastic + friction + damping
+ * - work_external - work_piston stays equal to its initial value (the "initial" field). */
+typedef struct dem_energy {
+    double kin_trans, kin_rot, kin_piston;
+    double elastic_n, elastic_t; /* stored in the contacts now */
+    double friction;             /* dissipated by sliding (sum of dW_t_irrev) */
+    double damping;              /* dissipated by the dashpots */
+    double work_external;        /* work of gravity and loads */
+    double work_piston;          /* work of the pistons' applied forces */
+    double initial;              /* kinetic + elastic at the start */
+} dem_energy;
+
+/* kinetic + elastic + dissipated - input work - initial: zero for a closed ledger */
+double dem_energy_residual(const dem_energy *E);
+
+typedef struct dem_solver {
+    vec3 *F, *T;       /* contact forces and torques on the particles at the current time */
+    vec3 *du, *dth;    /* the last step's translations and rotations */
+    double *piston_F;  /* contact force on each wall along its normal (pistons) */
+    double *piston_ds; /* the last step's piston movement */
+    int cap, wcap;
+    int started;       /* forces at t = 0 computed */
+    dem_energy E;
+} dem_solver;
+
+void dem_solver_init(dem_solver *S);
+void dem_solver_free(dem_solver *S);
+
+/* Critical time step of the explicit integration: 2/omega_max (sqrt(1 + xi^2) - xi), with
+ * omega_max = 2 sqrt(k_max / m_min) from the stiffest contact (k_n, or k_t (1 + m r^2/I) for
+ * the rolling mode) and the lightest particle, and xi the damping ratio of that mode. */
+double dem_critical_dt(const world *W, const dem_params *p);
+
+typedef struct dem_stats {
+    int n_contacts, n_active, n_sliding;
+    double mean_overlap, max_overlap;
+} dem_stats;
+
+status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
+
+/* Kinematic driver: moves particle i by du[i] and rotates it by dth[i] (no dynamics), then
+ * recomputes the contact forces with the DEM law. Pistons do not move. */
+status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const vec3 *du,
+                          const vec3 *dth, dem_stats *st, diag *err);
+/* Increments for a rigid rotation by the rotation vector phi about centre (exact rotation of
+ * the positions; every particle spins by phi). */
+void dem_rigid_rotation(const world *W, vec3 centre, vec3 phi, vec3 *du, vec3 *dth);
+/* Increments for an affine deformation x -> x + G (x - centre) with the spin of G's
+ * antisymmetric part. */
+void dem_affine(const world *W, vec3 centre, const double G[3][3], vec3 *du, vec3 *dth);
+/* Love-Weber stress of the particle-particle contacts, sigma_ab = (1/V) sum f_a l_b with f the
+ * force on p and l the branch vector from p to q (tension positive, as in Kuhn et al. Fig. 6). */
+void dem_stress(const world *W, double V, double sigma[3][3]);
+
+#endif
