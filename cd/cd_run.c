@@ -2,6 +2,7 @@
 
 #include "build_info.h"
 #include "cd_config.h"
+#include "dem_config.h"
 #include "h5io.h"
 #include "parallel.h"
 
@@ -12,8 +13,12 @@
 #include <time.h>
 
 
-static const char *const known_sections[] = {"system", "solver", "particles", "contact", "load",
-                                             "output", "plane.", "piston.", "cylinder.", NULL};
+static const char *const known_sections[] = {"system", "solver", "dem", "particles", "contact",
+                                             "load", "output", "plane.", "piston.", "cylinder.",
+                                             NULL};
+
+typedef enum run_mode { MODE_CD, MODE_DEM } run_mode;
+static const char *const mode_names[] = {"cd", "dem", NULL};
 
 typedef struct output_params {
     char file[512];
@@ -56,7 +61,9 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
 typedef struct setup {
     world W;
     scene_info info;
-    cd_params prm;
+    run_mode mode;
+    cd_params prm;  /* mode cd */
+    dem_setup dem;  /* mode dem */
     output_params out;
 } setup;
 
@@ -70,8 +77,27 @@ static status read_all(config *c, setup *S, diag *err)
 {
     memset(S, 0, sizeof *S);
     status s;
-    if ((s = scene_build(c, &S->W, &S->info, err)) || (s = cd_config_read(c, &S->prm, err)) ||
-        (s = read_output(c, &S->W, &S->out, err)) ||
+    int mode;
+    if ((s = config_enum(c, "system", "mode", 0, MODE_CD, mode_names, &mode, err)))
+        return s;
+    S->mode = (run_mode)mode;
+    /* a section of the other engine would be silently ignored: refuse it */
+    const char *other = S->mode == MODE_CD ? "dem" : "solver";
+    int line = config_section_line(c, other);
+    if (line >= 0)
+        return line > 0 ? diag_set(err, CDLAB_ERR_CONFIG,
+                                   "%s:%d: section [%s] is not used with system.mode = %s",
+                                   c->file, line, other, mode_names[mode])
+                        : diag_set(err, CDLAB_ERR_CONFIG,
+                                   "--set %s.*: section [%s] is not used with system.mode = %s",
+                                   other, other, mode_names[mode]);
+    if ((s = scene_build(c, &S->W, &S->info, err)))
+        return s;
+    if (S->mode == MODE_CD)
+        s = cd_config_read(c, &S->prm, err);
+    else
+        s = dem_config_read(c, &S->W, &S->info, &S->dem, err);
+    if (s || (s = read_output(c, &S->W, &S->out, err)) ||
         (s = config_check_unused(c, known_sections, err)))
         return s;
     return CDLAB_OK;
@@ -86,7 +112,23 @@ status cd_run_validate(config *c, diag *err)
 }
 
 enum { SER_T, SER_SWEEPS, SER_CONV, SER_RES, SER_MEANOV, SER_MAXOV, SER_KE, SER_NC, SER_NA,
-       SER_PPOS, SER_PVEL, SER_PIST_X, SER_PIST_V, SER_PIST_F, SER_COUNT };
+       SER_PPOS, SER_PVEL, SER_PIST_X, SER_PIST_V, SER_PIST_F,
+       /* DEM energy ledger */
+       SER_E_KT, SER_E_KR, SER_E_KP, SER_E_EN, SER_E_ET, SER_E_FR, SER_E_DA, SER_E_WX, SER_E_WP,
+       SER_E_RES, SER_COUNT };
+static const char *const energy_paths[] = {
+    "/series/energy/kinetic_translational", "/series/energy/kinetic_rotational",
+    "/series/energy/kinetic_piston", "/series/energy/elastic_normal",
+    "/series/energy/elastic_tangential", "/series/energy/friction_dissipation",
+    "/series/energy/damping_dissipation", "/series/energy/work_external",
+    "/series/energy/work_piston", "/series/energy/balance_residual"};
+
+/* One row of per-step diagnostics, whichever engine made it. */
+typedef struct step_record {
+    int sweeps, converged, n_contacts, n_active;
+    double residual, mean_overlap, max_overlap;
+    const dem_energy *energy; /* DEM only */
+} step_record;
 
 typedef struct writer {
     h5out *h;
@@ -127,10 +169,22 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
         (s = h5out_attr_int(h, "/build", "threads", cdlab_threads(), err)) ||
         (s = h5out_attr_string(h, "/build", "run_started", buf, err)))
         return s;
+    if (S->mode == MODE_DEM) {
+        const dem_params *p = &S->dem.p;
+        if ((s = h5out_attr_string(h, "/", "program", "cdlab run (linear-frictional DEM)", err)) ||
+            (s = h5out_group(h, "/dem", err)) ||
+            (s = h5out_attr_double(h, "/dem", "k_n", p->law.k_n, err)) ||
+            (s = h5out_attr_double(h, "/dem", "k_t", p->law.k_t, err)) ||
+            (s = h5out_attr_double(h, "/dem", "critical_dt", S->dem.dt_crit, err)) ||
+            (s = h5out_attr_double(h, "/dem", "damping_normal", p->damp_n, err)) ||
+            (s = h5out_attr_double(h, "/dem", "damping_tangential", p->damp_t, err)) ||
+            (s = h5out_attr_string(h, "/dem", "damping", p->damp_absolute ? "absolute" : "fraction", err)))
+            return s;
+    }
     /* spurious elasticity figures (Unger & Kertesz sec. 3) for the fixed iteration count */
     cd_elasticity e = cd_elasticity_of(S->prm.sweep, S->prm.iterations, S->W.dt, S->info.d_mean,
                                        S->info.m_mean);
-    if ((s = h5out_group(h, "/elasticity", err)) ||
+    if (S->mode == MODE_CD && ((s = h5out_group(h, "/elasticity", err)) ||
         (s = h5out_attr_double(h, "/elasticity", "q", e.q, err)) ||
         (s = h5out_attr_double(h, "/elasticity", "D", e.D, err)) ||
         (s = h5out_attr_double(h, "/elasticity", "c", e.c, err)) ||
@@ -139,8 +193,12 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
         (s = h5out_attr_double(h, "/elasticity", "gamma_eff", e.gamma, err)) ||
         (s = h5out_attr_double(h, "/elasticity", "L", S->info.length, err)) ||
         (s = h5out_attr_double(h, "/elasticity", "d_mean", S->info.d_mean, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "m_mean", S->info.m_mean, err)))
+        (s = h5out_attr_double(h, "/elasticity", "m_mean", S->info.m_mean, err))))
         return s;
+    if (S->mode == MODE_DEM)
+        for (int k = 0; k < SER_E_RES - SER_E_KT + 1; k++)
+            if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &w->ser[SER_E_KT + k], err)))
+                return s;
 
     long np = S->out.n_probes, tail3[2] = {np, 3};
     struct {
@@ -213,13 +271,22 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
     return CDLAB_OK;
 }
 
-static status write_row(writer *w, const world *W, const output_params *o, const cd_stats *st,
+static status write_row(writer *w, const world *W, const output_params *o, const step_record *st,
                         diag *err)
 {
     h5out *h = w->h;
     status s;
     int32_t sw = st->sweeps, cv = st->converged, nc = st->n_contacts, na = st->n_active;
     double ke = world_kinetic_energy(W);
+    if (st->energy) {
+        const dem_energy *E = st->energy;
+        double v[10] = {E->kin_trans, E->kin_rot, E->kin_piston, E->elastic_n, E->elastic_t,
+                        E->friction, E->damping, E->work_external, E->work_piston,
+                        dem_energy_residual(E)};
+        for (int k = 0; k < 10; k++)
+            if ((s = h5out_series_append(h, w->ser[SER_E_KT + k], &v[k], err)))
+                return s;
+    }
     if ((s = h5out_series_append(h, w->ser[SER_T], &W->t, err)) ||
         (s = h5out_series_append(h, w->ser[SER_SWEEPS], &sw, err)) ||
         (s = h5out_series_append(h, w->ser[SER_CONV], &cv, err)) ||
@@ -349,22 +416,37 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         config_record(c, "output", "file", "%s", out_path);
     }
     world *W = &S.W;
-    cd_elasticity e = cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean,
-                                       S.info.m_mean);
-    say(hk, "cdlab %s (%s): %d particles, dimension %d, %d walls, %ld steps of dt = %g",
-        cdlab_version, cdlab_git_commit, W->P.n, W->P.dimension, W->n_walls, S.info.steps, W->dt);
-    say(hk, "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
-        cd_sweep_names[S.prm.sweep], cd_criterion_names[S.prm.crit], S.prm.iterations,
-        S.prm.epsilon, S.prm.delta, S.prm.warm_start ? "on" : "off");
-    if (S.prm.crit == CRIT_FIXED && isfinite(e.q)) {
-        say(hk, "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
-                "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, gamma_eff = %.4g",
-            S.prm.iterations, e.q, e.c, e.D, e.l_diff, S.info.length, S.info.length / e.l_diff,
-            e.kappa, e.gamma);
-        if (e.l_diff < S.info.length)
-            say(hk, "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
-                    "regime (N_I = %d too small for rigid behaviour, eq. 48)",
-                e.l_diff, S.info.length, S.prm.iterations);
+    say(hk, "cdlab %s (%s): %s mode, %d particles, dimension %d, %d walls, %ld steps of dt = %g",
+        cdlab_version, cdlab_git_commit, mode_names[S.mode], W->P.n, W->P.dimension, W->n_walls,
+        S.info.steps, W->dt);
+    if (S.mode == MODE_CD) {
+        cd_elasticity e = cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean,
+                                           S.info.m_mean);
+        say(hk, "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
+            cd_sweep_names[S.prm.sweep], cd_criterion_names[S.prm.crit], S.prm.iterations,
+            S.prm.epsilon, S.prm.delta, S.prm.warm_start ? "on" : "off");
+        if (S.prm.crit == CRIT_FIXED && isfinite(e.q)) {
+            say(hk, "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
+                    "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, "
+                    "gamma_eff = %.4g",
+                S.prm.iterations, e.q, e.c, e.D, e.l_diff, S.info.length, S.info.length / e.l_diff,
+                e.kappa, e.gamma);
+            if (e.l_diff < S.info.length)
+                say(hk, "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
+                        "regime (N_I = %d too small for rigid behaviour, eq. 48)",
+                    e.l_diff, S.info.length, S.prm.iterations);
+        }
+    } else {
+        const dem_params *p = &S.dem.p;
+        say(hk, "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
+                "dashpots %s n = %g, t = %g%s",
+            p->law.k_n, p->law.k_t, p->law.tangential == DEM_KUHN ? "kuhn" : "conventional",
+            p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
+            p->damp_absolute ? "absolute" : "fraction of critical", p->damp_n, p->damp_t,
+            S.dem.from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+        say(hk, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", S.dem.dt_crit, W->dt,
+            W->dt / S.dem.dt_crit,
+            W->dt > S.dem.dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
     }
     say(hk, "output: %s (snapshots every %ld steps, %d probes)", S.out.file, S.out.every,
         S.out.n_probes);
@@ -381,21 +463,50 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     }
     cd_solver solver;
     cd_solver_init(&solver, S.info.seed);
+    dem_solver dsolver;
+    dem_solver_init(&dsolver);
     cd_stats st = {.converged = 1};
+    dem_stats dst;
+    memset(&dst, 0, sizeof dst);
+    step_record rec = {.converged = 1};
+    if (S.mode == MODE_DEM) {
+        s = dem_start(W, &dsolver, &S.dem.p, &dst, err);
+        rec.energy = &dsolver.E;
+        rec.n_contacts = dst.n_contacts;
+        rec.n_active = dst.n_active;
+        rec.mean_overlap = dst.mean_overlap;
+        rec.max_overlap = dst.max_overlap;
+    }
     /* the initial state is row 0 of the series and the first snapshot */
-    s = write_row(&w, W, &S.out, &st, err);
+    if (s == CDLAB_OK)
+        s = write_row(&w, W, &S.out, &rec, err);
     if (s == CDLAB_OK)
         s = write_snapshot(&w, W, err);
     double t0 = now_seconds(), sweeps_total = 0.0;
     sum->started = 1;
     for (long k = 0; k < S.info.steps && s == CDLAB_OK; k++) {
-        s = cd_step(W, &solver, &S.prm, &st, err);
-        sweeps_total += st.sweeps;
-        if (!st.converged)
+        if (S.mode == MODE_CD) {
+            s = cd_step(W, &solver, &S.prm, &st, err);
+            rec = (step_record){.sweeps = st.sweeps, .converged = st.converged,
+                                .n_contacts = st.n_contacts, .n_active = st.n_active,
+                                .residual = st.residual, .mean_overlap = st.mean_overlap,
+                                .max_overlap = st.max_overlap};
+        } else {
+            s = dem_step(W, &dsolver, &S.dem.p, &dst, err);
+            double scale = fabs(dsolver.E.initial) + fabs(dsolver.E.work_external) +
+                           fabs(dsolver.E.work_piston);
+            rec = (step_record){.sweeps = 0, .converged = 1, .n_contacts = dst.n_contacts,
+                                .n_active = dst.n_active,
+                                .residual = scale > 0.0 ? dem_energy_residual(&dsolver.E) / scale : 0.0,
+                                .mean_overlap = dst.mean_overlap, .max_overlap = dst.max_overlap,
+                                .energy = &dsolver.E};
+        }
+        sweeps_total += rec.sweeps;
+        if (!rec.converged)
             sum->unconverged_steps++;
         sum->steps_done = W->step;
         /* a failed step is still recorded, so the file shows the state that failed */
-        status sw = write_row(&w, W, &S.out, &st, s == CDLAB_OK ? err : &(diag){{0}});
+        status sw = write_row(&w, W, &S.out, &rec, s == CDLAB_OK ? err : &(diag){{0}});
         if (s == CDLAB_OK)
             s = sw;
         if (s == CDLAB_OK && ((S.out.every > 0 && W->step % S.out.every == 0) ||
@@ -403,7 +514,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             s = write_snapshot(&w, W, err);
         if (hk && hk->progress) {
             run_progress p = {.step = W->step, .steps = S.info.steps, .t = W->t,
-                              .sweeps = st.sweeps, .mean_overlap = st.mean_overlap,
+                              .sweeps = rec.sweeps, .mean_overlap = rec.mean_overlap,
                               .elapsed = now_seconds() - t0};
             hk->progress(hk->user, &p);
         }
@@ -424,6 +535,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     if (s == CDLAB_OK)
         s = s2;
     cd_solver_free(&solver);
+    dem_solver_free(&dsolver);
     free(w.piston_idx);
     free(w.row);
     setup_free(&S);

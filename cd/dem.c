@@ -118,6 +118,39 @@ static void accumulate(world *W, dem_solver *S, const contact *c, vec3 f_p)
     }
 }
 
+/* Relative movement of q with respect to p at the contact (Kuhn et al. eq. 5) for the step's
+ * movements, with the contact's current lever arms. */
+static vec3 relative_movement(const world *W, const dem_solver *S, const contact *c)
+{
+    vec3 du_p = v3_zero(), dth_p = v3_zero();
+    if (c->i >= 0) {
+        du_p = S->du[c->i];
+        dth_p = S->dth[c->i];
+    } else {
+        int w = contact_wall_index(c);
+        if (W->walls[w].kind == WALL_PISTON)
+            du_p = v3_scale(W->walls[w].n, S->piston_ds[w]);
+    }
+    return v3_add(v3_sub(S->du[c->j], du_p),
+                  v3_sub(v3_cross(S->dth[c->j], c->l1), v3_cross(dth_p, c->l0)));
+}
+
+/* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
+ * impulse on each side of t_n, so its work is F_n . (dx_{n-1/2} + dx_{n+1/2}) / 2. This is the
+ * half over the step just moved, for the forces of its start (old contact list). Booking
+ * c du^2/dt instead leaves a residual of first order in dt in the ledger (measured: 7.6e-5
+ * relative for a colliding pair at omega dt = 1e-3). */
+static void damping_work_before(world *W, dem_solver *S)
+{
+    double d = 0.0;
+    for (int k = 0; k < W->C.n; k++) {
+        const contact *c = &W->C.c[k];
+        if (c->fd.x != 0.0 || c->fd.y != 0.0 || c->fd.z != 0.0)
+            d += 0.5 * v3_dot(c->fd, relative_movement(W, S, c));
+    }
+    S->E.damping += d;
+}
+
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, dem_stats *st)
 {
@@ -140,8 +173,11 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, dem_sta
         in.n = c->n;
         in.du_q = S->du[c->j];
         in.dth_q = S->dth[c->j];
-        in.r_p = c->l0;
-        in.r_q = c->l1;
+        /* lever arms at mid-step: with the end-of-step ones, a rigid rotation by phi per step
+         * leaves a false tangential movement ~ phi^2 l / 2 that the spring integrates
+         * (objectivity test: 0.59% stress error instead of 0.1%) */
+        in.r_p = v3_scale(v3_add(c->l0, c->l0p), 0.5);
+        in.r_q = v3_scale(v3_add(c->l1, c->l1p), 0.5);
         in.dth_p = v3_zero();
         if (c->i >= 0) {
             in.du_p = S->du[c->i];
@@ -154,7 +190,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, dem_sta
         law.mu = c->mu;
         dem_contact_out out;
         dem_contact_force(&law, &in, &out);
-        vec3 f = out.f;
+        vec3 f = out.f, fd = v3_zero();
         if (in.zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
             /* dashpots on the relative movement of the step (Kuhn et al. end of sec. 2,
              * Cundall & Strack contact damping): f += (c_n du_n n + c_t du_t)/dt on p */
@@ -165,13 +201,15 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, dem_sta
                 cn *= cr_n;
                 ct *= cr_t;
             }
-            vec3 du_rel = v3_add(v3_sub(in.du_q, in.du_p),
-                                 v3_sub(v3_cross(in.dth_q, in.r_q), v3_cross(in.dth_p, in.r_p)));
+            vec3 du_rel = relative_movement(W, S, c);
             double dun = v3_dot(du_rel, c->n);
             vec3 dut = v3_axpy(-dun, c->n, du_rel);
-            f = v3_add(f, v3_scale(v3_axpy(cn * dun, c->n, v3_scale(dut, ct)), 1.0 / dt));
-            S->E.damping += (cn * dun * dun + ct * v3_norm2(dut)) / dt;
+            fd = v3_scale(v3_axpy(cn * dun, c->n, v3_scale(dut, ct)), 1.0 / dt);
+            f = v3_add(f, fd);
+            /* first half of its work (see damping_work_before for the second) */
+            S->E.damping += 0.5 * v3_dot(fd, du_rel);
         }
+        c->fd = fd;
         S->E.friction += out.dW_t_irrev;
         c->ft = out.ft;
         c->zeta = in.zeta_new;
@@ -217,7 +255,7 @@ static vec3 external_force(const world *W, int i, double t)
     return dof_project_lin(W->P.dimension, f);
 }
 
-static status start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
+status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
 {
     status s = ensure(S, W, err);
     if (s != CDLAB_OK)
@@ -271,7 +309,7 @@ static status check_finite(const world *W, diag *err)
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
 {
     status s;
-    if (!S->started && (s = start(W, S, p, st, err)) != CDLAB_OK)
+    if (!S->started && (s = dem_start(W, S, p, st, err)) != CDLAB_OK)
         return s;
     if ((s = ensure(S, W, err)) != CDLAB_OK)
         return s;
@@ -299,6 +337,7 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
         w->s += S->piston_ds[k];
         S->E.work_piston += 0.5 * (wall_piston_force(w, t) + wall_piston_force(w, t_new)) * S->piston_ds[k];
     }
+    damping_work_before(W, S);
     W->detect.warm_start = 1; /* the DEM history always carries over */
     if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
         return s;
@@ -316,7 +355,7 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
                           const vec3 *dth, dem_stats *st, diag *err)
 {
     status s;
-    if (!S->started && (s = start(W, S, p, st, err)) != CDLAB_OK)
+    if (!S->started && (s = dem_start(W, S, p, st, err)) != CDLAB_OK)
         return s;
     particles *P = &W->P;
     for (int i = 0; i < P->n; i++) {
@@ -329,6 +368,7 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
     }
     for (int k = 0; k < W->n_walls; k++)
         S->piston_ds[k] = 0.0;
+    damping_work_before(W, S);
     W->detect.warm_start = 1;
     if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
         return s;
@@ -369,7 +409,7 @@ void dem_rigid_rotation(const world *W, vec3 centre, vec3 phi, vec3 *du, vec3 *d
     }
 }
 
-void dem_affine(const world *W, vec3 centre, const double G[3][3], vec3 *du, vec3 *dth)
+void dem_affine(const world *W, vec3 centre, double G[3][3], vec3 *du, vec3 *dth)
 {
     /* spin of the antisymmetric part: w = (G32 - G23, G13 - G31, G21 - G12) / 2 */
     vec3 spin = v3(0.5 * (G[2][1] - G[1][2]), 0.5 * (G[0][2] - G[2][0]), 0.5 * (G[1][0] - G[0][1]));

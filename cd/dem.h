@@ -54,6 +54,9 @@ typedef struct dem_stats {
     double mean_overlap, max_overlap;
 } dem_stats;
 
+/* Contacts and forces at the current time, and the ledger's initial energy. Called by the
+ * first dem_step (or kinematic step) if not before. */
+status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
 
 /* Kinematic driver: moves particle i by du[i] and rotates it by dth[i] (no dynamics), then
@@ -65,7 +68,7 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
 void dem_rigid_rotation(const world *W, vec3 centre, vec3 phi, vec3 *du, vec3 *dth);
 /* Increments for an affine deformation x -> x + G (x - centre) with the spin of G's
  * antisymmetric part. */
-void dem_affine(const world *W, vec3 centre, const double G[3][3], vec3 *du, vec3 *dth);
+void dem_affine(const world *W, vec3 centre, double G[3][3], vec3 *du, vec3 *dth);
 /* Love-Weber stress of the particle-particle contacts, sigma_ab = (1/V) sum f_a l_b with f the
  * force on p and l the branch vector from p to q (tension positive, as in Kuhn et al. Fig. 6). */
 void dem_stress(const world *W, double V, double sigma[3][3]);

@@ -142,8 +142,13 @@ void dem_contact_force(const dem_law *L, const dem_contact_in *in, dem_contact_o
     if (L->projection) /* line 48, eq. (22): onto the new tangent plane */
         ft_new = v3_axpy(-v3_dot(ft_new, n), n, ft_new);
     if (L->twirl) {    /* line 49, eq. (23): mean spin of the pair about the normal */
+        /* Eq. (23), f - s (f x n), is the first-order form of the rotation by s about n; the
+         * rotation itself keeps |f_t| (the linear form grows it by sqrt(1 + s^2) a step). */
         double spin = 0.5 * v3_dot(v3_add(in->dth_p, in->dth_q), n);
-        ft_new = v3_axpy(-spin, v3_cross(ft_new, n), ft_new);
+        vec3 along = v3_scale(n, v3_dot(ft_new, n));
+        vec3 perp = v3_sub(ft_new, along);
+        ft_new = v3_add(along, v3_add(v3_scale(perp, cos(spin)),
+                                      v3_scale(v3_cross(n, perp), sin(spin))));
     }
     out->fn = fn_new;
     out->ft = ft_new;

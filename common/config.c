@@ -206,6 +206,14 @@ int config_has(const config *c, const char *section, const char *key)
     return find(c, section, key) != NULL;
 }
 
+int config_section_line(const config *c, const char *section)
+{
+    for (int k = 0; k < c->n; k++)
+        if (strcmp(c->e[k].section, section) == 0)
+            return c->e[k].line;
+    return -1;
+}
+
 int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
                                 int max)
 {

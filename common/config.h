@@ -49,6 +49,9 @@ void config_free(config *c);
 int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
                                 int max);
 int config_has(const config *c, const char *section, const char *key);
+/* Line of the first key of a section: -1 if the section is absent, 0 if it only comes from
+ * --set. */
+int config_section_line(const config *c, const char *section);
 
 /* Getters: required != 0 makes a missing key an error; otherwise dflt is used. Ranges are
  * inclusive unless noted; a value outside is an error (never clamped). */

@@ -33,6 +33,8 @@ typedef struct contact {
     /* DEM history, carried over with R (Kuhn et al. conventions: on body 0 = p) */
     vec3 ft;      /* tangential force f^t acting on body 0 */
     double zeta;  /* overlap at the end of the previous step; -INFINITY for a new slot */
+    vec3 fd;      /* dashpot force on body 0 at the end of the previous step */
+    vec3 l0p, l1p; /* lever arms at the end of the previous step (= l0, l1 for a new slot) */
 } contact;
 
 typedef struct contact_list {

@@ -118,7 +118,8 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         double r, spacing;
         vec3 origin, dir;
         if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &r, err)) ||
-            (s = config_double(c, sec, "spacing", 0, 0.0, 0.0, 0, INFINITY, &spacing, err)) ||
+            /* a negative spacing makes overlapping neighbours (less than a diameter) */
+            (s = config_double(c, sec, "spacing", 0, 0.0, -2.0 * r, 1, INFINITY, &spacing, err)) ||
             (s = config_vec3(c, sec, "origin", 0, v3_zero(), &origin, err)) ||
             (s = config_vec3(c, sec, "direction", 0, v3(1, 0, 0), &dir, err)) ||
             (s = unit_vec(c, sec, "direction", &dir, err)))

@@ -79,10 +79,12 @@ START_TEST(unit_effective_masses)
     walls[1].inv_mass = 0.25;
     contact c = {.i = 0, .j = 1};
     contact_geometry(&c, &P, walls);
-    /* m_n = (1/2 + 1)^-1 = 2/3; m_t = (3/2 + 0.25/0.2 + 0.0625/0.025)^-1 = (1.5+1.25+2.5)^-1 */
+    /* overlap 0.05: the contact point is mid-overlap, lever arms 0.475 and 0.225;
+     * m_n = (1/2 + 1)^-1 = 2/3; m_t = (3/2 + 0.475^2/0.2 + 0.225^2/0.025)^-1 */
     ck_assert_double_eq_tol(c.m_n, 2.0 / 3.0, TOL);
-    ck_assert_double_eq_tol(c.m_t, 1.0 / 5.25, TOL);
+    ck_assert_double_eq_tol(c.m_t, 1.0 / (1.5 + 0.475 * 0.475 / 0.2 + 0.225 * 0.225 / 0.025), TOL);
     ck_assert_double_eq_tol(c.gap, -0.05, TOL);
+    ck_assert_double_eq_tol(c.l0.x - c.l1.x, 0.7, TOL); /* l0 - l1 = x1 - x0 */
     /* plane: m_n = m = 1, m_t = (1 + 2.5)^-1 */
     contact w = {.i = -1, .j = 1};
     contact_geometry(&w, &P, walls);

@@ -1,0 +1,80 @@
+#include "dem_config.h"
+
+#include "cd_config.h"
+
+#include <string.h>
+
+status dem_config_read(config *c, const world *W, const scene_info *info, dem_setup *d, diag *err)
+{
+    memset(d, 0, sizeof *d);
+    d->p = dem_params_default();
+    dem_params *p = &d->p;
+    const char *S = "dem";
+    const char *tang[] = {"kuhn", "conventional", NULL}, *dmode[] = {"fraction", "absolute", NULL};
+    int t, dm = 0;
+    long from_cd = 0;
+    status s;
+    if ((s = config_int(c, S, "stiffness_from_cd", 0, 0, 0, 100000000L, &from_cd, err)))
+        return s;
+    d->from_cd = (int)from_cd;
+    if (from_cd > 0) {
+        /* Unger & Kertesz eqs. (67)-(68): kappa = q m N_I/dt^2, gamma = q m N_I/dt, with the
+         * CD run's dt and sweep order, and the mean particle mass */
+        double cd_dt;
+        int sweep;
+        if ((s = config_double(c, S, "cd_dt", 1, 0, 0.0, 1, INFINITY, &cd_dt, err)) ||
+            (s = config_enum(c, S, "cd_sweep", 0, SWEEP_RANDOM, cd_sweep_names, &sweep, err)))
+            return s;
+        double q = cd_sweep_q((sweep_order)sweep);
+        if (!isfinite(q))
+            return config_error(c, S, "cd_sweep", err,
+                                "no theoretical q for the %s sweep (only random and jacobi); "
+                                "give dem.k_n and the dashpot yourself",
+                                cd_sweep_names[sweep]);
+        for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL}; *k; k++)
+            if (config_has(c, S, *k))
+                return config_error(c, S, *k, err,
+                                    "is set by dem.stiffness_from_cd; give one or the other");
+        cd_elasticity e = cd_elasticity_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean,
+                                           info->m_mean);
+        p->law.k_n = e.kappa;
+        p->damp_n = e.gamma;
+        p->damp_absolute = 1;
+        config_record(c, S, "k_n", "%.17g", e.kappa);
+        config_record(c, S, "damping", "absolute");
+        config_record(c, S, "damping_normal", "%.17g", e.gamma);
+        if ((s = config_double(c, S, "k_t", 0, 0.0, 0.0, 0, INFINITY, &p->law.k_t, err)))
+            return s;
+    } else {
+        if ((s = config_double(c, S, "k_n", 1, 0, 0.0, 1, INFINITY, &p->law.k_n, err)) ||
+            (s = config_double(c, S, "k_t", 0, p->law.k_n, 0.0, 0, INFINITY, &p->law.k_t, err)) ||
+            (s = config_enum(c, S, "damping", 0, 0, dmode, &dm, err)) ||
+            (s = config_double(c, S, "damping_normal", 0, 0.0, 0.0, 0, INFINITY, &p->damp_n, err)))
+            return s;
+        p->damp_absolute = dm == 1;
+    }
+    if ((s = config_double(c, S, "damping_tangential", 0, 0.0, 0.0, 0, INFINITY, &p->damp_t, err)) ||
+        (s = config_enum(c, S, "tangential", 0, 0, tang, &t, err)) ||
+        (s = config_bool(c, S, "projection", 0, 1, &p->law.projection, err)) ||
+        (s = config_bool(c, S, "twirl", 0, 1, &p->law.twirl, err)) ||
+        (s = config_double(c, S, "eps", 0, 1e-12, 0.0, 1, 1e-3, &p->law.eps, err)) ||
+        (s = config_bool(c, S, "allow_unstable_dt", 0, 0, &d->allow_unstable, err)))
+        return s;
+    p->law.tangential = (dem_tangential)t;
+    double any_mu = W->detect.mu;
+    for (int k = 0; k < W->n_walls; k++)
+        any_mu = fmax(any_mu, W->walls[k].mu);
+    if (any_mu > 0.0 && !(p->law.k_t > 0.0))
+        return config_error(c, S, "k_t", err,
+                            "friction is used but k_t = 0 (no tangential force could arise): "
+                            "give dem.k_t > 0");
+    d->dt_crit = dem_critical_dt(W, p);
+    config_record(c, S, "critical_dt", "%.6g", d->dt_crit);
+    if (W->dt > d->dt_crit && !d->allow_unstable)
+        return config_error(c, "system", "dt", err,
+                            "dt = %g exceeds the critical DEM time step %.4g (from k = %g, the "
+                            "lightest particle and the damping); lower it, or set "
+                            "dem.allow_unstable_dt = true",
+                            W->dt, d->dt_crit, fmax(p->law.k_n, p->law.k_t));
+    return CDLAB_OK;
+}
