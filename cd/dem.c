@@ -95,11 +95,16 @@ double dem_critical_dt(const world *W, const dem_params *p)
     double k_max = fmax(p->law.k_n, p->law.k_t * rot);
     if (!(k_max > 0.0) || !isfinite(m_min))
         return INFINITY;
-    double omega = 2.0 * sqrt(k_max / m_min);
     double c = fmax(p->damp_n, p->damp_t);
     if (!p->damp_absolute) /* fraction of the critical damping of the lightest pair */
         c *= 2.0 * sqrt(m_min * k_max);
-    double xi = c * omega / (2.0 * k_max); /* damping ratio of the highest mode */
+    return dem_critical_dt_of(k_max, c, m_min);
+}
+
+double dem_critical_dt_of(double k, double c, double m)
+{
+    double omega = 2.0 * sqrt(k / m);
+    double xi = c * omega / (2.0 * k); /* damping ratio of the highest mode */
     return 2.0 / omega * (sqrt(1.0 + xi * xi) - xi);
 }
 

@@ -6,11 +6,14 @@
  *
  * Exit status: 0 success, 1 failure during the run (the output file is kept, readable up to
  * the last recorded step), 2 bad command line, bad configuration or missing input. */
+#include "cd_config.h"
 #include "cd_run.h"
+#include "dem.h"
 #include "h5io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@ static void usage(FILE *f)
                "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
                "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
                "  cdlab info OUT.h5\n"
+               "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
                "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
 }
 
@@ -151,6 +155,83 @@ static int cmd_run(int argc, char **argv, int check_only)
     return 0;
 }
 
+static int parse_pos(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && *end == '\0' && *v > 0.0 && isfinite(*v);
+}
+
+/* CD <-> DEM equivalence of Unger & Kertesz sec. 3.4 for a CD run with N_I sweeps of DT. */
+static int cmd_equiv(int argc, char **argv)
+{
+    double args[3], d = 1.0, L = 0.0;
+    const char *sweep_name = "random";
+    int npos = 0;
+    for (int k = 0; k < argc; k++) {
+        if (strcmp(argv[k], "--diameter") == 0 && k + 1 < argc) {
+            if (!parse_pos(argv[++k], &d)) {
+                fprintf(stderr, "cdlab equiv: --diameter must be a number > 0 (got '%s')\n", argv[k]);
+                return 2;
+            }
+        } else if (strcmp(argv[k], "--length") == 0 && k + 1 < argc) {
+            if (!parse_pos(argv[++k], &L)) {
+                fprintf(stderr, "cdlab equiv: --length must be a number > 0 (got '%s')\n", argv[k]);
+                return 2;
+            }
+        } else if (npos < 3) {
+            if (!parse_pos(argv[k], &args[npos])) {
+                fprintf(stderr, "cdlab equiv: %s must be a number > 0 (got '%s')\n",
+                        (const char *[]){"N_I", "DT", "MASS"}[npos], argv[k]);
+                return 2;
+            }
+            npos++;
+        } else if (npos == 3) {
+            sweep_name = argv[k];
+            npos++;
+        } else {
+            fprintf(stderr, "cdlab equiv: unexpected argument '%s'\n", argv[k]);
+            return 2;
+        }
+    }
+    if (npos < 3 || args[0] != floor(args[0])) {
+        fprintf(stderr, "usage: cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
+                        "  N_I (integer sweeps per step), DT and MASS of the CD run; SWEEP = random "
+                        "(default) or jacobi\n");
+        return 2;
+    }
+    int sweep = -1;
+    for (int k = 0; cd_sweep_names[k]; k++)
+        if (strcmp(sweep_name, cd_sweep_names[k]) == 0)
+            sweep = k;
+    if (sweep < 0 || !isfinite(cd_sweep_q((sweep_order)sweep))) {
+        fprintf(stderr, "cdlab equiv: no theoretical q for sweep '%s' (random and jacobi have one; "
+                        "forward/backward must be measured, see experiments/chain1d)\n", sweep_name);
+        return 2;
+    }
+    int N_I = (int)args[0];
+    double dt = args[1], m = args[2];
+    cd_elasticity e = cd_elasticity_of((sweep_order)sweep, N_I, dt, d, m);
+    printf("CD run: N_I = %d sweeps per step, dt = %g, particle mass m = %g, diameter d = %g, %s sweep\n",
+           N_I, dt, m, d, sweep_name);
+    printf("  q         = %.6g      (eq. %s)\n", e.q, sweep == SWEEP_RANDOM ? "46" : "45");
+    printf("  kappa     = %.6g      q m N_I / dt^2 (eq. 67): effective contact stiffness\n", e.kappa);
+    printf("  gamma     = %.6g      q m N_I / dt (eq. 68): effective contact dashpot\n", e.gamma);
+    printf("  c         = %.6g      sqrt(q N_I) d / dt (eq. 57): sound speed\n", e.c);
+    printf("  D         = %.6g      q N_I d^2 / dt (eq. 54)\n", e.D);
+    printf("  l_diff    = %.6g      sqrt(4 D dt) (eq. 63): rigid only for systems much smaller than it\n", e.l_diff);
+    if (L > 0.0)
+        printf("  L/l_diff  = %.4g      for L = %g: %s\n", L / e.l_diff, L,
+               e.l_diff < L ? "spuriously soft regime (l_diff < L)" : "l_diff >= L");
+    double dtc = dem_critical_dt_of(e.kappa, e.gamma, m);
+    printf("\nDEM twin: critical time step %.6g for mass %g (use dt well below it)\n\n", dtc, m);
+    printf("[dem]\nstiffness_from_cd = %d\ncd_dt = %g\ncd_sweep = %s\n", N_I, dt, sweep_name);
+    printf("; equivalent to: k_n = %.10g, damping = absolute, damping_normal = %.10g, k_t = 0\n"
+           "; (the mean particle mass of the DEM config is used; with m = %g as here)\n",
+           e.kappa, e.gamma, m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -159,6 +240,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 2, argv + 2, 0);
+    if (strcmp(argv[1], "equiv") == 0)
+        return cmd_equiv(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0)
         return cmd_run(argc - 2, argv + 2, 1);
     if (strcmp(argv[1], "info") == 0) {

@@ -111,7 +111,8 @@ def analyze(path, q=None, window_tau=6.0):
                t_last_open=float(t[k_open - 1]) if k_open > 0 else float("nan"), t_fit_end=float(t[k1 - 1]),
                omega=popt[3], omega_err=perr[3], tau=popt[2], tau_err=perr[2],
                omega_prony=om0, tau_prony=tau0,
-               omega_th=om_th, tau_th=tau_th, c=c, D=D, popt=popt, t=t, x=x, k0=k0, k1=k1)
+               omega_th=om_th, tau_th=tau_th, c=c, D=D, popt=popt, t=t, x=x, k0=k0, k1=k1,
+               k_open=k_open)
     return res
 
 
@@ -151,19 +152,25 @@ def plot(r, png):
     tt, xx = t[k0:k1] - t0, x[k0:k1]
     f_th = lambda s, a, b, c: damped(s, a, b, r["tau_th"], r["omega_th"], c)
     pth, _ = curve_fit(f_th, tt, xx, p0=[x0, A, phi], maxfev=20000)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    kk = slice(max(0, k0 - 40), k1)
+    fig, ax = plt.subplots(figsize=(7, 4.4))
+    h = t[1] - t[0]
+    k_ctx = max(0, r["k_open"] - int(round(40 / h)))  # some of the bouncing before the fit
+    stride = max(1, (k1 - k_ctx) // 1500)                 # at most ~1500 dots
+    kk = slice(k_ctx, k1, stride)
     ax.plot(t[kk], x[kk] - x0, ".", ms=3, color="k", label="cdlab: last disk")
     ts = np.linspace(0, tt[-1], 2000)
     ax.plot(ts + t0, damped(ts, *r["popt"]) - x0, "-", color="tab:blue", lw=1,
             label=f"fit: ω = {om:.4f}, τ = {tau:.1f}")
     ax.plot(ts + t0, f_th(ts, *pth) - x0, "--", color="tab:red", lw=1,
             label=f"theory (58), (60): ω = {r['omega_th']:.4f}, τ = {r['tau_th']:.1f}")
-    ax.axvline(t0, color="0.6", lw=0.8, ls=":")
+    if r["k_open"] > 0:
+        ax.axvline(t[r["k_open"] - 1], color="0.6", lw=0.8, ls=":", label="last open contact")
+    ax.axvline(t0, color="tab:green", lw=0.8, ls=":", label="fit start")
     ax.set_xlabel("t / Δt")
     ax.set_ylabel("x − x₀ of the last disk / d")
-    what = "DEM twin of" if r["mode"] == "dem" else ""
-    ax.set_title(f"1D wave test, {what} N_I = {r['N_I']}, {r['sweep']} sweep (cf. Unger & Kertész Fig. 7)")
+    what = "DEM twin of CD with" if r["mode"] == "dem" else "contact dynamics,"
+    ax.set_title(f"1D wave test: {what} N_I = {r['N_I']}, {r['sweep']} sweep\n"
+                 "(cf. Unger & Kertész Fig. 7)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=130)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The 1D wave test of Unger & Kertesz (sec. 3.3.1, Fig. 7), end to end:
 # runs cdlab on chain1d.ini with the random sweep (the paper's case) and with the Jacobi
-# (parallel) update, fits the last disk's damped oscillation, and writes into out/:
-#   chain1d_random.h5, chain1d_jacobi.h5   the runs (layout: docs/output.md)
-#   fig7_random.png, fig7_jacobi.png       plots like the paper's Fig. 7
-#   results.md                             measured against predicted omega and tau
+# (parallel) update, and its DEM twin (chain1d_dem.ini: soft contacts with the kappa, gamma of
+# eqs. 67-68), fits the last disk's damped oscillation, and writes into out/:
+#   chain1d_random.h5, chain1d_jacobi.h5, chain1d_dem.h5   the runs (layout: docs/output.md)
+#   fig7_random.png, fig7_jacobi.png, fig7_dem.png         plots like the paper's Fig. 7
+#   results.md                                             measured against predicted omega, tau
 # Environment: CDLAB (the binary), PYTHON (Debian's python3 with numpy/scipy/matplotlib/h5py).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -32,7 +33,15 @@ for sweep in random jacobi; do
     echo >> "$out/results.md"
 done
 
+echo "== chain1d: DEM twin (stiffness_from_cd = 40, random-sweep q) =="
+"$CDLAB" run "$here/chain1d_dem.ini" -o "$out/chain1d_dem.h5"
+echo "## DEM twin (κ = γ = q m N_I/Δt², q m N_I/Δt, eqs. 67–68)" >> "$out/results.md"
+echo >> "$out/results.md"
+"$PYTHON" "$here/analyze.py" "$out/chain1d_dem.h5" --png "$out/fig7_dem.png" --table "$out/table_dem.md"
+cat "$out/table_dem.md" >> "$out/results.md"
+
 echo
-echo "plots:  $out/fig7_random.png  $out/fig7_jacobi.png"
+echo "plots:  $out/fig7_random.png  $out/fig7_jacobi.png  $out/fig7_dem.png"
 echo "table:  $out/results.md"
-echo "runs:   $out/chain1d_random.h5  $out/chain1d_jacobi.h5  (inspect with: $CDLAB info FILE)"
+echo "runs:   $out/chain1d_random.h5  $out/chain1d_jacobi.h5  $out/chain1d_dem.h5"
+echo "        (inspect with: $CDLAB info FILE)"
