@@ -13,7 +13,7 @@
 #include <time.h>
 
 
-static const char *const known_sections[] = {"system", "solver", "dem", "particles", "contact",
+static const char *const known_sections[] = {"system", "solver", "dem", "drive", "particles", "contact",
                                              "load", "output", "plane.", "piston.", "cylinder.",
                                              NULL};
 
@@ -84,6 +84,8 @@ static status read_all(config *c, setup *S, diag *err)
     /* a section of the other engine would be silently ignored: refuse it */
     const char *other = S->mode == MODE_CD ? "dem" : "solver";
     int line = config_section_line(c, other);
+    if (line < 0 && S->mode == MODE_CD && (line = config_section_line(c, "drive")) >= 0)
+        other = "drive";
     if (line >= 0)
         return line > 0 ? diag_set(err, CDLAB_ERR_CONFIG,
                                    "%s:%d: section [%s] is not used with system.mode = %s",
@@ -115,7 +117,7 @@ enum { SER_T, SER_SWEEPS, SER_CONV, SER_RES, SER_MEANOV, SER_MAXOV, SER_KE, SER_
        SER_PPOS, SER_PVEL, SER_PIST_X, SER_PIST_V, SER_PIST_F,
        /* DEM energy ledger */
        SER_E_KT, SER_E_KR, SER_E_KP, SER_E_EN, SER_E_ET, SER_E_FR, SER_E_DA, SER_E_WX, SER_E_WP,
-       SER_E_RES, SER_COUNT };
+       SER_E_RES, SER_STRESS, SER_COUNT };
 static const char *const energy_paths[] = {
     "/series/energy/kinetic_translational", "/series/energy/kinetic_rotational",
     "/series/energy/kinetic_piston", "/series/energy/elastic_normal",
@@ -128,6 +130,7 @@ typedef struct step_record {
     int sweeps, converged, n_contacts, n_active;
     double residual, mean_overlap, max_overlap;
     const dem_energy *energy; /* DEM only */
+    const double *stress;     /* DEM only: Love-Weber stress, 3 x 3 row-major */
 } step_record;
 
 typedef struct writer {
@@ -195,10 +198,18 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
         (s = h5out_attr_double(h, "/elasticity", "d_mean", S->info.d_mean, err)) ||
         (s = h5out_attr_double(h, "/elasticity", "m_mean", S->info.m_mean, err))))
         return s;
-    if (S->mode == MODE_DEM)
+    if (S->mode == MODE_DEM) {
         for (int k = 0; k < SER_E_RES - SER_E_KT + 1; k++)
             if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &w->ser[SER_E_KT + k], err)))
                 return s;
+        long t33[2] = {3, 3};
+        if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &w->ser[SER_STRESS], err)) ||
+            (s = h5out_attr_string(h, "/series/stress", "definition",
+                                   "Love-Weber sigma_ab = (1/V) sum f_a l_b over particle-particle "
+                                   "contacts, f on p, l from p to q (tension positive)", err)) ||
+            (s = h5out_attr_double(h, "/series/stress", "volume", S->dem.stress_volume, err)))
+            return s;
+    }
 
     long np = S->out.n_probes, tail3[2] = {np, 3};
     struct {
@@ -286,6 +297,8 @@ static status write_row(writer *w, const world *W, const output_params *o, const
         for (int k = 0; k < 10; k++)
             if ((s = h5out_series_append(h, w->ser[SER_E_KT + k], &v[k], err)))
                 return s;
+        if ((s = h5out_series_append(h, w->ser[SER_STRESS], st->stress, err)))
+            return s;
     }
     if ((s = h5out_series_append(h, w->ser[SER_T], &W->t, err)) ||
         (s = h5out_series_append(h, w->ser[SER_SWEEPS], &sw, err)) ||
@@ -385,6 +398,29 @@ static status write_snapshot(writer *w, const world *W, diag *err)
 #undef SNAPC
 }
 
+/* The volume of the Love-Weber stress: as given, or the current bounding box of the particles
+ * (area in dimension 2, length in dimension 1). */
+static double stress_volume(const world *W, double given)
+{
+    if (given > 0.0)
+        return given;
+    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int i = 0; i < W->P.n; i++) {
+        double r = W->P.r[i];
+        vec3 x = W->P.x[i];
+        lo = v3(fmin(lo.x, x.x - r), fmin(lo.y, x.y - r), fmin(lo.z, x.z - r));
+        hi = v3(fmax(hi.x, x.x + r), fmax(hi.y, x.y + r), fmax(hi.z, x.z + r));
+    }
+    if (W->P.n == 0)
+        return 1.0;
+    double V = hi.x - lo.x;
+    if (W->P.dimension >= 2)
+        V *= hi.y - lo.y;
+    if (W->P.dimension == 3)
+        V *= hi.z - lo.z;
+    return V;
+}
+
 static void say(const run_hooks *hk, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -444,9 +480,19 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
             p->damp_absolute ? "absolute" : "fraction of critical", p->damp_n, p->damp_t,
             S.dem.from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
-        say(hk, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", S.dem.dt_crit, W->dt,
-            W->dt / S.dem.dt_crit,
-            W->dt > S.dem.dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
+        if (S.dem.drive == DRIVE_NONE)
+            say(hk, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", S.dem.dt_crit, W->dt,
+                W->dt / S.dem.dt_crit,
+                W->dt > S.dem.dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
+        else if (S.dem.drive == DRIVE_ROTATION)
+            say(hk, "DEM: kinematic drive, rigid rotation by (%g, %g, %g) per step about "
+                    "(%g, %g, %g); no dynamics",
+                S.dem.rotation.x, S.dem.rotation.y, S.dem.rotation.z, S.dem.centre.x,
+                S.dem.centre.y, S.dem.centre.z);
+        else
+            say(hk, "DEM: kinematic drive, affine displacement gradient per step about "
+                    "(%g, %g, %g); no dynamics",
+                S.dem.centre.x, S.dem.centre.y, S.dem.centre.z);
     }
     say(hk, "output: %s (snapshots every %ld steps, %d probes)", S.out.file, S.out.every,
         S.out.n_probes);
@@ -469,9 +515,19 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     dem_stats dst;
     memset(&dst, 0, sizeof dst);
     step_record rec = {.converged = 1};
-    if (S.mode == MODE_DEM) {
+    double sigma[3][3];
+    vec3 *du = NULL, *dth = NULL;
+    if (S.mode == MODE_DEM && S.dem.drive != DRIVE_NONE) {
+        du = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *du);
+        dth = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *dth);
+        if (!du || !dth)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    if (S.mode == MODE_DEM && s == CDLAB_OK) {
         s = dem_start(W, &dsolver, &S.dem.p, &dst, err);
         rec.energy = &dsolver.E;
+        dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
+        rec.stress = &sigma[0][0];
         rec.n_contacts = dst.n_contacts;
         rec.n_active = dst.n_active;
         rec.mean_overlap = dst.mean_overlap;
@@ -492,14 +548,23 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                                 .residual = st.residual, .mean_overlap = st.mean_overlap,
                                 .max_overlap = st.max_overlap};
         } else {
-            s = dem_step(W, &dsolver, &S.dem.p, &dst, err);
+            if (S.dem.drive == DRIVE_NONE) {
+                s = dem_step(W, &dsolver, &S.dem.p, &dst, err);
+            } else {
+                if (S.dem.drive == DRIVE_ROTATION)
+                    dem_rigid_rotation(W, S.dem.centre, S.dem.rotation, du, dth);
+                else
+                    dem_affine(W, S.dem.centre, S.dem.G, du, dth);
+                s = dem_kinematic_step(W, &dsolver, &S.dem.p, du, dth, &dst, err);
+            }
+            dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
             double scale = fabs(dsolver.E.initial) + fabs(dsolver.E.work_external) +
                            fabs(dsolver.E.work_piston);
             rec = (step_record){.sweeps = 0, .converged = 1, .n_contacts = dst.n_contacts,
                                 .n_active = dst.n_active,
                                 .residual = scale > 0.0 ? dem_energy_residual(&dsolver.E) / scale : 0.0,
                                 .mean_overlap = dst.mean_overlap, .max_overlap = dst.max_overlap,
-                                .energy = &dsolver.E};
+                                .energy = &dsolver.E, .stress = &sigma[0][0]};
         }
         sweeps_total += rec.sweeps;
         if (!rec.converged)
@@ -536,6 +601,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = s2;
     cd_solver_free(&solver);
     dem_solver_free(&dsolver);
+    free(du);
+    free(dth);
     free(w.piston_idx);
     free(w.row);
     setup_free(&S);

@@ -68,9 +68,37 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
         return config_error(c, S, "k_t", err,
                             "friction is used but k_t = 0 (no tangential force could arise): "
                             "give dem.k_t > 0");
+    if ((s = config_double(c, S, "stress_volume", 0, 0.0, 0.0, 0, INFINITY, &d->stress_volume, err)))
+        return s;
+    /* [drive]: every particle moved by a rigid rotation or an affine increment per step */
+    const char *motions[] = {"none", "rotation", "affine", NULL};
+    int motion;
+    if ((s = config_enum(c, "drive", "motion", 0, DRIVE_NONE, motions, &motion, err)))
+        return s;
+    d->drive = (drive_motion)motion;
+    if (d->drive != DRIVE_NONE) {
+        vec3 centroid = v3_zero();
+        for (int i = 0; i < W->P.n; i++)
+            centroid = v3_add(centroid, v3_scale(W->P.x[i], 1.0 / W->P.n));
+        const double zero9[9] = {0};
+        double g[9];
+        if ((s = config_vec3(c, "drive", "centre", 0, centroid, &d->centre, err)) ||
+            (d->drive == DRIVE_ROTATION &&
+             (s = config_vec3(c, "drive", "rotation", 1, v3_zero(), &d->rotation, err))) ||
+            (d->drive == DRIVE_AFFINE &&
+             (s = config_doubles(c, "drive", "gradient", 1, 9, zero9, g, err))))
+            return s;
+        if (d->drive == DRIVE_AFFINE)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    d->G[a][b] = g[3 * a + b];
+    } else if (config_section_line(c, "drive") >= 0) {
+        return config_error(c, "drive", "motion", err,
+                            "a [drive] section needs motion = rotation or affine");
+    }
     d->dt_crit = dem_critical_dt(W, p);
     config_record(c, S, "critical_dt", "%.6g", d->dt_crit);
-    if (W->dt > d->dt_crit && !d->allow_unstable)
+    if (W->dt > d->dt_crit && !d->allow_unstable && d->drive == DRIVE_NONE)
         return config_error(c, "system", "dt", err,
                             "dt = %g exceeds the critical DEM time step %.4g (from k = %g, the "
                             "lightest particle and the damping); lower it, or set "

@@ -6,8 +6,16 @@
 #include "dem.h"
 #include "scene.h"
 
+typedef enum drive_motion { DRIVE_NONE, DRIVE_ROTATION, DRIVE_AFFINE } drive_motion;
+
 typedef struct dem_setup {
     dem_params p;
+    /* [drive]: kinematic driving instead of dynamics */
+    drive_motion drive;
+    vec3 rotation;       /* rotation vector per step */
+    double G[3][3];      /* displacement gradient per step */
+    vec3 centre;         /* centre of rotation / deformation */
+    double stress_volume; /* 0: the current bounding box of the particles */
     double dt_crit;       /* critical time step estimate */
     int allow_unstable;   /* dem.allow_unstable_dt */
     int from_cd;          /* N_I of dem.stiffness_from_cd, 0 if not used */

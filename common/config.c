@@ -524,6 +524,35 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
     return CDLAB_OK;
 }
 
+status config_doubles(config *c, const char *sec, const char *key, int required, int n,
+                      const double *dflt, double *out, diag *err)
+{
+    config_entry *e;
+    status s = lookup(c, sec, key, required, &e, err);
+    if (s != CDLAB_OK)
+        return s;
+    if (!e) {
+        for (int k = 0; k < n; k++)
+            out[k] = dflt[k];
+    } else {
+        char tok[16][64];
+        if (n > 16 || split_numbers(e->value, tok, 16) != n)
+            return eerr(c, e, sec, key, err, "expected %d numbers (got '%s')", n, e->value);
+        for (int k = 0; k < n; k++)
+            if (!parse_double(tok[k], &out[k]))
+                return eerr(c, e, sec, key, err, "expected %d numbers (bad item '%s')", n, tok[k]);
+    }
+    char buf[CONFIG_VALUE_MAX > 600 ? 600 : CONFIG_VALUE_MAX] = "";
+    for (int k = 0; k < n; k++) {
+        char b[32];
+        fmt_double(b, sizeof b, out[k]);
+        strncat(buf, k ? " " : "", sizeof buf - strlen(buf) - 1);
+        strncat(buf, b, sizeof buf - strlen(buf) - 1);
+    }
+    config_record(c, sec, key, "%s", buf);
+    return CDLAB_OK;
+}
+
 status config_int_list(config *c, const char *sec, const char *key, long **out, int *count,
                        diag *err)
 {

@@ -69,6 +69,9 @@ status config_enum(config *c, const char *sec, const char *key, int required, in
                    const char *const *choices, int *out, diag *err);
 status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt,
                    vec3 *out, diag *err);
+/* Exactly n numbers separated by spaces or commas. */
+status config_doubles(config *c, const char *sec, const char *key, int required, int n,
+                      const double *dflt, double *out, diag *err);
 /* A list of integers separated by spaces or commas; *out is malloc'ed (caller frees). */
 status config_int_list(config *c, const char *sec, const char *key, long **out, int *count,
                        diag *err);

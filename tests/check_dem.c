@@ -390,6 +390,41 @@ START_TEST(io_dem_run_energy_series)
 }
 END_TEST
 
+/* The kinematic driver from a config: an overlapping chain along x rotated by 90 deg about z in
+ * 100 steps; /series/stress turns sigma_xx into sigma_yy (to 1e-9 of it: normal forces only). */
+START_TEST(io_drive_rotation_config)
+{
+    const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 1\nsteps = 100\n"
+                      "[dem]\nk_n = 100\nk_t = 0\nstress_volume = 1\n"
+                      "[drive]\nmotion = rotation\nrotation = 0 0 0.015707963267948967\n"
+                      "[particles]\ncount = 4\nradius = 0.5\nmass = 1\nspacing = -0.1\n"
+                      "[output]\nevery = 0\n";
+    char path[] = "/tmp/cdlab_driveXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    config c;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, ini, "drive.ini", &err), CDLAB_OK);
+    run_summary sum;
+    status s = cd_run(&c, path, NULL, &sum, &err);
+    config_free(&c);
+    ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
+    double *d;
+    long n;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/stress", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(n, 101 * 9);
+    /* three contacts, each f = k 0.1 = 10 along the branch of length 0.9:
+     * sigma_xx = -3 * 10 * 0.9 = -27 (tension positive) */
+    ck_assert_double_eq_tol(d[0], -27.0, 1e-9);
+    const double *last = d + 100 * 9;
+    ck_assert_double_eq_tol(last[4], -27.0, 27e-9); /* sigma_yy */
+    ck_assert_double_eq_tol(last[0], 0.0, 27e-9);
+    free(d);
+    unlink(path);
+}
+END_TEST
+
 Suite *dem_suite(void)
 {
     Suite *s = suite_create("dem");
@@ -407,6 +442,7 @@ Suite *dem_suite(void)
     tcase_set_timeout(tio, 120);
     tcase_add_test(tio, io_equiv_command);
     tcase_add_test(tio, io_dem_run_energy_series);
+    tcase_add_test(tio, io_drive_rotation_config);
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
     tcase_add_test(tr, errors_critical_dt);
