@@ -26,14 +26,14 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $(DEFS) -I$(BUILD) -Icommon -Icd 
 LDLIBS_ALL = $(OMPFLAG) $(PKG_LIBS) -lm $(EXTRA_LDFLAGS)
 
 LIB_SRC  := $(wildcard common/*.c) $(wildcard cd/*.c)
-TOOL_SRC := tools/cdlab.c
+TOOL_SRC := tools/cdlab.c tools/cdlab_lab.c
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps test test-slow test-all demo debug clean format experiments-chain1d
-all: $(BUILD)/cdlab
+.PHONY: FORCE all deps experiments test test-slow test-all demo debug clean format experiments-chain1d
+all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
 # include it are rebuilt exactly then.
@@ -52,7 +52,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/libcdlab.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/cdlab: $(TOOL_OBJ) $(BUILD)/libcdlab.a
+$(BUILD)/cdlab: $(BUILD)/tools/cdlab.o $(BUILD)/libcdlab.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/cdlab-lab: $(BUILD)/tools/cdlab_lab.o $(BUILD)/libcdlab.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/check_all: $(TEST_OBJ) $(BUILD)/libcdlab.a
@@ -75,6 +78,16 @@ test-all: test test-slow
 demo: deps
 	$(MAKE) --no-print-directory $(BUILD)/cdlab
 	PYTHON=$(PYTHON) CDLAB=$(CURDIR)/$(BUILD)/cdlab bash experiments/chain1d/run.sh
+
+# The studies of experiments/*/ (docs/experiments.md); QUICK=1 runs small versions.
+EXPERIMENTS ?= chain1d piston2d cd_vs_dem convergence kuhn sliding_pair
+experiments: deps
+	$(MAKE) --no-print-directory $(BUILD)/cdlab $(BUILD)/cdlab-lab
+	@for e in $(EXPERIMENTS); do \
+	    echo "=== experiment $$e ==="; \
+	    QUICK=$(QUICK) PYTHON=$(PYTHON) CDLAB=$(CURDIR)/$(BUILD)/cdlab CDLAB_LAB=$(CURDIR)/$(BUILD)/cdlab-lab \
+	        bash experiments/$$e/run.sh --study || exit 1; \
+	done
 
 debug:
 	$(MAKE) --no-print-directory BUILD=build-debug OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \

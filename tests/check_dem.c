@@ -5,6 +5,7 @@
 #include "cd_run.h"
 #include "dem_config.h"
 #include "fit.h"
+#include "lab.h"
 #include "h5io.h"
 
 #include <stdio.h>
@@ -114,64 +115,40 @@ START_TEST(energy_ledger_closes_with_friction_and_damping)
 END_TEST
 
 /* The sliding pair of PHYSICS.md (d = 1 mm, overlap 0.1 d, mu = 0.3, k_n = k_t = 1e9 N/m,
- * 1 mm/s right for 0.5 s, left 0.5 s, right 0.5 s; dt = 5 ms), kinematically driven. */
+ * 1 mm/s right for 0.5 s, left 0.5 s, right 0.5 s; dt = 5 ms), kinematically driven: the shear
+ * force never exceeds mu k_n delta, equals it while sliding, is zero while apart, and changes
+ * sign within a few steps of the reversal at t = 1 s. */
 START_TEST(analytic_sliding_pair)
 {
-    const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 5e-3\nsteps = 1\n"
-                      "[dem]\nk_n = 1e9\nk_t = 1e9\nallow_unstable_dt = true\n"
-                      "[contact]\nfriction = 0.3\n"
-                      "[particles]\ncount = 2\nradius = 5e-4\nmass = 1e-6\nspacing = -1e-4\n"
-                      "direction = 0 0 1\n";
-    dsim s;
-    dsim_open(&s, ini);
-    const double mu = 0.3, kn = 1e9, kt = 1e9, v = 1e-3, dt = 5e-3;
-    vec3 du[2], dth[2] = {v3_zero(), v3_zero()};
+    static lab_pair_row rows[LAB_PAIR_ROWS];
     diag err;
-    double prev = 0.0;
-    int reversal_seen = 0, slid = 0, apart = 0;
-    long since_reversal = -1;
-    for (int k = 0; k < 300; k++) {
-        double t = k * dt, dir = t < 0.5 - 1e-12 ? 1 : (t < 1.0 - 1e-12 ? -1 : 1);
-        if (k == 200)
-            since_reversal = 0;
-        du[0] = v3_zero();
-        du[1] = v3(dir * v * dt, 0, 0);
-        ck_assert(dem_kinematic_step(&s.W, &s.S, &s.d.p, du, dth, &s.st, &err) == CDLAB_OK);
-        /* shear force on the upper sphere: tangential part of R (force on body 1) */
-        double Fs = 0.0, delta = -1.0;
-        for (int c = 0; c < s.W.C.n; c++) {
-            const contact *ct = &s.W.C.c[c];
-            vec3 Rt = v3_reject(ct->R, ct->n);
-            Fs = v3_norm(Rt) * (Rt.x >= 0 ? 1 : -1);
-            delta = -ct->gap;
-        }
-        double limit = delta > 0 ? mu * kn * delta : 0.0;
-        ck_assert_msg(fabs(Fs) <= limit * (1 + 1e-12) + 1e-12, "step %d: |Fs| %g > limit %g", k,
-                      fabs(Fs), limit);
-        if (s.st.n_sliding > 0) {
+    ck_assert_msg(lab_sliding_pair(rows, &err) == CDLAB_OK, "%s", err.msg);
+    const double mu = 0.3, kn = 1e9, kt = 1e9, v = 1e-3, dt = 5e-3;
+    int slid = 0, apart = 0, reversal = -1, sign_change = -1;
+    for (int k = 0; k < LAB_PAIR_ROWS; k++) {
+        const lab_pair_row *r = &rows[k];
+        double limit = r->delta > 0 ? mu * kn * r->delta : 0.0;
+        ck_assert_msg(fabs(r->fs) <= limit * (1 + 1e-12) + 1e-12, "t %g: |Fs| %g > limit %g", r->t,
+                      fabs(r->fs), limit);
+        if (r->sliding) {
             slid = 1;
-            ck_assert_msg(fabs(fabs(Fs) - limit) <= 1e-9 * limit, "step %d: sliding at %g of %g",
-                          k, fabs(Fs), limit);
+            ck_assert_msg(fabs(fabs(r->fs) - limit) <= 1e-9 * limit, "t %g: sliding at %g of %g",
+                          r->t, fabs(r->fs), limit);
         }
-        if (delta < 0) {
+        if (r->delta < 0) {
             apart = 1;
-            ck_assert_msg(Fs == 0.0, "step %d: shear %g while apart", k, Fs);
+            ck_assert_msg(r->fs == 0.0 && r->fn == 0.0, "t %g: force %g while apart", r->t, r->fs);
         }
-        if (since_reversal >= 0) {
-            since_reversal++;
-            if (!reversal_seen && Fs * prev < 0) {
-                reversal_seen = 1;
-                /* expected: the elastic unloading mu f_n / k_t at v dt per step, ~6 steps */
-                double expect = mu * kn * delta / (kt * v * dt);
-                ck_assert_msg(since_reversal <= expect + 2, "sign change %ld steps after the "
-                              "reversal (expected %.1f)", since_reversal, expect);
-            }
-        }
-        if (Fs != 0.0)
-            prev = Fs;
+        if (reversal < 0 && r->t > 1.0 + 1e-9)
+            reversal = k;
+        if (reversal >= 0 && sign_change < 0 && r->fs * rows[k - 1].fs < 0)
+            sign_change = k;
     }
-    ck_assert(slid && apart && reversal_seen);
-    dsim_close(&s);
+    ck_assert(slid && apart && reversal > 0 && sign_change > 0);
+    /* expected: the elastic unloading mu f_n / k_t at v dt per step, ~6 steps */
+    double expect = mu * kn * rows[reversal].delta / (kt * v * dt);
+    ck_assert_msg(sign_change - reversal <= expect + 2, "sign change %d steps after the reversal "
+                  "(expected %.1f)", sign_change - reversal, expect);
 }
 END_TEST
 
@@ -256,66 +233,16 @@ END_TEST
 /* Kuhn Fig. 6: a compressed 3D assembly rotated rigidly by 90 deg about x in 1000 increments;
  * the stress rotated back equals the original within 0.5% of its largest component with
  * projection and twirl; with the twirl off the error exceeds 5%. */
-static double objectivity_error(int projection, int twirl, double *sigma_max)
-{
-    const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 1\nsteps = 1\nseed = 4\n"
-                      "[dem]\nk_n = 1e4\nk_t = 1e4\nallow_unstable_dt = true\n"
-                      "[contact]\nfriction = 0.5\ndetect_gap = 0.2\n"
-                      "[particles]\nsource = random\ncount = 300\nradius_min = 0.4\n"
-                      "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = 9 9 9\nmass = 1\n";
-    dsim s;
-    dsim_open(&s, ini);
-    s.d.p.law.projection = projection;
-    s.d.p.law.twirl = twirl;
-    int n = s.W.P.n;
-    vec3 *du = malloc((size_t)n * sizeof *du), *dth = malloc((size_t)n * sizeof *dth);
-    vec3 centre = v3(4.5, 4.5, 4.5);
-    diag err;
-    /* compression: 18% along x, 10% along y and z, with some shear so that the tangential
-     * forces are not aligned with the axes; 200 increments */
-    double G[3][3] = {{-0.18, 0.03, 0.0}, {0.0, -0.10, 0.02}, {0.01, 0.0, -0.10}};
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            G[a][b] /= 200;
-    for (int k = 0; k < 200; k++) {
-        dem_affine(&s.W, centre, G, du, dth);
-        ck_assert(dem_kinematic_step(&s.W, &s.S, &s.d.p, du, dth, &s.st, &err) == CDLAB_OK);
-    }
-    ck_assert_int_gt(s.st.n_active, 150);
-    double sig0[3][3], sig90[3][3];
-    dem_stress(&s.W, 1.0, sig0);
-    for (int k = 0; k < 1000; k++) {
-        dem_rigid_rotation(&s.W, centre, v3(0.5 * CDLAB_PI / 1000, 0, 0), du, dth);
-        ck_assert(dem_kinematic_step(&s.W, &s.S, &s.d.p, du, dth, &s.st, &err) == CDLAB_OK);
-    }
-    dem_stress(&s.W, 1.0, sig90);
-    /* sigma0' = Q^T sigma90 Q with Q the +90 deg rotation about x: (y, z) -> (-z, y) */
-    double Q[3][3] = {{1, 0, 0}, {0, 0, -1}, {0, 1, 0}}, back[3][3] = {{0}};
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            for (int k = 0; k < 3; k++)
-                for (int l = 0; l < 3; l++)
-                    back[a][b] += Q[k][a] * sig90[k][l] * Q[l][b];
-    double err_max = 0.0, smax = 0.0;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) {
-            err_max = fmax(err_max, fabs(back[a][b] - sig0[a][b]));
-            smax = fmax(smax, fabs(sig0[a][b]));
-        }
-    *sigma_max = smax;
-    free(du);
-    free(dth);
-    dsim_close(&s);
-    return err_max / smax;
-}
-
 START_TEST(invariant_objectivity_rigid_rotation)
 {
-    double smax;
-    double e_both = objectivity_error(1, 1, &smax);
-    double e_no_twirl = objectivity_error(1, 0, &smax);
-    ck_assert_msg(e_both < 0.005, "projection and twirl: error %.4g of the largest component", e_both);
-    ck_assert_msg(e_no_twirl > 0.05, "twirl off: error only %.4g", e_no_twirl);
+    lab_fig6 both, no_twirl;
+    diag err;
+    ck_assert_msg(lab_kuhn_fig6(1, 1, &both, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(lab_kuhn_fig6(1, 0, &no_twirl, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_gt(both.contacts, 150);
+    ck_assert_msg(both.error < 0.005, "projection and twirl: error %.4g of the largest component",
+                  both.error);
+    ck_assert_msg(no_twirl.error > 0.05, "twirl off: error only %.4g", no_twirl.error);
 }
 END_TEST
 

@@ -2,6 +2,7 @@
 #include "suites.h"
 
 #include "dem_contact.h"
+#include "lab.h"
 
 #include <string.h>
 
@@ -30,27 +31,6 @@ static dem_contact_out one_step(const dem_law *L, double zeta_old, double zeta_n
     return out;
 }
 
-/* Reference: the elastic-plastic law integrated in N tiny increments (trial force, then
- * return to the friction circle), with the normal force varying linearly. Returns the final
- * tangential force and the dissipated work (each increment's work minus the elastic change). */
-static vec3 substepped(double k_n, double k_t, double mu, double zeta0, double zeta1, vec3 ft,
-                       vec3 dxi, long N, double *dissipated)
-{
-    vec3 d = v3_scale(dxi, 1.0 / (double)N);
-    double diss = 0.0;
-    for (long k = 1; k <= N; k++) {
-        double fn = k_n * (zeta0 + (zeta1 - zeta0) * (double)k / (double)N);
-        vec3 trial = v3_axpy(k_t, d, ft);
-        double len = v3_norm(trial);
-        vec3 next = len > mu * fn ? v3_scale(trial, mu * fn / len) : trial;
-        /* work of the increment (trapezoid) minus the change of stored energy */
-        diss += 0.5 * v3_dot(d, v3_add(ft, next)) - (v3_norm2(next) - v3_norm2(ft)) / (2.0 * k_t);
-        ft = next;
-    }
-    *dissipated = diss;
-    return ft;
-}
-
 static double angle_deg(vec3 f, vec3 m_dxi, vec3 m_perp)
 {
     return atan2(v3_dot(f, m_perp), v3_dot(f, m_dxi)) * 180.0 / CDLAB_PI;
@@ -62,24 +42,15 @@ static double angle_deg(vec3 f, vec3 m_dxi, vec3 m_perp)
  * 5 deg somewhere in that range. */
 START_TEST(unit_kuhn_fig4_final_angle)
 {
-    dem_law kuhn = law_of(DEM_KUHN), conv = law_of(DEM_CONVENTIONAL);
-    const double zeta = 1e-3, fn = kuhn.k_n * zeta, mu = kuhn.mu;
-    vec3 ft0 = v3(mu * fn, 0, 0);
-    vec3 m_dxi = v3(0, 1, 0), m_perp = v3_cross(v3(0, 0, 1), m_dxi); /* = -x: theta^t = -90 */
-    ck_assert_double_eq_tol(angle_deg(ft0, m_dxi, m_perp), -90.0, 1e-12);
-    double worst_conv = 0.0, worst_kuhn = 0.0;
+    double worst_conv = 0.0;
     for (int k = 0; k <= 30; k++) {
         double ratio = pow(10.0, -2.0 + 3.0 * k / 30.0); /* 0.01 .. 10 */
-        vec3 dxi = v3_scale(m_dxi, ratio * mu * fn / kuhn.k_t);
-        double diss;
-        vec3 ref = substepped(kuhn.k_n, kuhn.k_t, mu, zeta, zeta, ft0, dxi, 100000, &diss);
-        double a_ref = angle_deg(ref, m_dxi, m_perp);
-        double a_kuhn = angle_deg(one_step(&kuhn, zeta, zeta, ft0, dxi).ft, m_dxi, m_perp);
-        double a_conv = angle_deg(one_step(&conv, zeta, zeta, ft0, dxi).ft, m_dxi, m_perp);
-        worst_kuhn = fmax(worst_kuhn, fabs(a_kuhn - a_ref));
-        worst_conv = fmax(worst_conv, fabs(a_conv - a_ref));
-        ck_assert_msg(fabs(a_kuhn - a_ref) < 0.05, "ratio %g: refined %.4f deg, reference %.4f deg",
-                      ratio, a_kuhn, a_ref);
+        lab_fig4 f = lab_kuhn_fig4(ratio, 1e-3, 1e-3, 100000);
+        if (k == 0) /* a small movement turns the force by ratio radians: -90 + 0.573 deg */
+            ck_assert_double_eq_tol(f.angle_ref, -90.0 + ratio * 180.0 / CDLAB_PI, 0.01);
+        worst_conv = fmax(worst_conv, fabs(f.angle_conv - f.angle_ref));
+        ck_assert_msg(fabs(f.angle_kuhn - f.angle_ref) < 0.05,
+                      "ratio %g: refined %.4f deg, reference %.4f deg", ratio, f.angle_kuhn, f.angle_ref);
     }
     ck_assert_msg(worst_conv > 5.0, "conventional law's worst error only %.3f deg", worst_conv);
 }
@@ -98,7 +69,7 @@ START_TEST(unit_kuhn_rotation_with_normal_change)
             double ratio = pow(10.0, -1.0 + 2.0 * k / 12.0);
             vec3 dxi = v3_scale(m_dxi, ratio * mu * fn / kuhn.k_t);
             double diss;
-            vec3 ref = substepped(kuhn.k_n, kuhn.k_t, mu, z0, z1s[z], ft0, dxi, 100000, &diss);
+            vec3 ref = lab_substepped(kuhn.k_n, kuhn.k_t, mu, z0, z1s[z], ft0, dxi, 100000, &diss);
             dem_contact_out o = one_step(&kuhn, z0, z1s[z], ft0, dxi);
             double a = angle_deg(o.ft, m_dxi, m_perp), a_ref = angle_deg(ref, m_dxi, m_perp);
             /* 0.05 deg as in Fig. 4; magnitude to 1e-4 (the reference's sub-step error) */

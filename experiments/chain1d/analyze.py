@@ -12,30 +12,21 @@ Usage: analyze.py RUN.h5 [--png FILE] [--table FILE] [--q Q]
 """
 import argparse
 import math
+import os
 import sys
 
 import h5py
 import numpy as np
 from scipy.optimize import curve_fit
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import dampedfit  # noqa: E402
+from dampedfit import damped  # noqa: E402
+
 Q_RANDOM = (4.0 * math.sqrt(math.e) - 5.0) / 2.0  # eq. (46)
 Q_BY_SWEEP = {"random": Q_RANDOM, "jacobi": 0.5}   # eq. (45) for the parallel update
 
 
-def damped(t, x0, A, tau, omega, phi):
-    return x0 + A * np.exp(-t / tau) * np.sin(omega * t + phi)
-
-
-def prony(t, x):
-    """Linear-prediction estimate of omega and tau for a damped sine plus constant on a uniform
-    grid: x[k+1] = a x[k] + b x[k-1] + c with a = 2 rho cos(omega h), b = -rho^2."""
-    h = t[1] - t[0]
-    M = np.column_stack([x[1:-1], x[:-2], np.ones(len(x) - 2)])
-    (a, b, _), *_ = np.linalg.lstsq(M, x[2:], rcond=None)
-    rho = math.sqrt(max(-b, 1e-300))
-    omega = math.acos(max(-1.0, min(1.0, a / (2 * rho)))) / h
-    tau = -h / math.log(rho)
-    return omega, tau
 
 
 def theory(q, N_I, dt, d, L):
@@ -94,19 +85,10 @@ def analyze(path, q=None, window_tau=6.0):
     tt, xx = t[k0:k1], x[k0:k1]
     if len(tt) < 20:
         sys.exit(f"analyze.py: only {len(tt)} steps after the last contact opening; run longer")
-    om0, tau0 = prony(tt, xx)
-    x0 = xx[-1]
-    p0 = [x0, (xx[0] - x0) / max(math.sin(1.0), 1e-3), tau0, om0, 1.0]
-    # Start the phase from a coarse scan so that curve_fit starts in the right basin.
-    best = None
-    for phi in np.linspace(-math.pi, math.pi, 13):
-        for A in (abs(xx[0] - x0) + 1e-12, -abs(xx[0] - x0) - 1e-12):
-            r = np.sum((damped(tt - tt[0], x0, A, tau0, om0, phi) - xx) ** 2)
-            if best is None or r < best[0]:
-                best = (r, A, phi)
-    p0 = [x0, best[1], tau0, om0, best[2]]
-    popt, pcov = curve_fit(damped, tt - tt[0], xx, p0=p0, maxfev=20000)
-    perr = np.sqrt(np.diag(pcov))
+    fr = dampedfit.fit(tt, xx, omega0=om_th, tau0=tau_th)
+    popt = fr["popt"]
+    perr = [fr["x0_err"], fr["A_err"], fr["tau_err"], fr["omega_err"], fr["phi_err"]]
+    om0, tau0 = dampedfit.prony(tt - tt[0], xx)
     res = dict(path=path, mode=mode, sweep=sweep, q=q, N_I=N_I, n=n, d=d, m=mass, F=F, dt=dt, L=L,
                t_last_open=float(t[k_open - 1]) if k_open > 0 else float("nan"), t_fit_end=float(t[k1 - 1]),
                omega=popt[3], omega_err=perr[3], tau=popt[2], tau_err=perr[2],

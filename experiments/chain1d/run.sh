@@ -14,6 +14,9 @@ CDLAB="${CDLAB:-$root/build/cdlab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 out="$here/out"
 mkdir -p "$out"
+# --study (make experiments): the N_I scan and the sweep orders as well (study.py, summary.md)
+study=0
+[ "${1:-}" = "--study" ] && study=1
 
 {
     echo "# 1D wave test (Unger & Kertész sec. 3.3.1, Fig. 7)"
@@ -39,6 +42,12 @@ echo "## DEM twin (κ = γ = q m N_I/Δt², q m N_I/Δt, eqs. 67–68)" >> "$out
 echo >> "$out/results.md"
 "$PYTHON" "$here/analyze.py" "$out/chain1d_dem.h5" --png "$out/fig7_dem.png" --table "$out/table_dem.md"
 cat "$out/table_dem.md" >> "$out/results.md"
+
+if [ $study = 1 ]; then
+    echo "== chain1d study: N_I scan and sweep orders =="
+    "$PYTHON" "$here/study.py" $([ "${QUICK:-}" = 1 ] && echo --quick) > /dev/null
+    echo "summary: $here/summary.md"
+fi
 
 echo
 echo "plots:  $out/fig7_random.png  $out/fig7_jacobi.png  $out/fig7_dem.png"

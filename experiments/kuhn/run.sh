@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Kuhn, Suzuki & Daouadji: Fig. 4 (final direction of the tangential force after a movement
+# orthogonal to it, refined and conventional law, against 1e5 elastic-plastic sub-steps) and the
+# Fig. 6 table (stress after a rigid 90 deg rotation, four variants). Data from cdlab-lab
+# (the routines of cd/lab.c, which the Check tests assert); analysis in analyze.py.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+LAB="${CDLAB_LAB:-$root/build/cdlab-lab}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+mkdir -p "$here/out"
+"$LAB" fig4 > "$here/out/fig4.csv"            # constant normal force (the paper's case)
+"$LAB" fig4 0.7 > "$here/out/fig4_unloading.csv"  # normal force falling by 30% in the step
+"$LAB" fig6 > "$here/out/fig6.csv"
+"$PYTHON" "$here/analyze.py"
+echo "summary: $here/summary.md"
