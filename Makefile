@@ -32,7 +32,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps experiments test test-slow test-all demo debug clean format experiments-chain1d
+.PHONY: FORCE all deps experiments gallery test test-slow test-all demo debug clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -88,6 +88,14 @@ experiments: deps
 	    QUICK=$(QUICK) PYTHON=$(PYTHON) CDLAB=$(CURDIR)/$(BUILD)/cdlab CDLAB_LAB=$(CURDIR)/$(BUILD)/cdlab-lab \
 	        bash experiments/$$e/run.sh --study || exit 1; \
 	done
+	@echo "=== verdicts (experiments/*/summary$(if $(filter 1,$(QUICK)),_quick,).md) ==="
+	@for e in $(EXPERIMENTS); do \
+	    f=experiments/$$e/summary$(if $(filter 1,$(QUICK)),_quick,).md; [ -f $$f ] || f=experiments/$$e/summary.md; \
+	    printf '%-14s pass %3s   FAIL %3s\n' $$e "$$(grep -o '\bpass\b' $$f | wc -l)" "$$(grep -o '\bFAIL\b' $$f | wc -l)"; \
+	done
+
+gallery:
+	$(PYTHON) tools/gallery.py
 
 debug:
 	$(MAKE) --no-print-directory BUILD=build-debug OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \

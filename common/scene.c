@@ -102,11 +102,19 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     if ((s = config_int(c, sec, "count", 1, 0, 0, 100000000L, &count, err)) ||
         (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)))
         return s;
-    char path[512] = "";
+    char path[1024] = "";
     if (source == 2) {
         int in_file;
-        if ((s = config_string(c, sec, "file", 1, "", path, sizeof path, err)) ||
-            (s = generate_load_file(NULL, path, &in_file, err)))
+        char given[512];
+        if ((s = config_string(c, sec, "file", 1, "", given, sizeof given, err)))
+            return s;
+        /* a relative path is relative to the config file's directory */
+        const char *slash = strrchr(c->file, '/');
+        if (given[0] != '/' && slash)
+            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->file), c->file, given);
+        else
+            snprintf(path, sizeof path, "%s", given);
+        if ((s = generate_load_file(NULL, path, &in_file, err)))
             return s;
         if (in_file != count)
             return config_error(c, sec, "count", err, "the file %s holds %d particles, not %ld",

@@ -15,6 +15,7 @@ Suite *cd_suite(void);
 Suite *io_suite(void);
 Suite *dem_contact_suite(void);
 Suite *dem_suite(void);
+Suite *experiments_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);

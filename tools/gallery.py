@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""Builds docs/experiments.md from experiments/*/summary.md and copies their plots into
+docs/experiments/ (run after `make experiments`; `make gallery`)."""
+import os
+import re
+import shutil
+
+root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ORDER = ["chain1d", "piston2d", "cd_vs_dem", "convergence", "kuhn", "sliding_pair"]
+
+
+def main():
+    dst = os.path.join(root, "docs", "experiments")
+    os.makedirs(dst, exist_ok=True)
+    parts = ["# Experiments gallery", "",
+             "Each study lives in `experiments/<name>/` (config, run script, analysis script) and writes its "
+             "`summary.md` with measured numbers beside the paper's or the theory's, the tolerance and a pass/fail "
+             "word. `make experiments` reruns all of them (`QUICK=1`: small versions); `make gallery` rebuilds this "
+             "page. The sections below are those summaries, with their plots.", ""]
+    for name in ORDER:
+        p = os.path.join(root, "experiments", name, "summary.md")
+        if not os.path.exists(p):
+            parts += [f"## {name}", "", "(not run yet)", ""]
+            continue
+        text = open(p).read()
+
+        def repl(m):
+            src = os.path.join(root, "experiments", name, m.group(2))
+            if not os.path.exists(src):
+                return m.group(0)
+            target = f"{name}_{os.path.basename(src)}"
+            shutil.copy(src, os.path.join(dst, target))
+            return f"![{m.group(1)}](experiments/{target})"
+
+        text = re.sub(r"!\[([^\]]*)\]\(([^)]+\.png)\)", repl, text)
+        text = re.sub(r"^(#+) ", r"#\1 ", text, flags=re.M)  # one level down
+        parts += [f"<!-- from experiments/{name}/summary.md -->", text, ""]
+    open(os.path.join(root, "docs", "experiments.md"), "w").write("\n".join(parts))
+    print("docs/experiments.md written")
+
+
+if __name__ == "__main__":
+    main()
