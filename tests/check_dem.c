@@ -283,16 +283,10 @@ START_TEST(io_dem_run_energy_series)
                       "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
                       "[plane.right]\npoint = 8 0 0\nnormal = -1 0 0\n"
                       "[output]\nevery = 0\n";
-    char path[] = "/tmp/cdlab_demXXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    config c;
+    char path[32];
     diag err = {{0}};
-    ck_assert_int_eq(config_load_string(&c, ini, "dem.ini", &err), CDLAB_OK);
     run_summary sum;
-    status s = cd_run(&c, path, NULL, &sum, &err);
-    config_free(&c);
+    status s = run_to_temp(ini, "dem.ini", path, &sum, &err);
     ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
     double *d;
     long n;
@@ -326,16 +320,10 @@ START_TEST(io_drive_rotation_config)
                       "[drive]\nmotion = rotation\nrotation = 0 0 0.015707963267948967\n"
                       "[particles]\ncount = 4\nradius = 0.5\nmass = 1\nspacing = -0.1\n"
                       "[output]\nevery = 0\n";
-    char path[] = "/tmp/cdlab_driveXXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    config c;
+    char path[32];
     diag err = {{0}};
-    ck_assert_int_eq(config_load_string(&c, ini, "drive.ini", &err), CDLAB_OK);
     run_summary sum;
-    status s = cd_run(&c, path, NULL, &sum, &err);
-    config_free(&c);
+    status s = run_to_temp(ini, "drive.ini", path, &sum, &err);
     ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
     double *d;
     long n;

@@ -8,21 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Runs the config text into a fresh temporary file; path must hold 32 bytes. */
-static status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum,
-                          diag *err)
-{
-    strcpy(path, "/tmp/cdlab_ioXXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    config c;
-    ck_assert_int_eq(config_load_string(&c, ini, name, err), CDLAB_OK);
-    status s = cd_run(&c, path, NULL, sum, err);
-    config_free(&c);
-    return s;
-}
-
 START_TEST(io_run_writes_documented_layout)
 {
     const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 30\nseed = 5\n"

@@ -3,8 +3,11 @@
 #include "suites.h"
 
 #include "cd_config.h"
+#include "cd_run.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p)
 {
@@ -39,6 +42,21 @@ void sim_steps(sim *s, long n)
         status st = cd_step(&s->W, &s->S, &s->p, &s->st, &err);
         ck_assert_msg(st == CDLAB_OK, "step %ld: %s", s->W.step, err.msg);
     }
+}
+
+/* Runs the config text into a fresh temporary file; path must hold 32 bytes. */
+status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum,
+                          diag *err)
+{
+    strcpy(path, "/tmp/cdlab_ioXXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    config c;
+    ck_assert_int_eq(config_load_string(&c, ini, name, err), CDLAB_OK);
+    status s = cd_run(&c, path, NULL, sum, err);
+    config_free(&c);
+    return s;
 }
 
 const char *cdlab_bin(void)

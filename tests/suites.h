@@ -5,6 +5,7 @@
 #include <check.h>
 
 #include "cd.h"
+#include "cd_run.h"
 #include "config.h"
 #include "scene.h"
 
@@ -31,6 +32,10 @@ void sim_open(sim *s, const char *ini, uint64_t seed);
 void sim_close(sim *s);
 /* n steps; fails the test on any error. */
 void sim_steps(sim *s, long n);
+
+/* Runs INI text (named name in messages) through cd_run into a fresh temporary file whose path
+ * (32 bytes) is returned in path; the caller unlinks it. */
+status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err);
 
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);

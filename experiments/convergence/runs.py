@@ -45,8 +45,8 @@ def main():
     nis = [10, 100] if a.quick else [5, 10, 20, 50, 100, 200, 500, 1000]
     jobs = []
     # (a) accuracy against cost: the piston force step and the settling pile
-    packing = os.path.join(PISTON, "out", f"packing_{tag}.txt")
-    height = open(os.path.join(PISTON, "out", f"piston_{tag}.txt")).read().strip()
+    packing = os.path.join(PISTON, "out", f"packing_{tag}_mu0.05.txt")
+    height = open(os.path.join(PISTON, "out", f"piston_{tag}_mu0.05.txt")).read().strip()
     count, width = (300, 26) if a.quick else (1000, 47)
     piston = [os.path.join(PISTON, "ring.ini"), "--set", f"particles.file={packing}",
               "--set", f"particles.count={count}", "--set", f"plane.right.point={width} 0 0",

@@ -47,9 +47,9 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     md = [f"# piston2d: the 2D piston test (Unger & Kertész sec. 3.3.2, Fig. 8){' — QUICK run' if a.tag == 'quick' else ''}", ""]
-    prep = os.path.join(out, f"prepare_{a.tag}.md")
-    if os.path.exists(prep):
-        md += open(prep).read().split("\n")
+    for prep in sorted(glob.glob(os.path.join(out, f"prepare_{a.tag}_mu*.md")), reverse=True):
+        mu_text = re.search(r"_mu([^_]+)\.md$", prep).group(1)
+        md += [f"Friction {mu_text}:"] + open(prep).read().split("\n")[2:]
     md += ["## The force step", "",
            "Disks with radii uniform in [0.5, 1], density 1, fixed base and side walls, a piston of mass 2000 "
            "(about the packing's 1830), no gravity. From the prepared packing the piston force F = 50 acts for "
@@ -74,16 +74,16 @@ def main():
             f = r["fit"]
             md.append(f"| {r['N_I']} | {f['omega']:.4f} ± {f['omega_err']:.1e} | {f['tau']:.3f} ± {f['tau_err']:.1e} | "
                       f"{f['omega'] * f['tau']:.1f} | {r['static']:.6f} | {f['rms']:.1e} |")
-        # with two N_I values the slope has no uncertainty: the fixed part of the tolerance
-        tol_om = max(3 * e_om, 0.05) if np.isfinite(e_om) else 0.05
-        tol_ta = max(3 * e_ta, 0.10) if np.isfinite(e_ta) else 0.10
-        ok_om = abs(s_om - 0.5) <= tol_om
-        ok_ta = abs(s_ta + 1) <= tol_ta
+        # within the tolerance, with an uncertainty below it (a poor fit must not pass through a
+        # large error bar); with two N_I values the slope has no uncertainty estimate
+        tol_om, tol_ta = 0.05, 0.10
+        ok_om = abs(s_om - 0.5) <= tol_om and not (e_om > tol_om)
+        ok_ta = abs(s_ta + 1) <= tol_ta and not (e_ta > tol_ta)
         if mu == 0.0:  # with friction the tau scaling is reported, not required (see below)
             all_ok &= ok_om and ok_ta
         md += ["", "| slope (log–log against N_I) | measured | expected | tolerance | result |", "|---|---|---|---|---|",
-               f"| ω | {s_om:.3f} ± {e_om:.3f} | 0.5 | ± max(3σ, 0.05) = {tol_om:.3f} | {'pass' if ok_om else 'FAIL'} |",
-               f"| τ | {s_ta:.3f} ± {e_ta:.3f} | −1 | ± max(3σ, 0.10) = {tol_ta:.3f} | {'pass' if ok_ta else 'FAIL'} |", ""]
+               f"| ω | {s_om:.3f} ± {e_om:.3f} | 0.5 | ± {tol_om} (and σ below it) | {'pass' if ok_om else 'FAIL'} |",
+               f"| τ | {s_ta:.3f} ± {e_ta:.3f} | −1 | ± {tol_ta} (and σ below it) | {'pass' if ok_ta else 'FAIL'} |", ""]
         if mu > 0 and len(sel) > 2:
             md += [f"With friction the damping time falls like N_I^{s_ta:.2f}, not N_I^−1: Coulomb sliding at the "
                    "contacts that the step mobilises adds a damping that is rate-independent (hysteretic), so that "

@@ -51,7 +51,7 @@ def main():
     height = p0 - s_end  # the plane moves along its normal (0, -1, 0) by s
     open(os.path.join(out, f"piston_{a.tag}.txt"), "w").write(f"{height:.17g}\n")
     md = ["## Preparation (prepare.ini)", "",
-          f"{r.params['particles.count']} disks. Compressed with F = {r.params['piston.top.force']} for {len(ke) - 1} steps at N_I = "
+          f"{r.params['particles.count']} disks, friction {r.params['contact.friction']}. Compressed with F = {r.params['piston.top.force']} for {len(ke) - 1} steps at N_I = "
           f"{r.params['solver.iterations']}: peak kinetic energy {ke.max():.4g}; at the end translational "
           f"{ke_trans[-1]:.3g} (ratio {drop:.2e}, required < 1e-6), rotational {ke_rot[-1]:.3g} (unloaded rattlers "
           f"spinning freely; the saved packing has zero velocities), piston velocity {abs(u[-1]):.2e} "

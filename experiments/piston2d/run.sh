@@ -22,11 +22,14 @@ else
     prep_set=()
     NIS="10 20 40 80 160 320"; FRICTIONS="0.05 0"; count=1000; width=47
 fi
-if [ ! -s "$out/packing_$tag.txt" ] || [ "$here/prepare.ini" -nt "$out/packing_$tag.txt" ]; then
-    echo "== piston2d: preparing the $tag packing =="
-    "$PYTHON" "$here/prepare.py" --tag $tag "${prep_set[@]}"
-fi
-height=$(cat "$out/piston_$tag.txt")
+# one packing per friction coefficient: a frictional packing loses its stability without
+# friction (measured: the piston sinks by 0.16 before the step), so the control has its own
+for mu in $FRICTIONS; do
+    if [ ! -s "$out/packing_${tag}_mu$mu.txt" ] || [ "$here/prepare.ini" -nt "$out/packing_${tag}_mu$mu.txt" ]; then
+        echo "== piston2d: preparing the $tag packing, friction $mu =="
+        "$PYTHON" "$here/prepare.py" --tag ${tag}_mu$mu "${prep_set[@]}" --set contact.friction=$mu
+    fi
+done
 echo "== piston2d: force steps (N_I = $NIS; friction $FRICTIONS) =="
 jobs=()
 for mu in $FRICTIONS; do
@@ -34,16 +37,17 @@ for mu in $FRICTIONS; do
         # after the step: about six damping times of the frictionless mode (tau ~ 1/N_I)
         steps=$(( 2000 + (100000 / ni > 1500 ? 100000 / ni : 1500) ))
         [ "${QUICK:-}" = 1 ] && steps=$(( 2000 + 1500 ))
-        jobs+=("$ni $mu $steps")
+        jobs+=("$ni $mu $steps $(cat "$out/piston_${tag}_mu$mu.txt")")
     done
 done
 printf '%s\n' "${jobs[@]}" | xargs -P 2 -L 1 bash -c '
-    ni=$0; mu=$1; steps=$2
+    ni=$0; mu=$1; steps=$2; height=$3
     f="'"$out"'/ring_'"$tag"'_NI${ni}_mu${mu}.h5"
-    [ -s "$f" ] && [ "$f" -nt "'"$here"'/ring.ini" ] && [ "$f" -nt "'"$out"'/packing_'"$tag"'.txt" ] && exit 0
+    pk="'"$out"'/packing_'"$tag"'_mu${mu}.txt"
+    [ -s "$f" ] && [ "$f" -nt "'"$here"'/ring.ini" ] && [ "$f" -nt "$pk" ] && exit 0
     "$CDLAB" run "'"$here"'/ring.ini" -o "$f" --quiet \
-        --set particles.file="out/packing_'"$tag"'.txt" --set particles.count='"$count"' \
-        --set plane.right.point="'"$width"' 0 0" --set piston.top.point="0 '"$height"' 0" \
+        --set particles.file="$pk" --set particles.count='"$count"' \
+        --set plane.right.point="'"$width"' 0 0" --set piston.top.point="0 $height 0" \
         --set solver.iterations=$ni --set contact.friction=$mu --set system.steps=$steps
     echo "   N_I = $ni, friction $mu: done"'
 "$PYTHON" "$here/analyze.py" --tag $tag
