@@ -23,6 +23,7 @@ static const char *const mode_names[] = {"cd", "dem", NULL};
 typedef struct output_params {
     char file[512];
     long every;
+    long series_every; /* a series row every this many steps (and the last step) */
     int *probes; /* storage indices */
     int n_probes;
 } output_params;
@@ -32,7 +33,8 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
     memset(o, 0, sizeof *o);
     status s;
     if ((s = config_string(c, "output", "file", 0, "cdlab.h5", o->file, sizeof o->file, err)) ||
-        (s = config_int(c, "output", "every", 0, 100, 0, __LONG_MAX__, &o->every, err)))
+        (s = config_int(c, "output", "every", 0, 100, 0, __LONG_MAX__, &o->every, err)) ||
+        (s = config_int(c, "output", "series_every", 0, 1, 1, __LONG_MAX__, &o->series_every, err)))
         return s;
     long *ids;
     int n;
@@ -571,9 +573,11 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             sum->unconverged_steps++;
         sum->steps_done = W->step;
         /* a failed step is still recorded, so the file shows the state that failed */
-        status sw = write_row(&w, W, &S.out, &rec, s == CDLAB_OK ? err : &(diag){{0}});
-        if (s == CDLAB_OK)
-            s = sw;
+        if (s != CDLAB_OK || W->step % S.out.series_every == 0 || W->step == S.info.steps) {
+            status sw = write_row(&w, W, &S.out, &rec, s == CDLAB_OK ? err : &(diag){{0}});
+            if (s == CDLAB_OK)
+                s = sw;
+        }
         if (s == CDLAB_OK && ((S.out.every > 0 && W->step % S.out.every == 0) ||
                               W->step == S.info.steps))
             s = write_snapshot(&w, W, err);

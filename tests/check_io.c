@@ -90,12 +90,33 @@ START_TEST(io_failure_keeps_file_readable)
 }
 END_TEST
 
+/* output.series_every: rows at steps 0, 10, 20 and the last (25). */
+START_TEST(io_series_every)
+{
+    const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 25\n"
+                      "[particles]\ncount = 3\nradius = 0.5\nmass = 1\n"
+                      "[output]\nevery = 0\nseries_every = 10\n";
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_msg(run_to_temp(ini, "se.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    double *d;
+    long n;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(n, 4);
+    ck_assert(d[0] == 0.0 && d[1] == 10.0 && d[2] == 20.0 && d[3] == 25.0);
+    free(d);
+    unlink(path);
+}
+END_TEST
+
 Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
     TCase *tc = tcase_create("io");
     tcase_add_test(tc, io_run_writes_documented_layout);
     tcase_add_test(tc, io_failure_keeps_file_readable);
+    tcase_add_test(tc, io_series_every);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -104,13 +104,14 @@ def main():
                 t, s = r.series("t"), r.series("piston_position")[:, 0]
                 dt = float(r.params["system.dt"])
                 t_step = float(r.params["piston.top.step_time"])
-                k = int(round(t_step / dt))
+                k = int(np.searchsorted(t, t_step - 1e-9))  # the row of the step (rows may be sampled)
+                h = t[k + 1] - t[k]
                 f = dampedfit.fit(t[k + 1:], s[k + 1:])
-                n8 = int(8 * f["tau"] / dt)
+                n8 = int(8 * f["tau"] / h)
                 if 50 < n8 < len(t) - k - 1:
                     f = dampedfit.fit(t[k + 1:k + 1 + n8], s[k + 1:k + 1 + n8], omega0=f["omega"], tau0=f["tau"])
                 res[name] = (f, s[k], s[-1])
-                step = max(1, int(0.02 / dt))
+                step = max(1, int(0.02 / h))
                 ax.plot(t[k::step] - t_step, s[k::step] - s[k], "." if name == "CD" else "-", ms=2, lw=1, label=name)
             ax.set_ylabel(f"N_I = {ni}")
             ax.legend(fontsize=7)

@@ -49,7 +49,8 @@ def main():
         dt = nice(dem_dt(ni, 1.0, 1.0, 1.0), 1.0)
         jobs.append([CDLAB, "run", os.path.join(CHAIN, "chain1d_dem.ini"), "--set", f"dem.stiffness_from_cd={ni}",
                      "--set", f"system.dt={dt}", "--set", f"system.steps={int(round(steps / dt))}",
-                     "--set", "output.every=0", os.path.join(out, f"chain_dem_NI{ni}.h5")])
+                     "--set", "output.every=0", "--set", f"output.series_every={max(1, int(round(0.125 / dt)))}",
+                     os.path.join(out, f"chain_dem_NI{ni}.h5")])
     if not a.quick:
         packing = os.path.join(PISTON, "out", "packing_full_mu0.txt")
         height = open(os.path.join(PISTON, "out", "piston_full_mu0.txt")).read().strip()
@@ -70,6 +71,7 @@ def main():
             twin = [CDLAB, "run", os.path.join(here, "piston_dem.ini")] + common + [
                 "--set", f"dem.stiffness_from_cd={ni}", "--set", f"system.dt={dt}",
                 "--set", f"system.steps={int(round(T / dt))}", "--set", "piston.top.step_time=20",
+                "--set", f"output.series_every={max(1, int(round(0.02 / dt)))}",
                 os.path.join(out, f"piston_dem_NI{ni}.h5")]
             jobs.append(twin)
     with ThreadPoolExecutor(2) as ex:

@@ -81,17 +81,38 @@ def main():
         ok_ta = abs(s_ta + 1) <= tol_ta and not (e_ta > tol_ta)
         if mu == 0.0:  # with friction the tau scaling is reported, not required (see below)
             all_ok &= ok_om and ok_ta
+        # 1/Q = a sqrt(N_I) + b: the viscous part of the spurious elasticity (Q ~ 1/sqrt(N_I))
+        # plus a rate-independent (hysteretic) part b
+        Qv = om * ta
+        Am = np.column_stack([np.sqrt(NI), np.ones_like(NI, dtype=float)])
+        (qa, qb), *_ = np.linalg.lstsq(Am, 1.0 / Qv, rcond=None)
+        hi = NI >= 40
+        s_ta_hi, e_ta_hi = dampedfit.loglog_slope(NI[hi], ta[hi]) if hi.sum() >= 2 else (float("nan"), float("nan"))
+        ok_ta_hi = abs(s_ta_hi + 1) <= tol_ta and not (e_ta_hi > tol_ta)
         md += ["", "| slope (log–log against N_I) | measured | expected | tolerance | result |", "|---|---|---|---|---|",
                f"| ω | {s_om:.3f} ± {e_om:.3f} | 0.5 | ± {tol_om} (and σ below it) | {'pass' if ok_om else 'FAIL'} |",
-               f"| τ | {s_ta:.3f} ± {e_ta:.3f} | −1 | ± {tol_ta} (and σ below it) | {'pass' if ok_ta else 'FAIL'} |", ""]
+               f"| τ | {s_ta:.3f} ± {e_ta:.3f} | −1 | ± {tol_ta} (and σ below it) | {'pass' if ok_ta else 'FAIL'} |",
+               f"| τ, N_I ≥ 40 only | {s_ta_hi:.3f} ± {e_ta_hi:.3f} | −1 | ± {tol_ta} (and σ below it) | {'pass' if ok_ta_hi else 'FAIL'} |", "",
+               f"Decomposition of the damping, 1/(ωτ) = a √N_I + b fitted over all N_I: a = {qa:.4f} (viscous, the spurious "
+               f"visco-elasticity: τ ∝ 1/N_I), b = {qb:.4f} (rate-independent: a quality factor of {1 / qb if qb > 0 else float('inf'):.0f} "
+               f"on its own). The viscous part dominates where a √N_I ≫ b, i.e. N_I ≫ {(qb / qa) ** 2 if qa > 0 and qb > 0 else 0:.0f}.", ""]
         if mu > 0 and len(sel) > 2:
             md += [f"With friction the damping time falls like N_I^{s_ta:.2f}, not N_I^−1: Coulomb sliding at the "
                    "contacts that the step mobilises adds a damping that is rate-independent (hysteretic), so that "
                    "ωτ stays nearly constant instead of falling like 1/√N_I. The frequency keeps the "
-                   f"√N_I scaling (slope {s_om:.3f}). Without friction (below) both scalings of the spurious "
-                   "visco-elasticity hold. The paper reports ω ~ √N_I and τ ~ 1/N_I for μ = 0.05; its piston mass "
+                   f"√N_I scaling (slope {s_om:.3f}). Without friction (below) the damping is mostly viscous "
+                   "and τ comes close to 1/N_I. The paper reports ω ~ √N_I and τ ~ 1/N_I for μ = 0.05; its piston mass "
                    "and ΔF are not given, and a step that slides fewer contacts would show less of the hysteretic "
                    "part. This row is reported, not required to pass.", ""]
+        if mu == 0.0 and len(sel) > 2:
+            md_extra = [f"Without friction ω ∝ N_I^{s_om:.3f} as predicted. τ ∝ N_I^{s_ta:.2f} over the whole range, "
+                        f"but N_I^{s_ta_hi:.2f} from N_I = 40 up: at small N_I, where the viscous damping (∝ N_I) is weak, a "
+                        "rate-independent loss is left — in a frictionless random packing some weakly loaded contacts "
+                        "open and close during the oscillation, and every closing is a perfectly inelastic shock in CD. "
+                        "The decomposition above quantifies it.", ""]
+        else:
+            md_extra = []
+        md += md_extra
         axs[0].loglog(NI, om, style, label=label)
         axs[1].loglog(NI, ta, style, label=label)
         if mu > 0 or all(r["mu"] == 0.0 for r in runs):
