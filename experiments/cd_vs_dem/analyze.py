@@ -95,6 +95,7 @@ def main():
     if not a.quick:
         from cdlab_h5 import Run as R2
         import dampedfit
+        pdev = []
         fig, axs = plt.subplots(2, 1, figsize=(8, 4.8), sharex=True)
         for ax, ni in zip(axs, [10, 20]):
             res = {}
@@ -114,8 +115,11 @@ def main():
                 step = max(1, int(0.02 / h))
                 ax.plot(t[k::step] - t_step, s[k::step] - s[k], "." if name == "CD" else "-", ms=2, lw=1, label=name)
             ax.set_ylabel(f"N_I = {ni}")
+            ax.set_xlim(0, 40)
             ax.legend(fontsize=7)
             (fc, sc, ec), (fd, sd, ed) = res["CD"], res["DEM twin"]
+            pdev.append((abs(fd["omega"] / fc["omega"] - 1), abs(fd["tau"] / fc["tau"] - 1),
+                         (ed - sd) / (ec - sc) if ec != sc else float("nan")))
             prow.append(f"| piston (frictionless) | {ni} | {fc['omega']:.4f} | {fd['omega']:.4f} | "
                         f"{100 * (fd['omega'] / fc['omega'] - 1):+.1f}% | {fc['tau']:.3f} | {fd['tau']:.3f} | "
                         f"{100 * (fd['tau'] / fc['tau'] - 1):+.1f}% | {ec - sc:.5f} | {ed - sd:.5f} |")
@@ -129,10 +133,12 @@ def main():
                "reported for the comparison.", "",
                "| system | N_I | ω CD | ω DEM | diff. | τ CD | τ DEM | diff. | step compression CD | DEM |",
                "|---|---|---|---|---|---|---|---|---|---|", *prow, "",
-               "In 2D the correspondence holds in scaling but not in value: the CD packing's contacts are not all "
-               "carrying force, contacts open and close (the CD shock law is perfectly inelastic), and the "
-               "coordination differs from the DEM twin's, whose springs give way under the step by F/κ per "
-               "contact. See the table for how far apart they are at each N_I.",
+               f"In the random 2D packing the twin reproduces the CD frequency to within {100 * max(d[0] for d in pdev):.1f}%: "
+               "the per-contact κ of eq. (67), derived for a chain, carries over to the packing's collective stiffness. "
+               f"The damping times differ by up to {100 * max(d[1] for d in pdev):.0f}% and the compression caused by the step "
+               f"by factors {min(d[2] for d in pdev):.2f}–{max(d[2] for d in pdev):.2f} (DEM/CD): the CD packing also loses energy in "
+               "contacts that open and close (each closing a perfectly inelastic shock, see piston2d), and its static "
+               "response is that of accumulated solver errors, not of springs (as in the chain).",
                "", "![piston overlay](out/piston_overlay.png)", ""]
     open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
     print("\n".join(md))
