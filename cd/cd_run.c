@@ -543,6 +543,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     double t0 = now_seconds(), sweeps_total = 0.0;
     sum->started = 1;
     for (long k = 0; k < S.info.steps && s == CDLAB_OK; k++) {
+        double ts = now_seconds();
         if (S.mode == MODE_CD) {
             s = cd_step(W, &solver, &S.prm, &st, err);
             rec = (step_record){.sweeps = st.sweeps, .converged = st.converged,
@@ -568,6 +569,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                                 .mean_overlap = dst.mean_overlap, .max_overlap = dst.max_overlap,
                                 .energy = &dsolver.E, .stress = &sigma[0][0]};
         }
+        sum->step_seconds += now_seconds() - ts;
         sweeps_total += rec.sweeps;
         if (!rec.converged)
             sum->unconverged_steps++;
@@ -597,6 +599,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         h5out_attr_string(w.h, "/summary", "status", s == CDLAB_OK ? "completed" : err->msg, e2);
         h5out_attr_int(w.h, "/summary", "steps_done", sum->steps_done, e2);
         h5out_attr_double(w.h, "/summary", "wall_seconds", sum->wall_seconds, e2);
+        h5out_attr_double(w.h, "/summary", "step_seconds", sum->step_seconds, e2);
         h5out_attr_double(w.h, "/summary", "mean_sweeps", sum->mean_sweeps, e2);
         h5out_attr_int(w.h, "/summary", "unconverged_steps", sum->unconverged_steps, e2);
     }

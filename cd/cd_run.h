@@ -27,6 +27,7 @@ typedef struct run_summary {
     int started; /* 0: failed during set-up (config, input files, output file) */
     long steps_done;
     double wall_seconds;
+    double step_seconds; /* of which in the engine's step (detection, solver, update): no output */
     double mean_sweeps;
     long unconverged_steps;
 } run_summary;

@@ -20,10 +20,13 @@ from dampedfit import loglog_slope  # noqa: E402
 def acc_point(path):
     r = Run(path)
     sw = r.series("sweeps")[1:]
+    status = r.summary.get("status", b"")
+    status = status.decode() if isinstance(status, bytes) else str(status)
     return dict(sweeps=float(sw.mean()), mean_ov=float(r.series("mean_overlap")[1:].mean()),
                 max_ov=float(r.series("max_overlap")[1:].max()),
                 unconverged=int(r.summary.get("unconverged_steps", 0)),
-                seconds=float(r.summary.get("wall_seconds", np.nan)) / max(1, len(sw)))
+                seconds=float(r.summary.get("wall_seconds", np.nan)) / max(1, len(sw)),
+                aborted=None if status == "completed" else f"stopped at step {len(sw)}")
 
 
 def main():
@@ -40,8 +43,8 @@ def main():
     for ax, scen, title in ((axs[0], "piston", "piston packing: force step F → 1.2 F"),
                             (axs[1], "settle", "2D pile settling under gravity")):
         md += [f"## Accuracy against cost: {title}", "",
-               "| criterion | parameter | mean sweeps per step | mean overlap | max overlap | unconverged steps | s per step |",
-               "|---|---|---|---|---|---|---|"]
+               "| criterion | parameter | mean sweeps per step | mean overlap | max overlap | unconverged steps | s per step | run |",
+               "|---|---|---|---|---|---|---|---|"]
         for crit, mk in (("local", "o-"), ("global", "s-"), ("fixed", "^-")):
             pts = []
             for p in glob.glob(os.path.join(out, f"acc_{tag}_{scen}_{crit}_*.h5")):
@@ -50,7 +53,8 @@ def main():
             pts.sort(key=lambda x: -x[0] if crit != "fixed" else x[0])
             for par, q in pts:
                 md.append(f"| {crit} | {'ε = %g' % par if crit != 'fixed' else 'N_I = %d' % par} | {q['sweeps']:.1f} | "
-                          f"{q['mean_ov']:.3e} | {q['max_ov']:.3e} | {q['unconverged']} | {q['seconds']:.3g} |")
+                          f"{q['mean_ov']:.3e} | {q['max_ov']:.3e} | {q['unconverged']} | {q['seconds']:.3g} | "
+                          f"{q['aborted'] or 'completed'} |")
             if pts:
                 ax.loglog([q["sweeps"] for _, q in pts], [max(q["mean_ov"], 1e-16) for _, q in pts], mk, label=f"{crit}: mean overlap")
                 ax.loglog([q["sweeps"] for _, q in pts], [max(q["max_ov"], 1e-16) for _, q in pts], mk, mfc="none", alpha=0.5,
@@ -62,56 +66,64 @@ def main():
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(out, f"accuracy_cost_{tag}.png"), dpi=120)
-    md += ["Disk radii 0.5–1. The overlap is the accuracy measure of Unger & Kertész sec. 2.5.1 (zero for an exact "
+    md += ["A run marked “stopped” ended itself when an overlap exceeded half the smaller radius "
+           "(`solver.abort_overlap`): the criterion was too loose to keep the packing together; its statistics "
+           "cover the steps up to then.", "",
+           "Disk radii 0.5–1. The overlap is the accuracy measure of Unger & Kertész sec. 2.5.1 (zero for an exact "
            "solution). ε: tolerance of eqs. (35) (local, with δ = 1e-9) and (36) (global); N_I: sweeps of eq. (37).", "",
            f"![accuracy against cost](out/accuracy_cost_{tag}.png)", ""]
 
-    # (b) sweeps against chain length, (c) time per step against n
+    # (b) sweeps for the load to reach the base (eq. 48), and what the local criterion does;
+    # (c) time per step against n: converged (the sweeps of (b)) and fixed N_I = 50
+    import json
+    reach = json.load(open(os.path.join(out, f"reach_{tag}.json")))
     rows_b, rows_c = [], []
     fig, axs = plt.subplots(1, 2, figsize=(11, 4.3))
     verdicts = []
     for dim, mk in ((1, "o"), (2, "s"), (3, "^")):
-        loc, fix = [], []
+        pts = []
         for p in glob.glob(os.path.join(out, f"scal_{tag}_{dim}d_*_local.h5")):
             ns = int(re.search(r"_(\d+)_local\.h5$", p).group(1))
             r = Run(p)
             n = int(r.params["particles.count"])
-            sweeps = int(r.series("sweeps")[1])
-            loc.append((ns, n, sweeps, float(r.summary["wall_seconds"])))
-            f = p.replace("_local.h5", "_fixed.h5")
-            if os.path.exists(f):
-                rf = Run(f)
-                fix.append((ns, n, float(rf.summary["wall_seconds"]) / 20))
-        loc.sort()
-        fix.sort()
-        if len(loc) < 2:
+            ni = reach[f"{dim}d_{ns}"]
+            rr = Run(os.path.join(out, f"reach_{tag}_{dim}d_{ns}_{ni}.h5"))
+            t_conv = float(rr.summary["step_seconds"])
+            rf = Run(p.replace("_local.h5", "_fixed.h5"))
+            pts.append((ns, n, ni, int(r.series("sweeps")[1]), t_conv, float(rf.summary["step_seconds"]) / 20))
+        pts.sort()
+        if len(pts) < 2:
             continue
-        L = np.array([x[0] for x in loc], float)
-        n = np.array([x[1] for x in loc], float)
-        sw = np.array([x[2] for x in loc], float)
-        tl = np.array([x[3] for x in loc], float)
-        s_sw, e_sw = loglog_slope(L, sw)
-        s_tl, e_tl = loglog_slope(n, tl)
-        exp_t = {1: 2.0, 2: 2.0, 3: 5.0 / 3.0}[dim]  # chain: n = L, sweeps ~ L^2, time ~ n L^2 = n^3
-        if dim == 1:
-            exp_t = 3.0
-        for x in loc:
-            rows_b.append(f"| {dim}D | {x[0]} | {x[1]} | {x[2]} | {x[3]:.3g} |")
-        ok_b = abs(s_sw - 2) <= 0.25
-        verdicts.append(ok_b)
-        rows_c.append(f"| {dim}D, local ε = 1e-4 | sweeps ∝ L^{s_sw:.2f} ± {e_sw:.2f} (expect 2, eq. 48) | "
-                      f"time ∝ n^{s_tl:.2f} ± {e_tl:.2f} (expect {exp_t:.2f}) | {'pass' if ok_b else 'FAIL'} |")
-        axs[0].loglog(L, sw, mk + "-", label=f"{dim}D lattice (slope {s_sw:.2f})")
-        axs[1].loglog(n, tl, mk + "-", label=f"{dim}D local ε = 1e-4 (slope {s_tl:.2f})")
-        if len(fix) >= 2:
-            nf = np.array([x[1] for x in fix], float)
-            tf = np.array([x[2] for x in fix], float)
-            s_f, e_f = loglog_slope(nf, tf)
-            rows_c.append(f"| {dim}D, fixed N_I = 50 | – | time ∝ n^{s_f:.2f} ± {e_f:.2f} (expect 1) | "
-                          f"{'pass' if abs(s_f - 1) <= 0.2 or nf.max() < 200 else 'FAIL'} |")
-            axs[1].loglog(nf, tf, mk + ":", mfc="none", label=f"{dim}D fixed N_I = 50 (slope {s_f:.2f})")
+        L = np.array([x[0] for x in pts], float)
+        n = np.array([x[1] for x in pts], float)
+        nr = np.array([x[2] for x in pts], float)
+        nl = np.array([x[3] for x in pts], float)
+        tc = np.array([x[4] for x in pts], float)
+        tf = np.array([x[5] for x in pts], float)
+        s_r, e_r = loglog_slope(L, nr)
+        s_l, e_l = loglog_slope(L, nl)
+        s_tc, e_tc = loglog_slope(n, tc)
+        s_tf, e_tf = loglog_slope(n, tf)
+        exp_t = {1: 3.0, 2: 2.0, 3: 5.0 / 3.0}[dim]  # n (L/d)^2 with L ~ n^(1/dim)
+        for x in pts:
+            rows_b.append(f"| {dim}D | {x[0]} | {x[1]} | {x[2]} | {x[3]} | {x[4]:.3g} | {x[5]:.3g} |")
+        ok_r = abs(s_r - 2) <= 0.25 and not (e_r > 0.25)
+        timed = n.max() >= 150  # below, a step takes microseconds: fixed costs dominate
+        ok_tc = abs(s_tc - exp_t) <= 0.3
+        ok_tf = abs(s_tf - 1) <= 0.2
+        verdicts += [ok_r] + ([ok_tc, ok_tf] if timed else [])
+        v_tc = ("pass" if ok_tc else "FAIL") if timed else "n/a (too small to time)"
+        v_tf = ("pass" if ok_tf else "FAIL") if timed else "n/a (too small to time)"
+        rows_c += [f"| {dim}D | sweeps to reach the base ∝ L^{s_r:.2f} ± {e_r:.2f} | 2 (eq. 48), ± 0.25 | {'pass' if ok_r else 'FAIL'} |",
+                   f"| {dim}D | local ε = 1e-4 stops after ∝ L^{s_l:.2f} ± {e_l:.2f} sweeps | (reported) | – |",
+                   f"| {dim}D | time per converged step ∝ n^{s_tc:.2f} ± {e_tc:.2f} | {exp_t:.2f} (eqs. 49–50), ± 0.3 | {v_tc} |",
+                   f"| {dim}D | time per step at fixed N_I = 50 ∝ n^{s_tf:.2f} ± {e_tf:.2f} | 1, ± 0.2 | {v_tf} |"]
+        axs[0].loglog(L, nr, mk + "-", label=f"{dim}D: to reach the base (slope {s_r:.2f})")
+        axs[0].loglog(L, nl, mk + ":", mfc="none", label=f"{dim}D: local ε = 1e-4 stops (slope {s_l:.2f})")
+        axs[1].loglog(n, tc, mk + "-", label=f"{dim}D converged (slope {s_tc:.2f})")
+        axs[1].loglog(n, tf, mk + ":", mfc="none", label=f"{dim}D fixed N_I = 50 (slope {s_tf:.2f})")
     axs[0].set_xlabel("L/d (particles along the loading direction)")
-    axs[0].set_ylabel("sweeps until the local criterion holds")
+    axs[0].set_ylabel("sweeps in the step")
     axs[0].set_title("sweeps after a force step (eq. 48: ~ (L/d)²)", fontsize=10)
     axs[0].legend(fontsize=7)
     axs[1].set_xlabel("particles n")
@@ -123,14 +135,18 @@ def main():
     md += ["## Sweeps after a force step and time per step against system size", "",
            "Regular lattices of touching unit particles (a chain with a wall; a square lattice of disks; a simple "
            "cubic lattice of spheres), frictionless, walls around, a piston pushing from the first step with a force "
-           "of 1 per column. One step from zero forces with the local criterion (ε = 1e-4, δ = 1e-12): the forces "
-           "have to diffuse from the piston to the base (Unger & Kertész eq. 48). Then 20 steps at fixed N_I = 50.", "",
-           "| lattice | L/d | n | sweeps | wall seconds |", "|---|---|---|---|---|", *rows_b, "",
-           "| case | sweeps | time per step | result (sweep slope within 0.25 of 2) |", "|---|---|---|---|", *rows_c, "",
-           "In the square and cubic lattices, frictionless, the load travels down the columns only, so each column "
-           "is a chain of L/d particles and the sweeps grow like (L/d)² as in 1D; the time per step then grows like "
-           "n · (L/d)² = n² in 2D and n^(5/3) in 3D. At fixed N_I the time per step is linear in n (small sizes are "
-           "dominated by fixed costs).", "", f"![scaling](out/scaling_{tag}.png)", ""]
+           "of 1 per column. In one step from rest the converged answer is that the base carries the whole piston "
+           "force. Measured: the fewest sweeps (fixed N_I, bisection to 2%) after which the base carries 99% of it "
+           "— the quantity of eq. (48) — and the sweeps after which the local criterion (ε = 1e-4, δ = 1e-12) stops.", "",
+           "| lattice | L/d | n | sweeps to reach the base | local ε = 1e-4 stops after | s per converged step (engine only) | s per step, N_I = 50 |",
+           "|---|---|---|---|---|---|---|", *rows_b, "",
+           "| lattice | measured | expected, tolerance | result |", "|---|---|---|---|", *rows_c, "",
+           "The load needs ~(L/d)² sweeps to reach the base (in the frictionless square and cubic lattices each "
+           "column is a chain), so a converged step costs n (L/d)²: n³ for a chain, n² in 2D, n^(5/3) in 3D. "
+           "The local criterion with a fixed ε stops earlier in larger systems: it bounds the change per sweep, which "
+           "in a diffusive relaxation is the remaining error divided by the relaxation time ~ (L/d)², so the error "
+           "it leaves grows with the system. A fixed ε is not a fixed accuracy.",
+           "", f"![scaling](out/scaling_{tag}.png)", ""]
     open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
     print("\n".join(md))
     print(f"convergence: {'pass' if all(verdicts) else 'FAIL'}")
