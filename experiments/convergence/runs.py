@@ -69,8 +69,8 @@ def main():
     # (b) sweeps of the local criterion after a force step against chain length, and
     # (c) time per step against particle count: converged (local) and fixed N_I = 50
     sizes = {1: [10, 20, 40] if a.quick else [10, 20, 40, 80, 160],
-             2: [5, 10] if a.quick else [5, 10, 20, 30, 40],
-             3: [3, 5] if a.quick else [3, 5, 8, 11]}
+             2: [5, 10] if a.quick else [5, 10, 20, 30, 40, 60],
+             3: [3, 5] if a.quick else [3, 5, 8, 11, 16, 22]}
     for dim, ns in sizes.items():
         for ns_ in ns:
             f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
