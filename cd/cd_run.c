@@ -155,7 +155,9 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
     h5out *h = w->h;
     status s;
     char buf[128];
-    if ((s = h5out_attr_string(h, "/", "program", "cdlab run (contact dynamics)", err)) ||
+    const char *program = S->mode == MODE_DEM ? "cdlab run (linear-frictional DEM)"
+                                              : "cdlab run (contact dynamics)";
+    if ((s = h5out_attr_string(h, "/", "program", program, err)) ||
         (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
         (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
         (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)) ||
@@ -176,8 +178,7 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
         return s;
     if (S->mode == MODE_DEM) {
         const dem_params *p = &S->dem.p;
-        if ((s = h5out_attr_string(h, "/", "program", "cdlab run (linear-frictional DEM)", err)) ||
-            (s = h5out_group(h, "/dem", err)) ||
+        if ((s = h5out_group(h, "/dem", err)) ||
             (s = h5out_attr_double(h, "/dem", "k_n", p->law.k_n, err)) ||
             (s = h5out_attr_double(h, "/dem", "k_t", p->law.k_t, err)) ||
             (s = h5out_attr_double(h, "/dem", "critical_dt", S->dem.dt_crit, err)) ||

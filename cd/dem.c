@@ -1,7 +1,6 @@
 /* DEM time step and kinematic driver. */
 #include "dem.h"
 
-#include "grow.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -39,32 +38,33 @@ void dem_solver_free(dem_solver *S)
     memset(S, 0, sizeof *S);
 }
 
+/* The per-particle buffers share one capacity, the per-wall ones another; both grow
+ * geometrically, so the step allocates nothing once the sizes have settled. */
 static status ensure(dem_solver *S, const world *W, diag *err)
 {
-    int n = W->P.n, c1 = S->cap, c2 = S->cap, c3 = S->cap, c4 = S->cap;
-    vec3 *F = grow_array(S->F, &c1, n, sizeof *F);
-    if (F)
-        S->F = F;
-    vec3 *T = grow_array(S->T, &c2, n, sizeof *T);
-    if (T)
-        S->T = T;
-    vec3 *du = grow_array(S->du, &c3, n, sizeof *du);
-    if (du)
-        S->du = du;
-    vec3 *dth = grow_array(S->dth, &c4, n, sizeof *dth);
-    if (dth)
-        S->dth = dth;
-    int w1 = S->wcap, w2 = S->wcap;
-    double *pf = grow_array(S->piston_F, &w1, W->n_walls, sizeof *pf);
-    if (pf)
-        S->piston_F = pf;
-    double *pd = grow_array(S->piston_ds, &w2, W->n_walls, sizeof *pd);
-    if (pd)
-        S->piston_ds = pd;
-    if (!F || !T || !du || !dth || !pf || !pd)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM buffers for %d particles", n);
-    S->cap = c1 < c2 ? c1 : c2;
-    S->wcap = w1 < w2 ? w1 : w2;
+    if (W->P.n > S->cap || !S->F) {
+        int cap = W->P.n > 32 ? 2 * W->P.n : 64;
+        vec3 **arrays[] = {&S->F, &S->T, &S->du, &S->dth};
+        for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+            vec3 *p = realloc(*arrays[k], (size_t)cap * sizeof *p);
+            if (!p)
+                return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM buffers for %d particles",
+                                W->P.n);
+            *arrays[k] = p;
+        }
+        S->cap = cap;
+    }
+    if (W->n_walls > S->wcap || !S->piston_F) {
+        int cap = W->n_walls > 4 ? 2 * W->n_walls : 8;
+        double **arrays[] = {&S->piston_F, &S->piston_ds};
+        for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+            double *p = realloc(*arrays[k], (size_t)cap * sizeof *p);
+            if (!p)
+                return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM wall buffers");
+            *arrays[k] = p;
+        }
+        S->wcap = cap;
+    }
     return CDLAB_OK;
 }
 
