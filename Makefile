@@ -32,7 +32,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps experiments gallery test test-slow test-all demo debug clean format experiments-chain1d
+.PHONY: FORCE all deps experiments gallery bench test test-slow test-all demo debug clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -93,6 +93,12 @@ experiments: deps
 	    f=experiments/$$e/summary$(if $(filter 1,$(QUICK)),_quick,).md; [ -f $$f ] || f=experiments/$$e/summary.md; \
 	    printf '%-14s pass %3s   FAIL %3s\n' $$e "$$(grep -o '\bpass\b' $$f | wc -l)" "$$(grep -o '\bFAIL\b' $$f | wc -l)"; \
 	done
+
+# Benchmarks with release flags in build-release/ (tools/bench.py; results in bench/results/).
+BENCH_OPT := -O3 -march=native -g
+bench: deps
+	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab
+	BENCH_FLAGS="$(CSTD) $(BENCH_OPT) $(OMPFLAG)" CDLAB=$(CURDIR)/build-release/cdlab $(PYTHON) tools/bench.py
 
 gallery:
 	$(PYTHON) tools/gallery.py

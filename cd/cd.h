@@ -47,6 +47,7 @@ typedef struct cd_stats {
     int n_active;        /* candidates carrying a non-zero force */
     double mean_overlap; /* mean max(-gap, 0) over active contacts, after the step */
     double max_overlap;  /* max max(-gap, 0) over all candidates, after the step */
+    double solve_seconds; /* wall time of the Gauss-Seidel sweeps in the step */
 } cd_stats;
 
 typedef struct cd_solver {

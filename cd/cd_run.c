@@ -547,6 +547,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         double ts = now_seconds();
         if (S.mode == MODE_CD) {
             s = cd_step(W, &solver, &S.prm, &st, err);
+            sum->solve_seconds += st.solve_seconds;
+            sum->contact_updates += (double)st.n_contacts * st.sweeps;
             rec = (step_record){.sweeps = st.sweeps, .converged = st.converged,
                                 .n_contacts = st.n_contacts, .n_active = st.n_active,
                                 .residual = st.residual, .mean_overlap = st.mean_overlap,
@@ -601,6 +603,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         h5out_attr_int(w.h, "/summary", "steps_done", sum->steps_done, e2);
         h5out_attr_double(w.h, "/summary", "wall_seconds", sum->wall_seconds, e2);
         h5out_attr_double(w.h, "/summary", "step_seconds", sum->step_seconds, e2);
+        h5out_attr_double(w.h, "/summary", "solve_seconds", sum->solve_seconds, e2);
+        h5out_attr_double(w.h, "/summary", "contact_updates", sum->contact_updates, e2);
         h5out_attr_double(w.h, "/summary", "mean_sweeps", sum->mean_sweeps, e2);
         h5out_attr_int(w.h, "/summary", "unconverged_steps", sum->unconverged_steps, e2);
     }

@@ -28,6 +28,8 @@ typedef struct run_summary {
     long steps_done;
     double wall_seconds;
     double step_seconds; /* of which in the engine's step (detection, solver, update): no output */
+    double solve_seconds; /* of which in the CD solver's sweeps */
+    double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;
 } run_summary;
