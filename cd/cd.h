@@ -73,7 +73,9 @@ typedef struct sweep_result {
     int local_ok;          /* every |dR| <= eps |R| + delta */
     double sum_abs_before, sum_abs_after;
 } sweep_result;
-status sweep_run(world *W, cd_solver *S, const cd_params *p, sweep_result *out, diag *err);
+/* measure = 0 skips the change measures (the fixed criterion needs them only in its last sweep). */
+status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *out,
+                 diag *err);
 /* Criterion decision after a sweep. */
 int criteria_met(const cd_params *p, const sweep_result *r, int sweeps_done, double *residual);
 

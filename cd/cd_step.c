@@ -109,7 +109,9 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
         st->converged = 0;
         while (st->sweeps < p->iterations) {
             sweep_result r;
-            if ((s = sweep_run(W, S, p, &r, err)) != CDLAB_OK)
+            /* the fixed criterion reports the residual of its last sweep only */
+            int measure = p->crit != CRIT_FIXED || st->sweeps + 1 >= p->iterations;
+            if ((s = sweep_run(W, S, p, measure, &r, err)) != CDLAB_OK)
                 return s;
             st->sweeps++;
             if (criteria_met(p, &r, st->sweeps, &st->residual)) {

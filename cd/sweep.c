@@ -80,7 +80,8 @@ static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result
     r->sum_abs_after += a_new;
 }
 
-status sweep_run(world *W, cd_solver *S, const cd_params *p, sweep_result *r, diag *err)
+status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *r,
+                 diag *err)
 {
     contact_list *L = &W->C;
     int n = L->n;
@@ -97,7 +98,8 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, sweep_result *r, di
             S->R_next[k] = cd_contact_update(W, &L->c[k]);
         for (int k = 0; k < n; k++) {
             contact *c = &L->c[k];
-            note_change(p, c->R, S->R_next[k], r);
+            if (measure)
+                note_change(p, c->R, S->R_next[k], r);
             cd_apply_impulse(W, c, v3_scale(v3_sub(S->R_next[k], c->R), dt));
             c->R = S->R_next[k];
         }
@@ -116,7 +118,8 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, sweep_result *r, di
     for (int k = 0; k < n; k++) {
         contact *c = &L->c[S->perm[k]];
         vec3 R_new = cd_contact_update(W, c);
-        note_change(p, c->R, R_new, r);
+        if (measure)
+            note_change(p, c->R, R_new, r);
         cd_apply_impulse(W, c, v3_scale(v3_sub(R_new, c->R), dt));
         c->R = R_new;
     }

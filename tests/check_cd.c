@@ -300,7 +300,7 @@ START_TEST(unit_random_sweep_is_fresh_permutation)
     int prev[30], same_all = 1;
     for (int sweep = 0; sweep < 5; sweep++) {
         sweep_result r;
-        ck_assert_int_eq(sweep_run(W, &sm.S, &sm.p, &r, &err), CDLAB_OK);
+        ck_assert_int_eq(sweep_run(W, &sm.S, &sm.p, 1, &r, &err), CDLAB_OK);
         int seen[30] = {0};
         for (int k = 0; k < n; k++) {
             ck_assert(sm.S.perm[k] >= 0 && sm.S.perm[k] < n);
