@@ -16,7 +16,9 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
 {
     int dim = P->dimension, j = c->j;
     double rj = P->r[j];
-    double w_n = 0.0, w_t = 0.0; /* inverse effective masses */
+    /* inverse effective masses; the normal one split into the particles' part (subject to the
+     * DOF locks) and the piston's (it moves along its own normal, unlocked) */
+    double w_part = 0.0, w_wall = 0.0, w_t = 0.0;
     if (c->i >= 0) {
         int i = c->i;
         vec3 d = v3_sub(P->x[j], P->x[i]);
@@ -32,8 +34,8 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
         double a0 = P->r[i] + half, a1 = rj + half;
         c->l0 = v3_scale(c->n, a0);
         c->l1 = v3_scale(c->n, -a1);
-        w_n = P->inv_m[i] + P->inv_m[j];
-        w_t = w_n + a0 * a0 * P->inv_I[i] + a1 * a1 * P->inv_I[j];
+        w_part = P->inv_m[i] + P->inv_m[j];
+        w_t = w_part + a0 * a0 * P->inv_I[i] + a1 * a1 * P->inv_I[j];
     } else {
         const wall *W = &walls[-1 - c->i];
         if (W->kind == WALL_CYLINDER) {
@@ -59,20 +61,17 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
         c->l1 = v3_scale(c->n, -a1);
         /* A piston moves only along its normal (= the contact normal): it adds to the normal
          * inverse mass only. Fixed walls add nothing (Unger & Kertesz, end of sec. 2.4). */
-        w_n = P->inv_m[j] + (W->kind == WALL_PISTON ? W->inv_mass : 0.0);
+        w_part = P->inv_m[j];
+        w_wall = W->kind == WALL_PISTON ? W->inv_mass : 0.0;
         w_t = P->inv_m[j] + a1 * a1 * P->inv_I[j];
     }
     if (dim == 1) {
-        /* Only x translation is free: the normal inverse mass is weighted by n_x^2 and there is
-         * no tangential response at all. */
-        double nx2 = c->n.x * c->n.x;
-        w_n = (c->i >= 0 ? (P->inv_m[c->i] + P->inv_m[j]) * nx2
-                         : (P->inv_m[j] * nx2 +
-                            (walls[-1 - c->i].kind == WALL_PISTON ? walls[-1 - c->i].inv_mass : 0.0)));
-        c->m_n = w_n > 0.0 ? 1.0 / w_n : 0.0;
-        c->m_t = 0.0;
-        return;
+        /* Only x translation is free: the particles' normal response is weighted by n_x^2 and
+         * there is no tangential response at all. */
+        w_part *= c->n.x * c->n.x;
+        w_t = 0.0;
     }
+    double w_n = w_part + w_wall;
     c->m_n = w_n > 0.0 ? 1.0 / w_n : 0.0;
     c->m_t = w_t > 0.0 ? 1.0 / w_t : 0.0;
 }

@@ -57,7 +57,6 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
 void contact_geometry(contact *c, const particles *P, const wall *walls);
 void contacts_free(contact_list *L);
 
-static inline int contact_is_wall(const contact *c) { return c->i < 0; }
 static inline int contact_wall_index(const contact *c) { return -1 - c->i; }
 
 #endif
