@@ -563,7 +563,6 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                     dem_affine(W, S.dem.centre, S.dem.G, du, dth);
                 s = dem_kinematic_step(W, &dsolver, &S.dem.p, du, dth, &dst, err);
             }
-            dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
             double scale = fabs(dsolver.E.initial) + fabs(dsolver.E.work_external) +
                            fabs(dsolver.E.work_piston);
             rec = (step_record){.sweeps = 0, .converged = 1, .n_contacts = dst.n_contacts,
@@ -579,6 +578,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         sum->steps_done = W->step;
         /* a failed step is still recorded, so the file shows the state that failed */
         if (s != CDLAB_OK || W->step % S.out.series_every == 0 || W->step == S.info.steps) {
+            if (S.mode == MODE_DEM) /* a pass over the contacts: only for the rows written */
+                dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
             status sw = write_row(&w, W, &S.out, &rec, s == CDLAB_OK ? err : &(diag){{0}});
             if (s == CDLAB_OK)
                 s = sw;
