@@ -28,10 +28,10 @@ typedef enum criterion {
 typedef struct cd_params {
     sweep_order sweep;
     criterion crit;
-    int iterations;      /* N_I for fixed; the cap on sweeps for local and global */
-    double epsilon;      /* relative tolerance of local and global */
-    double delta;        /* small force added to the local criterion's right-hand side */
-    int warm_start;      /* start each step from the previous step's forces */
+    int iterations;       /* N_I for fixed; the cap on sweeps for local and global */
+    double epsilon;       /* relative tolerance of local and global */
+    double delta;         /* small force added to the local criterion's right-hand side */
+    int warm_start;       /* start each step from the previous step's forces */
     double abort_overlap; /* stop when an overlap exceeds this fraction of the smaller radius
                              of the pair (0 disables the check) */
 } cd_params;
@@ -39,19 +39,19 @@ typedef struct cd_params {
 cd_params cd_params_default(void);
 
 typedef struct cd_stats {
-    int sweeps;          /* sweeps done in the last step */
-    int converged;       /* criterion met (always 1 for fixed) */
-    double residual;     /* local/fixed: max |dR|/(|R| + delta) of the last sweep;
-                            global: |d<|R|>|/<|R|> of the last sweep */
-    int n_contacts;      /* candidates */
-    int n_active;        /* candidates carrying a non-zero force */
-    double mean_overlap; /* mean max(-gap, 0) over active contacts, after the step */
-    double max_overlap;  /* max max(-gap, 0) over all candidates, after the step */
+    int sweeps;           /* sweeps done in the last step */
+    int converged;        /* criterion met (always 1 for fixed) */
+    double residual;      /* local/fixed: max |dR|/(|R| + delta) of the last sweep;
+                             global: |d<|R|>|/<|R|> of the last sweep */
+    int n_contacts;       /* candidates */
+    int n_active;         /* candidates carrying a non-zero force */
+    double mean_overlap;  /* mean max(-gap, 0) over active contacts, after the step */
+    double max_overlap;   /* max max(-gap, 0) over all candidates, after the step */
     double solve_seconds; /* wall time of the Gauss-Seidel sweeps in the step */
 } cd_stats;
 
 typedef struct cd_solver {
-    pcg32 rng;     /* random sweep stream */
+    pcg32 rng;    /* random sweep stream */
     int *perm;    /* sweep order */
     vec3 *R_next; /* Jacobi buffer */
     int perm_cap, R_next_cap;

@@ -10,7 +10,8 @@ status cd_config_read(config *c, cd_params *p, diag *err)
     long iters;
     status s;
     if ((s = config_enum(c, "solver", "sweep", 0, (int)p->sweep, cd_sweep_names, &sweep, err)) ||
-        (s = config_enum(c, "solver", "criterion", 0, (int)p->crit, cd_criterion_names, &crit, err)) ||
+        (s = config_enum(c, "solver", "criterion", 0, (int)p->crit, cd_criterion_names, &crit,
+                         err)) ||
         (s = config_int(c, "solver", "iterations", 0, p->iterations, 1, 100000000L, &iters, err)) ||
         (s = config_double(c, "solver", "epsilon", 0, p->epsilon, 0.0, 1, 1.0, &p->epsilon, err)) ||
         (s = config_double(c, "solver", "delta", 0, p->delta, 0.0, 0, INFINITY, &p->delta, err)) ||
@@ -37,10 +38,10 @@ cd_elasticity cd_elasticity_of(sweep_order s, int N_I, double dt, double d, doub
 {
     cd_elasticity e;
     e.q = cd_sweep_q(s);
-    e.D = e.q * N_I * d * d / dt;          /* eq. (54) */
-    e.c = sqrt(e.q * N_I) * d / dt;        /* eq. (57) */
-    e.l_diff = sqrt(4.0 * e.D * dt);       /* eq. (63) */
-    e.kappa = e.q * m * N_I / (dt * dt);   /* eq. (67) */
-    e.gamma = e.q * m * N_I / dt;          /* eq. (68) */
+    e.D = e.q * N_I * d * d / dt;        /* eq. (54) */
+    e.c = sqrt(e.q * N_I) * d / dt;      /* eq. (57) */
+    e.l_diff = sqrt(4.0 * e.D * dt);     /* eq. (63) */
+    e.kappa = e.q * m * N_I / (dt * dt); /* eq. (67) */
+    e.gamma = e.q * m * N_I / dt;        /* eq. (68) */
     return e;
 }

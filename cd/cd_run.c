@@ -12,10 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-
-static const char *const known_sections[] = {"system", "solver", "dem", "drive", "particles", "contact",
-                                             "load", "output", "plane.", "piston.", "cylinder.",
-                                             NULL};
+static const char *const known_sections[] = {"system",    "solver",  "dem",       "drive",
+                                             "particles", "contact", "load",      "output",
+                                             "plane.",    "piston.", "cylinder.", NULL};
 
 typedef enum run_mode { MODE_CD, MODE_DEM } run_mode;
 static const char *const mode_names[] = {"cd", "dem", NULL};
@@ -24,7 +23,7 @@ typedef struct output_params {
     char file[512];
     long every;
     long series_every; /* a series row every this many steps (and the last step) */
-    int *probes; /* storage indices */
+    int *probes;       /* storage indices */
     int n_probes;
 } output_params;
 
@@ -64,8 +63,8 @@ typedef struct setup {
     world W;
     scene_info info;
     run_mode mode;
-    cd_params prm;  /* mode cd */
-    dem_setup dem;  /* mode dem */
+    cd_params prm; /* mode cd */
+    dem_setup dem; /* mode dem */
     output_params out;
 } setup;
 
@@ -90,8 +89,8 @@ static status read_all(config *c, setup *S, diag *err)
         other = "drive";
     if (line >= 0)
         return line > 0 ? diag_set(err, CDLAB_ERR_CONFIG,
-                                   "%s:%d: section [%s] is not used with system.mode = %s",
-                                   c->file, line, other, mode_names[mode])
+                                   "%s:%d: section [%s] is not used with system.mode = %s", c->file,
+                                   line, other, mode_names[mode])
                         : diag_set(err, CDLAB_ERR_CONFIG,
                                    "--set %s.*: section [%s] is not used with system.mode = %s",
                                    other, other, mode_names[mode]);
@@ -115,17 +114,41 @@ status cd_run_validate(config *c, diag *err)
     return s;
 }
 
-enum { SER_T, SER_SWEEPS, SER_CONV, SER_RES, SER_MEANOV, SER_MAXOV, SER_KE, SER_NC, SER_NA,
-       SER_PPOS, SER_PVEL, SER_PIST_X, SER_PIST_V, SER_PIST_F,
-       /* DEM energy ledger */
-       SER_E_KT, SER_E_KR, SER_E_KP, SER_E_EN, SER_E_ET, SER_E_FR, SER_E_DA, SER_E_WX, SER_E_WP,
-       SER_E_RES, SER_STRESS, SER_COUNT };
+enum {
+    SER_T,
+    SER_SWEEPS,
+    SER_CONV,
+    SER_RES,
+    SER_MEANOV,
+    SER_MAXOV,
+    SER_KE,
+    SER_NC,
+    SER_NA,
+    SER_PPOS,
+    SER_PVEL,
+    SER_PIST_X,
+    SER_PIST_V,
+    SER_PIST_F,
+    /* DEM energy ledger */
+    SER_E_KT,
+    SER_E_KR,
+    SER_E_KP,
+    SER_E_EN,
+    SER_E_ET,
+    SER_E_FR,
+    SER_E_DA,
+    SER_E_WX,
+    SER_E_WP,
+    SER_E_RES,
+    SER_STRESS,
+    SER_COUNT
+};
 static const char *const energy_paths[] = {
     "/series/energy/kinetic_translational", "/series/energy/kinetic_rotational",
-    "/series/energy/kinetic_piston", "/series/energy/elastic_normal",
-    "/series/energy/elastic_tangential", "/series/energy/friction_dissipation",
-    "/series/energy/damping_dissipation", "/series/energy/work_external",
-    "/series/energy/work_piston", "/series/energy/balance_residual"};
+    "/series/energy/kinetic_piston",        "/series/energy/elastic_normal",
+    "/series/energy/elastic_tangential",    "/series/energy/friction_dissipation",
+    "/series/energy/damping_dissipation",   "/series/energy/work_external",
+    "/series/energy/work_piston",           "/series/energy/balance_residual"};
 
 /* One row of per-step diagnostics, whichever engine made it. */
 typedef struct step_record {
@@ -155,8 +178,8 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
     h5out *h = w->h;
     status s;
     char buf[128];
-    const char *program = S->mode == MODE_DEM ? "cdlab run (linear-frictional DEM)"
-                                              : "cdlab run (contact dynamics)";
+    const char *program =
+        S->mode == MODE_DEM ? "cdlab run (linear-frictional DEM)" : "cdlab run (contact dynamics)";
     if ((s = h5out_attr_string(h, "/", "program", program, err)) ||
         (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
         (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
@@ -184,32 +207,40 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
             (s = h5out_attr_double(h, "/dem", "critical_dt", S->dem.dt_crit, err)) ||
             (s = h5out_attr_double(h, "/dem", "damping_normal", p->damp_n, err)) ||
             (s = h5out_attr_double(h, "/dem", "damping_tangential", p->damp_t, err)) ||
-            (s = h5out_attr_string(h, "/dem", "damping", p->damp_absolute ? "absolute" : "fraction", err)))
+            (s = h5out_attr_string(h, "/dem", "damping",
+                                   p->damp_rate       ? "rate"
+                                   : p->damp_absolute ? "absolute"
+                                                      : "fraction",
+                                   err)))
             return s;
     }
     /* spurious elasticity figures (Unger & Kertesz sec. 3) for the fixed iteration count */
-    cd_elasticity e = cd_elasticity_of(S->prm.sweep, S->prm.iterations, S->W.dt, S->info.d_mean,
-                                       S->info.m_mean);
-    if (S->mode == MODE_CD && ((s = h5out_group(h, "/elasticity", err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "q", e.q, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "D", e.D, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "c", e.c, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "l_diff", e.l_diff, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "kappa_eff", e.kappa, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "gamma_eff", e.gamma, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "L", S->info.length, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "d_mean", S->info.d_mean, err)) ||
-        (s = h5out_attr_double(h, "/elasticity", "m_mean", S->info.m_mean, err))))
+    cd_elasticity e =
+        cd_elasticity_of(S->prm.sweep, S->prm.iterations, S->W.dt, S->info.d_mean, S->info.m_mean);
+    if (S->mode == MODE_CD &&
+        ((s = h5out_group(h, "/elasticity", err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "q", e.q, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "D", e.D, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "c", e.c, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "l_diff", e.l_diff, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "kappa_eff", e.kappa, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "gamma_eff", e.gamma, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "L", S->info.length, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "d_mean", S->info.d_mean, err)) ||
+         (s = h5out_attr_double(h, "/elasticity", "m_mean", S->info.m_mean, err))))
         return s;
     if (S->mode == MODE_DEM) {
         for (int k = 0; k < SER_E_RES - SER_E_KT + 1; k++)
-            if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &w->ser[SER_E_KT + k], err)))
+            if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &w->ser[SER_E_KT + k],
+                                  err)))
                 return s;
         long t33[2] = {3, 3};
-        if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &w->ser[SER_STRESS], err)) ||
+        if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &w->ser[SER_STRESS],
+                              err)) ||
             (s = h5out_attr_string(h, "/series/stress", "definition",
                                    "Love-Weber sigma_ab = (1/V) sum f_a l_b over particle-particle "
-                                   "contacts, f on p, l from p to q (tension positive)", err)) ||
+                                   "contacts, f on p, l from p to q (tension positive)",
+                                   err)) ||
             (s = h5out_attr_double(h, "/series/stress", "volume", S->dem.stress_volume, err)))
             return s;
     }
@@ -249,9 +280,12 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
             w->piston_idx[w->n_pistons++] = k;
     if (w->n_pistons > 0) {
         long tp[1] = {w->n_pistons};
-        if ((s = h5out_series(h, "/series/piston_position", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_X], err)) ||
-            (s = h5out_series(h, "/series/piston_velocity", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_V], err)) ||
-            (s = h5out_series(h, "/series/piston_force", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_F], err)))
+        if ((s = h5out_series(h, "/series/piston_position", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_X],
+                              err)) ||
+            (s = h5out_series(h, "/series/piston_velocity", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_V],
+                              err)) ||
+            (s = h5out_series(h, "/series/piston_force", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_F],
+                              err)))
             return s;
         char names[4096] = "";
         for (int k = 0; k < w->n_pistons; k++) {
@@ -294,9 +328,9 @@ static status write_row(writer *w, const world *W, const output_params *o, const
     double ke = world_kinetic_energy(W);
     if (st->energy) {
         const dem_energy *E = st->energy;
-        double v[10] = {E->kin_trans, E->kin_rot, E->kin_piston, E->elastic_n, E->elastic_t,
-                        E->friction, E->damping, E->work_external, E->work_piston,
-                        dem_energy_residual(E)};
+        double v[10] = {
+            E->kin_trans, E->kin_rot, E->kin_piston,    E->elastic_n,   E->elastic_t,
+            E->friction,  E->damping, E->work_external, E->work_piston, dem_energy_residual(E)};
         for (int k = 0; k < 10; k++)
             if ((s = h5out_series_append(h, w->ser[SER_E_KT + k], &v[k], err)))
                 return s;
@@ -353,7 +387,7 @@ static status write_snapshot(writer *w, const world *W, diag *err)
         (s = h5out_attr_double(w->h, g, "time", W->t, err)))
         return s;
     long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4};
-#define SNAP(name, type, rank, dims, data)                                                          \
+#define SNAP(name, type, rank, dims, data)                                                         \
     do {                                                                                           \
         snprintf(path, sizeof path, "%s/%s", g, name);                                             \
         if ((s = h5out_array(w->h, path, type, rank, dims, data, err)))                            \
@@ -379,7 +413,7 @@ static status write_snapshot(writer *w, const world *W, diag *err)
         pair[2 * k + 1] = L->c[k].j;
     }
     status st = CDLAB_OK;
-#define SNAPC(name, type, rank, dims, data)                                                         \
+#define SNAPC(name, type, rank, dims, data)                                                        \
     if (st == CDLAB_OK) {                                                                          \
         snprintf(path, sizeof path, "%s/contacts/%s", g, name);                                    \
         st = h5out_array(w->h, path, type, rank, dims, data, err);                                 \
@@ -459,42 +493,50 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         cdlab_version, cdlab_git_commit, mode_names[S.mode], W->P.n, W->P.dimension, W->n_walls,
         S.info.steps, W->dt);
     if (S.mode == MODE_CD) {
-        cd_elasticity e = cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean,
-                                           S.info.m_mean);
-        say(hk, "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
+        cd_elasticity e =
+            cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean, S.info.m_mean);
+        say(hk,
+            "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
             cd_sweep_names[S.prm.sweep], cd_criterion_names[S.prm.crit], S.prm.iterations,
             S.prm.epsilon, S.prm.delta, S.prm.warm_start ? "on" : "off");
         if (S.prm.crit == CRIT_FIXED && isfinite(e.q)) {
-            say(hk, "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
-                    "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, "
-                    "gamma_eff = %.4g",
+            say(hk,
+                "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
+                "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, "
+                "gamma_eff = %.4g",
                 S.prm.iterations, e.q, e.c, e.D, e.l_diff, S.info.length, S.info.length / e.l_diff,
                 e.kappa, e.gamma);
             if (e.l_diff < S.info.length)
-                say(hk, "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
-                        "regime (N_I = %d too small for rigid behaviour, eq. 48)",
+                say(hk,
+                    "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
+                    "regime (N_I = %d too small for rigid behaviour, eq. 48)",
                     e.l_diff, S.info.length, S.prm.iterations);
         }
     } else {
         const dem_params *p = &S.dem.p;
-        say(hk, "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
-                "dashpots %s n = %g, t = %g%s",
+        say(hk,
+            "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
+            "dashpots %s n = %g, t = %g%s",
             p->law.k_n, p->law.k_t, p->law.tangential == DEM_KUHN ? "kuhn" : "conventional",
             p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
-            p->damp_absolute ? "absolute" : "fraction of critical", p->damp_n, p->damp_t,
-            S.dem.from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+            p->damp_rate       ? "rate (c = m_eff gamma)"
+            : p->damp_absolute ? "absolute"
+                               : "fraction of critical",
+            p->damp_n, p->damp_t, S.dem.from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
         if (S.dem.drive == DRIVE_NONE)
             say(hk, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", S.dem.dt_crit, W->dt,
                 W->dt / S.dem.dt_crit,
                 W->dt > S.dem.dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
         else if (S.dem.drive == DRIVE_ROTATION)
-            say(hk, "DEM: kinematic drive, rigid rotation by (%g, %g, %g) per step about "
-                    "(%g, %g, %g); no dynamics",
+            say(hk,
+                "DEM: kinematic drive, rigid rotation by (%g, %g, %g) per step about "
+                "(%g, %g, %g); no dynamics",
                 S.dem.rotation.x, S.dem.rotation.y, S.dem.rotation.z, S.dem.centre.x,
                 S.dem.centre.y, S.dem.centre.z);
         else
-            say(hk, "DEM: kinematic drive, affine displacement gradient per step about "
-                    "(%g, %g, %g); no dynamics",
+            say(hk,
+                "DEM: kinematic drive, affine displacement gradient per step about "
+                "(%g, %g, %g); no dynamics",
                 S.dem.centre.x, S.dem.centre.y, S.dem.centre.z);
     }
     say(hk, "output: %s (snapshots every %ld steps, %d probes)", S.out.file, S.out.every,
@@ -549,9 +591,12 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             s = cd_step(W, &solver, &S.prm, &st, err);
             sum->solve_seconds += st.solve_seconds;
             sum->contact_updates += (double)st.n_contacts * st.sweeps;
-            rec = (step_record){.sweeps = st.sweeps, .converged = st.converged,
-                                .n_contacts = st.n_contacts, .n_active = st.n_active,
-                                .residual = st.residual, .mean_overlap = st.mean_overlap,
+            rec = (step_record){.sweeps = st.sweeps,
+                                .converged = st.converged,
+                                .n_contacts = st.n_contacts,
+                                .n_active = st.n_active,
+                                .residual = st.residual,
+                                .mean_overlap = st.mean_overlap,
                                 .max_overlap = st.max_overlap};
         } else {
             if (S.dem.drive == DRIVE_NONE) {
@@ -565,11 +610,16 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             }
             double scale = fabs(dsolver.E.initial) + fabs(dsolver.E.work_external) +
                            fabs(dsolver.E.work_piston);
-            rec = (step_record){.sweeps = 0, .converged = 1, .n_contacts = dst.n_contacts,
+            rec = (step_record){.sweeps = 0,
+                                .converged = 1,
+                                .n_contacts = dst.n_contacts,
                                 .n_active = dst.n_active,
-                                .residual = scale > 0.0 ? dem_energy_residual(&dsolver.E) / scale : 0.0,
-                                .mean_overlap = dst.mean_overlap, .max_overlap = dst.max_overlap,
-                                .energy = &dsolver.E, .stress = &sigma[0][0]};
+                                .residual =
+                                    scale > 0.0 ? dem_energy_residual(&dsolver.E) / scale : 0.0,
+                                .mean_overlap = dst.mean_overlap,
+                                .max_overlap = dst.max_overlap,
+                                .energy = &dsolver.E,
+                                .stress = &sigma[0][0]};
         }
         sum->step_seconds += now_seconds() - ts;
         sweeps_total += rec.sweeps;
@@ -584,12 +634,15 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             if (s == CDLAB_OK)
                 s = sw;
         }
-        if (s == CDLAB_OK && ((S.out.every > 0 && W->step % S.out.every == 0) ||
-                              W->step == S.info.steps))
+        if (s == CDLAB_OK &&
+            ((S.out.every > 0 && W->step % S.out.every == 0) || W->step == S.info.steps))
             s = write_snapshot(&w, W, err);
         if (hk && hk->progress) {
-            run_progress p = {.step = W->step, .steps = S.info.steps, .t = W->t,
-                              .sweeps = rec.sweeps, .mean_overlap = rec.mean_overlap,
+            run_progress p = {.step = W->step,
+                              .steps = S.info.steps,
+                              .t = W->t,
+                              .sweeps = rec.sweeps,
+                              .mean_overlap = rec.mean_overlap,
                               .elapsed = now_seconds() - t0};
             hk->progress(hk->user, &p);
         }

@@ -27,7 +27,7 @@ typedef struct run_summary {
     int started; /* 0: failed during set-up (config, input files, output file) */
     long steps_done;
     double wall_seconds;
-    double step_seconds; /* of which in the engine's step (detection, solver, update): no output */
+    double step_seconds;  /* of which in the engine's step (detection, solver, update): no output */
     double solve_seconds; /* of which in the CD solver's sweeps */
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;

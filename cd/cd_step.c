@@ -37,8 +37,8 @@ static status check_state(const world *W, const cd_params *p, diag *err)
         vec3 v = P->v[i], w = P->w[i], x = P->x[i];
         if (!isfinite(v.x + v.y + v.z + w.x + w.y + w.z + x.x + x.y + x.z))
             return diag_set(err, CDLAB_ERR_NUMERIC,
-                            "step %ld: particle %d has a non-finite position or velocity",
-                            W->step, P->id[i]);
+                            "step %ld: particle %d has a non-finite position or velocity", W->step,
+                            P->id[i]);
     }
     if (p->abort_overlap > 0.0) {
         for (int k = 0; k < W->C.n; k++) {
@@ -60,8 +60,8 @@ static status check_state(const world *W, const cd_params *p, diag *err)
     }
     for (int k = 0; k < W->n_walls; k++)
         if (!isfinite(W->walls[k].s + W->walls[k].u))
-            return diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: piston '%s' is non-finite",
-                            W->step, W->walls[k].name);
+            return diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: piston '%s' is non-finite", W->step,
+                            W->walls[k].name);
     return CDLAB_OK;
 }
 
@@ -130,6 +130,7 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
         P->x[i] = v3_axpy(dt, P->v[i], P->x[i]);
         quat_integrate(&P->q[4 * i], v3_scale(P->w[i], dt));
     }
+    particles_wrap(P);
     for (int k = 0; k < W->n_walls; k++) {
         wall *w = &W->walls[k];
         if (w->kind != WALL_PISTON)

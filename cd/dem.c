@@ -1,6 +1,7 @@
 /* DEM time step and kinematic driver. */
 #include "dem.h"
 
+#include "grow.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -21,11 +22,14 @@ dem_params dem_params_default(void)
 
 double dem_energy_residual(const dem_energy *E)
 {
-    return E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t +
-           E->friction + E->damping - E->work_external - E->work_piston - E->initial;
+    return E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t + E->friction +
+           E->damping - E->work_external - E->work_piston - E->initial;
 }
 
-void dem_solver_init(dem_solver *S) { memset(S, 0, sizeof *S); }
+void dem_solver_init(dem_solver *S)
+{
+    memset(S, 0, sizeof *S);
+}
 
 void dem_solver_free(dem_solver *S)
 {
@@ -33,8 +37,14 @@ void dem_solver_free(dem_solver *S)
     free(S->T);
     free(S->du);
     free(S->dth);
+    free(S->path);
     free(S->piston_F);
     free(S->piston_ds);
+    free(S->adj_start);
+    free(S->adj);
+    free(S->wall_adj);
+    free(S->blk);
+    free(S->gf);
     memset(S, 0, sizeof *S);
 }
 
@@ -48,10 +58,15 @@ static status ensure(dem_solver *S, const world *W, diag *err)
         for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
             vec3 *p = realloc(*arrays[k], (size_t)cap * sizeof *p);
             if (!p)
-                return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM buffers for %d particles",
-                                W->P.n);
+                return diag_set(err, CDLAB_ERR_NOMEM,
+                                "cannot allocate DEM buffers for %d particles", W->P.n);
             *arrays[k] = p;
         }
+        double *path = realloc(S->path, (size_t)cap * sizeof *path);
+        if (!path)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM buffers for %d particles",
+                            W->P.n);
+        S->path = path;
         S->cap = cap;
     }
     if (W->n_walls > S->wcap || !S->piston_F) {
@@ -68,15 +83,73 @@ static status ensure(dem_solver *S, const world *W, diag *err)
     return CDLAB_OK;
 }
 
-/* Effective mass of a contact's pair for critical damping: m_i m_j/(m_i + m_j), with a fixed
- * wall infinitely heavy and a piston of its own mass. */
-static double pair_mass(const world *W, const contact *c)
+/* Block size of the deterministic reductions (fixed: never derived from the thread count). */
+#define DEM_BLOCK 1024
+#define DEM_NSUM 8
+
+static int n_blocks(int n)
 {
-    double mj = W->P.m[c->j];
-    if (c->i >= 0)
-        return mj * W->P.m[c->i] / (mj + W->P.m[c->i]);
-    const wall *w = &W->walls[contact_wall_index(c)];
-    return w->kind == WALL_PISTON ? mj * w->mass / (mj + w->mass) : mj;
+    return (n + DEM_BLOCK - 1) / DEM_BLOCK;
+}
+
+static status ensure_blocks(dem_solver *S, int n, diag *err)
+{
+    double *b = grow_array(S->blk, &S->blk_cap, DEM_NSUM * (n_blocks(n) + 1), sizeof *b);
+    if (!b)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM reduction blocks");
+    S->blk = b;
+    return CDLAB_OK;
+}
+
+/* Sums column q of the block results in block order. */
+static double block_sum(const dem_solver *S, int nb, int q)
+{
+    double t = 0.0;
+    for (int b = 0; b < nb; b++)
+        t += S->blk[DEM_NSUM * b + q];
+    return t;
+}
+
+/* Adjacency of the contact list (after a rebuild): for every particle its contact sides in
+ * contact order, and the wall contacts. */
+static status build_adjacency(dem_solver *S, const world *W, diag *err)
+{
+    const contact_list *L = &W->C;
+    int n = W->P.n;
+    int *st = grow_array(S->adj_start, &S->adj_start_cap, n + 1, sizeof *st);
+    if (st)
+        S->adj_start = st;
+    int *adj = grow_array(S->adj, &S->adj_cap, 2 * L->n + 1, sizeof *adj);
+    if (adj)
+        S->adj = adj;
+    int *wa = grow_array(S->wall_adj, &S->wall_adj_cap, L->n + 1, sizeof *wa);
+    if (wa)
+        S->wall_adj = wa;
+    if (!st || !adj || !wa)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM adjacency (%d contacts)",
+                        L->n);
+    memset(st, 0, (size_t)(n + 1) * sizeof *st);
+    S->n_wall_adj = 0;
+    for (int k = 0; k < L->n; k++) {
+        st[L->c[k].j + 1]++;
+        if (L->c[k].i >= 0)
+            st[L->c[k].i + 1]++;
+        else
+            wa[S->n_wall_adj++] = k;
+    }
+    for (int i = 0; i < n; i++)
+        st[i + 1] += st[i];
+    /* fill in contact order, using st[i] as the cursor, then shift back */
+    for (int k = 0; k < L->n; k++) {
+        const contact *c = &L->c[k];
+        if (c->i >= 0)
+            adj[st[c->i]++] = 2 * k;
+        adj[st[c->j]++] = 2 * k + 1;
+    }
+    for (int i = n; i > 0; i--)
+        st[i] = st[i - 1];
+    st[0] = 0;
+    return CDLAB_OK;
 }
 
 double dem_critical_dt(const world *W, const dem_params *p)
@@ -96,7 +169,9 @@ double dem_critical_dt(const world *W, const dem_params *p)
     if (!(k_max > 0.0) || !isfinite(m_min))
         return INFINITY;
     double c = fmax(p->damp_n, p->damp_t);
-    if (!p->damp_absolute) /* fraction of the critical damping of the lightest pair */
+    if (p->damp_rate) /* c = m_eff gamma */
+        c *= m_min;
+    else if (!p->damp_absolute) /* fraction of the critical damping of the lightest pair */
         c *= 2.0 * sqrt(m_min * k_max);
     return dem_critical_dt_of(k_max, c, m_min);
 }
@@ -108,24 +183,10 @@ double dem_critical_dt_of(double k, double c, double m)
     return 2.0 / omega * (sqrt(1.0 + xi * xi) - xi);
 }
 
-static void accumulate(world *W, dem_solver *S, const contact *c, vec3 f_p)
-{
-    /* f_p acts on p = body 0 at the contact; -f_p on q = body 1 */
-    int j = c->j;
-    S->F[j] = v3_sub(S->F[j], f_p);
-    S->T[j] = v3_sub(S->T[j], v3_cross(c->l1, f_p));
-    if (c->i >= 0) {
-        S->F[c->i] = v3_add(S->F[c->i], f_p);
-        S->T[c->i] = v3_add(S->T[c->i], v3_cross(c->l0, f_p));
-    } else {
-        int w = contact_wall_index(c);
-        S->piston_F[w] += v3_dot(f_p, W->walls[w].n);
-    }
-}
-
 /* Relative movement of q with respect to p at the contact (Kuhn et al. eq. 5) for the step's
- * movements, with the contact's current lever arms. */
-static vec3 relative_movement(const world *W, const dem_solver *S, const contact *c)
+ * movements, with the given lever arms. */
+static vec3 relative_movement(const world *W, const dem_solver *S, const contact *c, vec3 l0,
+                              vec3 l1)
 {
     vec3 du_p = v3_zero(), dth_p = v3_zero();
     if (c->i >= 0) {
@@ -137,117 +198,233 @@ static vec3 relative_movement(const world *W, const dem_solver *S, const contact
             du_p = v3_scale(W->walls[w].n, S->piston_ds[w]);
     }
     return v3_add(v3_sub(S->du[c->j], du_p),
-                  v3_sub(v3_cross(S->dth[c->j], c->l1), v3_cross(dth_p, c->l0)));
+                  v3_sub(v3_cross(S->dth[c->j], l1), v3_cross(dth_p, l0)));
+}
+
+/* Effective mass m_eff of a contact for the dashpots: m_i m_j/(m_i + m_j), with a fixed wall
+ * or a frozen particle infinitely heavy and a piston of its own mass. */
+static double dashpot_mass(const world *W, const contact *c)
+{
+    const particles *P = &W->P;
+    double wj = P->inv_m[c->j], wi = 0.0;
+    if (c->i >= 0)
+        wi = P->inv_m[c->i];
+    else if (W->walls[contact_wall_index(c)].kind == WALL_PISTON)
+        wi = W->walls[contact_wall_index(c)].inv_mass;
+    double w = wi + wj;
+    return w > 0.0 ? 1.0 / w : 0.0;
 }
 
 /* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
  * impulse on each side of t_n, so its work is F_n . (dx_{n-1/2} + dx_{n+1/2}) / 2. This is the
- * half over the step just moved, for the forces of its start (old contact list). Booking
- * c du^2/dt instead leaves a residual of first order in dt in the ledger (measured: 7.6e-5
- * relative for a colliding pair at omega dt = 1e-3). */
+ * half over the step just moved, for the forces of its start, with the lever arms of the start
+ * (called before the contact list is updated). Booking c du^2/dt instead leaves a residual of
+ * first order in dt in the ledger (measured: 7.6e-5 relative for a colliding pair at
+ * omega dt = 1e-3). */
 static void damping_work_before(world *W, dem_solver *S)
 {
-    double d = 0.0;
-    for (int k = 0; k < W->C.n; k++) {
-        const contact *c = &W->C.c[k];
-        if (c->fd.x != 0.0 || c->fd.y != 0.0 || c->fd.z != 0.0)
-            d += 0.5 * v3_dot(c->fd, relative_movement(W, S, c));
+    const contact_list *L = &W->C;
+    int nb = n_blocks(L->n);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        double d = 0.0;
+        int end = (b + 1) * DEM_BLOCK < L->n ? (b + 1) * DEM_BLOCK : L->n;
+        for (int k = b * DEM_BLOCK; k < end; k++) {
+            const contact *c = &L->c[k];
+            if (c->fd.x != 0.0 || c->fd.y != 0.0 || c->fd.z != 0.0)
+                d += 0.5 * v3_dot(c->fd, relative_movement(W, S, c, c->l0, c->l1));
+        }
+        S->blk[DEM_NSUM * b] = d;
     }
-    S->E.damping += d;
+    S->E.damping += block_sum(S, nb, 0);
 }
 
-/* Contact forces at the end of a step from the step's movements (all zero at t = 0). */
-static void compute_forces(world *W, dem_solver *S, const dem_params *p, dem_stats *st)
+/* Force of contact c at the end of a step from the step's movements; stores the force on body 1
+ * in c->R and the history, and adds the energies and statistics to acc[]. With update set, the
+ * contact's geometry is first brought to the new positions (between rebuilds), after booking
+ * the second half of its last dashpot force's work (see damping_work_before) with the old
+ * lever arms. A pair that was apart and still is touches only its first cache line. */
+static inline void contact_force(world *W, dem_solver *S, const dem_params *p, contact *c,
+                                 int update, double *acc, vec3 *gf)
+{
+    if (update) {
+        if (c->zeta >= 0.0 && (c->fd.x != 0.0 || c->fd.y != 0.0 || c->fd.z != 0.0))
+            acc[3] += 0.5 * v3_dot(c->fd, relative_movement(W, S, c, c->l0, c->l1));
+        if (c->i >= 0 && c->zeta < 0.0) {
+            const particles *P = &W->P;
+            vec3 d = pbox_delta(&P->box, P->x[c->i], P->x[c->j]);
+            double reach = P->r[c->i] + P->r[c->j];
+            double d2 = v3_norm2(d);
+            if (d2 > reach * reach) { /* apart before and now: no force, no history */
+                c->gap = sqrt(d2) - reach;
+                c->zeta = -c->gap;
+                acc[7] = fmax(acc[7], c->zeta);
+                gf[0] = v3_zero();
+                return;
+            }
+        }
+        c->l0p = c->l0;
+        c->l1p = c->l1;
+        contact_geometry_fast(c, &W->P, W->walls);
+    }
+    double zeta_new = -c->gap;
+    if (!(c->zeta >= 0.0)) {
+        /* touching for the first time since it was apart (or a new slot): the lever arms of
+         * the previous step are those of now */
+        c->l0p = c->l0;
+        c->l1p = c->l1;
+        if (zeta_new < 0.0) {
+            c->R = v3_zero();
+            c->ft = v3_zero();
+            c->fd = v3_zero();
+            c->zeta = zeta_new;
+            acc[7] = fmax(acc[7], zeta_new);
+            gf[0] = v3_zero();
+            return;
+        }
+    }
+    dem_law law = p->law;
+    dem_contact_in in;
+    in.zeta_new = zeta_new;
+    in.zeta_old = c->zeta;
+    in.ft_old = c->ft;
+    in.n = c->n;
+    in.du_q = S->du[c->j];
+    in.dth_q = S->dth[c->j];
+    /* lever arms at mid-step: with the end-of-step ones, a rigid rotation by phi per step
+     * leaves a false tangential movement ~ phi^2 l / 2 that the spring integrates
+     * (objectivity test: 0.59% stress error instead of 0.1%) */
+    in.r_p = v3_scale(v3_add(c->l0, c->l0p), 0.5);
+    in.r_q = v3_scale(v3_add(c->l1, c->l1p), 0.5);
+    in.dth_p = v3_zero();
+    if (c->i >= 0) {
+        in.du_p = S->du[c->i];
+        in.dth_p = S->dth[c->i];
+    } else {
+        int w = contact_wall_index(c);
+        in.du_p =
+            W->walls[w].kind == WALL_PISTON ? v3_scale(W->walls[w].n, S->piston_ds[w]) : v3_zero();
+    }
+    law.mu = c->mu;
+    dem_contact_out out;
+    dem_contact_force(&law, &in, &out);
+    vec3 f = out.f, fd = v3_zero();
+    if (in.zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
+        /* dashpots on the relative movement of the step (Kuhn et al. end of sec. 2,
+         * Cundall & Strack contact damping): f += (c_n du_n n + c_t du_t)/dt on p */
+        double cn = p->damp_n, ct = p->damp_t;
+        if (p->damp_rate) {
+            double m = dashpot_mass(W, c);
+            cn *= m;
+            ct *= m;
+        } else if (!p->damp_absolute) {
+            double m = dashpot_mass(W, c);
+            cn *= 2.0 * sqrt(m * law.k_n);
+            ct *= 2.0 * sqrt(m * law.k_t);
+        }
+        vec3 du_rel = relative_movement(W, S, c, c->l0, c->l1);
+        double dun = v3_dot(du_rel, c->n);
+        vec3 dut = v3_axpy(-dun, c->n, du_rel);
+        fd = v3_scale(v3_axpy(cn * dun, c->n, v3_scale(dut, ct)), 1.0 / W->dt);
+        f = v3_add(f, fd);
+        /* first half of its work (see damping_work_before for the second) */
+        acc[3] += 0.5 * v3_dot(fd, du_rel);
+    }
+    c->fd = fd;
+    c->ft = out.ft;
+    c->zeta = in.zeta_new;
+    c->R = v3_scale(f, -1.0);
+    gf[0] = c->R;
+    gf[1] = v3_cross(c->l1, c->R);
+    gf[2] = v3_cross(c->l0, c->R);
+    acc[0] += out.W_n;
+    acc[1] += law.k_t > 0.0 ? v3_norm2(out.ft) / (2.0 * law.k_t) : 0.0;
+    acc[2] += out.dW_t_irrev;
+    if (v3_norm2(f) > 0.0) {
+        acc[4] += 1.0;
+        acc[5] += fmax(in.zeta_new, 0.0);
+    }
+    acc[6] += out.sliding;
+    acc[7] = fmax(acc[7], in.zeta_new);
+}
+
+/* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
+ * each particle's total force and torque. */
+static void compute_forces(world *W, dem_solver *S, const dem_params *p, int update, dem_stats *st)
 {
     particles *P = &W->P;
     contact_list *L = &W->C;
-    memset(S->F, 0, (size_t)P->n * sizeof *S->F);
-    memset(S->T, 0, (size_t)P->n * sizeof *S->T);
-    memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
-    double dt = W->dt, el_n = 0.0, el_t = 0.0, sum_ov = 0.0;
-    st->n_contacts = L->n;
-    st->n_active = st->n_sliding = 0;
-    st->max_overlap = st->mean_overlap = 0.0;
-    dem_law law = p->law;
-    for (int k = 0; k < L->n; k++) {
-        contact *c = &L->c[k];
-        dem_contact_in in;
-        in.zeta_new = -c->gap;
-        in.zeta_old = c->zeta;
-        in.ft_old = c->ft;
-        in.n = c->n;
-        in.du_q = S->du[c->j];
-        in.dth_q = S->dth[c->j];
-        /* lever arms at mid-step: with the end-of-step ones, a rigid rotation by phi per step
-         * leaves a false tangential movement ~ phi^2 l / 2 that the spring integrates
-         * (objectivity test: 0.59% stress error instead of 0.1%) */
-        in.r_p = v3_scale(v3_add(c->l0, c->l0p), 0.5);
-        in.r_q = v3_scale(v3_add(c->l1, c->l1p), 0.5);
-        in.dth_p = v3_zero();
-        if (c->i >= 0) {
-            in.du_p = S->du[c->i];
-            in.dth_p = S->dth[c->i];
-        } else {
-            int w = contact_wall_index(c);
-            in.du_p = W->walls[w].kind == WALL_PISTON ? v3_scale(W->walls[w].n, S->piston_ds[w])
-                                                      : v3_zero();
-        }
-        law.mu = c->mu;
-        dem_contact_out out;
-        dem_contact_force(&law, &in, &out);
-        vec3 f = out.f, fd = v3_zero();
-        if (in.zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
-            /* dashpots on the relative movement of the step (Kuhn et al. end of sec. 2,
-             * Cundall & Strack contact damping): f += (c_n du_n n + c_t du_t)/dt on p */
-            double cn = p->damp_n, ct = p->damp_t;
-            if (!p->damp_absolute) {
-                double cr_n = 2.0 * sqrt(pair_mass(W, c) * law.k_n);
-                double cr_t = 2.0 * sqrt(pair_mass(W, c) * law.k_t);
-                cn *= cr_n;
-                ct *= cr_t;
-            }
-            vec3 du_rel = relative_movement(W, S, c);
-            double dun = v3_dot(du_rel, c->n);
-            vec3 dut = v3_axpy(-dun, c->n, du_rel);
-            fd = v3_scale(v3_axpy(cn * dun, c->n, v3_scale(dut, ct)), 1.0 / dt);
-            f = v3_add(f, fd);
-            /* first half of its work (see damping_work_before for the second) */
-            S->E.damping += 0.5 * v3_dot(fd, du_rel);
-        }
-        c->fd = fd;
-        S->E.friction += out.dW_t_irrev;
-        c->ft = out.ft;
-        c->zeta = in.zeta_new;
-        c->R = v3_scale(f, -1.0);
-        el_n += out.W_n;
-        el_t += law.k_t > 0.0 ? v3_norm2(out.ft) / (2.0 * law.k_t) : 0.0;
-        if (v3_norm2(f) > 0.0) {
-            st->n_active++;
-            sum_ov += fmax(in.zeta_new, 0.0);
-        }
-        st->n_sliding += out.sliding;
-        st->max_overlap = fmax(st->max_overlap, in.zeta_new);
-        accumulate(W, S, c, f);
+    int nb = n_blocks(L->n);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int b = 0; b < nb; b++) {
+        double acc[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY};
+        int end = (b + 1) * DEM_BLOCK < L->n ? (b + 1) * DEM_BLOCK : L->n;
+        for (int k = b * DEM_BLOCK; k < end; k++)
+            contact_force(W, S, p, &L->c[k], update, acc, &S->gf[3 * k]);
+        memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
     }
-    if (st->n_active > 0)
-        st->mean_overlap = sum_ov / st->n_active;
-    S->E.elastic_n = el_n;
-    S->E.elastic_t = el_t;
+    /* gather: every particle adds its contacts' forces in contact order */
+    const int *as = S->adj_start, *adj = S->adj;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < P->n; i++) {
+        vec3 F = v3_zero(), T = v3_zero();
+        for (int e = as[i]; e < as[i + 1]; e++) {
+            const vec3 *g = &S->gf[3 * (adj[e] >> 1)];
+            if (g[0].x == 0.0 && g[0].y == 0.0 && g[0].z == 0.0)
+                continue;
+            if (adj[e] & 1) { /* body 1 receives R at its lever arm l1 */
+                F = v3_add(F, g[0]);
+                T = v3_add(T, g[1]);
+            } else { /* body 0 receives -R at l0 */
+                F = v3_sub(F, g[0]);
+                T = v3_sub(T, g[2]);
+            }
+        }
+        S->F[i] = F;
+        S->T[i] = T;
+    }
+    memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
+    for (int e = 0; e < S->n_wall_adj; e++) {
+        const contact *c = &L->c[S->wall_adj[e]];
+        int w = contact_wall_index(c);
+        S->piston_F[w] -= v3_dot(c->R, W->walls[w].n);
+    }
+    double max_ov = 0.0;
+    for (int b = 0; b < nb; b++)
+        max_ov = fmax(max_ov, S->blk[DEM_NSUM * b + 7]);
+    S->E.elastic_n = block_sum(S, nb, 0);
+    S->E.elastic_t = block_sum(S, nb, 1);
+    S->E.friction += block_sum(S, nb, 2);
+    S->E.damping += block_sum(S, nb, 3);
+    st->n_contacts = L->n;
+    st->n_active = (int)block_sum(S, nb, 4);
+    st->mean_overlap = st->n_active > 0 ? block_sum(S, nb, 5) / st->n_active : 0.0;
+    st->n_sliding = (int)block_sum(S, nb, 6);
+    st->max_overlap = max_ov;
 }
 
 static void kinetic(world *W, dem_solver *S)
 {
     const particles *P = &W->P;
-    double kt = 0.0, kr = 0.0, kp = 0.0;
-    for (int i = 0; i < P->n; i++) {
-        kt += 0.5 * P->m[i] * v3_norm2(P->v[i]);
-        kr += 0.5 / P->inv_I[i] * v3_norm2(P->w[i]);
+    int nb = n_blocks(P->n);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        double kt = 0.0, kr = 0.0;
+        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        for (int i = b * DEM_BLOCK; i < end; i++) {
+            kt += 0.5 * P->m[i] * v3_norm2(P->v[i]);
+            if (P->inv_I[i] > 0.0)
+                kr += 0.5 / P->inv_I[i] * v3_norm2(P->w[i]);
+        }
+        S->blk[DEM_NSUM * b] = kt;
+        S->blk[DEM_NSUM * b + 1] = kr;
     }
+    double kp = 0.0;
     for (int k = 0; k < W->n_walls; k++)
         if (W->walls[k].kind == WALL_PISTON)
             kp += 0.5 * W->walls[k].mass * W->walls[k].u * W->walls[k].u;
-    S->E.kin_trans = kt;
-    S->E.kin_rot = kr;
+    S->E.kin_trans = block_sum(S, nb, 0);
+    S->E.kin_rot = block_sum(S, nb, 1);
     S->E.kin_piston = kp;
 }
 
@@ -260,6 +437,51 @@ static vec3 external_force(const world *W, int i, double t)
     return dof_project_lin(W->P.dimension, f);
 }
 
+/* A full rebuild of the neighbour list (pairs within the skin detect.gap) and its adjacency. */
+static status rebuild(world *W, dem_solver *S, diag *err)
+{
+    status s;
+    W->detect.warm_start = 1; /* the DEM history always carries over */
+    if ((s = contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+        return s;
+    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * W->C.n + 3, sizeof *gf);
+    if (!gf)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
+    S->gf = gf;
+    if ((s = build_adjacency(S, W, err)) != CDLAB_OK ||
+        (s = ensure_blocks(S, W->C.n > W->P.n ? W->C.n : W->P.n, err)) != CDLAB_OK)
+        return s;
+    memset(S->path, 0, (size_t)W->P.n * sizeof *S->path);
+    S->wall_path = 0.0;
+    S->rebuilds++;
+    return CDLAB_OK;
+}
+
+/* After the particles moved (pmax: the longest path since the last rebuild): could a pair
+ * outside the list have come within reach? */
+static int needs_rebuild(const world *W, const dem_solver *S, double pmax)
+{
+    double skin = W->detect.gap;
+    return 2.0 * pmax >= skin || pmax + S->wall_path >= skin || !(skin > 0.0);
+}
+
+/* Contacts and forces after a movement: a rebuild (booking the old list's dashpot work
+ * first), or the fused geometry update and force computation. */
+static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, double pmax,
+                                  dem_stats *st, diag *err)
+{
+    if (needs_rebuild(W, S, pmax)) {
+        status s;
+        damping_work_before(W, S);
+        if ((s = rebuild(W, S, err)) != CDLAB_OK)
+            return s;
+        compute_forces(W, S, p, 0, st);
+    } else {
+        compute_forces(W, S, p, 1, st);
+    }
+    return CDLAB_OK;
+}
+
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
 {
     status s = ensure(S, W, err);
@@ -268,46 +490,15 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     memset(S->du, 0, (size_t)W->P.n * sizeof *S->du);
     memset(S->dth, 0, (size_t)W->P.n * sizeof *S->dth);
     memset(S->piston_ds, 0, (size_t)W->n_walls * sizeof *S->piston_ds);
-    W->detect.warm_start = 1;
-    if ((s = contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+    particles_wrap(&W->P);
+    if ((s = rebuild(W, S, err)) != CDLAB_OK)
         return s;
-    compute_forces(W, S, p, st);
+    compute_forces(W, S, p, 0, st);
     S->E.friction = S->E.damping = 0.0; /* nothing dissipated before the first step */
     kinetic(W, S);
-    S->E.initial = S->E.kin_trans + S->E.kin_rot + S->E.kin_piston + S->E.elastic_n + S->E.elastic_t;
+    S->E.initial =
+        S->E.kin_trans + S->E.kin_rot + S->E.kin_piston + S->E.elastic_n + S->E.elastic_t;
     S->started = 1;
-    return CDLAB_OK;
-}
-
-/* Half a velocity-Verlet kick with the forces at time t. */
-static void kick(world *W, dem_solver *S, double t)
-{
-    particles *P = &W->P;
-    int dim = P->dimension;
-    double h = 0.5 * W->dt;
-    CDLAB_PARALLEL_FOR
-    for (int i = 0; i < P->n; i++) {
-        vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, t));
-        P->v[i] = v3_axpy(h * P->inv_m[i], f, P->v[i]);
-        P->w[i] = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
-    }
-    for (int k = 0; k < W->n_walls; k++) {
-        wall *w = &W->walls[k];
-        if (w->kind == WALL_PISTON)
-            w->u += h * w->inv_mass * (wall_piston_force(w, t) + S->piston_F[k]);
-    }
-}
-
-static status check_finite(const world *W, diag *err)
-{
-    for (int i = 0; i < W->P.n; i++) {
-        vec3 v = W->P.v[i], x = W->P.x[i];
-        if (!isfinite(v.x + v.y + v.z + x.x + x.y + x.z))
-            return diag_set(err, CDLAB_ERR_NUMERIC,
-                            "step %ld: particle %d has a non-finite position or velocity "
-                            "(time step above the critical one?)",
-                            W->step, W->P.id[i]);
-    }
     return CDLAB_OK;
 }
 
@@ -319,41 +510,101 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
     if ((s = ensure(S, W, err)) != CDLAB_OK)
         return s;
     particles *P = &W->P;
-    double dt = W->dt, t = W->t, t_new = (double)(W->step + 1) * dt;
-    kick(W, S, t);
-    /* drift: the step's movements, positions and orientations */
-    double w_ext = 0.0;
-    for (int i = 0; i < P->n; i++) {
-        S->du[i] = v3_scale(P->v[i], dt);
-        S->dth[i] = v3_scale(P->w[i], dt);
-        /* constant-in-step external forces: trapezoid of their values at t and t_new */
-        vec3 fe = v3_scale(v3_add(external_force(W, i, t), external_force(W, i, t_new)), 0.5);
-        w_ext += v3_dot(fe, S->du[i]);
-        P->x[i] = v3_add(P->x[i], S->du[i]);
-        quat_integrate(&P->q[4 * i], S->dth[i]);
+    int dim = P->dimension;
+    double dt = W->dt, h = 0.5 * dt, t = W->t, t_new = (double)(W->step + 1) * dt;
+    /* one pass over the particles: half kick with the forces at t, then the drift (the step's
+     * movements, positions, orientations, wrapping, path since the last rebuild); the external
+     * forces are constant in the step: trapezoid of their values at t and t_new */
+    int nb = n_blocks(P->n);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        double w_ext = 0.0, pmax = 0.0;
+        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        for (int i = b * DEM_BLOCK; i < end; i++) {
+            vec3 fe0 = external_force(W, i, t);
+            vec3 f = v3_add(dof_project_lin(dim, S->F[i]), fe0);
+            vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
+            vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
+            P->v[i] = v;
+            P->w[i] = w;
+            vec3 du = v3_scale(v, dt);
+            S->du[i] = du;
+            S->dth[i] = v3_scale(w, dt);
+            vec3 fe = v3_scale(v3_add(fe0, external_force(W, i, t_new)), 0.5);
+            w_ext += v3_dot(fe, du);
+            P->x[i] = v3_add(P->x[i], du);
+            if (P->box.any)
+                particles_wrap_one(P, i);
+            quat_integrate(&P->q[4 * i], S->dth[i]);
+            S->path[i] += v3_norm(du);
+            pmax = fmax(pmax, S->path[i]);
+        }
+        S->blk[DEM_NSUM * b] = w_ext;
+        S->blk[DEM_NSUM * b + 1] = pmax;
     }
-    S->E.work_external += w_ext;
+    S->E.work_external += block_sum(S, nb, 0);
+    double pmax = 0.0;
+    for (int b = 0; b < nb; b++)
+        pmax = fmax(pmax, S->blk[DEM_NSUM * b + 1]);
+    double wall_step = 0.0;
     for (int k = 0; k < W->n_walls; k++) {
         wall *w = &W->walls[k];
+        if (w->kind == WALL_PISTON)
+            w->u += h * w->inv_mass * (wall_piston_force(w, t) + S->piston_F[k]);
         S->piston_ds[k] = 0.0;
         if (w->kind != WALL_PISTON)
             continue;
         S->piston_ds[k] = w->u * dt;
         w->s += S->piston_ds[k];
-        S->E.work_piston += 0.5 * (wall_piston_force(w, t) + wall_piston_force(w, t_new)) * S->piston_ds[k];
+        wall_step = fmax(wall_step, fabs(S->piston_ds[k]));
+        S->E.work_piston +=
+            0.5 * (wall_piston_force(w, t) + wall_piston_force(w, t_new)) * S->piston_ds[k];
     }
-    damping_work_before(W, S);
-    W->detect.warm_start = 1; /* the DEM history always carries over */
-    if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+    S->wall_path += wall_step;
+    if ((s = contacts_and_forces(W, S, p, pmax, st, err)) != CDLAB_OK)
         return s;
-    compute_forces(W, S, p, st);
     W->t = t_new;
     W->step++;
-    kick(W, S, t_new);
-    for (int k = 0; k < W->n_walls; k++)
-        W->walls[k].contact_force = S->piston_F[k];
-    kinetic(W, S);
-    return check_finite(W, err);
+    /* second pass: half kick with the forces at t_new, kinetic energy, finiteness */
+    int bad = P->n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+    for (int b = 0; b < nb; b++) {
+        double kt = 0.0, kr = 0.0;
+        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        for (int i = b * DEM_BLOCK; i < end; i++) {
+            vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, t_new));
+            vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
+            vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
+            P->v[i] = v;
+            P->w[i] = w;
+            kt += 0.5 * P->m[i] * v3_norm2(v);
+            if (P->inv_I[i] > 0.0)
+                kr += 0.5 / P->inv_I[i] * v3_norm2(w);
+            vec3 x = P->x[i];
+            if (!isfinite(v.x + v.y + v.z + x.x + x.y + x.z) && i < bad)
+                bad = i;
+        }
+        S->blk[DEM_NSUM * b] = kt;
+        S->blk[DEM_NSUM * b + 1] = kr;
+    }
+    S->E.kin_trans = block_sum(S, nb, 0);
+    S->E.kin_rot = block_sum(S, nb, 1);
+    double kp = 0.0;
+    for (int k = 0; k < W->n_walls; k++) {
+        wall *w = &W->walls[k];
+        if (w->kind == WALL_PISTON) {
+            w->u += h * w->inv_mass * (wall_piston_force(w, t_new) + S->piston_F[k]);
+            kp += 0.5 * w->mass * w->u * w->u;
+        }
+        w->contact_force = S->piston_F[k];
+    }
+    S->E.kin_piston = kp;
+    if (bad < P->n)
+        return diag_set(err, CDLAB_ERR_NUMERIC,
+                        "step %ld: particle %d has a non-finite position or velocity "
+                        "(time step above the critical one?)",
+                        W->step, P->id[bad]);
+    return CDLAB_OK;
 }
 
 status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const vec3 *du,
@@ -371,13 +622,16 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
         P->v[i] = v3_scale(du[i], 1.0 / W->dt);
         P->w[i] = v3_scale(dth[i], 1.0 / W->dt);
     }
+    particles_wrap(P);
+    double pmax = 0.0;
+    for (int i = 0; i < P->n; i++) {
+        S->path[i] += v3_norm(du[i]);
+        pmax = fmax(pmax, S->path[i]);
+    }
     for (int k = 0; k < W->n_walls; k++)
         S->piston_ds[k] = 0.0;
-    damping_work_before(W, S);
-    W->detect.warm_start = 1;
-    if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+    if ((s = contacts_and_forces(W, S, p, pmax, st, err)) != CDLAB_OK)
         return s;
-    compute_forces(W, S, p, st);
     W->step++;
     W->t = (double)W->step * W->dt;
     return CDLAB_OK;
@@ -435,7 +689,7 @@ void dem_stress(const world *W, double V, double sigma[3][3])
         if (c->i < 0)
             continue;
         vec3 f = v3_scale(c->R, -1.0); /* force on p */
-        vec3 l = v3_sub(W->P.x[c->j], W->P.x[c->i]);
+        vec3 l = pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]);
         double fa[3] = {f.x, f.y, f.z}, lb[3] = {l.x, l.y, l.z};
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)

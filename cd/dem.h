@@ -9,9 +9,10 @@
 #include "world.h"
 
 typedef struct dem_params {
-    dem_law law;          /* k_n, k_t, eps, tangential, projection, twirl (mu is per contact) */
-    double damp_n, damp_t; /* dashpots: fractions of c_cr, or absolute (damp_absolute) */
-    int damp_absolute;
+    dem_law law;           /* k_n, k_t, eps, tangential, projection, twirl (mu is per contact) */
+    double damp_n, damp_t; /* dashpots: fractions of c_cr, absolute, or rates (see below) */
+    int damp_absolute;     /* damp_n, damp_t are dashpot constants c (force / velocity) */
+    int damp_rate;         /* damp_n, damp_t are rates gamma: c = m_eff gamma (LAMMPS style) */
 } dem_params;
 
 dem_params dem_params_default(void);
@@ -31,13 +32,34 @@ typedef struct dem_energy {
 /* kinetic + elastic + dissipated - input work - initial: zero for a closed ledger */
 double dem_energy_residual(const dem_energy *E);
 
+/* Neighbour list: the contact list holds every pair closer than detect.gap (the skin) at
+ * its last rebuild, and is rebuilt only when the particles' path lengths since then could
+ * have closed that gap (2 max path >= skin, or path + piston travel >= skin); in between only
+ * the geometry of the listed pairs is updated.
+ *
+ * Forces are summed without atomics and in an order that does not depend on the thread count:
+ * each contact's force is computed on its own (in parallel), then every particle gathers the
+ * forces of its contacts in contact order through an adjacency list (built at each rebuild).
+ * Sums over contacts and particles (energies, statistics) are taken over fixed blocks and the
+ * block results added in block order, so the results are bit-identical for any thread count. */
 typedef struct dem_solver {
     vec3 *F, *T;       /* contact forces and torques on the particles at the current time */
     vec3 *du, *dth;    /* the last step's translations and rotations */
+    double *path;      /* distance travelled by each particle since the last rebuild */
     double *piston_F;  /* contact force on each wall along its normal (pistons) */
     double *piston_ds; /* the last step's piston movement */
+    double wall_path;  /* largest piston travel since the last rebuild */
     int cap, wcap;
-    int started;       /* forces at t = 0 computed */
+    int *adj_start; /* particle i's contact sides: adj[adj_start[i] .. adj_start[i+1]-1] */
+    int *adj;       /* 2 k + 1 when i is body 1 of contact k, 2 k when body 0 */
+    int *wall_adj;  /* contacts with a wall, in contact order */
+    int adj_cap, adj_start_cap, wall_adj_cap, n_wall_adj;
+    vec3 *gf; /* per contact: force on body 1, its torque on body 1 and on body 0 */
+    int gf_cap;
+    double *blk; /* per-block partial sums */
+    int blk_cap;
+    long rebuilds; /* neighbour-list rebuilds so far */
+    int started;   /* forces at t = 0 computed */
     dem_energy E;
 } dem_solver;
 

@@ -10,7 +10,8 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
     d->p = dem_params_default();
     dem_params *p = &d->p;
     const char *S = "dem";
-    const char *tang[] = {"kuhn", "conventional", NULL}, *dmode[] = {"fraction", "absolute", NULL};
+    const char *tang[] = {"kuhn", "conventional", NULL},
+               *dmode[] = {"fraction", "absolute", "rate", NULL};
     int t, dm = 0;
     long from_cd = 0;
     status s;
@@ -31,12 +32,13 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
                                 "no theoretical q for the %s sweep (only random and jacobi); "
                                 "give dem.k_n and the dashpot yourself",
                                 cd_sweep_names[sweep]);
-        for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL}; *k; k++)
+        for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL};
+             *k; k++)
             if (config_has(c, S, *k))
                 return config_error(c, S, *k, err,
                                     "is set by dem.stiffness_from_cd; give one or the other");
-        cd_elasticity e = cd_elasticity_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean,
-                                           info->m_mean);
+        cd_elasticity e =
+            cd_elasticity_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
         p->law.k_n = e.kappa;
         p->damp_n = e.gamma;
         p->damp_absolute = 1;
@@ -52,8 +54,10 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
             (s = config_double(c, S, "damping_normal", 0, 0.0, 0.0, 0, INFINITY, &p->damp_n, err)))
             return s;
         p->damp_absolute = dm == 1;
+        p->damp_rate = dm == 2;
     }
-    if ((s = config_double(c, S, "damping_tangential", 0, 0.0, 0.0, 0, INFINITY, &p->damp_t, err)) ||
+    if ((s = config_double(c, S, "damping_tangential", 0, 0.0, 0.0, 0, INFINITY, &p->damp_t,
+                           err)) ||
         (s = config_enum(c, S, "tangential", 0, 0, tang, &t, err)) ||
         (s = config_bool(c, S, "projection", 0, 1, &p->law.projection, err)) ||
         (s = config_bool(c, S, "twirl", 0, 1, &p->law.twirl, err)) ||
@@ -68,7 +72,8 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
         return config_error(c, S, "k_t", err,
                             "friction is used but k_t = 0 (no tangential force could arise): "
                             "give dem.k_t > 0");
-    if ((s = config_double(c, S, "stress_volume", 0, 0.0, 0.0, 0, INFINITY, &d->stress_volume, err)))
+    if ((s = config_double(c, S, "stress_volume", 0, 0.0, 0.0, 0, INFINITY, &d->stress_volume,
+                           err)))
         return s;
     /* [drive]: every particle moved by a rigid rotation or an affine increment per step */
     const char *motions[] = {"none", "rotation", "affine", NULL};

@@ -12,9 +12,9 @@ typedef struct dem_setup {
     dem_params p;
     /* [drive]: kinematic driving instead of dynamics */
     drive_motion drive;
-    vec3 rotation;       /* rotation vector per step */
-    double G[3][3];      /* displacement gradient per step */
-    vec3 centre;         /* centre of rotation / deformation */
+    vec3 rotation;        /* rotation vector per step */
+    double G[3][3];       /* displacement gradient per step */
+    vec3 centre;          /* centre of rotation / deformation */
     double stress_volume; /* 0: the current bounding box of the particles */
     double dt_crit;       /* critical time step estimate */
     int allow_unstable;   /* dem.allow_unstable_dt */

@@ -15,33 +15,33 @@ typedef enum dem_tangential { DEM_KUHN, DEM_CONVENTIONAL } dem_tangential;
 
 typedef struct dem_law {
     double k_n, k_t, mu;
-    double eps;         /* tolerance of the C ~ 0, A ~ 0 and theta ~ 0 tests (Fig. 1 lines 25, 26, 33) */
+    double eps; /* tolerance of the C ~ 0, A ~ 0 and theta ~ 0 tests (Fig. 1 lines 25, 26, 33) */
     dem_tangential tangential;
-    int projection;     /* eq. (22) */
-    int twirl;          /* eq. (23) */
+    int projection; /* eq. (22) */
+    int twirl;      /* eq. (23) */
 } dem_law;
 
 typedef struct dem_contact_in {
-    double zeta_new;    /* overlap at t + dt */
-    double zeta_old;    /* overlap at t; <= 0 or -INFINITY when not touching at t */
-    vec3 ft_old;        /* tangential force at t (on p) */
-    vec3 n;             /* unit normal at t + dt, from p to q */
-    vec3 du_p, du_q;    /* translations of p and q during the step */
-    vec3 dth_p, dth_q;  /* rotation vectors of p and q during the step */
-    vec3 r_p, r_q;      /* contact vectors from the centres to the contact point (at t + dt) */
+    double zeta_new;   /* overlap at t + dt */
+    double zeta_old;   /* overlap at t; <= 0 or -INFINITY when not touching at t */
+    vec3 ft_old;       /* tangential force at t (on p) */
+    vec3 n;            /* unit normal at t + dt, from p to q */
+    vec3 du_p, du_q;   /* translations of p and q during the step */
+    vec3 dth_p, dth_q; /* rotation vectors of p and q during the step */
+    vec3 r_p, r_q;     /* contact vectors from the centres to the contact point (at t + dt) */
 } dem_contact_in;
 
 typedef struct dem_contact_out {
-    double fn;          /* normal force f^n (compressive > 0) */
-    vec3 ft;            /* tangential force on p */
-    vec3 f;             /* total force on p: -f_n n + f_t (eq. 3) */
-    double W_n;         /* stored normal energy f_n^2 / (2 k_n) (line 51) */
-    double dW_t;        /* tangential work increment (lines 18, 28, 44) */
-    double dW_t_rev;    /* reversible part (line 52) */
-    double dW_t_irrev;  /* irreversible (friction) part (line 53) */
-    double dzeta;       /* normal movement of the step (eq. 6) */
-    vec3 dxi;           /* tangential movement of the step (eq. 6) */
-    int sliding;        /* the friction limit was reached in the step */
+    double fn;         /* normal force f^n (compressive > 0) */
+    vec3 ft;           /* tangential force on p */
+    vec3 f;            /* total force on p: -f_n n + f_t (eq. 3) */
+    double W_n;        /* stored normal energy f_n^2 / (2 k_n) (line 51) */
+    double dW_t;       /* tangential work increment (lines 18, 28, 44) */
+    double dW_t_rev;   /* reversible part (line 52) */
+    double dW_t_irrev; /* irreversible (friction) part (line 53) */
+    double dzeta;      /* normal movement of the step (eq. 6) */
+    vec3 dxi;          /* tangential movement of the step (eq. 6) */
+    int sliding;       /* the friction limit was reached in the step */
 } dem_contact_out;
 
 void dem_contact_force(const dem_law *law, const dem_contact_in *in, dem_contact_out *out);

@@ -25,8 +25,13 @@ vec3 lab_substepped(double k_n, double k_t, double mu, double z0, double z1, vec
 
 static dem_contact_out law_step(dem_tangential t, double z0, double z1, vec3 ft, vec3 dxi)
 {
-    dem_law L = {.k_n = 1e6, .k_t = 8e5, .mu = 0.5, .eps = 1e-12, .tangential = t,
-                 .projection = 1, .twirl = 1};
+    dem_law L = {.k_n = 1e6,
+                 .k_t = 8e5,
+                 .mu = 0.5,
+                 .eps = 1e-12,
+                 .tangential = t,
+                 .projection = 1,
+                 .twirl = 1};
     dem_contact_in in;
     memset(&in, 0, sizeof in);
     in.zeta_old = z0;
@@ -50,9 +55,14 @@ lab_fig4 lab_kuhn_fig4(double ratio, double z0, double z1, long substeps)
     vec3 ft0 = v3(mu * fn, 0, 0), dxi = v3(0, ratio * mu * fn / k_t, 0);
     double diss;
     vec3 ref = lab_substepped(k_n, k_t, mu, z0, z1, ft0, dxi, substeps, &diss);
-    vec3 fk = law_step(DEM_KUHN, z0, z1, ft0, dxi).ft, fc = law_step(DEM_CONVENTIONAL, z0, z1, ft0, dxi).ft;
-    return (lab_fig4){.ratio = ratio, .angle_ref = angle_deg(ref), .angle_kuhn = angle_deg(fk),
-                      .angle_conv = angle_deg(fc), .mag_ref = v3_norm(ref), .mag_kuhn = v3_norm(fk),
+    vec3 fk = law_step(DEM_KUHN, z0, z1, ft0, dxi).ft,
+         fc = law_step(DEM_CONVENTIONAL, z0, z1, ft0, dxi).ft;
+    return (lab_fig4){.ratio = ratio,
+                      .angle_ref = angle_deg(ref),
+                      .angle_kuhn = angle_deg(fk),
+                      .angle_conv = angle_deg(fc),
+                      .mag_ref = v3_norm(ref),
+                      .mag_kuhn = v3_norm(fk),
                       .mag_conv = v3_norm(fc)};
 }
 
@@ -93,7 +103,8 @@ status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err)
     dsetup s;
     status st = dsetup_open(&s, ini, err);
     int n = s.W.P.n;
-    vec3 *du = malloc((size_t)(n > 0 ? n : 1) * sizeof *du), *dth = malloc((size_t)(n > 0 ? n : 1) * sizeof *dth);
+    vec3 *du = malloc((size_t)(n > 0 ? n : 1) * sizeof *du),
+         *dth = malloc((size_t)(n > 0 ? n : 1) * sizeof *dth);
     if (st == CDLAB_OK && (!du || !dth))
         st = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     vec3 centre = v3(4.5, 4.5, 4.5);

@@ -23,20 +23,40 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
     }
     if (n == 0)
         lo = hi = v3_zero();
+    const pbox *B = &P->box;
+    double blo[3] = {B->lo.x, B->lo.y, B->lo.z}, bL[3] = {B->L.x, B->L.y, B->L.z};
+    double *plo = &lo.x, *phi = &hi.x;
+    for (int a = 0; a < 3; a++) {
+        G->periodic[a] = B->any && B->periodic[a];
+        if (G->periodic[a]) {
+            plo[a] = blo[a];
+            phi[a] = blo[a] + bL[a];
+        }
+    }
     double h = h_min > 0.0 ? h_min : 1.0;
     double max_cells = (double)CELLS_MAX_PER_PARTICLE * n + 64.0;
+    double cnt[3], side[3];
     for (;;) {
-        double cx = floor((hi.x - lo.x) / h) + 1, cy = floor((hi.y - lo.y) / h) + 1,
-               cz = floor((hi.z - lo.z) / h) + 1;
-        if (cx * cy * cz <= max_cells) {
-            G->nx = (int)cx;
-            G->ny = (int)cy;
-            G->nz = (int)cz;
+        for (int a = 0; a < 3; a++) {
+            double ext = phi[a] - plo[a];
+            if (G->periodic[a]) {
+                /* whole cells only; at least one */
+                cnt[a] = fmax(1.0, floor(ext / h));
+                side[a] = ext / cnt[a];
+            } else {
+                cnt[a] = floor(ext / h) + 1;
+                side[a] = h;
+            }
+        }
+        if (cnt[0] * cnt[1] * cnt[2] <= max_cells) {
+            G->nx = (int)cnt[0];
+            G->ny = (int)cnt[1];
+            G->nz = (int)cnt[2];
             break;
         }
         h *= 1.5;
     }
-    G->h = h;
+    G->h = v3(side[0], side[1], side[2]);
     G->lo = lo;
     int ncell = G->nx * G->ny * G->nz;
     int *start = grow_array(G->start, &G->ncell_cap, ncell + 1, sizeof *start);
@@ -53,11 +73,12 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
                         ncell, n);
     memset(G->start, 0, (size_t)(ncell + 1) * sizeof *G->start);
     for (int i = 0; i < n; i++) {
-        int ix = (int)((P->x[i].x - lo.x) / h), iy = (int)((P->x[i].y - lo.y) / h),
-            iz = (int)((P->x[i].z - lo.z) / h);
-        if (ix >= G->nx) ix = G->nx - 1;
-        if (iy >= G->ny) iy = G->ny - 1;
-        if (iz >= G->nz) iz = G->nz - 1;
+        /* positions are wrapped along periodic axes; the clamps only catch rounding */
+        int ix = (int)((P->x[i].x - lo.x) / G->h.x), iy = (int)((P->x[i].y - lo.y) / G->h.y),
+            iz = (int)((P->x[i].z - lo.z) / G->h.z);
+        ix = ix < 0 ? 0 : (ix >= G->nx ? G->nx - 1 : ix);
+        iy = iy < 0 ? 0 : (iy >= G->ny ? G->ny - 1 : iy);
+        iz = iz < 0 ? 0 : (iz >= G->nz ? G->nz - 1 : iz);
         int c = (iz * G->ny + iy) * G->nx + ix;
         G->cell_of[i] = c;
         G->start[c + 1]++;

@@ -1,6 +1,7 @@
 /* Uniform cell list (linked cells) for contact detection: particles are binned by a counting
- * sort into cells of side h >= (largest diameter + detection gap), so that every candidate
- * pair lies in the same or an adjacent cell. */
+ * sort into cells of side >= (largest diameter + detection gap), so that every candidate
+ * pair lies in the same or an adjacent cell. Along a periodic axis the grid spans the box
+ * exactly (an integer number of cells) and neighbouring cells wrap around. */
 #ifndef CDLAB_CELLS_H
 #define CDLAB_CELLS_H
 
@@ -8,7 +9,8 @@
 
 typedef struct cells {
     int nx, ny, nz;  /* cell counts per axis */
-    double h;        /* cell side */
+    vec3 h;          /* cell sides */
+    int periodic[3]; /* wrap neighbours along this axis */
     vec3 lo;         /* lower corner of the grid */
     int *start;      /* start[c] .. start[c+1]-1 index into order[] for cell c; size ncell+1 */
     int *order;      /* particle indices sorted by cell */

@@ -12,8 +12,8 @@
 
 typedef struct parse_state {
     config *c;
-    int line;       /* line of the text currently handed to inih */
-    const char *p;  /* string reader position */
+    int line;      /* line of the text currently handed to inih */
+    const char *p; /* string reader position */
     FILE *f;
     diag *err;
     status st;
@@ -311,8 +311,8 @@ static status eerr(const config *c, const config_entry *e, const char *sec, cons
 }
 
 /* Looks up a key; missing and required is an error; marks it used. */
-static status lookup(config *c, const char *sec, const char *key, int required,
-                     config_entry **out, diag *err)
+static status lookup(config *c, const char *sec, const char *key, int required, config_entry **out,
+                     diag *err)
 {
     config_entry *e = find(c, sec, key);
     *out = e;
@@ -497,8 +497,8 @@ static int split_numbers(const char *s, char tok[][64], int max)
     return n;
 }
 
-status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt,
-                   vec3 *out, diag *err)
+status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt, vec3 *out,
+                   diag *err)
 {
     config_entry *e;
     status s = lookup(c, sec, key, required, &e, err);
@@ -511,8 +511,7 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
         int n = split_numbers(e->value, tok, 3);
         if (n != 3 || !parse_double(tok[0], &d[0]) || !parse_double(tok[1], &d[1]) ||
             !parse_double(tok[2], &d[2]))
-            return eerr(c, e, sec, key, err, "expected three numbers 'x y z' (got '%s')",
-                        e->value);
+            return eerr(c, e, sec, key, err, "expected three numbers 'x y z' (got '%s')", e->value);
         v = v3(d[0], d[1], d[2]);
     }
     *out = v;
@@ -576,8 +575,8 @@ status config_int_list(config *c, const char *sec, const char *key, long **out, 
     split_numbers(e->value, tok, n);
     for (int k = 0; k < n; k++)
         if (!parse_long(tok[k], &v[k])) {
-            status st = eerr(c, e, sec, key, err, "expected a list of integers (bad item '%s')",
-                             tok[k]);
+            status st =
+                eerr(c, e, sec, key, err, "expected a list of integers (bad item '%s')", tok[k]);
             free(v);
             free(tok);
             return st;
@@ -628,8 +627,8 @@ status config_check_unused(const config *c, const char *const *known_sections, d
             if (e->line)
                 return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: unknown section [%s]", c->file,
                                 e->line, e->section);
-            return diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: unknown section [%s]",
-                            e->section, e->key, e->section);
+            return diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: unknown section [%s]", e->section,
+                            e->key, e->section);
         }
         return eerr(c, e, e->section, e->key, err, "unknown key '%s' in section [%s]", e->key,
                     e->section);

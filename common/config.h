@@ -20,7 +20,7 @@ typedef struct config_entry {
     char section[CONFIG_NAME_MAX];
     char key[CONFIG_NAME_MAX];
     char value[CONFIG_VALUE_MAX];
-    int line;  /* line in the file, 0 for --set */
+    int line; /* line in the file, 0 for --set */
     int used;
 } config_entry;
 
@@ -30,8 +30,8 @@ typedef struct config_resolved {
 } config_resolved;
 
 typedef struct config {
-    char file[512];     /* file name used in messages */
-    char *text;         /* the file's text, echoed into the output */
+    char file[512]; /* file name used in messages */
+    char *text;     /* the file's text, echoed into the output */
     config_entry *e;
     int n, cap;
     config_resolved *res;
@@ -67,8 +67,8 @@ status config_bool(config *c, const char *sec, const char *key, int required, in
 /* choices: NULL-terminated list; *out is the index of the chosen word. */
 status config_enum(config *c, const char *sec, const char *key, int required, int dflt,
                    const char *const *choices, int *out, diag *err);
-status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt,
-                   vec3 *out, diag *err);
+status config_vec3(config *c, const char *sec, const char *key, int required, vec3 dflt, vec3 *out,
+                   diag *err);
 /* Exactly n numbers separated by spaces or commas. */
 status config_doubles(config *c, const char *sec, const char *key, int required, int n,
                       const double *dflt, double *out, diag *err);

@@ -21,7 +21,7 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
     double w_part = 0.0, w_wall = 0.0, w_t = 0.0;
     if (c->i >= 0) {
         int i = c->i;
-        vec3 d = v3_sub(P->x[j], P->x[i]);
+        vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
         double dist = v3_norm(d);
         /* Coincident centres have no normal; pick x so that the contact stays defined. */
         c->n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(1.0, 0.0, 0.0);
@@ -76,16 +76,58 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
     c->m_t = w_t > 0.0 ? 1.0 / w_t : 0.0;
 }
 
+void contact_geometry_fast(contact *c, const particles *P, const wall *walls)
+{
+    if (c->i < 0) {
+        contact_geometry(c, P, walls);
+        return;
+    }
+    int i = c->i, j = c->j;
+    vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
+    double dist2 = v3_norm2(d);
+    if (!(dist2 > 0.0)) {
+        contact_geometry(c, P, walls);
+        return;
+    }
+    double dist = sqrt(dist2), inv = 1.0 / dist;
+    vec3 n = v3_scale(d, inv);
+    double gap = dist - P->r[i] - P->r[j];
+    double half = gap < 0.0 ? 0.5 * gap : 0.0;
+    c->n = n;
+    c->gap = gap;
+    c->l0 = v3_scale(n, P->r[i] + half);
+    c->l1 = v3_scale(n, -(P->r[j] + half));
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     uint64_t ka = ((const contact *)a)->key, kb = ((const contact *)b)->key;
     return (ka > kb) - (ka < kb);
 }
 
+/* Like grow_array, 64-byte aligned (the contact records are cache-line sized). */
+static contact *grow_aligned(contact *old, int n_used, int *cap, int need)
+{
+    int ncap = *cap > 0 ? *cap : 64;
+    while (ncap < need) {
+        if (ncap > INT32_MAX / 2)
+            return NULL;
+        ncap *= 2;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, 64, (size_t)ncap * sizeof(contact)) != 0)
+        return NULL;
+    if (old && n_used > 0)
+        memcpy(p, old, (size_t)n_used * sizeof(contact));
+    free(old);
+    *cap = ncap;
+    return p;
+}
+
 static status push(contact_list *L, int i, int j, const particles *P, const wall *walls,
                    int n_walls, double mu, double gap_max, diag *err)
 {
-    contact *grown = grow_array(L->c, &L->cap, L->n + 1, sizeof *grown);
+    contact *grown = L->n + 1 <= L->cap ? L->c : grow_aligned(L->c, L->n, &L->cap, L->n + 1);
     if (!grown)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list beyond %d", L->n);
     L->c = grown;
@@ -127,33 +169,56 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     if ((s = cells_build(&L->grid, P, 2.0 * rmax + dp->gap, err)) != CDLAB_OK)
         return s;
     const cells *G = &L->grid;
+    /* Neighbour cell offsets per axis: -1, 0, +1, wrapped along periodic axes, each distinct
+     * cell once (a periodic axis of one or two cells has fewer distinct neighbours). */
+    int dims[3] = {G->nx, G->ny, G->nz};
+    int offs[3][3], noff[3];
+    for (int a = 0; a < 3; a++) {
+        if (G->periodic[a] && dims[a] <= 2) {
+            noff[a] = dims[a];
+            offs[a][0] = 0;
+            offs[a][1] = 1;
+        } else {
+            noff[a] = 3;
+            offs[a][0] = -1;
+            offs[a][1] = 0;
+            offs[a][2] = 1;
+        }
+    }
     /* Particle pairs: each particle against its own and the 26 (or fewer) adjacent cells,
-     * keeping j > i so that each pair is found once. */
+     * keeping j > i so that each pair is found once. Two frozen particles never interact. */
     for (int i = 0; i < P->n; i++) {
         int c = G->cell_of[i];
-        int ix = c % G->nx, iy = (c / G->nx) % G->ny, iz = c / (G->nx * G->ny);
-        for (int dz = -1; dz <= 1; dz++) {
-            int z = iz + dz;
-            if (z < 0 || z >= G->nz)
+        int ic[3] = {c % G->nx, (c / G->nx) % G->ny, c / (G->nx * G->ny)};
+        for (int oz = 0; oz < noff[2]; oz++) {
+            int z = ic[2] + offs[2][oz];
+            if (G->periodic[2])
+                z = (z + dims[2]) % dims[2];
+            else if (z < 0 || z >= dims[2])
                 continue;
-            for (int dy = -1; dy <= 1; dy++) {
-                int y = iy + dy;
-                if (y < 0 || y >= G->ny)
+            for (int oy = 0; oy < noff[1]; oy++) {
+                int y = ic[1] + offs[1][oy];
+                if (G->periodic[1])
+                    y = (y + dims[1]) % dims[1];
+                else if (y < 0 || y >= dims[1])
                     continue;
-                for (int dx = -1; dx <= 1; dx++) {
-                    int x = ix + dx;
-                    if (x < 0 || x >= G->nx)
+                for (int ox = 0; ox < noff[0]; ox++) {
+                    int x = ic[0] + offs[0][ox];
+                    if (G->periodic[0])
+                        x = (x + dims[0]) % dims[0];
+                    else if (x < 0 || x >= dims[0])
                         continue;
                     int cc = (z * G->ny + y) * G->nx + x;
                     for (int k = G->start[cc]; k < G->start[cc + 1]; k++) {
                         int j = G->order[k];
-                        if (j <= i)
+                        if (j <= i || (P->frozen[i] && P->frozen[j]))
                             continue;
-                        vec3 d = v3_sub(P->x[j], P->x[i]);
+                        vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
                         double reach = P->r[i] + P->r[j] + dp->gap;
                         if (v3_norm2(d) >= reach * reach)
                             continue;
-                        if ((s = push(L, i, j, P, walls, n_walls, dp->mu, dp->gap, err)) != CDLAB_OK)
+                        if ((s = push(L, i, j, P, walls, n_walls, dp->mu, dp->gap, err)) !=
+                            CDLAB_OK)
                             return s;
                     }
                 }
@@ -163,7 +228,8 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     /* Walls are few: every particle against every wall. */
     for (int w = 0; w < n_walls; w++)
         for (int j = 0; j < P->n; j++)
-            if ((s = push(L, -1 - w, j, P, walls, n_walls, walls[w].mu, dp->gap, err)) != CDLAB_OK)
+            if (!P->frozen[j] &&
+                (s = push(L, -1 - w, j, P, walls, n_walls, walls[w].mu, dp->gap, err)) != CDLAB_OK)
                 return s;
 
     qsort(L->c, (size_t)L->n, sizeof *L->c, cmp_key);

@@ -19,23 +19,28 @@
 
 #include <stdint.h>
 
+/* Field order is chosen for the caches: the first 64 bytes hold what a pass over pairs that
+ * are apart needs (bodies, gap, last overlap, force), the rest what a touching pair needs.
+ * The list is allocated 64-byte aligned. */
 typedef struct contact {
     int i;        /* body 0: particle index (>= 0), or wall w encoded as -1 - w */
     int j;        /* body 1: particle index */
-    uint64_t key; /* pair key from stable ids, the sort order of the list */
-    vec3 n;       /* unit normal from body 0 to body 1 */
-    vec3 l0, l1;  /* lever arms (centre -> contact point); l0 = 0 for walls */
     double gap;   /* gap, negative = overlap */
-    double m_n;   /* effective normal mass, eq. (17) */
-    double m_t;   /* effective tangential mass, eq. (18); 0 in dimension 1 (no tangential force) */
-    double mu;    /* friction coefficient */
+    double zeta;  /* DEM: overlap at the end of the previous step; -INFINITY for a new slot */
     vec3 R;       /* contact force acting on body 1 */
+    uint64_t key; /* pair key from stable ids, the sort order of the list */
+    double mu;    /* friction coefficient */
+    /* -- 64 bytes -- */
+    vec3 n;     /* unit normal from body 0 to body 1 */
+    vec3 l0;    /* lever arm of body 0 (centre -> contact point); 0 for walls */
+    double m_n; /* effective normal mass, eq. (17) */
+    double m_t; /* effective tangential mass, eq. (18); 0 in dimension 1 (no tangential force) */
+    vec3 l1;    /* lever arm of body 1 */
     /* DEM history, carried over with R (Kuhn et al. conventions: on body 0 = p) */
-    vec3 ft;      /* tangential force f^t acting on body 0 */
-    double zeta;  /* overlap at the end of the previous step; -INFINITY for a new slot */
-    vec3 fd;      /* dashpot force on body 0 at the end of the previous step */
+    vec3 ft;       /* tangential force f^t acting on body 0 */
+    vec3 fd;       /* dashpot force on body 0 at the end of the previous step */
     vec3 l0p, l1p; /* lever arms at the end of the previous step (= l0, l1 for a new slot) */
-} contact;
+} __attribute__((aligned(64))) contact;
 
 typedef struct contact_list {
     contact *c;
@@ -46,17 +51,22 @@ typedef struct contact_list {
 } contact_list;
 
 typedef struct detect_params {
-    double gap;       /* candidate when gap < this threshold (>= 0) */
-    double mu;        /* friction of particle-particle contacts */
-    int warm_start;   /* carry forces over from the previous step */
+    double gap;     /* candidate when gap < this threshold (>= 0) */
+    double mu;      /* friction of particle-particle contacts */
+    int warm_start; /* carry forces over from the previous step */
 } detect_params;
 
 status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
                        const detect_params *dp, diag *err);
 /* Recomputes n, gap, lever arms and effective masses of contact c from current positions. */
 void contact_geometry(contact *c, const particles *P, const wall *walls);
+/* The same without the effective masses m_n, m_t (left as they are): for the DEM update. */
+void contact_geometry_fast(contact *c, const particles *P, const wall *walls);
 void contacts_free(contact_list *L);
 
-static inline int contact_wall_index(const contact *c) { return -1 - c->i; }
+static inline int contact_wall_index(const contact *c)
+{
+    return -1 - c->i;
+}
 
 #endif

@@ -29,7 +29,8 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
         nz = dim == 3 ? (int)(span.z / h) + 1 : 1;
     if ((double)nx * ny * nz > 1e8)
         return diag_set(err, CDLAB_ERR_ARG, "random packing: box too large for the radii");
-    int *head = malloc((size_t)nx * ny * nz * sizeof *head), *next = malloc((size_t)(n > 0 ? n : 1) * sizeof *next);
+    int *head = malloc((size_t)nx * ny * nz * sizeof *head),
+        *next = malloc((size_t)(n > 0 ? n : 1) * sizeof *next);
     if (!head || !next) {
         free(head);
         free(next);
@@ -86,46 +87,89 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
     return CDLAB_OK;
 }
 
-status generate_load_file(particles *P, const char *path, int *count, diag *err)
+status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
+                          diag *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot open particle file: %s", path,
                         strerror(errno));
-    char line[1024];
+    const int want = fmt == PARTICLE_FORMAT_CHUTE ? 11 : 4;
+    const char *what = fmt == PARTICLE_FORMAT_CHUTE
+                           ? "eleven numbers 'x y z diameter vx vy vz wx wy wz frozen'"
+                           : "four numbers 'x y z radius'";
+    char line[4096];
     int n = 0, lineno = 0;
+    status s = CDLAB_OK;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: line longer than %zu characters", path,
+                         lineno, sizeof line - 2);
+            break;
+        }
         char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
             continue;
-        double x, y, z, r;
-        char extra;
-        int got = sscanf(p, "%lf %lf %lf %lf %c", &x, &y, &z, &r, &extra);
-        if (got != 4) {
-            fclose(f);
-            return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: expected four numbers 'x y z radius'",
-                            path, lineno);
+        double v[11];
+        int got = 0;
+        for (;;) {
+            char *end;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (*p == '\n' || *p == '\r' || *p == '\0')
+                break;
+            if (got == want) {
+                got++; /* too many columns */
+                break;
+            }
+            v[got] = strtod(p, &end);
+            if (end == p || (*end && !strchr(" \t\r\n", *end))) {
+                got = -1;
+                break;
+            }
+            got++;
+            p = end;
         }
-        if (!(r > 0.0) || !isfinite(x + y + z + r)) {
-            fclose(f);
-            return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: radius must be > 0 and values finite",
-                            path, lineno);
+        if (got != want) {
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: expected %s", path, lineno, what);
+            break;
+        }
+        double r = fmt == PARTICLE_FORMAT_CHUTE ? 0.5 * v[3] : v[3];
+        int finite = 1;
+        for (int k = 0; k < want; k++)
+            finite = finite && isfinite(v[k]);
+        if (!(r > 0.0) || !finite) {
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: the %s must be > 0 and every value finite",
+                         path, lineno, fmt == PARTICLE_FORMAT_CHUTE ? "diameter" : "radius");
+            break;
+        }
+        if (fmt == PARTICLE_FORMAT_CHUTE && v[10] != 0.0 && v[10] != 1.0) {
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: the frozen column must be 0 or 1", path,
+                         lineno);
+            break;
         }
         if (P) {
             if (n >= P->n) {
-                fclose(f);
-                return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: more particles than expected (%d)",
-                                path, lineno, P->n);
+                s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: more particles than expected (%d)",
+                             path, lineno, P->n);
+                break;
             }
-            P->x[n] = v3(x, y, z);
+            P->x[n] = v3(v[0], v[1], v[2]);
             P->r[n] = r;
+            if (fmt == PARTICLE_FORMAT_CHUTE) {
+                P->v[n] = v3(v[4], v[5], v[6]);
+                P->w[n] = v3(v[7], v[8], v[9]);
+                P->frozen[n] = v[10] != 0.0;
+            }
         }
         n++;
     }
+    if (s == CDLAB_OK && ferror(f))
+        s = diag_set(err, CDLAB_ERR_IO, "%s: read error", path);
     fclose(f);
     *count = n;
-    return CDLAB_OK;
+    return s;
 }

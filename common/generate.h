@@ -14,8 +14,16 @@ void generate_chain(particles *P, double radius, double spacing, vec3 origin, ve
 status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, vec3 lo, vec3 hi,
                            diag *err);
 
-/* Reads up to max lines "x y z radius" (blank lines and '#' comments skipped); sets *count to the
- * number of particles in the file. With P == NULL only counts. */
-status generate_load_file(particles *P, const char *path, int *count, diag *err);
+typedef enum particle_format {
+    PARTICLE_FORMAT_XYZR, /* x y z radius */
+    PARTICLE_FORMAT_CHUTE /* x y z diameter vx vy vz wx wy wz frozen (shared/bench/chute_cell.txt)
+                           */
+} particle_format;
+
+/* Reads one particle per line in the given column format (blank lines and '#' comments
+ * skipped); sets *count to the number of particles in the file. With P == NULL only counts;
+ * otherwise P->n must be at least the count. */
+status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
+                          diag *err);
 
 #endif

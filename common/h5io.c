@@ -13,7 +13,7 @@
 typedef struct series {
     hid_t dset;
     hid_t mtype;
-    int rank;          /* total rank: 1 + rank_tail */
+    int rank; /* total rank: 1 + rank_tail */
     hsize_t tail[2];
     size_t row_bytes;
     char *buf;
@@ -30,9 +30,14 @@ struct h5out {
 
 static hid_t mem_type(h5type t)
 {
-    return t == H5IO_DOUBLE ? H5T_NATIVE_DOUBLE : t == H5IO_INT32 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64;
+    return t == H5IO_DOUBLE  ? H5T_NATIVE_DOUBLE
+           : t == H5IO_INT32 ? H5T_NATIVE_INT32
+                             : H5T_NATIVE_INT64;
 }
-static size_t type_size(h5type t) { return t == H5IO_INT32 ? 4 : 8; }
+static size_t type_size(h5type t)
+{
+    return t == H5IO_INT32 ? 4 : 8;
+}
 
 static status fail(h5out *h, diag *err, const char *what, const char *obj)
 {
@@ -177,7 +182,8 @@ status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, cons
     s->row_bytes = type_size(type) * s->tail[0] * s->tail[1];
     hsize_t dims[3] = {0, s->tail[0], s->tail[1]};
     hsize_t maxd[3] = {H5S_UNLIMITED, s->tail[0], s->tail[1]};
-    hsize_t chunk[3] = {H5IO_SERIES_BUFFER, s->tail[0] > 0 ? s->tail[0] : 1, s->tail[1] > 0 ? s->tail[1] : 1};
+    hsize_t chunk[3] = {H5IO_SERIES_BUFFER, s->tail[0] > 0 ? s->tail[0] : 1,
+                        s->tail[1] > 0 ? s->tail[1] : 1};
     hid_t sp = H5Screate_simple(s->rank, dims, maxd);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, s->rank, chunk);

@@ -22,8 +22,10 @@ status particles_init(particles *P, int n, int dimension, diag *err)
     P->inv_m = calloc((size_t)cap, sizeof *P->inv_m);
     P->inv_I = calloc((size_t)cap, sizeof *P->inv_I);
     P->id = calloc((size_t)cap, sizeof *P->id);
-    if (!P->x || !P->v || !P->w || !P->q || !P->f_ext || !P->r || !P->m || !P->inv_m ||
-        !P->inv_I || !P->id) {
+    P->image = calloc((size_t)cap * 3, sizeof *P->image);
+    P->frozen = calloc((size_t)cap, sizeof *P->frozen);
+    if (!P->image || !P->frozen || !P->x || !P->v || !P->w || !P->q || !P->f_ext || !P->r ||
+        !P->m || !P->inv_m || !P->inv_I || !P->id) {
         particles_free(P);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d particles", n);
     }
@@ -46,6 +48,8 @@ void particles_free(particles *P)
     free(P->inv_m);
     free(P->inv_I);
     free(P->id);
+    free(P->image);
+    free(P->frozen);
     memset(P, 0, sizeof *P);
 }
 
@@ -67,10 +71,21 @@ void particles_set_body(particles *P, int i, double radius, double mass)
 
 void quat_integrate(double *q, vec3 phi)
 {
-    double angle = v3_norm(phi);
-    if (angle == 0.0)
+    double a2 = v3_norm2(phi);
+    if (a2 == 0.0)
         return;
-    double s = sin(0.5 * angle) / angle, c = cos(0.5 * angle);
+    double s, c;
+    if (a2 < 1e-4) {
+        /* |phi| < 1e-2: sin(a/2)/a and cos(a/2) by their series, exact to double precision
+         * (the next terms are below 1e-18) */
+        double h2 = 0.25 * a2;
+        s = 0.5 * (1.0 - h2 / 6.0 * (1.0 - h2 / 20.0 * (1.0 - h2 / 42.0)));
+        c = 1.0 - h2 / 2.0 * (1.0 - h2 / 12.0 * (1.0 - h2 / 30.0));
+    } else {
+        double angle = sqrt(a2);
+        s = sin(0.5 * angle) / angle;
+        c = cos(0.5 * angle);
+    }
     double dw = c, dx = s * phi.x, dy = s * phi.y, dz = s * phi.z;
     double w = q[0], x = q[1], y = q[2], z = q[3];
     /* q' = dq * q (rotation in the space frame) */
@@ -81,4 +96,42 @@ void quat_integrate(double *q, vec3 phi)
     double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     for (int k = 0; k < 4; k++)
         q[k] /= norm;
+}
+
+void particles_apply_frozen(particles *P)
+{
+    for (int i = 0; i < P->n; i++)
+        if (P->frozen[i]) {
+            P->inv_m[i] = 0.0;
+            P->inv_I[i] = 0.0;
+            P->v[i] = v3_zero();
+            P->w[i] = v3_zero();
+        }
+}
+
+void particles_wrap_one(particles *P, int i)
+{
+    double *x = &P->x[i].x;
+    const double lo[3] = {P->box.lo.x, P->box.lo.y, P->box.lo.z};
+    const double L[3] = {P->box.L.x, P->box.L.y, P->box.L.z};
+    for (int a = 0; a < 3; a++) {
+        if (!P->box.periodic[a] || (x[a] >= lo[a] && x[a] < lo[a] + L[a]))
+            continue;
+        double k = floor((x[a] - lo[a]) / L[a]);
+        x[a] -= k * L[a];
+        /* rounding can land exactly on lo + L */
+        if (x[a] >= lo[a] + L[a]) {
+            x[a] -= L[a];
+            k += 1.0;
+        }
+        P->image[3 * i + a] += (int)k;
+    }
+}
+
+void particles_wrap(particles *P)
+{
+    if (!P->box.any)
+        return;
+    for (int i = 0; i < P->n; i++)
+        particles_wrap_one(P, i);
 }

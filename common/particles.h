@@ -14,20 +14,32 @@
 #include "status.h"
 #include "vec3.h"
 
+/* Periodic box: along every axis with periodic[a] set, positions are kept wrapped into
+ * [lo, lo + L) and pairs interact through the minimum image. The unwrapped position is
+ * x + image * L (per axis), kept for analysis (displacements, diffusion). */
+typedef struct pbox {
+    int periodic[3]; /* x, y, z */
+    int any;         /* any axis periodic */
+    vec3 lo, L;      /* lower corner and period (only the periodic components are used) */
+} pbox;
+
 typedef struct particles {
-    int n;         /* number of particles */
-    int cap;       /* allocated capacity */
-    int dimension; /* 1, 2 or 3 (see above) */
-    vec3 *x;       /* position of the centre */
-    vec3 *v;       /* velocity */
-    vec3 *w;       /* angular velocity */
-    double *q;     /* orientation quaternion, 4 per particle (w, x, y, z) */
-    vec3 *f_ext;   /* constant external force (loads), excluding gravity */
-    double *r;     /* radius */
-    double *m;     /* mass */
-    double *inv_m; /* 1/m */
-    double *inv_I; /* 1/I with I = 2/5 m r^2 (sphere) or 1/2 m r^2 (disk, dimension <= 2) */
-    int *id;       /* stable id, kept apart from the storage index */
+    int n;                 /* number of particles */
+    int cap;               /* allocated capacity */
+    int dimension;         /* 1, 2 or 3 (see above) */
+    vec3 *x;               /* position of the centre */
+    vec3 *v;               /* velocity */
+    vec3 *w;               /* angular velocity */
+    double *q;             /* orientation quaternion, 4 per particle (w, x, y, z) */
+    vec3 *f_ext;           /* constant external force (loads), excluding gravity */
+    double *r;             /* radius */
+    double *m;             /* mass */
+    double *inv_m;         /* 1/m */
+    double *inv_I;         /* 1/I with I = 2/5 m r^2 (sphere) or 1/2 m r^2 (disk, dimension <= 2) */
+    int *id;               /* stable id, kept apart from the storage index */
+    int *image;            /* periodic image counts, 3 per particle (unwrapped = x + image L) */
+    unsigned char *frozen; /* 1: never moves (inv_m = inv_I = 0), e.g. a rough base */
+    pbox box;
 } particles;
 
 status particles_init(particles *P, int n, int dimension, diag *err);
@@ -36,6 +48,33 @@ void particles_free(particles *P);
 void particles_set_body(particles *P, int i, double radius, double mass);
 /* Mass of a particle of this radius from a density: sphere volume (3D) or disk area (1D, 2D). */
 double particles_mass_from_density(int dimension, double radius, double density);
+
+/* Sets inv_m = inv_I = 0 for frozen particles (after the bodies are set). */
+void particles_apply_frozen(particles *P);
+/* Wraps every position into the periodic box, counting the crossings in image. */
+void particles_wrap(particles *P);
+void particles_wrap_one(particles *P, int i);
+/* Minimum-image separation x_j - x_i. */
+static inline vec3 pbox_delta(const pbox *B, vec3 xi, vec3 xj)
+{
+    vec3 d = v3_sub(xj, xi);
+    if (B->any) {
+        if (B->periodic[0])
+            d.x -= B->L.x * nearbyint(d.x / B->L.x);
+        if (B->periodic[1])
+            d.y -= B->L.y * nearbyint(d.y / B->L.y);
+        if (B->periodic[2])
+            d.z -= B->L.z * nearbyint(d.z / B->L.z);
+    }
+    return d;
+}
+/* Unwrapped position of particle i. */
+static inline vec3 particles_unwrapped(const particles *P, int i)
+{
+    const int *im = &P->image[3 * i];
+    return v3(P->x[i].x + im[0] * P->box.L.x, P->x[i].y + im[1] * P->box.L.y,
+              P->x[i].z + im[2] * P->box.L.z);
+}
 
 /* DOF projections for a velocity change (linear and angular). */
 static inline vec3 dof_project_lin(int dimension, vec3 a)

@@ -26,8 +26,9 @@ static status check_wall_dim(config *c, const char *sec, const char *key, int di
      * would have components the particles cannot move along. */
     const double tol = 1e-12;
     if (dim == 2 && !is_axis && fabs(n.z) > tol)
-        return config_error(c, sec, key, err, "in dimension 2 a wall normal must lie in the xy "
-                                              "plane (z component 0)");
+        return config_error(c, sec, key, err,
+                            "in dimension 2 a wall normal must lie in the xy "
+                            "plane (z component 0)");
     if (dim == 2 && is_axis && (fabs(n.x) > tol || fabs(n.y) > tol))
         return config_error(c, sec, key, err, "in dimension 2 a cylinder axis must be along z");
     if (dim == 1 && !is_axis && (fabs(n.y) > tol || fabs(n.z) > tol))
@@ -45,8 +46,8 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
     for (int k = 0; k < 3; k++)
         total += config_sections_with_prefix(c, kinds[k], names, MAX_WALLS);
     if (total > MAX_WALLS)
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s: at most %d walls (got %d)", c->file,
-                        MAX_WALLS, total);
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: at most %d walls (got %d)", c->file, MAX_WALLS,
+                        total);
     W->walls = calloc((size_t)(total > 0 ? total : 1), sizeof *W->walls);
     if (!W->walls)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
@@ -69,24 +70,79 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
             if (k == WALL_CYLINDER) {
                 const char *surf[] = {"inside", "outside", NULL};
                 int which;
-                if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &w->radius, err)) ||
+                if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &w->radius,
+                                       err)) ||
                     (s = config_enum(c, sec, "surface", 1, 0, surf, &which, err)))
                     return s;
                 w->inside = which == 0;
             }
             if (k == WALL_PISTON) {
                 if ((s = config_double(c, sec, "mass", 1, 0, 0.0, 1, INFINITY, &w->mass, err)) ||
-                    (s = config_double(c, sec, "force", 0, 0.0, -INFINITY, 0, INFINITY, &w->force, err)) ||
+                    (s = config_double(c, sec, "force", 0, 0.0, -INFINITY, 0, INFINITY, &w->force,
+                                       err)) ||
                     (s = config_double(c, sec, "force_after", 0, w->force, -INFINITY, 0, INFINITY,
                                        &w->force_after, err)) ||
                     (s = config_double(c, sec, "step_time", 0, INFINITY, 0.0, 0, INFINITY,
                                        &w->step_time, err)) ||
-                    (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u, err)))
+                    (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u,
+                                       err)))
                     return s;
                 w->inv_mass = 1.0 / w->mass;
             }
         }
     }
+    return CDLAB_OK;
+}
+
+/* [system] periodic = any of x, y, z (e.g. "x y", or "none"); box_min and box_max bound the
+ * periodic axes. */
+static status build_box(config *c, pbox *B, int dim, diag *err)
+{
+    char spec[64];
+    status s;
+    memset(B, 0, sizeof *B);
+    if ((s = config_string(c, "system", "periodic", 0, "none", spec, sizeof spec, err)))
+        return s;
+    if (strcmp(spec, "none") != 0) {
+        for (const char *p = spec; *p; p++) {
+            if (*p == ' ' || *p == ',' || *p == '\t')
+                continue;
+            int a = *p == 'x' ? 0 : *p == 'y' ? 1 : *p == 'z' ? 2 : -1;
+            if (a < 0)
+                return config_error(c, "system", "periodic", err,
+                                    "expected axes among x, y, z (e.g. 'x y') or 'none', got '%s'",
+                                    spec);
+            if (B->periodic[a])
+                return config_error(c, "system", "periodic", err, "axis %c given twice", *p);
+            if (a >= dim)
+                return config_error(c, "system", "periodic", err,
+                                    "axis %c is not free in dimension %d", *p, dim);
+            B->periodic[a] = 1;
+            B->any = 1;
+        }
+    }
+    if (!B->any) {
+        if (config_has(c, "system", "box_min") || config_has(c, "system", "box_max"))
+            return config_error(c, "system", "box_min", err,
+                                "box_min and box_max bound the periodic axes; set system.periodic");
+        return CDLAB_OK;
+    }
+    vec3 lo, hi;
+    if ((s = config_vec3(c, "system", "box_min", 1, v3_zero(), &lo, err)) ||
+        (s = config_vec3(c, "system", "box_max", 1, v3_zero(), &hi, err)))
+        return s;
+    double l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z}, L[3] = {0, 0, 0};
+    for (int a = 0; a < 3; a++) {
+        if (!B->periodic[a])
+            continue;
+        if (!(h[a] > l[a]))
+            return config_error(c, "system", "box_max", err,
+                                "must exceed box_min along every periodic axis (%c: %g <= %g)",
+                                "xyz"[a], h[a], l[a]);
+        L[a] = h[a] - l[a];
+    }
+    B->lo = lo;
+    B->L = v3(L[0], L[1], L[2]);
     return CDLAB_OK;
 }
 
@@ -103,6 +159,9 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)))
         return s;
     char path[1024] = "";
+    int fmt = PARTICLE_FORMAT_XYZR;
+    double tile[3] = {1, 1, 1};
+    long tiles = 1;
     if (source == 2) {
         int in_file;
         char given[512];
@@ -114,14 +173,34 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
             snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->file), c->file, given);
         else
             snprintf(path, sizeof path, "%s", given);
-        if ((s = generate_load_file(NULL, path, &in_file, err)))
+        const char *formats[] = {"xyzr", "chute", NULL};
+        const double one3[3] = {1, 1, 1};
+        if ((s = config_enum(c, sec, "format", 0, PARTICLE_FORMAT_XYZR, formats, &fmt, err)) ||
+            (s = config_doubles(c, sec, "tile", 0, 3, one3, tile, err)))
             return s;
-        if (in_file != count)
-            return config_error(c, sec, "count", err, "the file %s holds %d particles, not %ld",
-                                path, in_file, count);
+        const char axis[] = "xyz";
+        for (int a = 0; a < 3; a++) {
+            if (!(tile[a] >= 1.0 && tile[a] <= 1e6 && tile[a] == floor(tile[a])))
+                return config_error(c, sec, "tile", err,
+                                    "needs three whole numbers >= 1 (copies along x, y, z)");
+            if (tile[a] > 1.0 && !P->box.periodic[a])
+                return config_error(c, sec, "tile", err,
+                                    "tiling along %c needs a periodic %c axis (system.periodic): "
+                                    "the file is one periodic cell of the box divided by tile",
+                                    axis[a], axis[a]);
+            tiles *= (long)tile[a];
+        }
+        if ((s = generate_load_file(NULL, path, (particle_format)fmt, &in_file, err)))
+            return s;
+        if ((long)in_file * tiles != count)
+            return config_error(c, sec, "count", err, "the file %s holds %d particles%s, not %ld",
+                                path, in_file, tiles > 1 ? " per tile" : "",
+                                tiles > 1 ? count / tiles : count);
     }
+    pbox box = P->box;
     if ((s = particles_init(P, (int)count, dim, err)))
         return s;
+    P->box = box;
     if (source == 0) {
         double r, spacing;
         vec3 origin, dir;
@@ -133,8 +212,9 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
             (s = unit_vec(c, sec, "direction", &dir, err)))
             return s;
         if ((dim == 1 && (dir.y != 0.0 || dir.z != 0.0)) || (dim == 2 && dir.z != 0.0))
-            return config_error(c, sec, "direction", err,
-                                "must be along x in dimension 1 and in the xy plane in dimension 2");
+            return config_error(
+                c, sec, "direction", err,
+                "must be along x in dimension 1 and in the xy plane in dimension 2");
         generate_chain(P, r, spacing, origin, dir);
     } else if (source == 1) {
         double rmin, rmax;
@@ -156,8 +236,31 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         }
     } else {
         int n;
-        if ((s = generate_load_file(P, path, &n, err)))
+        if ((s = generate_load_file(P, path, (particle_format)fmt, &n, err)))
             return s;
+        /* copies of the cell, shifted by the cell's period (box / tile) */
+        vec3 cell = v3(P->box.L.x / tile[0], P->box.L.y / tile[1], P->box.L.z / tile[2]);
+        int k = n;
+        for (int tz = 0; tz < (int)tile[2]; tz++)
+            for (int ty = 0; ty < (int)tile[1]; ty++)
+                for (int tx = 0; tx < (int)tile[0]; tx++) {
+                    if (tx == 0 && ty == 0 && tz == 0)
+                        continue;
+                    vec3 shift = v3(tx * cell.x, ty * cell.y, tz * cell.z);
+                    for (int i = 0; i < n; i++, k++) {
+                        P->x[k] = v3_add(P->x[i], shift);
+                        P->r[k] = P->r[i];
+                        P->v[k] = P->v[i];
+                        P->w[k] = P->w[i];
+                        P->frozen[k] = P->frozen[i];
+                    }
+                }
+        if (dim == 1)
+            for (int i = 0; i < P->n; i++)
+                P->w[i] = v3_zero();
+        else if (dim == 2)
+            for (int i = 0; i < P->n; i++)
+                P->w[i] = v3(0, 0, P->w[i].z);
     }
     /* mass: either mass (all particles) or density x volume (3D) / area (1D, 2D) */
     int has_mass = config_has(c, sec, "mass"), has_density = config_has(c, sec, "density");
@@ -188,9 +291,18 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         dsum += 2.0 * P->r[i];
         msum += m;
     }
+    particles_apply_frozen(P);
+    int wrapped = 0;
+    particles_wrap(P);
+    for (int i = 0; i < P->n; i++)
+        wrapped += P->image[3 * i] != 0 || P->image[3 * i + 1] != 0 || P->image[3 * i + 2] != 0;
+    info->wrapped = wrapped;
+    /* the images of the input are not displacements: start counting from here */
+    memset(P->image, 0, (size_t)P->n * 3 * sizeof *P->image);
     info->d_mean = count > 0 ? dsum / (double)count : 0.0;
     info->m_mean = count > 0 ? msum / (double)count : 0.0;
-    info->length = count > 0 ? fmax(hi.x - lo.x, fmax(hi.y - lo.y, hi.z - lo.z)) + info->d_mean : 0.0;
+    info->length =
+        count > 0 ? fmax(hi.x - lo.x, fmax(hi.y - lo.y, hi.z - lo.z)) + info->d_mean : 0.0;
     return CDLAB_OK;
 }
 
@@ -203,7 +315,8 @@ static status build_load(config *c, world *W, diag *err)
     if ((s = config_int_list(c, "load", "particles", &ids, &n, err)))
         return s;
     if ((s = config_vec3(c, "load", "force", n > 0, v3_zero(), &f, err)) ||
-        (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start, err))) {
+        (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start,
+                           err))) {
         free(ids);
         return s;
     }
@@ -234,6 +347,8 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
         (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)))
         return s;
     W->P.dimension = (int)dim;
+    if ((s = build_box(c, &W->P.box, (int)dim, err)))
+        return s;
     pcg32 rng;
     pcg32_seed(&rng, info->seed, PCG32_STREAM_GENERATE);
     double mu;
@@ -252,5 +367,16 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
         return s;
     W->detect.mu = mu;
     W->detect.warm_start = 1;
+    /* minimum image: a particle must not meet two images of another */
+    double rmax = 0.0;
+    for (int i = 0; i < W->P.n; i++)
+        rmax = fmax(rmax, W->P.r[i]);
+    double reach = 2.0 * rmax + W->detect.gap, Lb[3] = {W->P.box.L.x, W->P.box.L.y, W->P.box.L.z};
+    for (int a = 0; a < 3; a++)
+        if (W->P.box.periodic[a] && !(Lb[a] >= 2.0 * reach))
+            return config_error(c, "system", "box_max", err,
+                                "the periodic box is %g long along %c; it must be at least twice "
+                                "the largest diameter plus contact.detect_gap (%g)",
+                                Lb[a], "xyz"[a], 2.0 * reach);
     return CDLAB_OK;
 }

@@ -13,6 +13,7 @@ typedef struct scene_info {
     double length; /* largest extent of the particle assembly plus one diameter (system size L) */
     double d_mean; /* mean particle diameter */
     double m_mean; /* mean particle mass */
+    int wrapped;   /* particles moved into the periodic box at the start */
 } scene_info;
 
 status scene_build(config *c, world *W, scene_info *info, diag *err);

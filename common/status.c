@@ -6,8 +6,8 @@
 const char *status_text(status s)
 {
     switch (s) {
-#define CDLAB_X_TEXT(name, text)                                                               \
-    case name:                                                                                 \
+#define CDLAB_X_TEXT(name, text)                                                                   \
+    case name:                                                                                     \
         return text;
         CDLAB_STATUS_LIST(CDLAB_X_TEXT)
 #undef CDLAB_X_TEXT

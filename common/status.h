@@ -5,12 +5,12 @@
 #ifndef CDLAB_STATUS_H
 #define CDLAB_STATUS_H
 
-#define CDLAB_STATUS_LIST(X)                                                                  \
-    X(CDLAB_OK, "ok")                                                                         \
-    X(CDLAB_ERR_CONFIG, "invalid configuration")                                              \
-    X(CDLAB_ERR_IO, "input/output error")                                                     \
-    X(CDLAB_ERR_NOMEM, "out of memory")                                                       \
-    X(CDLAB_ERR_NUMERIC, "numerical failure (NaN or exploding overlap)")                      \
+#define CDLAB_STATUS_LIST(X)                                                                       \
+    X(CDLAB_OK, "ok")                                                                              \
+    X(CDLAB_ERR_CONFIG, "invalid configuration")                                                   \
+    X(CDLAB_ERR_IO, "input/output error")                                                          \
+    X(CDLAB_ERR_NOMEM, "out of memory")                                                            \
+    X(CDLAB_ERR_NUMERIC, "numerical failure (NaN or exploding overlap)")                           \
     X(CDLAB_ERR_ARG, "invalid argument")
 
 typedef enum status {

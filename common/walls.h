@@ -18,9 +18,9 @@ typedef struct wall {
     double mu;     /* friction coefficient of contacts with this wall */
     /* piston only: position s along n (plane point = p + s n), velocity u = ds/dt */
     double mass, inv_mass, s, u;
-    double force;       /* applied force along n (pushes into the domain when > 0) */
-    double force_after; /* value of the applied force after step_time */
-    double step_time;   /* time of the force step (infinite: never) */
+    double force;         /* applied force along n (pushes into the domain when > 0) */
+    double force_after;   /* value of the applied force after step_time */
+    double step_time;     /* time of the force step (infinite: never) */
     double contact_force; /* force of the contacts on the piston along n, last step */
 } wall;
 

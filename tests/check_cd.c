@@ -12,11 +12,12 @@
  * never bounces, and with the local criterion at eps = 1e-8 the overlap stays below 1e-10 d. */
 START_TEST(analytic_drop_on_plane)
 {
-    const char *ini = "[system]\ndimension = 3\ndt = 1e-3\nsteps = 1\n"
-                      "gravity = 0 0 -9.81\n"
-                      "[solver]\ncriterion = local\nepsilon = 1e-8\ndelta = 1e-14\niterations = 1000\n"
-                      "[particles]\ncount = 1\nradius = 0.5\nmass = 1\norigin = 0 0 0.8123\n"
-                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n";
+    const char *ini =
+        "[system]\ndimension = 3\ndt = 1e-3\nsteps = 1\n"
+        "gravity = 0 0 -9.81\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-8\ndelta = 1e-14\niterations = 1000\n"
+        "[particles]\ncount = 1\nradius = 0.5\nmass = 1\norigin = 0 0 0.8123\n"
+        "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n";
     sim sm;
     sim_open(&sm, ini, 1);
     const double d = 1.0;
@@ -35,7 +36,8 @@ START_TEST(analytic_drop_on_plane)
             /* at rest on the plane to round-off: |v_z| below 1e-9 of the impact speed, and
              * never moving up (no bounce) */
             ck_assert_msg(fabs(sm.W.P.v[0].z) <= 1e-9 * v_impact,
-                          "step %ld: v_z = %g after impact at step %ld", sm.W.step, sm.W.P.v[0].z, impact);
+                          "step %ld: v_z = %g after impact at step %ld", sm.W.step, sm.W.P.v[0].z,
+                          impact);
         }
         if (impact >= 0)
             ck_assert_msg(sm.W.P.v[0].z <= 1e-9 * v_impact, "bounce at step %ld", sm.W.step);
@@ -84,7 +86,8 @@ static void incline_case(int dim, double mu, double expect_a, int expect_roll)
     if (expect_roll)
         ck_assert_msg(fabs(slip) < 1e-9 * v, "dim %d: slip velocity %g while rolling", dim, slip);
     else
-        ck_assert_msg(slip > 0.01 * v, "dim %d: no slip (%g) below the critical friction", dim, slip);
+        ck_assert_msg(slip > 0.01 * v, "dim %d: no slip (%g) below the critical friction", dim,
+                      slip);
     /* the particle stays on the plane (normal velocity zero to round-off) */
     double vn = dim == 3 ? sm.W.P.v[0].z : sm.W.P.v[0].y;
     ck_assert_msg(fabs(vn) < 1e-9 * v, "normal velocity %g", vn);
@@ -217,11 +220,12 @@ END_TEST
  * at rest, the contacts carry F on the piston and on the wall (statics to 1e-9 relative). */
 START_TEST(analytic_piston_statics)
 {
-    const char *ini = "[system]\ndimension = 1\ndt = 0.01\nsteps = 1\n"
-                      "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
-                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
-                      "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
-                      "[piston.top]\npoint = 5.2 0 0\nnormal = -1 0 0\nmass = 3\nforce = 2\n";
+    const char *ini =
+        "[system]\ndimension = 1\ndt = 0.01\nsteps = 1\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+        "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+        "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[piston.top]\npoint = 5.2 0 0\nnormal = -1 0 0\nmass = 3\nforce = 2\n";
     sim sm;
     sim_open(&sm, ini, 1);
     sim_steps(&sm, 400);
@@ -243,12 +247,13 @@ END_TEST
  * reached. */
 START_TEST(analytic_piston_force_step)
 {
-    const char *ini = "[system]\ndimension = 1\ndt = 0.01\nsteps = 1\n"
-                      "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
-                      "[particles]\ncount = 3\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
-                      "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
-                      "[piston.top]\npoint = 3 0 0\nnormal = -1 0 0\nmass = 1\nforce = 1\n"
-                      "force_after = 4\nstep_time = 1.0\n";
+    const char *ini =
+        "[system]\ndimension = 1\ndt = 0.01\nsteps = 1\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+        "[particles]\ncount = 3\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+        "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[piston.top]\npoint = 3 0 0\nnormal = -1 0 0\nmass = 1\nforce = 1\n"
+        "force_after = 4\nstep_time = 1.0\n";
     sim sm;
     sim_open(&sm, ini, 1);
     sim_steps(&sm, 95); /* t = 0.95 */
@@ -264,12 +269,13 @@ END_TEST
  * cylinder's outside surface stays at R + r above it. */
 START_TEST(analytic_cylinder_rest)
 {
-    const char *ini = "[system]\ndimension = 3\ndt = 0.001\nsteps = 1\ngravity = 0 0 -10\n"
-                      "[solver]\ncriterion = local\nepsilon = 1e-10\ndelta = 1e-14\niterations = 500\n"
-                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 9\n"
-                      "origin = 0 0 -1\ndirection = 1 0 0\n"
-                      "[cylinder.drum]\npoint = 0 0 0\naxis = 1 0 0\nradius = 3\nsurface = inside\n"
-                      "[cylinder.post]\npoint = 10 0 0\naxis = 0 1 0\nradius = 0.5\nsurface = outside\n";
+    const char *ini =
+        "[system]\ndimension = 3\ndt = 0.001\nsteps = 1\ngravity = 0 0 -10\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-10\ndelta = 1e-14\niterations = 500\n"
+        "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 9\n"
+        "origin = 0 0 -1\ndirection = 1 0 0\n"
+        "[cylinder.drum]\npoint = 0 0 0\naxis = 1 0 0\nradius = 3\nsurface = inside\n"
+        "[cylinder.post]\npoint = 10 0 0\naxis = 0 1 0\nradius = 0.5\nsurface = outside\n";
     sim sm;
     sim_open(&sm, ini, 1);
     sm.W.P.x[1] = v3(10.0, 0.0, 1.0); /* on top of the post: touching (0.5 + 0.5) */
@@ -294,7 +300,8 @@ START_TEST(unit_random_sweep_is_fresh_permutation)
     sim_open(&sm, ini, 5);
     world *W = &sm.W;
     diag err;
-    ck_assert_int_eq(contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, &err), CDLAB_OK);
+    ck_assert_int_eq(contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, &err),
+                     CDLAB_OK);
     int n = W->C.n;
     ck_assert_int_eq(n, 30);
     int prev[30], same_all = 1;
@@ -421,14 +428,15 @@ END_TEST
  * a wall, overlaps stay small and the kinetic energy decays. */
 START_TEST(invariant_pile_in_box)
 {
-    const char *ini = "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\nseed = 3\ngravity = 0 -10 0\n"
-                      "[solver]\ncriterion = local\nepsilon = 1e-4\ndelta = 1e-9\niterations = 2000\n"
-                      "[particles]\nsource = random\ncount = 80\nradius_min = 0.5\nradius_max = 1.0\n"
-                      "box_min = 0 0 0\nbox_max = 15 30 0\n"
-                      "[contact]\nfriction = 0.5\n"
-                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
-                      "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
-                      "[plane.right]\npoint = 15 0 0\nnormal = -1 0 0\n";
+    const char *ini =
+        "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\nseed = 3\ngravity = 0 -10 0\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-4\ndelta = 1e-9\niterations = 2000\n"
+        "[particles]\nsource = random\ncount = 80\nradius_min = 0.5\nradius_max = 1.0\n"
+        "box_min = 0 0 0\nbox_max = 15 30 0\n"
+        "[contact]\nfriction = 0.5\n"
+        "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
+        "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[plane.right]\npoint = 15 0 0\nnormal = -1 0 0\n";
     sim sm;
     sim_open(&sm, ini, 3);
     double max_ov = 0.0;
@@ -438,7 +446,8 @@ START_TEST(invariant_pile_in_box)
     }
     for (int i = 0; i < sm.W.P.n; i++) {
         double r = sm.W.P.r[i];
-        ck_assert_msg(sm.W.P.x[i].y > r - 1e-3 && sm.W.P.x[i].x > r - 1e-3 && sm.W.P.x[i].x < 15 - r + 1e-3,
+        ck_assert_msg(sm.W.P.x[i].y > r - 1e-3 && sm.W.P.x[i].x > r - 1e-3 &&
+                          sm.W.P.x[i].x < 15 - r + 1e-3,
                       "particle %d left the box", i);
     }
     /* 1% of the smallest radius: generous for eps = 1e-4; a missing contact gives ~r */

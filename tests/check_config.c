@@ -50,8 +50,9 @@ static void expect_error(const char *text, const char *set, const char *needle)
 {
     diag err = {{0}};
     status s = validate(text, set, &err);
-    ck_assert_msg(s == CDLAB_ERR_CONFIG, "expected a config error containing '%s', got status %d (%s)",
-                  needle, s, err.msg);
+    ck_assert_msg(s == CDLAB_ERR_CONFIG,
+                  "expected a config error containing '%s', got status %d (%s)", needle, s,
+                  err.msg);
     ck_assert_msg(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'", err.msg, needle);
 }
 
@@ -173,7 +174,8 @@ START_TEST(errors_cli_exit_status_2)
     write_file(path, GOOD);
     snprintf(args, sizeof args, "run %s -o %s/x.h5 --set solver.iterations=0", path, dir);
     ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
-    ck_assert_msg(strstr(out, "--set solver.iterations: must be in [1, 100000000] (got 0)"), "%s", out);
+    ck_assert_msg(strstr(out, "--set solver.iterations: must be in [1, 100000000] (got 0)"), "%s",
+                  out);
     /* and a good run exits 0 */
     snprintf(args, sizeof args, "run %s -o %s/x.h5 --quiet", path, dir);
     ck_assert_int_eq(run_cli(args, out, sizeof out), 0);

@@ -53,10 +53,11 @@ static void dsim_close(dsim *s)
 }
 
 /* Two spheres, m = 1, r = 0.5, k_n = 1e4: omega dt = sqrt(2 k/m) dt = 1e-3 at dt = 7e-6. */
-static const char *PAIR = "[system]\nmode = dem\ndimension = 3\ndt = 7e-6\nsteps = 1\n"
-                          "[dem]\nk_n = 1e4\nk_t = 8e3\ndamping_normal = %g\ndamping_tangential = %g\n"
-                          "[contact]\nfriction = %g\n"
-                          "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 0.028\n";
+static const char *PAIR =
+    "[system]\nmode = dem\ndimension = 3\ndt = 7e-6\nsteps = 1\n"
+    "[dem]\nk_n = 1e4\nk_t = 8e3\ndamping_normal = %g\ndamping_tangential = %g\n"
+    "[contact]\nfriction = %g\n"
+    "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 0.028\n";
 
 /* No damping, no friction: a head-on collision over 1e4 steps; the total energy changes by
  * less than 1e-6 relative (velocity Verlet is symplectic: the error is O((omega dt)^2) = 1e-6
@@ -79,8 +80,8 @@ START_TEST(energy_elastic_pair_conserves)
         worst = fmax(worst, fabs(E / E0 - 1));
     }
     ck_assert(touched);
-    ck_assert_int_eq(s.st.n_active, 0);               /* apart again */
-    ck_assert_double_lt(s.W.P.v[0].x, -0.999);        /* elastic: velocities exchanged */
+    ck_assert_int_eq(s.st.n_active, 0);        /* apart again */
+    ck_assert_double_lt(s.W.P.v[0].x, -0.999); /* elastic: velocities exchanged */
     ck_assert_msg(worst < 1e-6, "energy drift %g", worst);
     dsim_close(&s);
 }
@@ -147,8 +148,10 @@ START_TEST(analytic_sliding_pair)
     ck_assert(slid && apart && reversal > 0 && sign_change > 0);
     /* expected: the elastic unloading mu f_n / k_t at v dt per step, ~6 steps */
     double expect = mu * kn * rows[reversal].delta / (kt * v * dt);
-    ck_assert_msg(sign_change - reversal <= expect + 2, "sign change %d steps after the reversal "
-                  "(expected %.1f)", sign_change - reversal, expect);
+    ck_assert_msg(sign_change - reversal <= expect + 2,
+                  "sign change %d steps after the reversal "
+                  "(expected %.1f)",
+                  sign_change - reversal, expect);
 }
 END_TEST
 
@@ -208,8 +211,9 @@ START_TEST(errors_critical_dt)
     ck_assert_int_eq(config_load_string(&c, ini, "dem.ini", &err), CDLAB_OK);
     ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
     ck_assert_int_eq(dem_config_read(&c, &W, &info, &d, &err), CDLAB_ERR_CONFIG);
-    ck_assert_msg(strstr(err.msg, "dem.ini:4: system.dt: dt = 0.1 exceeds the critical DEM time step"),
-                  "%s", err.msg);
+    ck_assert_msg(
+        strstr(err.msg, "dem.ini:4: system.dt: dt = 0.1 exceeds the critical DEM time step"), "%s",
+        err.msg);
     /* 2 sqrt(m/k)/2 = sqrt(1/1e4)... omega_max = 2 sqrt(k_max/m) with k_max = k_t (1 + 5/2) */
     ck_assert_double_eq_tol(d.dt_crit, 1.0 / sqrt(3.5e4), 1e-12);
     config_free(&c);
@@ -221,8 +225,9 @@ START_TEST(errors_critical_dt)
     config_free(&c);
     world_free(&W);
     /* a [solver] section in DEM mode would be ignored: refused */
-    ck_assert_int_eq(config_load_string(&c, "[system]\nmode = dem\n[solver]\niterations = 3\n",
-                                        "x.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(
+        config_load_string(&c, "[system]\nmode = dem\n[solver]\niterations = 3\n", "x.ini", &err),
+        CDLAB_OK);
     ck_assert_int_eq(cd_run_validate(&c, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "x.ini:4: section [solver] is not used with system.mode = dem"),
                   "%s", err.msg);
@@ -260,7 +265,8 @@ START_TEST(io_equiv_command)
     ck_assert_msg(strstr(out, "kappa     = 160 "), "%s", out);
     ck_assert_msg(strstr(out, "gamma     = 80 "), "%s", out);
     ck_assert_msg(strstr(out, "c         = 8.94427"), "%s", out);
-    ck_assert_msg(strstr(out, "[dem]\nstiffness_from_cd = 40\ncd_dt = 0.5\ncd_sweep = jacobi"), "%s", out);
+    ck_assert_msg(strstr(out, "[dem]\nstiffness_from_cd = 40\ncd_dt = 0.5\ncd_sweep = jacobi"),
+                  "%s", out);
     snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 forward 2>/dev/null", cdlab_bin());
     p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
@@ -274,15 +280,16 @@ END_TEST
 /* A DEM run through the run driver writes the energy ledger; the residual stays small. */
 START_TEST(io_dem_run_energy_series)
 {
-    const char *ini = "[system]\nmode = dem\ndimension = 2\ndt = 2e-4\nsteps = 10000\ngravity = 0 -10 0\n"
-                      "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.2\ndamping_tangential = 0.1\n"
-                      "[contact]\nfriction = 0.4\n"
-                      "[particles]\nsource = random\ncount = 40\nradius_min = 0.4\nradius_max = 0.5\n"
-                      "box_min = 0 0 0\nbox_max = 8 12 0\n"
-                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
-                      "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
-                      "[plane.right]\npoint = 8 0 0\nnormal = -1 0 0\n"
-                      "[output]\nevery = 0\n";
+    const char *ini =
+        "[system]\nmode = dem\ndimension = 2\ndt = 2e-4\nsteps = 10000\ngravity = 0 -10 0\n"
+        "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.2\ndamping_tangential = 0.1\n"
+        "[contact]\nfriction = 0.4\n"
+        "[particles]\nsource = random\ncount = 40\nradius_min = 0.4\nradius_max = 0.5\n"
+        "box_min = 0 0 0\nbox_max = 8 12 0\n"
+        "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
+        "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[plane.right]\npoint = 8 0 0\nnormal = -1 0 0\n"
+        "[output]\nevery = 0\n";
     char path[32];
     diag err = {{0}};
     run_summary sum;
@@ -290,12 +297,14 @@ START_TEST(io_dem_run_energy_series)
     ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
     double *d;
     long n;
-    ck_assert_int_eq(h5in_read_doubles(path, "/series/energy/work_external", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/energy/work_external", &d, &n, &err),
+                     CDLAB_OK);
     ck_assert_int_eq(n, 10001);
     double W_ext = d[n - 1];
     free(d);
     ck_assert_double_gt(W_ext, 10.0); /* the pile fell */
-    ck_assert_int_eq(h5in_read_doubles(path, "/series/energy/balance_residual", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/energy/balance_residual", &d, &n, &err),
+                     CDLAB_OK);
     double worst = 0.0;
     for (long k = 0; k < n; k++)
         worst = fmax(worst, fabs(d[k]));

@@ -8,8 +8,13 @@
 
 static dem_law law_of(dem_tangential t)
 {
-    dem_law L = {.k_n = 1e6, .k_t = 8e5, .mu = 0.5, .eps = 1e-12, .tangential = t,
-                 .projection = 1, .twirl = 1};
+    dem_law L = {.k_n = 1e6,
+                 .k_t = 8e5,
+                 .mu = 0.5,
+                 .eps = 1e-12,
+                 .tangential = t,
+                 .projection = 1,
+                 .twirl = 1};
     return L;
 }
 
@@ -50,7 +55,8 @@ START_TEST(unit_kuhn_fig4_final_angle)
             ck_assert_double_eq_tol(f.angle_ref, -90.0 + ratio * 180.0 / CDLAB_PI, 0.01);
         worst_conv = fmax(worst_conv, fabs(f.angle_conv - f.angle_ref));
         ck_assert_msg(fabs(f.angle_kuhn - f.angle_ref) < 0.05,
-                      "ratio %g: refined %.4f deg, reference %.4f deg", ratio, f.angle_kuhn, f.angle_ref);
+                      "ratio %g: refined %.4f deg, reference %.4f deg", ratio, f.angle_kuhn,
+                      f.angle_ref);
     }
     ck_assert_msg(worst_conv > 5.0, "conventional law's worst error only %.3f deg", worst_conv);
 }
@@ -73,10 +79,11 @@ START_TEST(unit_kuhn_rotation_with_normal_change)
             dem_contact_out o = one_step(&kuhn, z0, z1s[z], ft0, dxi);
             double a = angle_deg(o.ft, m_dxi, m_perp), a_ref = angle_deg(ref, m_dxi, m_perp);
             /* 0.05 deg as in Fig. 4; magnitude to 1e-4 (the reference's sub-step error) */
-            ck_assert_msg(fabs(a - a_ref) < 0.05, "z1 %g ratio %g: %.4f vs %.4f deg", z1s[z],
-                          ratio, a, a_ref);
-            ck_assert_msg(fabs(v3_norm(o.ft) / v3_norm(ref) - 1) < 1e-4, "z1 %g ratio %g: |f| %g vs %g",
-                          z1s[z], ratio, v3_norm(o.ft), v3_norm(ref));
+            ck_assert_msg(fabs(a - a_ref) < 0.05, "z1 %g ratio %g: %.4f vs %.4f deg", z1s[z], ratio,
+                          a, a_ref);
+            ck_assert_msg(fabs(v3_norm(o.ft) / v3_norm(ref) - 1) < 1e-4,
+                          "z1 %g ratio %g: |f| %g vs %g", z1s[z], ratio, v3_norm(o.ft),
+                          v3_norm(ref));
         }
 }
 END_TEST
@@ -134,9 +141,9 @@ START_TEST(unit_fresh_contact_alpha0)
     dem_contact_force(&kuhn, &in, &o);
     ck_assert_double_eq_tol(o.fn, kuhn.k_n * 2e-4, 1e-9);
     ck_assert_double_eq_tol(o.ft.x, kuhn.k_t * 0.5e-5, 1e-9); /* half the tangential movement */
-    ck_assert_double_eq_tol(o.dW_t_irrev, 0.0, 1e-15);       /* elastic: nothing dissipated */
+    ck_assert_double_eq_tol(o.dW_t_irrev, 0.0, 1e-15);        /* elastic: nothing dissipated */
     dem_contact_force(&conv, &in, &o);
-    ck_assert_double_eq_tol(o.ft.x, kuhn.k_t * 1e-5, 1e-9);  /* the shortcut counts it all */
+    ck_assert_double_eq_tol(o.ft.x, kuhn.k_t * 1e-5, 1e-9); /* the shortcut counts it all */
     /* a contact that opens: zero force, stored tangential energy released */
     in.zeta_old = 1e-4;
     in.zeta_new = -1e-5;

@@ -9,10 +9,12 @@
 
 START_TEST(slow_experiments_quick)
 {
-    int st = system("cd .. && make --no-print-directory experiments QUICK=1 > build/experiments_quick.log 2>&1");
+    int st = system("cd .. && make --no-print-directory experiments QUICK=1 > "
+                    "build/experiments_quick.log 2>&1");
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "make experiments QUICK=1 failed (see build/experiments_quick.log)");
-    const char *names[] = {"chain1d", "piston2d", "cd_vs_dem", "convergence", "kuhn", "sliding_pair"};
+    const char *names[] = {"chain1d",     "piston2d", "cd_vs_dem",
+                           "convergence", "kuhn",     "sliding_pair"};
     for (int k = 0; k < 6; k++) {
         char path[256];
         snprintf(path, sizeof path, "../experiments/%s/summary_quick.md", names[k]);

@@ -38,16 +38,19 @@ START_TEST(io_run_writes_documented_layout)
     ck_assert_int_eq(n, 31);
     ck_assert_double_gt(d[30], 0.0); /* pushed inward along its normal */
     free(d);
-    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000030/position", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000030/position", &d, &n, &err),
+                     CDLAB_OK);
     ck_assert_int_eq(n, 15);
     free(d);
-    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000010/contacts/force", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000010/contacts/force", &d, &n, &err),
+                     CDLAB_OK);
     free(d);
     char *v;
     ck_assert_int_eq(h5in_read_attr_string(path, "/", "config_text", &v, &err), CDLAB_OK);
     ck_assert_ptr_nonnull(strstr(v, "[piston.top]"));
     free(v);
-    ck_assert_int_eq(h5in_read_attr_string(path, "/parameters", "solver.sweep", &v, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_attr_string(path, "/parameters", "solver.sweep", &v, &err),
+                     CDLAB_OK);
     ck_assert_str_eq(v, "random"); /* defaults are recorded too */
     free(v);
     ck_assert_int_eq(h5in_read_attr_string(path, "/build", "git_commit", &v, &err), CDLAB_OK);

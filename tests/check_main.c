@@ -45,8 +45,7 @@ void sim_steps(sim *s, long n)
 }
 
 /* Runs the config text into a fresh temporary file; path must hold 32 bytes. */
-status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum,
-                          diag *err)
+status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err)
 {
     strcpy(path, "/tmp/cdlab_ioXXXXXX");
     int fd = mkstemp(path);

@@ -65,7 +65,7 @@ START_TEST(unit_effective_masses)
     particles P;
     diag err;
     ck_assert_int_eq(particles_init(&P, 2, 3, &err), CDLAB_OK);
-    particles_set_body(&P, 0, 0.5, 2.0); /* sphere: I = 2/5 m r^2 = 0.2 */
+    particles_set_body(&P, 0, 0.5, 2.0);  /* sphere: I = 2/5 m r^2 = 0.2 */
     particles_set_body(&P, 1, 0.25, 1.0); /* I = 0.025 */
     P.x[0] = v3(0, 0, 0);
     P.x[1] = v3(0.7, 0, 0);
@@ -126,13 +126,13 @@ START_TEST(unit_cylinder_geometry)
     cyl.inside = 1;
     contact c = {.i = -1, .j = 0};
     contact_geometry(&c, &P, &cyl);
-    ck_assert_double_eq_tol(c.gap, 0.5, TOL);     /* 6 - 5 - 0.5 */
-    ck_assert_double_eq_tol(c.n.x, -0.6, TOL);    /* inward normal */
+    ck_assert_double_eq_tol(c.gap, 0.5, TOL);  /* 6 - 5 - 0.5 */
+    ck_assert_double_eq_tol(c.n.x, -0.6, TOL); /* inward normal */
     ck_assert_double_eq_tol(c.n.y, -0.8, TOL);
     cyl.inside = 0;
     cyl.radius = 4.0;
     contact_geometry(&c, &P, &cyl);
-    ck_assert_double_eq_tol(c.gap, 0.5, TOL);     /* 5 - 4 - 0.5 */
+    ck_assert_double_eq_tol(c.gap, 0.5, TOL); /* 5 - 4 - 0.5 */
     ck_assert_double_eq_tol(c.n.x, 0.6, TOL);
     particles_free(&P);
 }

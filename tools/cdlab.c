@@ -60,14 +60,17 @@ static void show_progress(void *user, const run_progress *p)
     int last = p->step == p->steps;
     int decile = p->steps > 0 ? (int)(10 * p->step / p->steps) : 10;
     /* In place on a terminal (at most 10 updates a second); a line per 10% in a log file. */
-    if (ps->tty ? !(last || p->elapsed - ps->last_shown >= 0.1) : !(last || decile > ps->last_decile))
+    if (ps->tty ? !(last || p->elapsed - ps->last_shown >= 0.1)
+                : !(last || decile > ps->last_decile))
         return;
     ps->last_shown = p->elapsed;
     ps->last_decile = decile;
     char el[32], rem[32];
     fmt_time(el, sizeof el, p->elapsed);
-    fmt_time(rem, sizeof rem, p->step > 0 ? p->elapsed * (double)(p->steps - p->step) / (double)p->step : 0.0);
-    fprintf(stderr, "%sstep %ld/%ld  t = %.6g  sweeps %d  mean overlap %.3e  elapsed %s  remaining %s%s",
+    fmt_time(rem, sizeof rem,
+             p->step > 0 ? p->elapsed * (double)(p->steps - p->step) / (double)p->step : 0.0);
+    fprintf(stderr,
+            "%sstep %ld/%ld  t = %.6g  sweeps %d  mean overlap %.3e  elapsed %s  remaining %s%s",
             ps->tty ? "\r" : "", p->step, p->steps, p->t, p->sweeps, p->mean_overlap, el, rem,
             ps->tty ? "\033[K" : "\n");
     if (ps->tty && last)
@@ -149,8 +152,9 @@ static int cmd_run(int argc, char **argv, int check_only)
         return sum.started ? 1 : 2;
     }
     if (!quiet)
-        fprintf(stderr, "done: %ld steps in %.2f s, %.1f sweeps per step on average, %ld steps "
-                        "not converged\n",
+        fprintf(stderr,
+                "done: %ld steps in %.2f s, %.1f sweeps per step on average, %ld steps "
+                "not converged\n",
                 sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps);
     return 0;
 }
@@ -171,7 +175,8 @@ static int cmd_equiv(int argc, char **argv)
     for (int k = 0; k < argc; k++) {
         if (strcmp(argv[k], "--diameter") == 0 && k + 1 < argc) {
             if (!parse_pos(argv[++k], &d)) {
-                fprintf(stderr, "cdlab equiv: --diameter must be a number > 0 (got '%s')\n", argv[k]);
+                fprintf(stderr, "cdlab equiv: --diameter must be a number > 0 (got '%s')\n",
+                        argv[k]);
                 return 2;
             }
         } else if (strcmp(argv[k], "--length") == 0 && k + 1 < argc) {
@@ -195,9 +200,10 @@ static int cmd_equiv(int argc, char **argv)
         }
     }
     if (npos < 3 || args[0] != floor(args[0])) {
-        fprintf(stderr, "usage: cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
-                        "  N_I (integer sweeps per step), DT and MASS of the CD run; SWEEP = random "
-                        "(default) or jacobi\n");
+        fprintf(stderr,
+                "usage: cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
+                "  N_I (integer sweeps per step), DT and MASS of the CD run; SWEEP = random "
+                "(default) or jacobi\n");
         return 2;
     }
     int sweep = -1;
@@ -205,21 +211,27 @@ static int cmd_equiv(int argc, char **argv)
         if (strcmp(sweep_name, cd_sweep_names[k]) == 0)
             sweep = k;
     if (sweep < 0 || !isfinite(cd_sweep_q((sweep_order)sweep))) {
-        fprintf(stderr, "cdlab equiv: no theoretical q for sweep '%s' (random and jacobi have one; "
-                        "forward/backward must be measured, see experiments/chain1d)\n", sweep_name);
+        fprintf(stderr,
+                "cdlab equiv: no theoretical q for sweep '%s' (random and jacobi have one; "
+                "forward/backward must be measured, see experiments/chain1d)\n",
+                sweep_name);
         return 2;
     }
     int N_I = (int)args[0];
     double dt = args[1], m = args[2];
     cd_elasticity e = cd_elasticity_of((sweep_order)sweep, N_I, dt, d, m);
-    printf("CD run: N_I = %d sweeps per step, dt = %g, particle mass m = %g, diameter d = %g, %s sweep\n",
+    printf("CD run: N_I = %d sweeps per step, dt = %g, particle mass m = %g, diameter d = %g, %s "
+           "sweep\n",
            N_I, dt, m, d, sweep_name);
     printf("  q         = %.6g      (eq. %s)\n", e.q, sweep == SWEEP_RANDOM ? "46" : "45");
-    printf("  kappa     = %.6g      q m N_I / dt^2 (eq. 67): effective contact stiffness\n", e.kappa);
+    printf("  kappa     = %.6g      q m N_I / dt^2 (eq. 67): effective contact stiffness\n",
+           e.kappa);
     printf("  gamma     = %.6g      q m N_I / dt (eq. 68): effective contact dashpot\n", e.gamma);
     printf("  c         = %.6g      sqrt(q N_I) d / dt (eq. 57): sound speed\n", e.c);
     printf("  D         = %.6g      q N_I d^2 / dt (eq. 54)\n", e.D);
-    printf("  l_diff    = %.6g      sqrt(4 D dt) (eq. 63): rigid only for systems much smaller than it\n", e.l_diff);
+    printf("  l_diff    = %.6g      sqrt(4 D dt) (eq. 63): rigid only for systems much smaller "
+           "than it\n",
+           e.l_diff);
     if (L > 0.0)
         printf("  L/l_diff  = %.4g      for L = %g: %s\n", L / e.l_diff, L,
                e.l_diff < L ? "spuriously soft regime (l_diff < L)" : "l_diff >= L");

@@ -15,7 +15,8 @@ static int fig4(int argc, char **argv)
     double z1 = argc > 0 ? atof(argv[0]) * 1e-3 : 1e-3;
     /* k_n = 1e6, k_t = 8e5, mu = 0.5, overlap 1e-3 -> z1; movement orthogonal to the initial
      * force at the friction limit; reference: 1e5 elastic-plastic sub-steps */
-    printf("ratio,angle_ref_deg,angle_kuhn_deg,angle_conventional_deg,mag_ref,mag_kuhn,mag_conventional\n");
+    printf("ratio,angle_ref_deg,angle_kuhn_deg,angle_conventional_deg,mag_ref,mag_kuhn,mag_"
+           "conventional\n");
     for (int k = 0; k <= 60; k++) {
         double ratio = pow(10.0, -2.0 + 3.0 * k / 60.0);
         lab_fig4 f = lab_kuhn_fig4(ratio, 1e-3, z1, 100000);
@@ -27,7 +28,8 @@ static int fig4(int argc, char **argv)
 
 static int fig6(void)
 {
-    const char *names[4] = {"no adjustment", "projection only", "twirl only", "projection and twirl"};
+    const char *names[4] = {"no adjustment", "projection only", "twirl only",
+                            "projection and twirl"};
     int v[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     printf("variant,contacts,error_rel,s00,s01,s02,s10,s11,s12,s20,s21,s22\n");
     for (int k = 0; k < 4; k++) {
@@ -61,8 +63,8 @@ static int sliding_pair(void)
     }
     printf("t_s,x_m,overlap_m,normal_force_N,shear_force_N,sliding\n");
     for (int k = 0; k < LAB_PAIR_ROWS; k++)
-        printf("%.17g,%.17g,%.17g,%.17g,%.17g,%d\n", rows[k].t, rows[k].x, rows[k].delta, rows[k].fn,
-               rows[k].fs, rows[k].sliding);
+        printf("%.17g,%.17g,%.17g,%.17g,%.17g,%d\n", rows[k].t, rows[k].x, rows[k].delta,
+               rows[k].fn, rows[k].fs, rows[k].sliding);
     return 0;
 }
 
