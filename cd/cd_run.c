@@ -400,6 +400,8 @@ static status write_snapshot(writer *w, const world *W, diag *err)
     SNAP("radius", H5IO_DOUBLE, 1, &n, P->r);
     SNAP("mass", H5IO_DOUBLE, 1, &n, P->m);
     SNAP("id", H5IO_INT32, 1, &n, P->id);
+    /* periodic image counts: unwrapped position = position + image * period */
+    SNAP("image", H5IO_INT32, 2, n3, P->image);
     long nc = L->n, nc2[2] = {nc, 2}, nc3[2] = {nc, 3};
     int32_t *pair = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *pair);
     double *buf = malloc((size_t)(nc > 0 ? nc : 1) * 3 * sizeof *buf);
@@ -419,8 +421,12 @@ static status write_snapshot(writer *w, const world *W, diag *err)
         st = h5out_array(w->h, path, type, rank, dims, data, err);                                 \
     }
     SNAPC("pair", H5IO_INT32, 2, nc2, pair);
-    for (int k = 0; k < nc; k++)
-        buf[3 * k] = L->c[k].n.x, buf[3 * k + 1] = L->c[k].n.y, buf[3 * k + 2] = L->c[k].n.z;
+    /* the geometry of now (the DEM engine does not update the normal of pairs that are apart) */
+    for (int k = 0; k < nc; k++) {
+        contact c = L->c[k];
+        contact_geometry(&c, P, W->walls);
+        buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
+    }
     SNAPC("normal", H5IO_DOUBLE, 2, nc3, buf);
     for (int k = 0; k < nc; k++)
         buf[3 * k] = L->c[k].R.x, buf[3 * k + 1] = L->c[k].R.y, buf[3 * k + 2] = L->c[k].R.z;

@@ -1,0 +1,261 @@
+/* Periodic boundaries, frozen particles, chute particle files and the thread independence of
+ * the DEM engine. */
+#include "suites.h"
+
+#include "dem_config.h"
+#include "parallel.h"
+#include "pcg32.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dsim {
+    world W;
+    scene_info info;
+    dem_setup d;
+    dem_solver S;
+    dem_stats st;
+} dsim;
+
+static void dsim_open(dsim *s, const char *ini)
+{
+    config c;
+    diag err = {{0}};
+    ck_assert_msg(config_load_string(&c, ini, "periodic.ini", &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(scene_build(&c, &s->W, &s->info, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, &s->d, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+    dem_solver_init(&s->S);
+}
+
+static void dsim_steps(dsim *s, long n)
+{
+    diag err;
+    for (long k = 0; k < n; k++)
+        ck_assert_msg(dem_step(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
+}
+
+static void dsim_close(dsim *s)
+{
+    dem_solver_free(&s->S);
+    world_free(&s->W);
+}
+
+/* Brute-force minimum-image candidates: pairs with gap < detect gap. */
+static int brute_pairs(const particles *P, double gap)
+{
+    int n = 0;
+    for (int i = 0; i < P->n; i++)
+        for (int j = i + 1; j < P->n; j++) {
+            vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
+            if (v3_norm(d) - P->r[i] - P->r[j] < gap)
+                n++;
+        }
+    return n;
+}
+
+/* Random polydisperse spheres in a fully periodic box, for boxes of 2, 3 and 7 cells per axis
+ * (2 cells: each neighbour cell must be visited once, not twice): the cell list finds exactly
+ * the brute-force minimum-image pairs, and each pair once. */
+START_TEST(unit_periodic_detection_matches_brute_force)
+{
+    const double sizes[] = {4.5, 6.6, 15.0};
+    for (int q = 0; q < 3; q++) {
+        double L = sizes[q];
+        particles P;
+        diag err;
+        int n = (int)(0.3 * L * L * L);
+        ck_assert_int_eq(particles_init(&P, n, 3, &err), CDLAB_OK);
+        P.box = (pbox){.periodic = {1, 1, 1}, .any = 1, .lo = v3(-1, 0, 2), .L = v3(L, L, L)};
+        pcg32 rng;
+        pcg32_seed(&rng, 11 + q, 5);
+        for (int i = 0; i < n; i++) {
+            /* also outside the box: wrapping must bring them in */
+            P.x[i] = v3(-1 + 3 * L * pcg32_uniform(&rng) - L, 2 * L * pcg32_uniform(&rng),
+                        2 + L * pcg32_uniform(&rng));
+            particles_set_body(&P, i, 0.3 + 0.2 * pcg32_uniform(&rng), 1.0);
+        }
+        particles_wrap(&P);
+        for (int i = 0; i < n; i++) {
+            ck_assert(P.x[i].x >= -1 && P.x[i].x < -1 + L);
+            ck_assert(P.x[i].y >= 0 && P.x[i].y < L);
+        }
+        contact_list C;
+        memset(&C, 0, sizeof C);
+        detect_params dp = {.gap = 0.2, .mu = 0, .warm_start = 1};
+        ck_assert_int_eq(contacts_detect(&C, &P, NULL, 0, &dp, &err), CDLAB_OK);
+        int expect = brute_pairs(&P, 0.2);
+        ck_assert_msg(C.n == expect, "L = %g: %d pairs found, brute force %d", L, C.n, expect);
+        for (int k = 1; k < C.n; k++)
+            ck_assert_msg(C.c[k].key != C.c[k - 1].key, "pair found twice");
+        ck_assert_int_gt(expect, n / 4);
+        contacts_free(&C);
+        particles_free(&P);
+    }
+}
+END_TEST
+
+/* A sphere coasting along x through a periodic box of length 3 crosses it 3 times in 10 time
+ * units at v = 1: the wrapped x stays inside, the image count is 3 and the unwrapped position
+ * x0 + v t (to 1e-12). */
+START_TEST(unit_periodic_unwrapped_displacement)
+{
+    dsim s;
+    dsim_open(&s, "[system]\nmode = dem\ndimension = 3\ndt = 0.01\nsteps = 1000\n"
+                  "periodic = x\nbox_min = 0 0 0\nbox_max = 3 0 0\n"
+                  "[particles]\ncount = 1\nradius = 0.5\nmass = 1\norigin = 1 0 0\n"
+                  "[dem]\nk_n = 100\n");
+    s.W.P.v[0] = v3(1, 0, 0);
+    dsim_steps(&s, 1000);
+    ck_assert_int_eq(s.W.P.image[0], 3);
+    ck_assert(s.W.P.x[0].x >= 0 && s.W.P.x[0].x < 3);
+    ck_assert_double_eq_tol(particles_unwrapped(&s.W.P, 0).x, 11.0, 1e-12);
+    dsim_close(&s);
+}
+END_TEST
+
+/* Two spheres meeting across the periodic boundary (centres at x = 0.6 and 9.4 in a box of 10,
+ * gap 0.2 through the boundary, approaching through it): the contact exists through the minimum image and the elastic
+ * collision exchanges their velocities (to 1e-3 of the speed, the Verlet error at
+ * omega dt = 0.01). */
+START_TEST(analytic_periodic_collision_across_boundary)
+{
+    dsim s;
+    dsim_open(&s, "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 1\n"
+                  "periodic = x\nbox_min = 0 0 0\nbox_max = 10 0 0\n"
+                  "[particles]\ncount = 2\nradius = 0.5\nmass = 1\norigin = 0.6 0 0\nspacing = 7.8\n"
+                  "[contact]\ndetect_gap = 0.1\n"
+                  "[dem]\nk_n = 2e4\n");
+    ck_assert_double_eq_tol(s.W.P.x[1].x, 9.4, 1e-12);
+    s.W.P.v[0] = v3(-1, 0, 0);
+    s.W.P.v[1] = v3(1, 0, 0);
+    dsim_steps(&s, 6000);
+    ck_assert_double_eq_tol(s.W.P.v[0].x, 1.0, 1e-3);
+    ck_assert_double_eq_tol(s.W.P.v[1].x, -1.0, 1e-3);
+    ck_assert_int_eq(s.W.P.image[0], 0);
+    ck_assert_int_eq(s.W.P.image[3], 0);
+    dsim_close(&s);
+}
+END_TEST
+
+static const char *CHUTE =
+    "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 1\nseed = 1\n"
+    "gravity = 0.4383711467890774 0 -0.898794046299167\n"
+    "periodic = x y\nbox_min = 0 0 -0.5\nbox_max = %g %g 42\n"
+    "[particles]\nsource = file\nformat = chute\nfile = ../bench/data/chute_cell.txt\n"
+    "tile = %d %d 1\ncount = %d\ndensity = 1\n"
+    "[contact]\nfriction = 0.5\ndetect_gap = 0.1\n"
+    "[dem]\nk_n = 2e5\nk_t = 57142.857142857145\ndamping = rate\ndamping_normal = 50\n";
+
+/* The chute cell tiled 2 x 2: 16,400 spheres, 400 of them frozen, with the file's velocities;
+ * the copies are shifted by the cell (10); frozen spheres do not move in 20 steps while the
+ * others do. */
+START_TEST(io_chute_file_tiled_frozen)
+{
+    char ini[2048];
+    snprintf(ini, sizeof ini, CHUTE, 20.0, 20.0, 2, 2, 16400);
+    dsim s;
+    dsim_open(&s, ini);
+    particles *P = &s.W.P;
+    int frozen = 0;
+    for (int i = 0; i < P->n; i++)
+        frozen += P->frozen[i];
+    ck_assert_int_eq(P->n, 16400);
+    ck_assert_int_eq(frozen, 400);
+    ck_assert_double_eq_tol(P->x[4100].x, P->x[0].x + 10.0, 1e-12);
+    ck_assert_double_eq_tol(P->x[3 * 4100 + 7].y, P->x[7].y + 10.0, 1e-12);
+    ck_assert(P->r[5] == 0.5);
+    vec3 x0 = P->x[0], x_last = P->x[P->n - 1];
+    ck_assert(v3_norm(P->v[P->n - 1]) > 0.0);
+    dsim_steps(&s, 20);
+    ck_assert(P->x[0].x == x0.x && P->x[0].y == x0.y && P->x[0].z == x0.z);
+    ck_assert(v3_norm(v3_sub(P->x[P->n - 1], x_last)) > 0.0);
+    ck_assert_int_gt(s.st.n_active, P->n);
+    dsim_close(&s);
+}
+END_TEST
+
+/* The DEM step does not depend on the thread count: 40 steps of the chute cell (4,100
+ * spheres, Kuhn law, dashpots, friction sliding) with 1 and 2 threads give bit-identical
+ * positions, velocities, spins and energy ledgers. */
+START_TEST(invariant_dem_threads_bit_identical)
+{
+#ifdef _OPENMP
+    char ini[2048];
+    snprintf(ini, sizeof ini, CHUTE, 10.0, 10.0, 1, 1, 4100);
+    dsim a, b;
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    dsim_open(&a, ini);
+    dsim_steps(&a, 40);
+    omp_set_num_threads(2);
+    dsim_open(&b, ini);
+    dsim_steps(&b, 40);
+    omp_set_num_threads(saved);
+    size_t n = (size_t)a.W.P.n;
+    ck_assert_int_eq(memcmp(a.W.P.x, b.W.P.x, n * sizeof(vec3)), 0);
+    ck_assert_int_eq(memcmp(a.W.P.v, b.W.P.v, n * sizeof(vec3)), 0);
+    ck_assert_int_eq(memcmp(a.W.P.w, b.W.P.w, n * sizeof(vec3)), 0);
+    ck_assert_int_eq(memcmp(&a.S.E, &b.S.E, sizeof a.S.E), 0);
+    ck_assert_int_gt(a.st.n_sliding, 0);
+    dsim_close(&a);
+    dsim_close(&b);
+#endif
+}
+END_TEST
+
+/* Bad periodic and file configurations give one-line errors naming the key. */
+START_TEST(errors_periodic_config)
+{
+    const char *base = "[system]\nmode = dem\ndimension = %d\ndt = 1e-3\nsteps = 1\n%s"
+                       "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n%s[dem]\nk_n = 100\n";
+    struct {
+        int dim;
+        const char *sys, *part, *expect;
+    } cases[] = {
+        {3, "periodic = q\nbox_min = 0 0 0\nbox_max = 9 9 9\n", "", "system.periodic"},
+        {3, "periodic = x x\nbox_min = 0 0 0\nbox_max = 9 9 9\n", "", "given twice"},
+        {2, "periodic = z\nbox_min = 0 0 0\nbox_max = 9 9 9\n", "", "not free in dimension 2"},
+        {3, "periodic = x\nbox_min = 0 0 0\nbox_max = 2 0 0\n", "", "at least twice"},
+        {3, "periodic = x\nbox_min = 5 0 0\nbox_max = 5 0 0\n", "", "must exceed box_min"},
+        {3, "periodic = x\n", "", "system.box_min"},
+        {3, "box_min = 0 0 0\n", "", "set system.periodic"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char ini[1024];
+        snprintf(ini, sizeof ini, base, cases[k].dim, cases[k].sys, cases[k].part);
+        config c;
+        diag err = {{0}};
+        world W;
+        scene_info info;
+        ck_assert_int_eq(config_load_string(&c, ini, "bad.ini", &err), CDLAB_OK);
+        status s = scene_build(&c, &W, &info, &err);
+        ck_assert_msg(s == CDLAB_ERR_CONFIG, "case %zu accepted", k);
+        ck_assert_msg(strstr(err.msg, cases[k].expect), "case %zu: '%s' lacks '%s'", k, err.msg,
+                      cases[k].expect);
+        ck_assert_msg(strstr(err.msg, "bad.ini"), "case %zu: no file name in '%s'", k, err.msg);
+        world_free(&W);
+        config_free(&c);
+    }
+}
+END_TEST
+
+Suite *periodic_suite(void)
+{
+    Suite *s = suite_create("periodic");
+    TCase *tu = tcase_create("unit");
+    tcase_add_test(tu, unit_periodic_detection_matches_brute_force);
+    tcase_add_test(tu, unit_periodic_unwrapped_displacement);
+    suite_add_tcase(s, tu);
+    TCase *ta = tcase_create("analytic");
+    tcase_add_test(ta, analytic_periodic_collision_across_boundary);
+    suite_add_tcase(s, ta);
+    TCase *ti = tcase_create("io");
+    tcase_add_test(ti, io_chute_file_tiled_frozen);
+    tcase_add_test(ti, invariant_dem_threads_bit_identical);
+    tcase_add_test(ti, errors_periodic_config);
+    tcase_set_timeout(ti, 60);
+    suite_add_tcase(s, ti);
+    return s;
+}
