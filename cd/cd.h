@@ -17,6 +17,8 @@ typedef enum sweep_order {
     SWEEP_FORWARD,  /* list order (sorted by pair key) */
     SWEEP_BACKWARD, /* reverse list order */
     SWEEP_JACOBI,   /* every contact from the previous sweep's forces (parallel update) */
+    SWEEP_COLORED,  /* graph colouring of the contacts; colours in a fresh random order, each
+                       colour's contacts (no movable body in common) updated in parallel */
 } sweep_order;
 
 typedef enum criterion {
@@ -55,6 +57,14 @@ typedef struct cd_solver {
     int *perm;    /* sweep order */
     vec3 *R_next; /* Jacobi buffer */
     int perm_cap, R_next_cap;
+    /* colored sweep: contacts grouped by colour (color_start[c] .. color_start[c+1]-1 in
+     * perm), the colour order, per-body colour masks, per-block change measures */
+    int *color_start, *color_order, *color_of;
+    uint64_t *mask;
+    double *blk;
+    int color_start_cap, color_order_cap, color_of_cap, mask_cap, blk_cap;
+    int n_colors, mask_words;
+    long colored_at_step; /* the step whose contact list is coloured (-1: none) */
 } cd_solver;
 
 void cd_solver_init(cd_solver *S, uint64_t seed);

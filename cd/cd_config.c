@@ -1,6 +1,6 @@
 #include "cd_config.h"
 
-const char *const cd_sweep_names[] = {"random", "forward", "backward", "jacobi", NULL};
+const char *const cd_sweep_names[] = {"random", "forward", "backward", "jacobi", "colored", NULL};
 const char *const cd_criterion_names[] = {"fixed", "local", "global", NULL};
 
 status cd_config_read(config *c, cd_params *p, diag *err)
@@ -31,6 +31,8 @@ double cd_sweep_q(sweep_order s)
         return 0.5; /* eq. (45) */
     if (s == SWEEP_RANDOM)
         return (4.0 * sqrt(exp(1.0)) - 5.0) / 2.0; /* eq. (46), ~0.797 */
+    if (s == SWEEP_COLORED)
+        return CD_Q_COLORED_MEASURED;
     return NAN;
 }
 

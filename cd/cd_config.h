@@ -11,8 +11,13 @@ extern const char *const cd_criterion_names[]; /* "fixed", "local", "global" */
 
 status cd_config_read(config *c, cd_params *p, diag *err);
 
-/* q of the sweep order (eqs. 45-46): 1/2 for jacobi, (4 sqrt(e) - 5)/2 for random;
- * NaN where the paper gives none (forward, backward: measure it). */
+/* q of the colored sweep, measured (no theory): the 1D wave test (experiments/chain1d,
+ * study.py) at N_I = 40, three seeds, inverting eq. (58) for the fitted omega: 0.751 +- 0.008
+ * (0.746 from tau). On the chain the colouring is red-black (two colours and the wall). */
+#define CD_Q_COLORED_MEASURED 0.751
+
+/* q of the sweep order (eqs. 45-46): 1/2 for jacobi, (4 sqrt(e) - 5)/2 for random, the
+ * measured value for colored; NaN where there is none (forward, backward: measure it). */
 double cd_sweep_q(sweep_order s);
 
 typedef struct cd_elasticity {

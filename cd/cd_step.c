@@ -21,12 +21,19 @@ void cd_solver_init(cd_solver *S, uint64_t seed)
 {
     memset(S, 0, sizeof *S);
     pcg32_seed(&S->rng, seed, PCG32_STREAM_SWEEP);
+    S->colored_at_step = -1;
+    S->mask_words = 1;
 }
 
 void cd_solver_free(cd_solver *S)
 {
     free(S->perm);
     free(S->R_next);
+    free(S->color_start);
+    free(S->color_order);
+    free(S->color_of);
+    free(S->mask);
+    free(S->blk);
     memset(S, 0, sizeof *S);
 }
 
@@ -77,6 +84,7 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
     W->detect.warm_start = p->warm_start;
     if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
         return s;
+    S->colored_at_step = -1; /* a new contact list: colour it afresh */
     contact_list *L = &W->C;
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */

@@ -29,7 +29,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
         double q = cd_sweep_q((sweep_order)sweep);
         if (!isfinite(q))
             return config_error(c, S, "cd_sweep", err,
-                                "no theoretical q for the %s sweep (only random and jacobi); "
+                                "no q for the %s sweep (random, jacobi, colored); "
                                 "give dem.k_n and the dashpot yourself",
                                 cd_sweep_names[sweep]);
         for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL};

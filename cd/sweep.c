@@ -1,10 +1,12 @@
-/* Gauss-Seidel sweeps of the shock law (Unger & Kertesz sec. 2.5) in four orders. */
+/* Gauss-Seidel sweeps of the shock law (Unger & Kertesz sec. 2.5) in five orders. */
 #include "cd.h"
 #include "shock_law.h"
 
 #include "grow.h"
+#include "parallel.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 vec3 cd_relative_velocity(const world *W, const contact *c)
 {
@@ -26,13 +28,16 @@ void cd_apply_impulse(world *W, const contact *c, vec3 dP)
     particles *P = &W->P;
     int dim = P->dimension;
     int j = c->j;
-    P->v[j] = v3_add(P->v[j], dof_project_lin(dim, v3_scale(dP, P->inv_m[j])));
-    P->w[j] = v3_add(P->w[j], dof_project_ang(dim, v3_scale(v3_cross(c->l1, dP), P->inv_I[j])));
-    if (c->i >= 0) {
+    /* frozen particles are never written (the colored sweep updates their contacts in parallel) */
+    if (!P->frozen[j]) {
+        P->v[j] = v3_add(P->v[j], dof_project_lin(dim, v3_scale(dP, P->inv_m[j])));
+        P->w[j] = v3_add(P->w[j], dof_project_ang(dim, v3_scale(v3_cross(c->l1, dP), P->inv_I[j])));
+    }
+    if (c->i >= 0 && !P->frozen[c->i]) {
         int i = c->i;
         P->v[i] = v3_sub(P->v[i], dof_project_lin(dim, v3_scale(dP, P->inv_m[i])));
         P->w[i] = v3_sub(P->w[i], dof_project_ang(dim, v3_scale(v3_cross(c->l0, dP), P->inv_I[i])));
-    } else {
+    } else if (c->i < 0) {
         wall *w = &W->walls[contact_wall_index(c)];
         if (w->kind == WALL_PISTON) /* the reaction -dP, along the piston normal only */
             w->u -= w->inv_mass * v3_dot(dP, w->n);
@@ -80,6 +85,154 @@ static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result
     r->sum_abs_after += a_new;
 }
 
+/* Greedy colouring of the contact graph in list order: two contacts conflict when they share
+ * a movable body (a particle that is not frozen, or a piston); fixed walls and frozen particles
+ * do not count. Colours are kept as bit masks per body (particles, then walls); when a contact
+ * finds no free colour among 64 * mask_words, the masks are widened and the colouring
+ * restarts. Deterministic: depends only on the contact list. */
+static status color_contacts(world *W, cd_solver *S, diag *err)
+{
+    const contact_list *L = &W->C;
+    const particles *P = &W->P;
+    int n = L->n, nb = P->n + W->n_walls;
+    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
+    if (!color_of)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
+    S->color_of = color_of;
+    for (;;) {
+        int mw = S->mask_words;
+        uint64_t *mask = grow_array(S->mask, &S->mask_cap, nb * mw, sizeof *mask);
+        if (!mask)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
+        S->mask = mask;
+        memset(mask, 0, (size_t)nb * mw * sizeof *mask);
+        int ncol = 0, overflow = 0;
+        for (int k = 0; k < n && !overflow; k++) {
+            const contact *c = &L->c[k];
+            /* the movable bodies of the contact: their mask rows (or NULL) */
+            uint64_t *a = P->frozen[c->j] ? NULL : &mask[(size_t)c->j * mw], *b = NULL;
+            if (c->i >= 0)
+                b = P->frozen[c->i] ? NULL : &mask[(size_t)c->i * mw];
+            else if (W->walls[contact_wall_index(c)].kind == WALL_PISTON)
+                b = &mask[(size_t)(P->n + contact_wall_index(c)) * mw];
+            int col = -1;
+            for (int w = 0; w < mw && col < 0; w++) {
+                uint64_t used = (a ? a[w] : 0) | (b ? b[w] : 0);
+                if (~used)
+                    col = 64 * w + __builtin_ctzll(~used);
+            }
+            if (col < 0) {
+                overflow = 1;
+                break;
+            }
+            color_of[k] = col;
+            if (a)
+                a[col / 64] |= 1ull << (col % 64);
+            if (b)
+                b[col / 64] |= 1ull << (col % 64);
+            if (col + 1 > ncol)
+                ncol = col + 1;
+        }
+        if (!overflow) {
+            S->n_colors = ncol;
+            break;
+        }
+        if (S->mask_words >= 1 << 16)
+            return diag_set(err, CDLAB_ERR_NOMEM, "contact graph needs more than %d colours",
+                            64 << 16);
+        S->mask_words *= 2;
+    }
+    /* contacts grouped by colour, in list order within a colour (counting sort into perm) */
+    int nc = S->n_colors;
+    int *cs = grow_array(S->color_start, &S->color_start_cap, nc + 1, sizeof *cs);
+    int *co = grow_array(S->color_order, &S->color_order_cap, nc, sizeof *co);
+    if (cs)
+        S->color_start = cs;
+    if (co)
+        S->color_order = co;
+    if (!cs || !co)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
+    memset(cs, 0, (size_t)(nc + 1) * sizeof *cs);
+    for (int k = 0; k < n; k++)
+        cs[color_of[k] + 1]++;
+    for (int c = 0; c < nc; c++)
+        cs[c + 1] += cs[c];
+    for (int k = 0; k < n; k++)
+        S->perm[cs[color_of[k]]++] = k;
+    for (int c = nc; c > 0; c--)
+        cs[c] = cs[c - 1];
+    cs[0] = 0;
+    S->colored_at_step = W->step;
+    return CDLAB_OK;
+}
+
+static void shuffle(pcg32 *rng, int *a, int n)
+{
+    for (int k = n - 1; k > 0; k--) {
+        int m = (int)pcg32_bounded(rng, (uint32_t)(k + 1));
+        int t = a[k];
+        a[k] = a[m];
+        a[m] = t;
+    }
+}
+
+/* Change measures per block of a fixed size (so the sums do not depend on the thread count). */
+#define SWEEP_BLOCK 512
+
+static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int measure,
+                            sweep_result *r, diag *err)
+{
+    status s;
+    contact_list *L = &W->C;
+    if (S->colored_at_step != W->step && (s = color_contacts(W, S, err)) != CDLAB_OK)
+        return s;
+    int nc = S->n_colors;
+    double *blk = grow_array(S->blk, &S->blk_cap, 4 * (L->n / SWEEP_BLOCK + nc + 1), sizeof *blk);
+    if (!blk)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
+    S->blk = blk;
+    /* a fresh random order of the colours and of the contacts within each colour (serial: the
+     * random stream does not depend on the thread count) */
+    for (int c = 0; c < nc; c++)
+        S->color_order[c] = c;
+    shuffle(&S->rng, S->color_order, nc);
+    for (int c = 0; c < nc; c++)
+        shuffle(&S->rng, &S->perm[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
+    double dt = W->dt;
+    for (int q = 0; q < nc; q++) {
+        int c = S->color_order[q];
+        int lo = S->color_start[c], hi = S->color_start[c + 1];
+        int nblk = (hi - lo + SWEEP_BLOCK - 1) / SWEEP_BLOCK;
+        /* the contacts of one colour share no movable body: any order, any thread gives the
+         * same velocities */
+#pragma omp parallel for schedule(static) if (hi - lo > 2 * SWEEP_BLOCK)
+        for (int b = 0; b < nblk; b++) {
+            sweep_result br = {0.0, 1, 0.0, 0.0};
+            int end = lo + (b + 1) * SWEEP_BLOCK < hi ? lo + (b + 1) * SWEEP_BLOCK : hi;
+            for (int k = lo + b * SWEEP_BLOCK; k < end; k++) {
+                contact *ct = &L->c[S->perm[k]];
+                vec3 R_new = cd_contact_update(W, ct);
+                if (measure)
+                    note_change(p, ct->R, R_new, &br);
+                cd_apply_impulse(W, ct, v3_scale(v3_sub(R_new, ct->R), dt));
+                ct->R = R_new;
+            }
+            blk[4 * b] = br.max_rel_change;
+            blk[4 * b + 1] = br.local_ok;
+            blk[4 * b + 2] = br.sum_abs_before;
+            blk[4 * b + 3] = br.sum_abs_after;
+        }
+        if (measure)
+            for (int b = 0; b < nblk; b++) {
+                r->max_rel_change = fmax(r->max_rel_change, blk[4 * b]);
+                r->local_ok = r->local_ok && blk[4 * b + 1] != 0.0;
+                r->sum_abs_before += blk[4 * b + 2];
+                r->sum_abs_after += blk[4 * b + 3];
+            }
+    }
+    return CDLAB_OK;
+}
+
 status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *r,
                  diag *err)
 {
@@ -93,6 +246,8 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
     r->sum_abs_before = r->sum_abs_after = 0.0;
     double dt = W->dt;
 
+    if (p->sweep == SWEEP_COLORED)
+        return colored_sweep(W, S, p, measure, r, err);
     if (p->sweep == SWEEP_JACOBI) {
         for (int k = 0; k < n; k++)
             S->R_next[k] = cd_contact_update(W, &L->c[k]);

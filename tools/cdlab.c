@@ -203,7 +203,7 @@ static int cmd_equiv(int argc, char **argv)
         fprintf(stderr,
                 "usage: cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
                 "  N_I (integer sweeps per step), DT and MASS of the CD run; SWEEP = random "
-                "(default) or jacobi\n");
+                "(default), jacobi or colored (measured q)\n");
         return 2;
     }
     int sweep = -1;
@@ -212,8 +212,8 @@ static int cmd_equiv(int argc, char **argv)
             sweep = k;
     if (sweep < 0 || !isfinite(cd_sweep_q((sweep_order)sweep))) {
         fprintf(stderr,
-                "cdlab equiv: no theoretical q for sweep '%s' (random and jacobi have one; "
-                "forward/backward must be measured, see experiments/chain1d)\n",
+                "cdlab equiv: no q for sweep '%s' (random and jacobi have one from theory, "
+                "colored a measured one; forward/backward: see experiments/chain1d/summary.md)\n",
                 sweep_name);
         return 2;
     }
@@ -223,7 +223,10 @@ static int cmd_equiv(int argc, char **argv)
     printf("CD run: N_I = %d sweeps per step, dt = %g, particle mass m = %g, diameter d = %g, %s "
            "sweep\n",
            N_I, dt, m, d, sweep_name);
-    printf("  q         = %.6g      (eq. %s)\n", e.q, sweep == SWEEP_RANDOM ? "46" : "45");
+    printf("  q         = %.6g      (%s)\n", e.q,
+           sweep == SWEEP_RANDOM   ? "eq. 46"
+           : sweep == SWEEP_JACOBI ? "eq. 45"
+                                   : "measured: 1D wave test at N_I = 40, experiments/chain1d");
     printf("  kappa     = %.6g      q m N_I / dt^2 (eq. 67): effective contact stiffness\n",
            e.kappa);
     printf("  gamma     = %.6g      q m N_I / dt (eq. 68): effective contact dashpot\n", e.gamma);

@@ -65,7 +65,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     NIs = [10, 20, 40, 80, 160] if not a.quick else [20, 40, 80]
     seeds = [1, 2, 3] if not a.quick else [1]
-    sweeps = ["random", "forward", "backward", "jacobi"]
+    sweeps = ["random", "forward", "backward", "jacobi", "colored"]
     jobs = [(ni, "random", s, os.path.join(outdir, f"random_NI{ni}_s{s}.h5")) for ni in NIs for s in seeds]
     jobs += [(40, sw, s, os.path.join(outdir, f"{sw}_NI40_s{s}.h5")) for sw in sweeps if sw != "random" for s in seeds]
     with ThreadPoolExecutor(a.jobs) as ex:
