@@ -96,7 +96,8 @@ experiments: deps
 
 # Benchmarks with release flags in build-release/ (tools/bench.py; results in bench/results/).
 BENCH_OPT := -O3 -march=native -g
-bench: deps
+bench:
+	@CDLAB_EXTRA_PKGS=lammps bash tools/deps.sh
 	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab
 	BENCH_FLAGS="$(CSTD) $(BENCH_OPT) $(OMPFLAG)" CDLAB=$(CURDIR)/build-release/cdlab $(PYTHON) tools/bench.py
 

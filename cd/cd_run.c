@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,6 +24,7 @@ typedef struct output_params {
     char file[512];
     long every;
     long series_every; /* a series row every this many steps (and the last step) */
+    long timing_warmup; /* steps left out of /summary timed_step_seconds */
     int *probes;       /* storage indices */
     int n_probes;
 } output_params;
@@ -33,7 +35,8 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
     status s;
     if ((s = config_string(c, "output", "file", 0, "cdlab.h5", o->file, sizeof o->file, err)) ||
         (s = config_int(c, "output", "every", 0, 100, 0, __LONG_MAX__, &o->every, err)) ||
-        (s = config_int(c, "output", "series_every", 0, 1, 1, __LONG_MAX__, &o->series_every, err)))
+        (s = config_int(c, "output", "series_every", 0, 1, 1, __LONG_MAX__, &o->series_every, err)) ||
+        (s = config_int(c, "output", "timing_warmup", 0, 0, 0, __LONG_MAX__, &o->timing_warmup, err)))
         return s;
     long *ids;
     int n;
@@ -627,7 +630,12 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                                 .energy = &dsolver.E,
                                 .stress = &sigma[0][0]};
         }
-        sum->step_seconds += now_seconds() - ts;
+        double spent = now_seconds() - ts;
+        sum->step_seconds += spent;
+        if (k >= S.out.timing_warmup) {
+            sum->timed_step_seconds += spent;
+            sum->timed_steps++;
+        }
         sweeps_total += rec.sweeps;
         if (!rec.converged)
             sum->unconverged_steps++;
@@ -664,6 +672,12 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         h5out_attr_double(w.h, "/summary", "wall_seconds", sum->wall_seconds, e2);
         h5out_attr_double(w.h, "/summary", "step_seconds", sum->step_seconds, e2);
         h5out_attr_double(w.h, "/summary", "solve_seconds", sum->solve_seconds, e2);
+        h5out_attr_double(w.h, "/summary", "timed_step_seconds", sum->timed_step_seconds, e2);
+        h5out_attr_int(w.h, "/summary", "timed_steps", sum->timed_steps, e2);
+        h5out_attr_int(w.h, "/summary", "neighbour_rebuilds", dsolver.rebuilds, e2);
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            h5out_attr_int(w.h, "/summary", "peak_rss_kib", ru.ru_maxrss, e2);
         h5out_attr_double(w.h, "/summary", "contact_updates", sum->contact_updates, e2);
         h5out_attr_double(w.h, "/summary", "mean_sweeps", sum->mean_sweeps, e2);
         h5out_attr_int(w.h, "/summary", "unconverged_steps", sum->unconverged_steps, e2);

@@ -29,6 +29,8 @@ typedef struct run_summary {
     double wall_seconds;
     double step_seconds;  /* of which in the engine's step (detection, solver, update): no output */
     double solve_seconds; /* of which in the CD solver's sweeps */
+    double timed_step_seconds; /* step_seconds without the first output.timing_warmup steps */
+    long timed_steps;
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;

@@ -1,19 +1,28 @@
 #!/usr/bin/python3
-"""cdlab benchmarks (make bench): CD sweep throughput on dense packings, fixed N_I = 50, random
-sweep; contact updates per second (contacts x sweeps / solver time) and whole-step time per
-particle; medians of 3 runs at 1 and 2 threads. Writes bench/results/<date>-<commit>.md.
+"""cdlab benchmarks (make bench), issue 5. Writes bench/results/<date>-<commit>.md.
 
-Packings: regular lattices of touching unit particles (2D square, 3D simple cubic; every
-particle in contact with its neighbours, walls around, gravity), with the particles stored in a
-random order, so that the sweep's memory access is as scattered as in an unsorted real packing.
-This is the first baseline of issue 5; the DEM chute and LAMMPS comparison come next."""
+1. CD sweep throughput: contact updates per second (contacts x sweeps / solver time) on dense
+   packings, 2D 1e4 and 1e5 disks, 3D 1e4 and 1e5 spheres, fixed N_I = 50, random sweep (the
+   reference) and colored sweep, at 1 and 2 threads; whole step per particle.
+   Packings: regular lattices of touching unit particles (2D square, 3D simple cubic; walls
+   around, gravity), stored in a random order, so that the sweep's memory access is as
+   scattered as in an unsorted real packing.
+2. DEM chute (bench/chute.ini, the LAMMPS "chute" system tiled 4 x 4: 65,600 spheres),
+   particle-steps per second of the 64,000 mobile spheres over 2000 steps after 100 warm-up
+   steps, Kuhn law (projection, twirl) and conventional law, 1 and 2 threads; the same system
+   in LAMMPS (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed.
+3. Scaling: CD step time against particle count, 2D lattices of 1e3 to 1e6 disks, N_I = 10;
+   log-log slope; peak memory (max RSS) per particle and per contact.
+Every figure is the median of 3 runs."""
 import datetime
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -37,66 +46,170 @@ def lattice(dim, ns, path, seed=1):
     return len(pts)
 
 
-def config(dim, ns, n, path):
+def config(dim, ns, n, path, sweep="random", iters=50, steps=3):
     walls = ["[plane.base]", "point = 0 0 0", "normal = 0 1 0",
              "[plane.left]", "point = 0 0 0", "normal = 1 0 0",
              "[plane.right]", f"point = {ns} 0 0", "normal = -1 0 0"]
     if dim == 3:
         walls += ["[plane.front]", "point = 0 0 0", "normal = 0 0 1",
                   "[plane.back]", f"point = 0 0 {ns}", "normal = 0 0 -1"]
-    return "\n".join(["[system]", f"dimension = {dim}", "dt = 0.01", "steps = 3", "gravity = 0 -1 0",
-                      "[solver]", "sweep = random", "criterion = fixed", "iterations = 50",
+    return "\n".join(["[system]", f"dimension = {dim}", "dt = 0.01", f"steps = {steps}", "gravity = 0 -1 0",
+                      "[solver]", f"sweep = {sweep}", "criterion = fixed", f"iterations = {iters}",
                       "[particles]", "source = file", f"file = {path}", f"count = {n}", "mass = 1",
                       "[contact]", "friction = 0.3", "detect_gap = 0.1", *walls,
                       "[output]", "every = 0"]) + "\n"
 
 
-def main():
-    cases = [(2, 100), (2, 316), (3, 22), (3, 46)]
+def run(args, threads):
+    """Runs cdlab, returns (summary attributes, peak RSS in KiB of that process)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    p = subprocess.Popen(args, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({status})")
+    return ru.ru_maxrss
+
+
+def cd_cases(tmp, out):
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for dim, ns in cases:
-            lat = os.path.join(tmp, f"lat{dim}_{ns}.txt")
-            n = lattice(dim, ns, lat)
-            ini = os.path.join(tmp, f"b{dim}_{ns}.ini")
-            open(ini, "w").write(config(dim, ns, n, lat))
+    for dim, ns in [(2, 100), (2, 316), (3, 22), (3, 46)]:
+        lat = os.path.join(tmp, f"lat{dim}_{ns}.txt")
+        n = lattice(dim, ns, lat)
+        for sweep in ("random", "colored"):
+            ini = os.path.join(tmp, f"b{dim}_{ns}_{sweep}.ini")
+            open(ini, "w").write(config(dim, ns, n, lat, sweep, 50, 2))
             for threads in (1, 2):
                 ups, per = [], []
                 for rep in range(3):
-                    out = os.path.join(tmp, f"o{dim}_{ns}_{threads}_{rep}.h5")
-                    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-                    subprocess.run([CDLAB, "run", ini, "-o", out, "--quiet"], check=True, env=env)
-                    r = Run(out)
+                    h5 = os.path.join(tmp, "o.h5")
+                    run([CDLAB, "run", ini, "-o", h5, "--quiet"], threads)
+                    r = Run(h5)
                     s = r.summary
                     ups.append(float(s["contact_updates"]) / float(s["solve_seconds"]))
                     per.append(float(s["step_seconds"]) / (int(s["steps_done"]) * n))
                     contacts = int(r.series("contacts")[-1])
-                rows.append((dim, n, contacts, threads, statistics.median(ups), statistics.median(per)))
-                print(f"{dim}D n = {n}: {contacts} contacts, {threads} thread(s): "
-                      f"{statistics.median(ups):.3e} contact updates/s, {1e9 * statistics.median(per):.1f} ns per particle-step",
-                      flush=True)
+                row = (dim, n, contacts, sweep, threads, statistics.median(ups), statistics.median(per))
+                rows.append(row)
+                print(f"CD {dim}D n = {n}, {contacts} contacts, {sweep}, {threads} thread(s): "
+                      f"{row[5]:.3e} updates/s, {1e9 * row[6]:.1f} ns per particle-step", flush=True)
+    out += ["## 1. CD sweep throughput", "",
+            "Fixed N_I = 50, 2 steps, friction 0.3, gravity; lattices of touching unit particles stored in random "
+            "order. Contact updates/s = Σ(contacts × sweeps) / time in the sweeps; ns per particle-step = whole "
+            "step (detection, free motion, sweeps, update) / (steps × particles).", "",
+            "| case | particles | contacts | sweep | threads | contact updates/s | ns per particle-step |",
+            "|---|---|---|---|---|---|---|"]
+    for dim, n, c, sw, th, u, p in rows:
+        out.append(f"| CD {dim}D | {n} | {c} | {sw} | {th} | {u:.3e} | {1e9 * p:.1f} |")
+    ref = {(r[0], r[1]): r[5] for r in rows if r[3] == "random" and r[4] == 1}
+    col2 = {(r[0], r[1]): r[5] for r in rows if r[3] == "colored" and r[4] == 2}
+    out += ["", "Colored sweep at 2 threads over the random sweep at 1 thread: " +
+            ", ".join(f"{d}D {n}: {col2[(d, n)] / ref[(d, n)]:.2f}×" for (d, n) in ref), ""]
+    return rows
+
+
+def chute_cases(tmp, out):
+    ini = os.path.join(root, "bench", "chute.ini")
+    mobile = 64000
+    rows = []
+    for law in ("kuhn", "conventional"):
+        for threads in (1, 2):
+            rates, rss = [], []
+            for rep in range(3):
+                h5 = os.path.join(tmp, "chute.h5")
+                kib = run([CDLAB, "run", ini, "-o", h5, "--quiet", "--set", f"dem.tangential={law}",
+                           "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads)
+                s = Run(h5).summary
+                rates.append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
+                rss.append(kib)
+                rebuilds = int(s["neighbour_rebuilds"])
+            row = (law, threads, statistics.median(rates), statistics.median(rss), rebuilds)
+            rows.append(row)
+            print(f"DEM chute {law}, {threads} thread(s): {row[2]:.3e} particle-steps/s, peak RSS {row[3] / 1024:.0f} MiB",
+                  flush=True)
+    lmp = shutil.which("lmp")
+    lrate = []
+    if lmp:
+        ldir = os.path.join(tmp, "lammps")
+        shutil.copytree(os.path.join(root, "bench", "lammps"), ldir)
+        for rep in range(3):
+            p = subprocess.run([lmp, "-in", "in.chute3d", "-var", "nsteps", "2000"], cwd=ldir,
+                               capture_output=True, text=True, check=True)
+            loops = [l for l in p.stdout.splitlines() if l.startswith("Loop time")]
+            lrate.append(mobile * 2000 / float(loops[-1].split()[3]))
+            print(f"LAMMPS chute: {lrate[-1]:.3e} particle-steps/s", flush=True)
+    out += ["## 2. DEM chute", "",
+            "`bench/chute.ini`: 65,600 spheres (64,000 mobile, 1,600 frozen base), periodic x and y, k_n = 2·10⁵, "
+            "k_t = 2/7 k_n, normal dashpot m_eff·50, μ = 0.5, Δt = 10⁻⁴, skin 0.1; particle-steps/s of the mobile "
+            "spheres over 2000 steps after 100 warm-up steps. Peak memory: max RSS of the process.", "",
+            "| code | tangential law | threads | particle-steps/s | peak RSS (MiB) | bytes per particle | neighbour rebuilds |",
+            "|---|---|---|---|---|---|---|"]
+    for law, th, rate, kib, rb in rows:
+        out.append(f"| cdlab | {law} | {th} | {rate:.3e} | {kib / 1024:.0f} | {kib * 1024 / 65600:.0f} | {rb} |")
+    if lrate:
+        out.append(f"| LAMMPS (Debian lmp, gran/hooke/history) | history | 1 | {statistics.median(lrate):.3e} | | | |")
+        k1 = [r[2] for r in rows if r[0] == "kuhn" and r[1] == 1][0]
+        k2 = [r[2] for r in rows if r[0] == "kuhn" and r[1] == 2][0]
+        out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (target ≥ 1.5×); "
+                    f"2 threads / 1 thread: {k2 / k1:.2f}× (target ≥ 1.8×)", ""]
+    else:
+        out += ["", "LAMMPS not installed (lmp not found): no side-by-side figure.", ""]
+    return rows, lrate
+
+
+def scaling(tmp, out):
+    rows = []
+    for ns in (32, 100, 316, 1000):
+        lat = os.path.join(tmp, f"s{ns}.txt")
+        n = lattice(2, ns, lat)
+        ini = os.path.join(tmp, f"s{ns}.ini")
+        open(ini, "w").write(config(2, ns, n, lat, "random", 10, 2))
+        per, rss = [], []
+        for rep in range(3):
+            h5 = os.path.join(tmp, "s.h5")
+            rss.append(run([CDLAB, "run", ini, "-o", h5, "--quiet"], 1))
+            r = Run(h5)
+            per.append(float(r.summary["step_seconds"]) / int(r.summary["steps_done"]))
+            contacts = int(r.series("contacts")[-1])
+        rows.append((n, contacts, statistics.median(per), statistics.median(rss)))
+        print(f"scaling: n = {n}: {rows[-1][2]:.4f} s per step, peak RSS {rows[-1][3] / 1024:.0f} MiB", flush=True)
+    ln = np.log([r[0] for r in rows])
+    lt = np.log([r[2] for r in rows])
+    slope = np.polyfit(ln, lt, 1)[0]
+    big, small = rows[-1], rows[-2]
+    per_particle = big[3] * 1024 / big[0]
+    per_contact = (big[3] - small[3]) * 1024 / (big[1] - small[1])
+    out += ["## 3. Scaling (CD, 2D lattices, N_I = 10, random sweep, 1 thread)", "",
+            "| particles | contacts | s per step | ns per particle-step | peak RSS (MiB) |", "|---|---|---|---|---|"]
+    for n, c, t, kib in rows:
+        out.append(f"| {n} | {c} | {t:.4f} | {1e9 * t / n:.1f} | {kib / 1024:.1f} |")
+    out += ["", f"Log-log slope of the step time over 10³–10⁶ particles: **{slope:.3f}** (linear: 1.0 ± 0.1). "
+                f"Peak memory at 10⁶: {per_particle:.0f} bytes per particle (all included); between 10⁵ and 10⁶: "
+                f"{per_contact:.0f} bytes per added contact (particles' share included).", ""]
+    return slope
+
+
+def main():
+    t_start = time.time()
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cd_cases(tmp, out)
+        chute_cases(tmp, out)
+        scaling(tmp, out)
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", root, "diff", "--quiet", "HEAD"]).returncode != 0
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
     cc = subprocess.run(["gcc", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     flags = os.environ.get("BENCH_FLAGS", "?")
     date = datetime.date.today().isoformat()
-    md = [f"# cdlab benchmark {date}, commit {commit}{'-dirty' if dirty else ''}", "",
-          f"- machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
-          f"- compiler: {cc}; flags: `{flags}`",
-          "- case: CD, fixed N_I = 50, random sweep, 3 steps, friction 0.3, gravity; lattice packings of touching unit "
-          "particles (2D square, 3D simple cubic) stored in random order; medians of 3 runs",
-          "- contact updates/s = Σ (contacts × sweeps) / time in the sweeps; ns per particle-step = whole step "
-          "(detection, free motion, sweeps, update) / (steps × particles)", "",
-          "| case | particles | contacts (candidates) | threads | contact updates/s | ns per particle-step |",
-          "|---|---|---|---|---|---|"]
-    for dim, n, c, th, u, p in rows:
-        md.append(f"| CD {dim}D | {n} | {c} | {th} | {u:.3e} | {1e9 * p:.1f} |")
-    md += ["", "Targets of issue 5: ≥ 3·10⁷ updates/s on the 2D 10⁴ packing and ≥ 1.5·10⁷ on the 3D 10⁵ packing, one "
-           "thread. The sweep is serial so far: the second thread only runs the per-particle loops.", ""]
+    head = [f"# cdlab benchmark {date}, commit {commit}{'-dirty' if dirty else ''}", "",
+            f"- machine: {cpu}, {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+            f"{platform.system()} {platform.release()}",
+            f"- compiler: {cc}; flags: `{flags}`",
+            f"- every figure: median of 3 runs; `make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
+    md = head + out
     os.makedirs(os.path.join(root, "bench", "results"), exist_ok=True)
     path = os.path.join(root, "bench", "results", f"{date}-{commit}.md")
-    open(path, "w").write("\n".join(md))
+    open(path, "w").write("\n".join(md) + "\n")
     print("\n".join(md))
     print(f"written: {path}")
 

@@ -3,6 +3,9 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config libhdf5-dev check libinih-dev
       python3-numpy python3-scipy python3-matplotlib python3-h5py)
+# extra packages for one target (make bench: lammps for the side-by-side timing)
+# shellcheck disable=SC2206
+pkgs+=(${CDLAB_EXTRA_PKGS:-})
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
