@@ -32,7 +32,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps experiments gallery bench test test-slow test-all demo debug clean format experiments-chain1d
+.PHONY: FORCE all deps experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -104,10 +104,15 @@ bench:
 gallery:
 	$(PYTHON) tools/gallery.py
 
-debug:
-	$(MAKE) --no-print-directory BUILD=build-debug OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+# The whole test suite (quick and slow) under AddressSanitizer and UndefinedBehaviorSanitizer,
+# the cdlab binary the tests call included; any report fails (halt_on_error). CI runs it.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+check-asan: deps
+	$(MAKE) --no-print-directory BUILD=build-debug OPT="$(SAN_FLAGS)" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" build-debug/check_all build-debug/cdlab
-	cd tests && CK_FORK=no CK_EXCLUDE_TAGS=slow ../build-debug/check_all
+	cd tests && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    CDLAB_BIN=../build-debug/cdlab CK_FORK=no ../build-debug/check_all
+debug: check-asan
 
 format:
 	clang-format -i common/*.[ch] cd/*.[ch] tools/*.c tests/*.[ch]

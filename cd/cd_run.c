@@ -6,6 +6,8 @@
 #include "h5io.h"
 #include "parallel.h"
 
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +25,10 @@ static const char *const mode_names[] = {"cd", "dem", NULL};
 typedef struct output_params {
     char file[512];
     long every;
-    long series_every; /* a series row every this many steps (and the last step) */
-    long timing_warmup; /* steps left out of /summary timed_step_seconds */
-    int *probes;       /* storage indices */
+    long series_every;     /* a series row every this many steps (and the last step) */
+    long timing_warmup;    /* steps left out of /summary timed_step_seconds */
+    long checkpoint_every; /* a restart checkpoint every this many steps (0: only the last step) */
+    int *probes;           /* storage indices */
     int n_probes;
 } output_params;
 
@@ -35,8 +38,12 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
     status s;
     if ((s = config_string(c, "output", "file", 0, "cdlab.h5", o->file, sizeof o->file, err)) ||
         (s = config_int(c, "output", "every", 0, 100, 0, __LONG_MAX__, &o->every, err)) ||
-        (s = config_int(c, "output", "series_every", 0, 1, 1, __LONG_MAX__, &o->series_every, err)) ||
-        (s = config_int(c, "output", "timing_warmup", 0, 0, 0, __LONG_MAX__, &o->timing_warmup, err)))
+        (s = config_int(c, "output", "series_every", 0, 1, 1, __LONG_MAX__, &o->series_every,
+                        err)) ||
+        (s = config_int(c, "output", "timing_warmup", 0, 0, 0, __LONG_MAX__, &o->timing_warmup,
+                        err)) ||
+        (s = config_int(c, "output", "checkpoint_every", 0, 0, 0, __LONG_MAX__,
+                        &o->checkpoint_every, err)))
         return s;
     long *ids;
     int n;
@@ -439,6 +446,9 @@ static status write_snapshot(writer *w, const world *W, diag *err)
     SNAPC("gap", H5IO_DOUBLE, 1, &nc, buf);
     free(pair);
     free(buf);
+    /* every frame reaches the file: a killed run leaves a readable file up to here */
+    if (st == CDLAB_OK)
+        st = h5out_flush(w->h, err);
     return st;
 #undef SNAP
 #undef SNAPC
@@ -482,6 +492,177 @@ static void say(const run_hooks *hk, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     hk->message(hk->user, line);
+}
+
+/* ---- checkpoints (restart) ----
+ * /checkpoints/NNNNNNNN holds everything the next step reads: the particles' state, the walls,
+ * the contact list (raw records, with the forces and the DEM history), the random stream, and
+ * the DEM solver's forces, neighbour-list paths and energy ledger. A run continued from it
+ * gives bit-identical results to an uninterrupted one (same build). */
+#define CHECKPOINT_FORMAT "cdlab-checkpoint-1"
+#define CONTACT_WORDS ((long)(sizeof(contact) / sizeof(int64_t)))
+
+static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, const dem_solver *ds,
+                               diag *err)
+{
+    char g[64], path[128];
+    snprintf(g, sizeof g, "/checkpoints/%08ld", W->step);
+    const particles *P = &W->P;
+    long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4}, nw = W->n_walls, nw3[2] = {nw, 3};
+    long nc = W->C.n, ncw[2] = {nc, CONTACT_WORDS}, two = 2;
+    status s;
+    if ((s = h5out_group(w->h, g, err)) ||
+        (s = h5out_attr_string(w->h, g, "format", CHECKPOINT_FORMAT, err)) ||
+        (s = h5out_attr_int(w->h, g, "step", W->step, err)) ||
+        (s = h5out_attr_int(w->h, g, "particles", n, err)) ||
+        (s = h5out_attr_int(w->h, g, "walls", nw, err)) ||
+        (s = h5out_attr_int(w->h, g, "contacts", nc, err)) ||
+        (s = h5out_attr_int(w->h, g, "contact_bytes", (long long)sizeof(contact), err)) ||
+        (s = h5out_attr_int(w->h, g, "dem_rebuilds", ds->rebuilds, err)))
+        return s;
+#define CK(name, type, rank, dims, data)                                                           \
+    do {                                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        if ((s = h5out_array(w->h, path, type, rank, dims, data, err)))                            \
+            return s;                                                                              \
+    } while (0)
+    CK("x", H5IO_DOUBLE, 2, n3, P->x);
+    CK("v", H5IO_DOUBLE, 2, n3, P->v);
+    CK("w", H5IO_DOUBLE, 2, n3, P->w);
+    CK("q", H5IO_DOUBLE, 2, n4, P->q);
+    CK("image", H5IO_INT32, 2, n3, P->image);
+    double *wb = malloc((size_t)(nw > 0 ? nw : 1) * 3 * sizeof *wb);
+    if (!wb)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a checkpoint");
+    for (int k = 0; k < nw; k++) {
+        wb[3 * k] = W->walls[k].s;
+        wb[3 * k + 1] = W->walls[k].u;
+        wb[3 * k + 2] = W->walls[k].contact_force;
+    }
+    s = h5out_array(w->h, (snprintf(path, sizeof path, "%s/walls", g), path), H5IO_DOUBLE, 2, nw3,
+                    wb, err);
+    free(wb);
+    if (s)
+        return s;
+    int64_t rng[2] = {(int64_t)cs->rng.state, (int64_t)cs->rng.inc};
+    CK("rng", H5IO_INT64, 1, &two, rng);
+    CK("contacts", H5IO_INT64, 2, ncw, W->C.c);
+    if (ds->started) {
+        long ne = (long)(sizeof ds->E / sizeof(double)), nwp = nw;
+        CK("dem_F", H5IO_DOUBLE, 2, n3, ds->F);
+        CK("dem_T", H5IO_DOUBLE, 2, n3, ds->T);
+        CK("dem_path", H5IO_DOUBLE, 1, &n, ds->path);
+        CK("dem_piston_F", H5IO_DOUBLE, 1, &nwp, ds->piston_F);
+        CK("dem_energy", H5IO_DOUBLE, 1, &ne, &ds->E);
+        long one = 1;
+        CK("dem_wall_path", H5IO_DOUBLE, 1, &one, &ds->wall_path);
+    }
+#undef CK
+    return h5out_flush(w->h, err);
+}
+
+/* Restores the state of the last checkpoint of file into a world built from the same config. */
+static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solver *cs,
+                              dem_solver *ds, diag *err)
+{
+    h5in *h;
+    status s = h5in_open(&h, file, err);
+    if (s)
+        return s;
+    char last[256], g[300], path[400];
+    long long step = 0, n = 0, nw = 0, nc = 0, cb = 0, rb = 0;
+    char *fmt = NULL;
+    if ((s = h5in_last_child(h, "/checkpoints", last, err)))
+        goto done;
+    snprintf(g, sizeof g, "/checkpoints/%s", last);
+    if ((s = h5in_attr_str(h, g, "format", &fmt, err)))
+        goto done;
+    if (strcmp(fmt, CHECKPOINT_FORMAT) != 0) {
+        s = diag_set(err, CDLAB_ERR_IO, "%s: checkpoint format '%s', this cdlab reads '%s'", file,
+                     fmt, CHECKPOINT_FORMAT);
+        goto done;
+    }
+    if ((s = h5in_attr_int(h, g, "step", &step, err)) ||
+        (s = h5in_attr_int(h, g, "particles", &n, err)) ||
+        (s = h5in_attr_int(h, g, "walls", &nw, err)) ||
+        (s = h5in_attr_int(h, g, "contacts", &nc, err)) ||
+        (s = h5in_attr_int(h, g, "contact_bytes", &cb, err)) ||
+        (s = h5in_attr_int(h, g, "dem_rebuilds", &rb, err)))
+        goto done;
+    if (n != W->P.n || nw != W->n_walls || cb != (long long)sizeof(contact) || nc < 0 ||
+        nc > INT32_MAX / 2 || step < 0) {
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s: checkpoint of %lld particles, %lld walls, %lld-byte contacts does not "
+                     "match this config and build (%d particles, %d walls, %zu-byte contacts)",
+                     file, n, nw, cb, W->P.n, W->n_walls, sizeof(contact));
+        goto done;
+    }
+    {
+        contact_list *L = &W->C;
+        contact *buf = NULL;
+        if (nc > 0 && posix_memalign((void **)&buf, 64, (size_t)nc * sizeof *buf) != 0) {
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
+            goto done;
+        }
+        free(L->c);
+        L->c = buf;
+        L->n = L->cap = (int)nc;
+        long n3 = 3 * n, nn = n, nw3 = 3 * nw;
+        double *wb = malloc((size_t)(nw3 > 0 ? nw3 : 1) * sizeof *wb);
+        int64_t rng[2];
+#define RD(name, type, data, count)                                                                \
+    if (s == CDLAB_OK) {                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        s = h5in_read(h, path, type, data, count, err);                                            \
+    }
+        if (!wb)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
+        RD("x", H5IO_DOUBLE, W->P.x, n3);
+        RD("v", H5IO_DOUBLE, W->P.v, n3);
+        RD("w", H5IO_DOUBLE, W->P.w, n3);
+        RD("q", H5IO_DOUBLE, W->P.q, 4 * nn);
+        RD("image", H5IO_INT32, W->P.image, n3);
+        RD("walls", H5IO_DOUBLE, wb, nw3);
+        RD("rng", H5IO_INT64, rng, 2);
+        RD("contacts", H5IO_INT64, L->c, nc * CONTACT_WORDS);
+        if (s == CDLAB_OK) {
+            for (int k = 0; k < nw; k++) {
+                W->walls[k].s = wb[3 * k];
+                W->walls[k].u = wb[3 * k + 1];
+                W->walls[k].contact_force = wb[3 * k + 2];
+            }
+            cs->rng.state = (uint64_t)rng[0];
+            cs->rng.inc = (uint64_t)rng[1];
+            for (long k = 0; k < nc; k++)
+                if (L->c[k].j < 0 || L->c[k].j >= n || L->c[k].i >= n || L->c[k].i < -nw) {
+                    s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file,
+                                 k);
+                    break;
+                }
+        }
+        free(wb);
+        if (s == CDLAB_OK && mode == MODE_DEM) {
+            if ((s = dem_resume(W, ds, err)) == CDLAB_OK) {
+                long ne = (long)(sizeof ds->E / sizeof(double));
+                RD("dem_F", H5IO_DOUBLE, ds->F, n3);
+                RD("dem_T", H5IO_DOUBLE, ds->T, n3);
+                RD("dem_path", H5IO_DOUBLE, ds->path, nn);
+                RD("dem_piston_F", H5IO_DOUBLE, ds->piston_F, (long)nw);
+                RD("dem_energy", H5IO_DOUBLE, &ds->E, ne);
+                RD("dem_wall_path", H5IO_DOUBLE, &ds->wall_path, 1);
+            }
+            ds->rebuilds = rb;
+        }
+#undef RD
+    }
+    if (s == CDLAB_OK) {
+        W->step = (long)step;
+        W->t = (double)step * W->dt;
+    }
+done:
+    free(fmt);
+    h5in_close(h);
+    return s;
 }
 
 status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary *sum, diag *err)
@@ -553,6 +734,21 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
 
     writer w;
     memset(&w, 0, sizeof w);
+    if (hk && hk->restart) {
+        /* the output would be truncated before the checkpoint is read */
+        struct stat a, b;
+        if (stat(hk->restart, &a) != 0) {
+            setup_free(&S);
+            return diag_set(err, CDLAB_ERR_IO, "%s: cannot open restart file: %s", hk->restart,
+                            strerror(errno));
+        }
+        if (stat(S.out.file, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            setup_free(&S);
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "the output file %s is the restart file; give another one with -o",
+                            S.out.file);
+        }
+    }
     if ((s = h5out_create(&w.h, S.out.file, err)) || (s = write_header(&w, c, &S, err))) {
         diag tmp;
         h5out_close(w.h, &tmp);
@@ -577,7 +773,25 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         if (!du || !dth)
             s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     }
-    if (S.mode == MODE_DEM && s == CDLAB_OK) {
+    if (s == CDLAB_OK && hk && hk->restart) {
+        s = read_checkpoint(hk->restart, S.mode, W, &solver, &dsolver, err);
+        if (s == CDLAB_OK && W->step >= S.info.steps)
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "%s: its checkpoint is at step %ld, system.steps = %ld: nothing to do "
+                         "(raise system.steps, e.g. --set system.steps=N)",
+                         hk->restart, W->step, S.info.steps);
+        if (s == CDLAB_OK) {
+            say(hk, "restart: continuing from step %ld of %s", W->step, hk->restart);
+            h5out_group(w.h, "/restart", err);
+            h5out_attr_string(w.h, "/restart", "from_file", hk->restart, err);
+            h5out_attr_int(w.h, "/restart", "from_step", W->step, err);
+        }
+        if (s == CDLAB_OK && S.mode == MODE_DEM) {
+            rec.energy = &dsolver.E;
+            dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
+            rec.stress = &sigma[0][0];
+        }
+    } else if (S.mode == MODE_DEM && s == CDLAB_OK) {
         s = dem_start(W, &dsolver, &S.dem.p, &dst, err);
         rec.energy = &dsolver.E;
         dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
@@ -594,7 +808,9 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = write_snapshot(&w, W, err);
     double t0 = now_seconds(), sweeps_total = 0.0;
     sum->started = 1;
-    for (long k = 0; k < S.info.steps && s == CDLAB_OK; k++) {
+    snprintf(sum->out_file, sizeof sum->out_file, "%s", S.out.file);
+    long first = W->step;
+    for (long k = first; k < S.info.steps && s == CDLAB_OK; k++) {
         double ts = now_seconds();
         if (S.mode == MODE_CD) {
             s = cd_step(W, &solver, &S.prm, &st, err);
@@ -632,7 +848,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         }
         double spent = now_seconds() - ts;
         sum->step_seconds += spent;
-        if (k >= S.out.timing_warmup) {
+        if (k - first >= S.out.timing_warmup) {
             sum->timed_step_seconds += spent;
             sum->timed_steps++;
         }
@@ -651,6 +867,22 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         if (s == CDLAB_OK &&
             ((S.out.every > 0 && W->step % S.out.every == 0) || W->step == S.info.steps))
             s = write_snapshot(&w, W, err);
+        if (s == CDLAB_OK &&
+            ((S.out.checkpoint_every > 0 && W->step % S.out.checkpoint_every == 0) ||
+             W->step == S.info.steps))
+            s = write_checkpoint(&w, W, &solver, &dsolver, err);
+        if (s == CDLAB_OK && hk && hk->stop && *hk->stop) {
+            int sig = *hk->stop;
+            if (S.out.every == 0 || W->step % S.out.every != 0)
+                s = write_snapshot(&w, W, err);
+            if (s == CDLAB_OK)
+                s = write_checkpoint(&w, W, &solver, &dsolver, err);
+            if (s == CDLAB_OK)
+                s = diag_set(err, CDLAB_ERR_INTERRUPTED,
+                             "interrupted by signal %d after step %ld of %ld; %s holds every frame "
+                             "so far",
+                             sig, W->step, S.info.steps, S.out.file);
+        }
         if (hk && hk->progress) {
             run_progress p = {.step = W->step,
                               .steps = S.info.steps,

@@ -21,6 +21,11 @@ typedef struct run_hooks {
     /* Called once before the first step with lines to show the user (parameters, warnings). */
     void (*message)(void *user, const char *line);
     void *user;
+    /* Set (by a signal handler) to the signal number to end the run after the current step:
+     * the state is written as a snapshot and a checkpoint and the file closed. May be NULL. */
+    volatile int *stop;
+    /* Continue from the last checkpoint of this cdlab output file (NULL: a new run). */
+    const char *restart;
 } run_hooks;
 
 typedef struct run_summary {
@@ -31,6 +36,7 @@ typedef struct run_summary {
     double solve_seconds; /* of which in the CD solver's sweeps */
     double timed_step_seconds; /* step_seconds without the first output.timing_warmup steps */
     long timed_steps;
+    char out_file[512];     /* the output file written */
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;

@@ -482,6 +482,22 @@ static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, 
     return CDLAB_OK;
 }
 
+status dem_resume(world *W, dem_solver *S, diag *err)
+{
+    status s;
+    if ((s = ensure(S, W, err)) != CDLAB_OK)
+        return s;
+    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * W->C.n + 3, sizeof *gf);
+    if (!gf)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
+    S->gf = gf;
+    if ((s = build_adjacency(S, W, err)) != CDLAB_OK ||
+        (s = ensure_blocks(S, W->C.n > W->P.n ? W->C.n : W->P.n, err)) != CDLAB_OK)
+        return s;
+    S->started = 1;
+    return CDLAB_OK;
+}
+
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
 {
     status s = ensure(S, W, err);

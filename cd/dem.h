@@ -81,6 +81,10 @@ typedef struct dem_stats {
 /* Contacts and forces at the current time, and the ledger's initial energy. Called by the
  * first dem_step (or kinematic step) if not before. */
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
+/* After a restart has restored the state (positions, velocities, contact list, F, T,
+ * piston_F, path, wall_path, E): rebuilds the derived buffers; the next dem_step continues
+ * exactly as the original run would have. */
+status dem_resume(world *W, dem_solver *S, diag *err);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
 
 /* Kinematic driver: moves particle i by du[i] and rotates it by dth[i] (no dynamics), then

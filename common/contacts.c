@@ -114,12 +114,9 @@ static contact *grow_aligned(contact *old, int n_used, int *cap, int need)
             return NULL;
         ncap *= 2;
     }
-    void *p = NULL;
-    if (posix_memalign(&p, 64, (size_t)ncap * sizeof(contact)) != 0)
+    contact *p = big_realloc(old, (size_t)n_used * sizeof(contact), (size_t)ncap * sizeof(contact));
+    if (!p)
         return NULL;
-    if (old && n_used > 0)
-        memcpy(p, old, (size_t)n_used * sizeof(contact));
-    free(old);
     *cap = ncap;
     return p;
 }
@@ -132,6 +129,7 @@ static status push(contact_list *L, int i, int j, const particles *P, const wall
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list beyond %d", L->n);
     L->c = grown;
     contact *c = &L->c[L->n];
+    memset(c, 0, sizeof *c); /* padding included: checkpoints store whole records */
     c->i = i;
     c->j = j;
     contact_geometry(c, P, walls);

@@ -1,6 +1,8 @@
 #include "grow.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 void *grow_array(void *ptr, int *cap, int need, size_t elem)
 {
@@ -16,5 +18,35 @@ void *grow_array(void *ptr, int *cap, int need, size_t elem)
     void *p = realloc(ptr, (size_t)nc * elem);
     if (p)
         *cap = (int)nc;
+    return p;
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *big_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes >= HUGE_PAGE) {
+        size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)
+            return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
+#endif
+        return p;
+    }
+    if (posix_memalign(&p, 64, bytes > 0 ? bytes : 64) != 0)
+        return NULL;
+    return p;
+}
+
+void *big_realloc(void *old, size_t old_bytes, size_t bytes)
+{
+    void *p = big_alloc(bytes);
+    if (!p)
+        return NULL;
+    if (old && old_bytes > 0)
+        memcpy(p, old, old_bytes < bytes ? old_bytes : bytes);
+    free(old);
     return p;
 }

@@ -9,4 +9,12 @@
  * leaving ptr valid and *cap unchanged. */
 void *grow_array(void *ptr, int *cap, int need, size_t elem);
 
+/* Memory for large arrays (freed with free()): 64-byte aligned, and from 2 MiB on aligned to
+ * 2 MiB and advised to use transparent huge pages (madvise), so that scattered accesses (the
+ * random sweep, the contact gather) do not miss the TLB on every touch; software prefetches
+ * that miss the TLB may be dropped. Returns NULL on failure. */
+void *big_alloc(size_t bytes);
+/* big_alloc, copy old_bytes of old, free old. */
+void *big_realloc(void *old, size_t old_bytes, size_t bytes);
+
 #endif

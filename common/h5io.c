@@ -386,3 +386,107 @@ status h5in_describe(const char *path, FILE *out, diag *err)
     H5Fclose(f);
     return CDLAB_OK;
 }
+
+/* ---- reading a checkpoint ---- */
+
+struct h5in {
+    hid_t f;
+    char path[512];
+};
+
+status h5in_open(h5in **out, const char *path, diag *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    *out = NULL;
+    if (H5Fis_hdf5(path) <= 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: not an HDF5 file (or not readable)", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+    h5in *h = calloc(1, sizeof *h);
+    if (!h) {
+        H5Fclose(f);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    h->f = f;
+    snprintf(h->path, sizeof h->path, "%s", path);
+    *out = h;
+    return CDLAB_OK;
+}
+
+void h5in_close(h5in *h)
+{
+    if (!h)
+        return;
+    H5Fclose(h->f);
+    free(h);
+}
+
+status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count, diag *err)
+{
+    hid_t d = H5Dopen2(h->f, dset, H5P_DEFAULT);
+    if (d < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no dataset %s", h->path, dset);
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    status st = CDLAB_OK;
+    if (n != count)
+        st = diag_set(err, CDLAB_ERR_IO, "%s: %s holds %lld values, expected %ld", h->path, dset,
+                      (long long)n, count);
+    else if (count > 0 && H5Dread(d, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        st = diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s", h->path, dset);
+    H5Dclose(d);
+    return st;
+}
+
+status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, diag *err)
+{
+    if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no attribute %s of %s", h->path, name, obj);
+    hid_t a = H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_LLONG, v);
+    if (a >= 0)
+        H5Aclose(a);
+    return r < 0 ? diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s of %s", h->path, name, obj)
+                 : CDLAB_OK;
+}
+
+status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err)
+{
+    *value = NULL;
+    if (H5Lexists(h->f, obj, H5P_DEFAULT) <= 0 && strcmp(obj, "/") != 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no %s", h->path, obj);
+    hid_t o = H5Oopen(h->f, obj, H5P_DEFAULT);
+    if (o < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open %s", h->path, obj);
+    status st = H5Aexists(o, name) > 0 ? read_attr_string(o, name, value) : CDLAB_ERR_IO;
+    H5Oclose(o);
+    if (st != CDLAB_OK)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no string attribute %s of %s", h->path, name, obj);
+    return CDLAB_OK;
+}
+
+status h5in_last_child(h5in *h, const char *group, char *name, diag *err)
+{
+    name[0] = '\0';
+    if (H5Lexists(h->f, group, H5P_DEFAULT) <= 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no %s group (not a cdlab output with a checkpoint)",
+                        h->path, group);
+    hid_t g = H5Gopen2(h->f, group, H5P_DEFAULT);
+    if (g < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open %s", h->path, group);
+    H5G_info_t gi;
+    if (H5Gget_info(g, &gi) >= 0)
+        for (hsize_t k = 0; k < gi.nlinks; k++) {
+            char buf[256];
+            ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, buf, sizeof buf,
+                                             H5P_DEFAULT);
+            if (len > 0 && len < (ssize_t)sizeof buf && strcmp(buf, name) > 0)
+                memcpy(name, buf, (size_t)len + 1);
+        }
+    H5Gclose(g);
+    if (!name[0])
+        return diag_set(err, CDLAB_ERR_IO, "%s: %s is empty", h->path, group);
+    return CDLAB_OK;
+}

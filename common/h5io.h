@@ -41,4 +41,16 @@ status h5in_read_doubles(const char *path, const char *dset, double **data, long
 status h5in_read_attr_string(const char *path, const char *obj, const char *name, char **value,
                              diag *err);
 
+/* Reading many datasets of one file (restart checkpoints). */
+typedef struct h5in h5in;
+status h5in_open(h5in **h, const char *path, diag *err);
+void h5in_close(h5in *h);
+/* Reads a whole dataset into data, which holds exactly count elements of the given type. */
+status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count, diag *err);
+status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, diag *err);
+/* *value is malloc'ed */
+status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err);
+/* The name (at most 255 characters) of the lexicographically last child of group. */
+status h5in_last_child(h5in *h, const char *group, char *name, diag *err);
+
 #endif

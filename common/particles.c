@@ -1,5 +1,7 @@
 #include "particles.h"
 
+#include "grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +14,15 @@ status particles_init(particles *P, int n, int dimension, diag *err)
     P->n = n;
     P->cap = cap;
     P->dimension = dimension;
-    P->x = calloc((size_t)cap, sizeof *P->x);
-    P->v = calloc((size_t)cap, sizeof *P->v);
-    P->w = calloc((size_t)cap, sizeof *P->w);
+    P->x = big_alloc((size_t)cap * sizeof *P->x);
+    if (P->x)
+        memset(P->x, 0, (size_t)cap * sizeof *P->x);
+    P->v = big_alloc((size_t)cap * sizeof *P->v);
+    if (P->v)
+        memset(P->v, 0, (size_t)cap * sizeof *P->v);
+    P->w = big_alloc((size_t)cap * sizeof *P->w);
+    if (P->w)
+        memset(P->w, 0, (size_t)cap * sizeof *P->w);
     P->q = calloc((size_t)cap * 4, sizeof *P->q);
     P->f_ext = calloc((size_t)cap, sizeof *P->f_ext);
     P->r = calloc((size_t)cap, sizeof *P->r);

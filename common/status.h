@@ -11,7 +11,8 @@
     X(CDLAB_ERR_IO, "input/output error")                                                          \
     X(CDLAB_ERR_NOMEM, "out of memory")                                                            \
     X(CDLAB_ERR_NUMERIC, "numerical failure (NaN or exploding overlap)")                           \
-    X(CDLAB_ERR_ARG, "invalid argument")
+    X(CDLAB_ERR_ARG, "invalid argument")                                                           \
+    X(CDLAB_ERR_INTERRUPTED, "interrupted by a signal")
 
 typedef enum status {
 #define CDLAB_X_ENUM(name, text) name,

@@ -90,7 +90,8 @@ START_TEST(errors_messages_name_key_and_line)
         {"[contact]\n", "[load]\nparticles = 1\nforce = 1 0\n[contact]\n", NULL,
          "load.force: expected three numbers"},
         {NULL, NULL, "solver.sweep=sideways",
-         "--set solver.sweep: expected one of random, forward, backward, jacobi, colored (got 'sideways')"},
+         "--set solver.sweep: expected one of random, forward, backward, jacobi, colored (got "
+         "'sideways')"},
         {NULL, NULL, "solver.nonsense=1", "--set solver.nonsense: unknown key"},
         {NULL, NULL, "system.dt=0", "--set system.dt: must be > 0 (got 0)"},
         {NULL, NULL, "solver.warm_start=maybe", "--set solver.warm_start: expected true or false"},

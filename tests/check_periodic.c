@@ -116,17 +116,18 @@ START_TEST(unit_periodic_unwrapped_displacement)
 END_TEST
 
 /* Two spheres meeting across the periodic boundary (centres at x = 0.6 and 9.4 in a box of 10,
- * gap 0.2 through the boundary, approaching through it): the contact exists through the minimum image and the elastic
- * collision exchanges their velocities (to 1e-3 of the speed, the Verlet error at
- * omega dt = 0.01). */
+ * gap 0.2 through the boundary, approaching through it): the contact exists through the minimum
+ * image and the elastic collision exchanges their velocities (to 1e-3 of the speed, the Verlet
+ * error at omega dt = 0.01). */
 START_TEST(analytic_periodic_collision_across_boundary)
 {
     dsim s;
-    dsim_open(&s, "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 1\n"
-                  "periodic = x\nbox_min = 0 0 0\nbox_max = 10 0 0\n"
-                  "[particles]\ncount = 2\nradius = 0.5\nmass = 1\norigin = 0.6 0 0\nspacing = 7.8\n"
-                  "[contact]\ndetect_gap = 0.1\n"
-                  "[dem]\nk_n = 2e4\n");
+    dsim_open(&s,
+              "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 1\n"
+              "periodic = x\nbox_min = 0 0 0\nbox_max = 10 0 0\n"
+              "[particles]\ncount = 2\nradius = 0.5\nmass = 1\norigin = 0.6 0 0\nspacing = 7.8\n"
+              "[contact]\ndetect_gap = 0.1\n"
+              "[dem]\nk_n = 2e4\n");
     ck_assert_double_eq_tol(s.W.P.x[1].x, 9.4, 1e-12);
     s.W.P.v[0] = v3(-1, 0, 0);
     s.W.P.v[1] = v3(1, 0, 0);

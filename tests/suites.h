@@ -18,6 +18,7 @@ Suite *dem_contact_suite(void);
 Suite *dem_suite(void);
 Suite *experiments_suite(void);
 Suite *periodic_suite(void);
+Suite *restart_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage:\n"
                "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
+               "            [--restart PREVIOUS.h5]   continue from its last checkpoint\n"
                "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
                "  cdlab info OUT.h5\n"
                "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
@@ -89,9 +91,17 @@ static int load_config(config *c, const char *path, int nset, char **sets, diag 
     return 1;
 }
 
+static volatile int stop_signal = 0;
+
+static void on_stop_signal(int sig)
+{
+    /* only a flag: the run loop ends cleanly after the current step */
+    stop_signal = sig;
+}
+
 static int cmd_run(int argc, char **argv, int check_only)
 {
-    const char *cfg_path = NULL, *out = NULL;
+    const char *cfg_path = NULL, *out = NULL, *restart = NULL;
     char **sets = calloc((size_t)argc, sizeof *sets);
     int nset = 0, quiet = 0;
     for (int k = 0; k < argc; k++) {
@@ -101,6 +111,8 @@ static int cmd_run(int argc, char **argv, int check_only)
             sets[nset++] = argv[++k];
         } else if (strncmp(argv[k], "--set=", 6) == 0) {
             sets[nset++] = argv[k] + 6;
+        } else if (strcmp(argv[k], "--restart") == 0 && k + 1 < argc) {
+            restart = argv[++k];
         } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
             quiet = 1;
         } else if (argv[k][0] == '-' || cfg_path) {
@@ -138,7 +150,17 @@ static int cmd_run(int argc, char **argv, int check_only)
         return 0;
     }
     progress_state ps = {.quiet = quiet, .tty = isatty(STDERR_FILENO), .last_decile = -1};
-    run_hooks hooks = {.progress = show_progress, .message = show_message, .user = &ps};
+    run_hooks hooks = {.progress = show_progress,
+                       .message = show_message,
+                       .user = &ps,
+                       .stop = &stop_signal,
+                       .restart = restart};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     run_summary sum;
     status s = cd_run(&c, out, &hooks, &sum, &err);
     config_free(&c);
@@ -146,6 +168,13 @@ static int cmd_run(int argc, char **argv, int check_only)
         if (ps.tty && ps.shown)
             fputc('\n', stderr);
         fprintf(stderr, "cdlab: %s\n", err.msg);
+        if (s == CDLAB_ERR_INTERRUPTED) {
+            fprintf(stderr,
+                    "cdlab: the file is closed and valid; to continue: cdlab run %s -o NEW.h5 "
+                    "--restart %s\n",
+                    cfg_path, sum.out_file);
+            return 128 + stop_signal;
+        }
         if (sum.started)
             fprintf(stderr, "cdlab: the output keeps the %ld steps done before the failure\n",
                     sum.steps_done);

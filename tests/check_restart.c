@@ -1,0 +1,259 @@
+/* Restart from checkpoints, determinism of whole runs, and clean interruption by a signal. */
+#include "suites.h"
+
+#include "h5io.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *CD_PILE =
+    "[system]\ndimension = 2\ndt = 0.01\nsteps = %ld\ngravity = 0 -1 0\nseed = 9\n"
+    "[solver]\nsweep = random\ncriterion = local\niterations = 200\nepsilon = 1e-4\n"
+    "[particles]\nsource = random\ncount = 300\nradius_min = 0.4\nradius_max = 0.5\n"
+    "box_min = 0 0 0\nbox_max = 15 30 0\n"
+    "[contact]\nfriction = 0.3\n"
+    "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
+    "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
+    "[plane.right]\npoint = 15 0 0\nnormal = -1 0 0\n"
+    "[piston.top]\npoint = 0 30 0\nnormal = 0 -1 0\nmass = 50\nforce = 20\nvelocity = 3\n"
+    "[output]\nevery = 0\n";
+
+static const char *DEM_PILE =
+    "[system]\nmode = dem\ndimension = 3\ndt = 2e-4\nsteps = %ld\ngravity = 0 0 -10\nseed = 3\n"
+    "periodic = x y\nbox_min = 0 0 0\nbox_max = 6 6 0\n"
+    "[particles]\nsource = random\ncount = 250\nradius_min = 0.25\nradius_max = 0.3\n"
+    "box_min = 0 0 0\nbox_max = 6 6 8\n"
+    "[contact]\nfriction = 0.4\ndetect_gap = 0.05\n"
+    "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.2\ndamping_tangential = 0.1\n"
+    "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+    "[piston.top]\npoint = 0 0 8\nnormal = 0 0 -1\nmass = 5\nforce = 10\n"
+    "[output]\nevery = 0\n";
+
+/* Runs config text (steps filled in) into a new temporary file, optionally continuing from
+ * restart; returns the status, path holds the file name (32 bytes). */
+static status run_config(const char *fmt, long steps, const char *restart, char *path, diag *err)
+{
+    char ini[2048];
+    snprintf(ini, sizeof ini, fmt, steps);
+    strcpy(path, "/tmp/cdlab_rsXXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    config c;
+    ck_assert_int_eq(config_load_string(&c, ini, "restart.ini", err), CDLAB_OK);
+    run_hooks hk = {.restart = restart};
+    run_summary sum;
+    status s = cd_run(&c, path, &hk, &sum, err);
+    config_free(&c);
+    return s;
+}
+
+/* The state datasets of a file's checkpoint at step, concatenated (x, v, w, q, walls, contacts). */
+static void *checkpoint_state(const char *file, long step, long n, long nw, size_t *bytes,
+                              long *contacts)
+{
+    h5in *h;
+    diag err;
+    ck_assert_msg(h5in_open(&h, file, &err) == CDLAB_OK, "%s", err.msg);
+    char g[64], p[96];
+    snprintf(g, sizeof g, "/checkpoints/%08ld", step);
+    long long nc;
+    ck_assert_msg(h5in_attr_int(h, g, "contacts", &nc, &err) == CDLAB_OK, "%s", err.msg);
+    long words = (long)(sizeof(contact) / 8);
+    size_t total = (size_t)(13 * n + 3 * nw + nc * words) * 8;
+    char *buf = malloc(total), *at = buf;
+    const char *names[] = {"x", "v", "w", "q", "walls", "contacts"};
+    long counts[] = {3 * n, 3 * n, 3 * n, 4 * n, 3 * nw, nc * words};
+    for (int k = 0; k < 6; k++) {
+        snprintf(p, sizeof p, "%s/%s", g, names[k]);
+        ck_assert_msg(h5in_read(h, p, k == 5 ? H5IO_INT64 : H5IO_DOUBLE, at, counts[k], &err) ==
+                          CDLAB_OK,
+                      "%s", err.msg);
+        at += counts[k] * 8;
+    }
+    h5in_close(h);
+    *bytes = total;
+    *contacts = (long)nc;
+    return buf;
+}
+
+static void check_restart_identical(const char *fmt, long n, long nw, long half)
+{
+    char full[32], first[32], second[32];
+    diag err;
+    ck_assert_msg(run_config(fmt, 2 * half, NULL, full, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(run_config(fmt, half, NULL, first, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(run_config(fmt, 2 * half, first, second, &err) == CDLAB_OK, "%s", err.msg);
+    size_t ba, bb;
+    long ca, cb;
+    void *a = checkpoint_state(full, 2 * half, n, nw, &ba, &ca);
+    void *b = checkpoint_state(second, 2 * half, n, nw, &bb, &cb);
+    ck_assert_int_gt(ca, n / 10);
+    ck_assert_int_eq(ca, cb);
+    ck_assert_msg(ba == bb && memcmp(a, b, ba) == 0, "restarted run differs from the full run");
+    /* and the first half really ended elsewhere */
+    size_t bh;
+    long ch;
+    void *h = checkpoint_state(first, half, n, nw, &bh, &ch);
+    ck_assert(bh != ba || memcmp(h, a, bh) != 0);
+    free(a);
+    free(b);
+    free(h);
+    unlink(full);
+    unlink(first);
+    unlink(second);
+}
+
+/* CD (random sweep, local criterion, friction, piston): 2N steps, and N steps plus a restart
+ * for N more, end in bit-identical states (positions, velocities, orientations, walls, every
+ * contact record with its force). */
+START_TEST(determinism_restart_cd_bit_identical)
+{
+    check_restart_identical(CD_PILE, 300, 4, 40);
+}
+END_TEST
+
+/* The same in DEM mode (Kuhn law, dashpots, periodic x/y, piston, neighbour-list rebuilds
+ * across the restart). */
+START_TEST(determinism_restart_dem_bit_identical)
+{
+    check_restart_identical(DEM_PILE, 250, 2, 150);
+}
+END_TEST
+
+/* The same config and seed give bit-identical final states, in both modes. */
+START_TEST(determinism_same_config_same_state)
+{
+    const char *fmts[] = {CD_PILE, DEM_PILE};
+    long ns[] = {300, 250}, nws[] = {4, 2}, steps[] = {30, 100};
+    for (int k = 0; k < 2; k++) {
+        char a[32], b[32];
+        diag err;
+        ck_assert_msg(run_config(fmts[k], steps[k], NULL, a, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_msg(run_config(fmts[k], steps[k], NULL, b, &err) == CDLAB_OK, "%s", err.msg);
+        size_t ba, bb;
+        long ca, cb;
+        void *sa = checkpoint_state(a, steps[k], ns[k], nws[k], &ba, &ca);
+        void *sb = checkpoint_state(b, steps[k], ns[k], nws[k], &bb, &cb);
+        ck_assert(ba == bb && memcmp(sa, sb, ba) == 0);
+        free(sa);
+        free(sb);
+        unlink(a);
+        unlink(b);
+    }
+}
+END_TEST
+
+/* Bad restart files: one-line errors naming the file. */
+START_TEST(errors_restart_files)
+{
+    char good[32], out[32], txt[] = "/tmp/cdlab_txtXXXXXX", foreign[] = "/tmp/cdlab_h5XXXXXX";
+    diag err;
+    ck_assert_msg(run_config(CD_PILE, 5, NULL, good, &err) == CDLAB_OK, "%s", err.msg);
+    int fd = mkstemp(txt);
+    ck_assert_int_eq(write(fd, "not hdf5\n", 9), 9);
+    close(fd);
+    close(mkstemp(foreign));
+    h5out *h;
+    ck_assert_int_eq(h5out_create(&h, foreign, &err), CDLAB_OK);
+    ck_assert_int_eq(h5out_group(h, "/something", &err), CDLAB_OK);
+    ck_assert_int_eq(h5out_close(h, &err), CDLAB_OK);
+    struct {
+        const char *file, *fmt, *expect;
+        long steps;
+    } cases[] = {
+        {"/nonexistent/run.h5", CD_PILE, "cannot open restart file", 10},
+        {txt, CD_PILE, "not an HDF5 file", 10},
+        {foreign, CD_PILE, "no /checkpoints group", 10},
+        {good, DEM_PILE, "does not match", 10},
+        {good, CD_PILE, "nothing to do", 5},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        status s = run_config(cases[k].fmt, cases[k].steps, cases[k].file, out, &err);
+        ck_assert_msg(s != CDLAB_OK, "case %zu accepted", k);
+        ck_assert_msg(strstr(err.msg, cases[k].expect), "case %zu: '%s' lacks '%s'", k, err.msg,
+                      cases[k].expect);
+        ck_assert_msg(!strchr(err.msg, '\n'), "case %zu: not one line", k);
+        unlink(out);
+    }
+    unlink(good);
+    unlink(txt);
+    unlink(foreign);
+}
+END_TEST
+
+/* SIGINT during a run: exit status 130, the message says how to restart, the file is closed and
+ * readable with a checkpoint, and the restart completes the run. */
+START_TEST(io_sigint_ends_cleanly_and_restarts)
+{
+    char ini[] = "/tmp/cdlab_sigXXXXXX", out[] = "/tmp/cdlab_sigoXXXXXX",
+         log[] = "/tmp/cdlab_siglXXXXXX";
+    int fd = mkstemp(ini);
+    char text[2048];
+    snprintf(text, sizeof text, DEM_PILE, 100000000L);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (long)strlen(text));
+    close(fd);
+    close(mkstemp(out));
+    close(mkstemp(log));
+    pid_t pid = fork();
+    if (pid == 0) {
+        int lf = open(log, O_WRONLY);
+        dup2(lf, 2);
+        execl(cdlab_bin(), "cdlab", "run", ini, "-o", out, "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    nanosleep(&(struct timespec){0, 700000000L}, NULL);
+    kill(pid, SIGINT);
+    int wst;
+    waitpid(pid, &wst, 0);
+    ck_assert_msg(WIFEXITED(wst), "cdlab did not exit (signal %d)",
+                  WIFSIGNALED(wst) ? WTERMSIG(wst) : 0);
+    ck_assert_int_eq(WEXITSTATUS(wst), 130);
+    char msg[2048] = "";
+    FILE *f = fopen(log, "r");
+    size_t got = fread(msg, 1, sizeof msg - 1, f);
+    msg[got] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(msg, "interrupted by signal 2") && strstr(msg, "--restart"), "%s", msg);
+    h5in *h;
+    diag err;
+    ck_assert_msg(h5in_open(&h, out, &err) == CDLAB_OK, "%s", err.msg);
+    char last[256];
+    ck_assert_msg(h5in_last_child(h, "/checkpoints", last, &err) == CDLAB_OK, "%s", err.msg);
+    char *st;
+    ck_assert_int_eq(h5in_attr_str(h, "/summary", "status", &st, &err), CDLAB_OK);
+    ck_assert_msg(strstr(st, "interrupted"), "%s", st);
+    free(st);
+    h5in_close(h);
+    long at = atol(last);
+    ck_assert_int_gt(at, 0);
+    char second[32];
+    snprintf(text, sizeof text, DEM_PILE, at + 20);
+    (void)text;
+    ck_assert_msg(run_config(DEM_PILE, at + 20, out, second, &err) == CDLAB_OK, "%s", err.msg);
+    unlink(ini);
+    unlink(out);
+    unlink(log);
+    unlink(second);
+}
+END_TEST
+
+Suite *restart_suite(void)
+{
+    Suite *s = suite_create("restart");
+    TCase *t = tcase_create("determinism");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, determinism_restart_cd_bit_identical);
+    tcase_add_test(t, determinism_restart_dem_bit_identical);
+    tcase_add_test(t, determinism_same_config_same_state);
+    tcase_add_test(t, errors_restart_files);
+    tcase_add_test(t, io_sigint_ends_cleanly_and_restarts);
+    suite_add_tcase(s, t);
+    return s;
+}
