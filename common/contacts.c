@@ -230,7 +230,8 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
                 (s = push(L, -1 - w, j, P, walls, n_walls, walls[w].mu, dp->gap, err)) != CDLAB_OK)
                 return s;
 
-    qsort(L->c, (size_t)L->n, sizeof *L->c, cmp_key);
+    if (L->n > 1) /* qsort(NULL, 0) is undefined (found by UBSan) */
+        qsort(L->c, (size_t)L->n, sizeof *L->c, cmp_key);
 
     /* Merge with the previous (sorted) list: surviving pairs keep their force. */
     if (dp->warm_start) {
