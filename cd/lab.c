@@ -157,7 +157,7 @@ status lab_sliding_pair(lab_pair_row rows[LAB_PAIR_ROWS], diag *err)
 {
     const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 5e-3\nsteps = 1\n"
                       "[dem]\nk_n = 1e9\nk_t = 1e9\nallow_unstable_dt = true\n"
-                      "[contact]\nfriction = 0.3\n"
+                      "[contact]\nfriction = 0.3\nmax_initial_overlap = 0.5\n"
                       "[particles]\ncount = 2\nradius = 5e-4\nmass = 1e-6\nspacing = -1e-4\n"
                       "direction = 0 0 1\n";
     dsetup s;

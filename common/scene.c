@@ -146,6 +146,50 @@ static status build_box(config *c, pbox *B, int dim, diag *err)
     return CDLAB_OK;
 }
 
+/* Initial overlaps: a pair overlapping by more than max_frac of the smaller radius, or a
+ * particle reaching beyond a wall by more than max_frac of its radius, is an input error (a
+ * misplaced particle would be shot out by the first steps). */
+static status check_initial_overlaps(config *c, world *W, double max_frac, diag *err)
+{
+    contact_list L;
+    memset(&L, 0, sizeof L);
+    detect_params dp = {.gap = 0.0, .mu = 0.0, .warm_start = 0};
+    status s = contacts_detect(&L, &W->P, W->walls, W->n_walls, &dp, err);
+    if (s != CDLAB_OK) {
+        contacts_free(&L);
+        return s;
+    }
+    const particles *P = &W->P;
+    int worst = -1;
+    double worst_frac = max_frac;
+    for (int k = 0; k < L.n; k++) {
+        const contact *ct = &L.c[k];
+        double r = ct->i >= 0 ? fmin(P->r[ct->i], P->r[ct->j]) : P->r[ct->j];
+        double frac = -ct->gap / r;
+        if (frac > worst_frac) {
+            worst_frac = frac;
+            worst = k;
+        }
+    }
+    if (worst >= 0) {
+        contact ct = L.c[worst];
+        contacts_free(&L);
+        if (ct.i >= 0)
+            return config_error(c, "contact", "max_initial_overlap", err,
+                                "particles %d and %d overlap by %.6g (%.3g of the smaller radius) "
+                                "at the start; allowed: %g (raise contact.max_initial_overlap if "
+                                "this is meant)",
+                                P->id[ct.i], P->id[ct.j], -ct.gap, worst_frac, max_frac);
+        return config_error(c, "contact", "max_initial_overlap", err,
+                            "particle %d at (%g, %g, %g) lies %.6g beyond wall '%s' (%.3g of its "
+                            "radius) at the start; allowed: %g",
+                            P->id[ct.j], P->x[ct.j].x, P->x[ct.j].y, P->x[ct.j].z, -ct.gap,
+                            W->walls[contact_wall_index(&ct)].name, worst_frac, max_frac);
+    }
+    contacts_free(&L);
+    return CDLAB_OK;
+}
+
 static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng, diag *err)
 {
     particles *P = &W->P;
@@ -155,7 +199,8 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     int source;
     long count;
     status s;
-    if ((s = config_int(c, sec, "count", 1, 0, 0, 100000000L, &count, err)) ||
+    /* an empty system has nothing to simulate: refused rather than run */
+    if ((s = config_int(c, sec, "count", 1, 0, 1, 100000000L, &count, err)) ||
         (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)))
         return s;
     char path[1024] = "";
@@ -367,6 +412,10 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
         return s;
     W->detect.mu = mu;
     W->detect.warm_start = 1;
+    double max_ov;
+    if ((s = config_double(c, "contact", "max_initial_overlap", 0, 0.05, 0.0, 0, INFINITY, &max_ov,
+                           err)))
+        return s;
     /* minimum image: a particle must not meet two images of another */
     double rmax = 0.0;
     for (int i = 0; i < W->P.n; i++)
@@ -378,5 +427,5 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
                                 "the periodic box is %g long along %c; it must be at least twice "
                                 "the largest diameter plus contact.detect_gap (%g)",
                                 Lb[a], "xyz"[a], 2.0 * reach);
-    return CDLAB_OK;
+    return check_initial_overlaps(c, W, max_ov, err);
 }

@@ -95,12 +95,87 @@ START_TEST(errors_messages_name_key_and_line)
         {NULL, NULL, "solver.nonsense=1", "--set solver.nonsense: unknown key"},
         {NULL, NULL, "system.dt=0", "--set system.dt: must be > 0 (got 0)"},
         {NULL, NULL, "solver.warm_start=maybe", "--set solver.warm_start: expected true or false"},
+        /* the system itself */
+        {"count = 3\n", "count = 0\n", NULL, "test.ini:6: particles.count: must be in [1, "},
+        {"radius = 0.5\n", "radius = 0.5\nspacing = -0.2\n", NULL,
+         "particles 0 and 1 overlap by 0.2 (0.4 of the smaller radius) at the start"},
+        {"[contact]\n", "[plane.w]\npoint = 0.2 0 0\nnormal = 1 0 0\n[contact]\n", NULL,
+         "particle 0 at (0, 0, 0) lies 0.7 beyond wall 'plane.w'"},
+        {"[contact]\n", "[contact]\nmax_initial_overlap = -1\n", NULL,
+         "contact.max_initial_overlap: must be >= 0 (got -1)"},
+        {"dt = 1\n", "dt = inf\n", NULL, "test.ini:3: system.dt:"},
+        {"dt = 1\n", "dt = nan\n", NULL, "test.ini:3: system.dt:"},
+        {NULL, NULL, "solver.iterations=0", "--set solver.iterations: must be in [1, "},
+        {NULL, NULL, "output.checkpoint_every=-1", "--set output.checkpoint_every: must be >= 0 (got -1)"},
+        {NULL, NULL, "particles.tile=2 1 1", "particles.tile: unknown key"},
+        {"steps = 5\n[particles]\n", "steps = 5\nmode = dem\n[dem]\nk_n = 100\n[particles]\n",
+         "dem.damping=viscous",
+         "--set dem.damping: expected one of fraction, absolute, rate (got 'viscous')"},
+        {"steps = 5\n[particles]\n", "steps = 5\nmode = dem\n[dem]\nk_n = 100\n[particles]\n",
+         "dem.k_n=-5",
+         "--set dem.k_n: must be > 0 (got -5)"},
+        {"dimension = 1\n", "dimension = 1\nmode = chaos\n", NULL,
+         "test.ini:3: system.mode: expected one of cd, dem (got 'chaos')"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char *t = cases[k].from ? replace(GOOD, cases[k].from, cases[k].to) : strdup(GOOD);
         expect_error(t, cases[k].set, cases[k].needle);
         free(t);
     }
+}
+END_TEST
+
+/* Particle files: unreadable, malformed, bad columns, wrong counts, bad tiling: one-line
+ * errors naming the file and line (or the key). */
+START_TEST(errors_particle_files)
+{
+    char good[] = "/tmp/cdlab_pfXXXXXX", bad[] = "/tmp/cdlab_pbXXXXXX";
+    close(mkstemp(good));
+    close(mkstemp(bad));
+    FILE *f = fopen(good, "w");
+    fputs("# x y z r\n0 0 0 0.5\n1 0 0 0.5\n", f);
+    fclose(f);
+    struct {
+        const char *content, *keys, *needle;
+    } cases[] = {
+        {NULL, "file = /nonexistent/p.txt\ncount = 2\n",
+         "/nonexistent/p.txt: cannot open particle file"},
+        {"0 0 0\n", "count = 1\n", ":1: expected four numbers 'x y z radius'"},
+        {"0 0 0 0.5 7\n", "count = 1\n", ":1: expected four numbers"},
+        {"# c\n0 0 0 -0.5\n", "count = 1\n", ":2: the radius must be > 0"},
+        {"0 0 zero 0.5\n", "count = 1\n", ":1: expected four numbers"},
+        {"0 0 0 1 0 0 0 0 0 0 2\n", "format = chute\ncount = 1\n",
+         ":1: the frozen column must be 0 or 1"},
+        {"0 0 0 1 0 0 0\n", "format = chute\ncount = 1\n", ":1: expected eleven numbers"},
+        {NULL, "count = 5\n", "holds 2 particles, not 5"},
+        {NULL, "count = 4\ntile = 2 1 1\n", "tiling along x needs a periodic x axis"},
+        {NULL, "count = 2\nformat = csv\n", "particles.format: expected one of xyzr, chute"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *path = good;
+        if (cases[k].content) {
+            f = fopen(bad, "w");
+            fputs(cases[k].content, f);
+            fclose(f);
+            path = bad;
+        }
+        char ini[1024];
+        snprintf(ini, sizeof ini,
+                 "[system]\ndimension = 3\ndt = 1\nsteps = 1\n[particles]\nsource = file\n%s%s%s"
+                 "mass = 1\n",
+                 strstr(cases[k].keys, "file =") ? "" : "file = ",
+                 strstr(cases[k].keys, "file =") ? "" : path,
+                 strstr(cases[k].keys, "file =") ? "" : "\n");
+        strncat(ini, cases[k].keys, sizeof ini - strlen(ini) - 1);
+        diag err = {{0}};
+        status s = validate(ini, NULL, &err);
+        ck_assert_msg(s != CDLAB_OK, "case %zu accepted", k);
+        ck_assert_msg(strstr(err.msg, cases[k].needle), "case %zu: '%s' lacks '%s'", k, err.msg,
+                      cases[k].needle);
+        ck_assert_msg(!strchr(err.msg, '\n'), "case %zu: not one line", k);
+    }
+    unlink(good);
+    unlink(bad);
 }
 END_TEST
 
@@ -190,6 +265,7 @@ Suite *config_suite(void)
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("errors");
     tcase_add_test(tc, errors_good_config_passes);
+    tcase_add_test(tc, errors_particle_files);
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_cli_exit_status_2);

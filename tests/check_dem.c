@@ -328,6 +328,7 @@ START_TEST(io_drive_rotation_config)
                       "[dem]\nk_n = 100\nk_t = 0\nstress_volume = 1\n"
                       "[drive]\nmotion = rotation\nrotation = 0 0 0.015707963267948967\n"
                       "[particles]\ncount = 4\nradius = 0.5\nmass = 1\nspacing = -0.1\n"
+                      "[contact]\nmax_initial_overlap = 0.5\n"
                       "[output]\nevery = 0\n";
     char path[32];
     diag err = {{0}};
