@@ -13,6 +13,8 @@ typedef struct dem_params {
     double damp_n, damp_t; /* dashpots: fractions of c_cr, absolute, or rates (see below) */
     int damp_absolute;     /* damp_n, damp_t are dashpot constants c (force / velocity) */
     int damp_rate;         /* damp_n, damp_t are rates gamma: c = m_eff gamma (LAMMPS style) */
+    double abort_overlap;  /* stop when an overlap exceeds this fraction of the smaller radius
+                              (of the particle's radius against a wall); 0: never */
 } dem_params;
 
 dem_params dem_params_default(void);

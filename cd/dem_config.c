@@ -62,7 +62,9 @@ status dem_config_read(config *c, const world *W, const scene_info *info, dem_se
         (s = config_bool(c, S, "projection", 0, 1, &p->law.projection, err)) ||
         (s = config_bool(c, S, "twirl", 0, 1, &p->law.twirl, err)) ||
         (s = config_double(c, S, "eps", 0, 1e-12, 0.0, 1, 1e-3, &p->law.eps, err)) ||
-        (s = config_bool(c, S, "allow_unstable_dt", 0, 0, &d->allow_unstable, err)))
+        (s = config_bool(c, S, "allow_unstable_dt", 0, 0, &d->allow_unstable, err)) ||
+        (s = config_double(c, S, "abort_overlap", 0, p->abort_overlap, 0.0, 0, INFINITY,
+                           &p->abort_overlap, err)))
         return s;
     p->law.tangential = (dem_tangential)t;
     double any_mu = W->detect.mu;

@@ -235,6 +235,32 @@ START_TEST(errors_critical_dt)
 }
 END_TEST
 
+/* A head-on collision far too fast for a soft contact: the run stops with the step, the
+ * particle ids and the overlap, and the output file stays readable with that status. */
+START_TEST(errors_dem_abort_overlap)
+{
+    const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 1e-3\nsteps = 2000\n"
+                      "[dem]\nk_n = 10\n"
+                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 0.5\n"
+                      "[load]\nparticles = 0\nforce = 400 0 0\n"
+                      "[output]\nevery = 0\n";
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    status s = run_to_temp(ini, "fast.ini", path, &sum, &err);
+    ck_assert_int_eq(s, CDLAB_ERR_NUMERIC);
+    ck_assert_msg(strstr(err.msg, "of particles 0 and 1 exceeds dem.abort_overlap = 0.5 of the "
+                                  "smaller radius") && strstr(err.msg, "step "),
+                  "%s", err.msg);
+    char *status_text_v = NULL;
+    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &status_text_v, &err),
+                     CDLAB_OK);
+    ck_assert_msg(strstr(status_text_v, "dem.abort_overlap"), "%s", status_text_v);
+    free(status_text_v);
+    unlink(path);
+}
+END_TEST
+
 /* Kuhn Fig. 6: a compressed 3D assembly rotated rigidly by 90 deg about x in 1000 increments;
  * the stress rotated back equals the original within 0.5% of its largest component with
  * projection and twirl; with the twirl off the error exceeds 5%. */
@@ -371,6 +397,7 @@ Suite *dem_suite(void)
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
     tcase_add_test(tr, errors_critical_dt);
+    tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);
     TCase *ti = tcase_create("invariant");
     tcase_set_timeout(ti, 300);
