@@ -184,6 +184,20 @@ double dem_critical_dt_of(double k, double c, double m)
     return 2.0 / omega * (sqrt(1.0 + xi * xi) - xi);
 }
 
+/* Everything derived from a new contact list (a rebuild, or a list restored from a
+ * checkpoint): the per-contact force buffer, the adjacency and the reduction blocks. */
+static status index_contact_list(dem_solver *S, const world *W, diag *err)
+{
+    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * W->C.n + 3, sizeof *gf);
+    if (!gf)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
+    S->gf = gf;
+    status s = build_adjacency(S, W, err);
+    if (s != CDLAB_OK)
+        return s;
+    return ensure_blocks(S, W->C.n > W->P.n ? W->C.n : W->P.n, err);
+}
+
 /* Relative movement of q with respect to p at the contact (Kuhn et al. eq. 5) for the step's
  * movements, with the given lever arms. */
 static vec3 relative_movement(const world *W, const dem_solver *S, const contact *c, vec3 l0,
@@ -445,12 +459,7 @@ static status rebuild(world *W, dem_solver *S, diag *err)
     W->detect.warm_start = 1; /* the DEM history always carries over */
     if ((s = contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
         return s;
-    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * W->C.n + 3, sizeof *gf);
-    if (!gf)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
-    S->gf = gf;
-    if ((s = build_adjacency(S, W, err)) != CDLAB_OK ||
-        (s = ensure_blocks(S, W->C.n > W->P.n ? W->C.n : W->P.n, err)) != CDLAB_OK)
+    if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
     memset(S->path, 0, (size_t)W->P.n * sizeof *S->path);
     S->wall_path = 0.0;
@@ -488,12 +497,7 @@ status dem_resume(world *W, dem_solver *S, diag *err)
     status s;
     if ((s = ensure(S, W, err)) != CDLAB_OK)
         return s;
-    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * W->C.n + 3, sizeof *gf);
-    if (!gf)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
-    S->gf = gf;
-    if ((s = build_adjacency(S, W, err)) != CDLAB_OK ||
-        (s = ensure_blocks(S, W->C.n > W->P.n ? W->C.n : W->P.n, err)) != CDLAB_OK)
+    if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
     S->started = 1;
     return CDLAB_OK;

@@ -59,9 +59,12 @@ vec3 cd_contact_update(const world *W, const contact *c)
     return shock_law(U, c->n, c->gap, c->m_n, c->m_t, c->mu, dt, NULL);
 }
 
+/* perm holds this many entries past the contacts, for the prefetches (pad_perm) */
+#define PERM_PAD 16
+
 static status ensure(cd_solver *S, int n, diag *err)
 {
-    int *perm = grow_array(S->perm, &S->perm_cap, n + 16, sizeof *perm);
+    int *perm = grow_array(S->perm, &S->perm_cap, n + PERM_PAD, sizeof *perm);
     if (perm)
         S->perm = perm;
     vec3 *R_next = grow_array(S->R_next, &S->R_next_cap, n, sizeof *R_next);
@@ -83,6 +86,16 @@ static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result
         r->local_ok = 0;
     r->sum_abs_before += v3_norm(R_old);
     r->sum_abs_after += a_new;
+}
+
+/* Gives contact c its new force: the change measures, the impulse of the change on its bodies. */
+static inline void set_force(world *W, const cd_params *p, contact *c, vec3 R_new, int measure,
+                             sweep_result *r)
+{
+    if (measure)
+        note_change(p, c->R, R_new, r);
+    cd_apply_impulse(W, c, v3_scale(v3_sub(R_new, c->R), W->dt));
+    c->R = R_new;
 }
 
 /* Greedy colouring of the contact graph in list order: two contacts conflict when they share
@@ -200,8 +213,6 @@ static inline void prefetch_ahead(const world *W, const int *perm, int k)
     }
 }
 
-#define PERM_PAD 16
-
 /* Fills perm[n .. n + PERM_PAD) with a valid contact index for the prefetches. */
 static void pad_perm(int *perm, int n)
 {
@@ -209,6 +220,7 @@ static void pad_perm(int *perm, int n)
         perm[k] = 0;
 }
 
+/* Fisher-Yates: a uniform random permutation of a[0..n-1] in place. */
 static void shuffle(pcg32 *rng, int *a, int n)
 {
     for (int k = n - 1; k > 0; k--) {
@@ -242,7 +254,6 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
     for (int c = 0; c < nc; c++)
         shuffle(&S->rng, &S->perm[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
     pad_perm(S->perm, L->n);
-    double dt = W->dt;
     for (int q = 0; q < nc; q++) {
         int c = S->color_order[q];
         int lo = S->color_start[c], hi = S->color_start[c + 1];
@@ -256,11 +267,7 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
             for (int k = lo + b * SWEEP_BLOCK; k < end; k++) {
                 prefetch_ahead(W, S->perm, k);
                 contact *ct = &L->c[S->perm[k]];
-                vec3 R_new = cd_contact_update(W, ct);
-                if (measure)
-                    note_change(p, ct->R, R_new, &br);
-                cd_apply_impulse(W, ct, v3_scale(v3_sub(R_new, ct->R), dt));
-                ct->R = R_new;
+                set_force(W, p, ct, cd_contact_update(W, ct), measure, &br);
             }
             blk[4 * b] = br.max_rel_change;
             blk[4 * b + 1] = br.local_ok;
@@ -289,41 +296,26 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
     r->max_rel_change = 0.0;
     r->local_ok = 1;
     r->sum_abs_before = r->sum_abs_after = 0.0;
-    double dt = W->dt;
 
     if (p->sweep == SWEEP_COLORED)
         return colored_sweep(W, S, p, measure, r, err);
     if (p->sweep == SWEEP_JACOBI) {
         for (int k = 0; k < n; k++)
             S->R_next[k] = cd_contact_update(W, &L->c[k]);
-        for (int k = 0; k < n; k++) {
-            contact *c = &L->c[k];
-            if (measure)
-                note_change(p, c->R, S->R_next[k], r);
-            cd_apply_impulse(W, c, v3_scale(v3_sub(S->R_next[k], c->R), dt));
-            c->R = S->R_next[k];
-        }
+        for (int k = 0; k < n; k++)
+            set_force(W, p, &L->c[k], S->R_next[k], measure, r);
         return CDLAB_OK;
     }
 
     for (int k = 0; k < n; k++)
         S->perm[k] = p->sweep == SWEEP_BACKWARD ? n - 1 - k : k;
-    if (p->sweep == SWEEP_RANDOM) /* Fisher-Yates: a uniform permutation, fresh every sweep */
-        for (int k = n - 1; k > 0; k--) {
-            int m = (int)pcg32_bounded(&S->rng, (uint32_t)(k + 1));
-            int t = S->perm[k];
-            S->perm[k] = S->perm[m];
-            S->perm[m] = t;
-        }
+    if (p->sweep == SWEEP_RANDOM) /* a uniform permutation, fresh every sweep */
+        shuffle(&S->rng, S->perm, n);
     pad_perm(S->perm, n);
     for (int k = 0; k < n; k++) {
         prefetch_ahead(W, S->perm, k);
         contact *c = &L->c[S->perm[k]];
-        vec3 R_new = cd_contact_update(W, c);
-        if (measure)
-            note_change(p, c->R, R_new, r);
-        cd_apply_impulse(W, c, v3_scale(v3_sub(R_new, c->R), dt));
-        c->R = R_new;
+        set_force(W, p, c, cd_contact_update(W, c), measure, r);
     }
     return CDLAB_OK;
 }

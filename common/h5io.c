@@ -260,19 +260,14 @@ static status read_attr_string(hid_t o, const char *name, char **value)
 status h5in_read_attr_string(const char *path, const char *obj, const char *name, char **value,
                              diag *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     *value = NULL;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
-    hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
-    status st = o >= 0 ? read_attr_string(o, name, value) : CDLAB_ERR_IO;
-    if (o >= 0)
-        H5Oclose(o);
-    H5Fclose(f);
+    h5in *h;
+    status st = h5in_open(&h, path, err);
     if (st != CDLAB_OK)
-        return diag_set(err, st, "%s: no string attribute %s on %s", path, name, obj);
-    return CDLAB_OK;
+        return st;
+    st = h5in_attr_str(h, obj, name, value, err);
+    h5in_close(h);
+    return st;
 }
 
 status h5in_read_doubles(const char *path, const char *dset, double **data, long *n, diag *err)
@@ -455,15 +450,12 @@ status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, d
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err)
 {
     *value = NULL;
-    if (H5Lexists(h->f, obj, H5P_DEFAULT) <= 0 && strcmp(obj, "/") != 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: no %s", h->path, obj);
     hid_t o = H5Oopen(h->f, obj, H5P_DEFAULT);
-    if (o < 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open %s", h->path, obj);
-    status st = H5Aexists(o, name) > 0 ? read_attr_string(o, name, value) : CDLAB_ERR_IO;
-    H5Oclose(o);
+    status st = o >= 0 ? read_attr_string(o, name, value) : CDLAB_ERR_IO;
+    if (o >= 0)
+        H5Oclose(o);
     if (st != CDLAB_OK)
-        return diag_set(err, CDLAB_ERR_IO, "%s: no string attribute %s of %s", h->path, name, obj);
+        return diag_set(err, CDLAB_ERR_IO, "%s: no string attribute %s on %s", h->path, name, obj);
     return CDLAB_OK;
 }
 

@@ -14,44 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct dsim {
-    world W;
-    scene_info info;
-    dem_setup d;
-    dem_solver S;
-    dem_stats st;
-} dsim;
-
-static void dsim_open(dsim *s, const char *ini)
-{
-    config c;
-    diag err = {{0}};
-    ck_assert_msg(config_load_string(&c, ini, "dem.ini", &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(scene_build(&c, &s->W, &s->info, &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, &s->d, &err) == CDLAB_OK, "%s", err.msg);
-    config_free(&c);
-    dem_solver_init(&s->S);
-}
-
-static void dsim_start(dsim *s)
-{
-    diag err;
-    ck_assert_msg(dem_start(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
-}
-
-static void dsim_steps(dsim *s, long n)
-{
-    diag err;
-    for (long k = 0; k < n; k++)
-        ck_assert_msg(dem_step(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
-}
-
-static void dsim_close(dsim *s)
-{
-    dem_solver_free(&s->S);
-    world_free(&s->W);
-}
-
 /* Two spheres, m = 1, r = 0.5, k_n = 1e4: omega dt = sqrt(2 k/m) dt = 1e-3 at dt = 7e-6. */
 static const char *PAIR =
     "[system]\nmode = dem\ndimension = 3\ndt = 7e-6\nsteps = 1\n"
@@ -250,7 +212,8 @@ START_TEST(errors_dem_abort_overlap)
     status s = run_to_temp(ini, "fast.ini", path, &sum, &err);
     ck_assert_int_eq(s, CDLAB_ERR_NUMERIC);
     ck_assert_msg(strstr(err.msg, "of particles 0 and 1 exceeds dem.abort_overlap = 0.5 of the "
-                                  "smaller radius") && strstr(err.msg, "step "),
+                                  "smaller radius") &&
+                      strstr(err.msg, "step "),
                   "%s", err.msg);
     char *status_text_v = NULL;
     ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &status_text_v, &err),

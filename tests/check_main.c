@@ -44,8 +44,38 @@ void sim_steps(sim *s, long n)
     }
 }
 
-/* Runs the config text into a fresh temporary file; path must hold 32 bytes. */
-status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err)
+void dsim_open(dsim *s, const char *ini)
+{
+    config c;
+    diag err = {{0}};
+    ck_assert_msg(config_load_string(&c, ini, "dem.ini", &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(scene_build(&c, &s->W, &s->info, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, &s->d, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+    dem_solver_init(&s->S);
+}
+
+void dsim_start(dsim *s)
+{
+    diag err;
+    ck_assert_msg(dem_start(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
+}
+
+void dsim_steps(dsim *s, long n)
+{
+    diag err;
+    for (long k = 0; k < n; k++)
+        ck_assert_msg(dem_step(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
+}
+
+void dsim_close(dsim *s)
+{
+    dem_solver_free(&s->S);
+    world_free(&s->W);
+}
+
+status run_to_temp_from(const char *ini, const char *name, const char *restart, char *path,
+                        run_summary *sum, diag *err)
 {
     strcpy(path, "/tmp/cdlab_ioXXXXXX");
     int fd = mkstemp(path);
@@ -53,9 +83,15 @@ status run_to_temp(const char *ini, const char *name, char *path, run_summary *s
     close(fd);
     config c;
     ck_assert_int_eq(config_load_string(&c, ini, name, err), CDLAB_OK);
-    status s = cd_run(&c, path, NULL, sum, err);
+    run_hooks hk = {.restart = restart};
+    status s = cd_run(&c, path, &hk, sum, err);
     config_free(&c);
     return s;
+}
+
+status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err)
+{
+    return run_to_temp_from(ini, name, NULL, path, sum, err);
 }
 
 const char *cdlab_bin(void)

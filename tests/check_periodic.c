@@ -10,38 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct dsim {
-    world W;
-    scene_info info;
-    dem_setup d;
-    dem_solver S;
-    dem_stats st;
-} dsim;
-
-static void dsim_open(dsim *s, const char *ini)
-{
-    config c;
-    diag err = {{0}};
-    ck_assert_msg(config_load_string(&c, ini, "periodic.ini", &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(scene_build(&c, &s->W, &s->info, &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, &s->d, &err) == CDLAB_OK, "%s", err.msg);
-    config_free(&c);
-    dem_solver_init(&s->S);
-}
-
-static void dsim_steps(dsim *s, long n)
-{
-    diag err;
-    for (long k = 0; k < n; k++)
-        ck_assert_msg(dem_step(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
-}
-
-static void dsim_close(dsim *s)
-{
-    dem_solver_free(&s->S);
-    world_free(&s->W);
-}
-
 /* Brute-force minimum-image candidates: pairs with gap < detect gap. */
 static int brute_pairs(const particles *P, double gap)
 {

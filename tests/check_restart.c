@@ -41,17 +41,8 @@ static status run_config(const char *fmt, long steps, const char *restart, char 
 {
     char ini[2048];
     snprintf(ini, sizeof ini, fmt, steps);
-    strcpy(path, "/tmp/cdlab_rsXXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    config c;
-    ck_assert_int_eq(config_load_string(&c, ini, "restart.ini", err), CDLAB_OK);
-    run_hooks hk = {.restart = restart};
     run_summary sum;
-    status s = cd_run(&c, path, &hk, &sum, err);
-    config_free(&c);
-    return s;
+    return run_to_temp_from(ini, "restart.ini", restart, path, &sum, err);
 }
 
 /* The state datasets of a file's checkpoint at step, concatenated (x, v, w, q, walls, contacts). */
@@ -234,8 +225,6 @@ START_TEST(io_sigint_ends_cleanly_and_restarts)
     long at = atol(last);
     ck_assert_int_gt(at, 0);
     char second[32];
-    snprintf(text, sizeof text, DEM_PILE, at + 20);
-    (void)text;
     ck_assert_msg(run_config(DEM_PILE, at + 20, out, second, &err) == CDLAB_OK, "%s", err.msg);
     unlink(ini);
     unlink(out);

@@ -7,6 +7,7 @@
 #include "cd.h"
 #include "cd_run.h"
 #include "config.h"
+#include "dem_config.h"
 #include "scene.h"
 
 Suite *pcg32_suite(void);
@@ -35,9 +36,26 @@ void sim_close(sim *s);
 /* n steps; fails the test on any error. */
 void sim_steps(sim *s, long n);
 
+/* The same for DEM mode. */
+typedef struct dsim {
+    world W;
+    scene_info info;
+    dem_setup d;
+    dem_solver S;
+    dem_stats st;
+} dsim;
+void dsim_open(dsim *s, const char *ini);
+/* Contacts and forces at t = 0 (dem_step does it itself when not called). */
+void dsim_start(dsim *s);
+void dsim_steps(dsim *s, long n);
+void dsim_close(dsim *s);
+
 /* Runs INI text (named name in messages) through cd_run into a fresh temporary file whose path
  * (32 bytes) is returned in path; the caller unlinks it. */
 status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err);
+/* The same, continuing from the last checkpoint of restart (NULL: a new run). */
+status run_to_temp_from(const char *ini, const char *name, const char *restart, char *path,
+                        run_summary *sum, diag *err);
 
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);
