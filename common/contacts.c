@@ -12,6 +12,26 @@ static uint64_t pair_key(int i, int j, const particles *P, int n_walls)
     return (e0 << 32) | (uint64_t)(uint32_t)P->id[j];
 }
 
+/* Normal, gap and lever arms of a particle pair; a0, a1 are the lever arms' lengths. */
+static inline void pair_frame(contact *c, const particles *P, double *a0, double *a1)
+{
+    int i = c->i, j = c->j;
+    vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
+    double dist = v3_norm(d);
+    /* Coincident centres have no normal; pick x so that the contact stays defined. */
+    c->n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(1.0, 0.0, 0.0);
+    c->gap = dist - P->r[i] - P->r[j];
+    /* The contact point: where the surfaces meet, or the middle of the overlap, so that
+     * l0 - l1 = x_j - x_i exactly. With the radii as lever arms an overlapping pair in
+     * rigid rotation would see a false relative movement (phi x overlap n), which broke
+     * the objectivity test (37% stress error after a 90 deg rotation). */
+    double half = c->gap < 0.0 ? 0.5 * c->gap : 0.0;
+    *a0 = P->r[i] + half;
+    *a1 = P->r[j] + half;
+    c->l0 = v3_scale(c->n, *a0);
+    c->l1 = v3_scale(c->n, -*a1);
+}
+
 void contact_geometry(contact *c, const particles *P, const wall *walls)
 {
     int dim = P->dimension, j = c->j;
@@ -21,19 +41,8 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
     double w_part = 0.0, w_wall = 0.0, w_t = 0.0;
     if (c->i >= 0) {
         int i = c->i;
-        vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
-        double dist = v3_norm(d);
-        /* Coincident centres have no normal; pick x so that the contact stays defined. */
-        c->n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(1.0, 0.0, 0.0);
-        c->gap = dist - P->r[i] - rj;
-        /* The contact point: where the surfaces meet, or the middle of the overlap, so that
-         * l0 - l1 = x_j - x_i exactly. With the radii as lever arms an overlapping pair in
-         * rigid rotation would see a false relative movement (phi x overlap n), which broke
-         * the objectivity test (37% stress error after a 90 deg rotation). */
-        double half = c->gap < 0.0 ? 0.5 * c->gap : 0.0;
-        double a0 = P->r[i] + half, a1 = rj + half;
-        c->l0 = v3_scale(c->n, a0);
-        c->l1 = v3_scale(c->n, -a1);
+        double a0, a1;
+        pair_frame(c, P, &a0, &a1);
         w_part = P->inv_m[i] + P->inv_m[j];
         w_t = w_part + a0 * a0 * P->inv_I[i] + a1 * a1 * P->inv_I[j];
     } else {
@@ -82,21 +91,8 @@ void contact_geometry_fast(contact *c, const particles *P, const wall *walls)
         contact_geometry(c, P, walls);
         return;
     }
-    int i = c->i, j = c->j;
-    vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
-    double dist2 = v3_norm2(d);
-    if (!(dist2 > 0.0)) {
-        contact_geometry(c, P, walls);
-        return;
-    }
-    double dist = sqrt(dist2), inv = 1.0 / dist;
-    vec3 n = v3_scale(d, inv);
-    double gap = dist - P->r[i] - P->r[j];
-    double half = gap < 0.0 ? 0.5 * gap : 0.0;
-    c->n = n;
-    c->gap = gap;
-    c->l0 = v3_scale(n, P->r[i] + half);
-    c->l1 = v3_scale(n, -(P->r[j] + half));
+    double a0, a1;
+    pair_frame(c, P, &a0, &a1);
 }
 
 static int cmp_key(const void *a, const void *b)
