@@ -871,7 +871,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             ((S.out.checkpoint_every > 0 && W->step % S.out.checkpoint_every == 0) ||
              W->step == S.info.steps))
             s = write_checkpoint(&w, W, &solver, &dsolver, err);
-        if (s == CDLAB_OK && hk && hk->stop && *hk->stop) {
+        /* a signal during the last step: the run is complete, its checkpoint written */
+        if (s == CDLAB_OK && hk && hk->stop && *hk->stop && W->step < S.info.steps) {
             int sig = *hk->stop;
             if (S.out.every == 0 || W->step % S.out.every != 0)
                 s = write_snapshot(&w, W, err);
