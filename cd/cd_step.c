@@ -47,24 +47,10 @@ static status check_state(const world *W, const cd_params *p, diag *err)
                             "step %ld: particle %d has a non-finite position or velocity", W->step,
                             P->id[i]);
     }
-    if (p->abort_overlap > 0.0) {
-        for (int k = 0; k < W->C.n; k++) {
-            const contact *c = &W->C.c[k];
-            double r = c->i >= 0 ? fmin(P->r[c->i], P->r[c->j]) : P->r[c->j];
-            if (-c->gap > p->abort_overlap * r) {
-                if (c->i >= 0)
-                    return diag_set(err, CDLAB_ERR_NUMERIC,
-                                    "step %ld: overlap %.6g of particles %d and %d exceeds "
-                                    "solver.abort_overlap = %g of the smaller radius",
-                                    W->step, -c->gap, P->id[c->i], P->id[c->j], p->abort_overlap);
-                return diag_set(err, CDLAB_ERR_NUMERIC,
-                                "step %ld: overlap %.6g of particle %d with wall '%s' exceeds "
-                                "solver.abort_overlap = %g of its radius",
-                                W->step, -c->gap, P->id[c->j], W->walls[contact_wall_index(c)].name,
-                                p->abort_overlap);
-            }
-        }
-    }
+    status s;
+    if (p->abort_overlap > 0.0 &&
+        (s = world_check_overlap(W, p->abort_overlap, "solver.abort_overlap", "", err)) != CDLAB_OK)
+        return s;
     for (int k = 0; k < W->n_walls; k++)
         if (!isfinite(W->walls[k].s + W->walls[k].u))
             return diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: piston '%s' is non-finite", W->step,

@@ -625,24 +625,12 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
         double rmin = INFINITY;
         for (int i = 0; i < P->n && st->max_overlap > 0.0; i++)
             rmin = fmin(rmin, P->r[i]);
-        if (st->max_overlap > p->abort_overlap * rmin)
-            for (int k = 0; k < W->C.n; k++) {
-                const contact *c = &W->C.c[k];
-                double r = c->i >= 0 ? fmin(P->r[c->i], P->r[c->j]) : P->r[c->j];
-                if (-c->gap <= p->abort_overlap * r)
-                    continue;
-                if (c->i >= 0)
-                    return diag_set(err, CDLAB_ERR_NUMERIC,
-                                    "step %ld: overlap %.6g of particles %d and %d exceeds "
-                                    "dem.abort_overlap = %g of the smaller radius (time step too "
-                                    "large for the stiffness, or a collision too fast?)",
-                                    W->step, -c->gap, P->id[c->i], P->id[c->j], p->abort_overlap);
-                return diag_set(err, CDLAB_ERR_NUMERIC,
-                                "step %ld: overlap %.6g of particle %d with wall '%s' exceeds "
-                                "dem.abort_overlap = %g of its radius",
-                                W->step, -c->gap, P->id[c->j], W->walls[contact_wall_index(c)].name,
-                                p->abort_overlap);
-            }
+        if (st->max_overlap > p->abort_overlap * rmin &&
+            (s = world_check_overlap(W, p->abort_overlap, "dem.abort_overlap",
+                                     " (time step too large for the stiffness, or a collision "
+                                     "too fast?)",
+                                     err)) != CDLAB_OK)
+            return s;
     }
     if (bad < P->n)
         return diag_set(err, CDLAB_ERR_NUMERIC,

@@ -22,3 +22,26 @@ double world_kinetic_energy(const world *W)
             e += 0.5 * W->walls[k].mass * W->walls[k].u * W->walls[k].u;
     return e;
 }
+
+status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
+                           diag *err)
+{
+    const particles *P = &W->P;
+    for (int k = 0; k < W->C.n; k++) {
+        const contact *c = &W->C.c[k];
+        double r = c->i >= 0 ? fmin(P->r[c->i], P->r[c->j]) : P->r[c->j];
+        if (!(-c->gap > frac * r))
+            continue;
+        if (c->i >= 0)
+            return diag_set(err, CDLAB_ERR_NUMERIC,
+                            "step %ld: overlap %.6g of particles %d and %d exceeds %s = %g of the "
+                            "smaller radius%s",
+                            W->step, -c->gap, P->id[c->i], P->id[c->j], key, frac, hint);
+        return diag_set(err, CDLAB_ERR_NUMERIC,
+                        "step %ld: overlap %.6g of particle %d with wall '%s' exceeds %s = %g of "
+                        "its radius%s",
+                        W->step, -c->gap, P->id[c->j], W->walls[contact_wall_index(c)].name, key,
+                        frac, hint);
+    }
+    return CDLAB_OK;
+}

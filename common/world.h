@@ -23,4 +23,10 @@ void world_free(world *W);
 /* Kinetic energy of particles (translation + rotation) and piston(s). */
 double world_kinetic_energy(const world *W);
 
+/* The first contact overlapping by more than frac of the smaller radius of its pair (of the
+ * particle's radius against a wall) stops the run: CDLAB_ERR_NUMERIC with the step, the ids,
+ * the overlap, the config key that sets frac, and hint appended (may be ""). */
+status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
+                           diag *err);
+
 #endif
