@@ -12,7 +12,7 @@ OPENMP ?= 1
 BUILD  ?= build
 PYTHON ?= /usr/bin/python3
 
-PKGS    := hdf5 check inih
+PKGS    := hdf5 check inih fclib
 CC      ?= gcc
 CSTD    := -std=c11
 WARN    := -Wall -Wextra -Wpedantic -Wshadow

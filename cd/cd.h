@@ -71,6 +71,12 @@ void cd_solver_init(cd_solver *S, uint64_t seed);
 void cd_solver_free(cd_solver *S);
 
 status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err);
+/* cd_step in two halves, so that the solved contact problem can be looked at (FCLIB export)
+ * before the positions move: solve = detection, free velocities, warm start and sweeps (the
+ * velocities are then the end-of-step ones, the contact frames those the solver used);
+ * finish = position update, pistons, diagnostics. */
+status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err);
+status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err);
 
 /* Internals shared by cd_step and the tests. */
 vec3 cd_relative_velocity(const world *W, const contact *c);

@@ -1,4 +1,5 @@
 #include "cd_run.h"
+#include "contact_problem.h"
 
 #include "build_info.h"
 #include "cd_config.h"
@@ -665,6 +666,56 @@ done:
     return s;
 }
 
+/* OUT.h5 -> OUT-stepN.fclib.h5 */
+static void fclib_path_default(char *buf, size_t n, const char *out, long step)
+{
+    size_t len = strlen(out);
+    if (len > 3 && strcmp(out + len - 3, ".h5") == 0)
+        len -= 3;
+    snprintf(buf, n, "%.*s-step%ld.fclib.h5", (int)len, out, step);
+}
+
+/* Right after the sweeps of a step: the problem, its residual, the file. */
+static status export_fclib(world *W, const cd_params *p, const cd_stats *st, const char *cfg,
+                           const char *path, const run_hooks *hk, diag *err)
+{
+    contact_problem cp;
+    status s = contact_problem_build(W, &cp, err);
+    if (s != CDLAB_OK)
+        return s;
+    double res_abs;
+    double res = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r,
+                                      &res_abs);
+    char title[700], desc[1024];
+    snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, W->step + 1);
+    snprintf(desc, sizeof desc,
+             "Contact dynamics step %ld (t = %.17g, dt = %.17g) of %s: %d contacts, dimension %d; "
+             "cdlab solution after %d sweeps (%s sweep, %s criterion, epsilon %g, converged %d)",
+             W->step + 1, (double)(W->step + 1) * W->dt, W->dt, cfg, cp.nc, W->P.dimension,
+             st->sweeps, cd_sweep_names[p->sweep], cd_criterion_names[p->crit], p->epsilon,
+             st->converged);
+    fclib_meta meta = {.title = title,
+                       .description = desc,
+                       .step = W->step + 1,
+                       .t = (double)(W->step + 1) * W->dt,
+                       .dt = W->dt,
+                       .sweeps = st->sweeps,
+                       .converged = st->converged,
+                       .solver_residual = st->residual,
+                       .criterion = cd_criterion_names[p->crit],
+                       .sweep = cd_sweep_names[p->sweep],
+                       .epsilon = p->epsilon,
+                       .natural_map = res};
+    s = contact_problem_write_fclib(&cp, path, &meta, err);
+    if (s == CDLAB_OK)
+        say(hk,
+            "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with %d "
+            "entries; natural-map residual of cdlab's solution %.3g (relative), %.3g (absolute)",
+            W->step + 1, path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
+    contact_problem_free(&cp);
+    return s;
+}
+
 status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary *sum, diag *err)
 {
     memset(sum, 0, sizeof *sum);
@@ -806,14 +857,35 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = write_row(&w, W, &S.out, &rec, err);
     if (s == CDLAB_OK)
         s = write_snapshot(&w, W, err);
-    double t0 = now_seconds(), sweeps_total = 0.0;
-    sum->started = 1;
-    snprintf(sum->out_file, sizeof sum->out_file, "%s", S.out.file);
     long first = W->step;
+    long fclib_step = hk ? hk->fclib_step : 0;
+    char fclib_path[600];
+    if (hk && hk->fclib_path)
+        snprintf(fclib_path, sizeof fclib_path, "%s", hk->fclib_path);
+    else
+        fclib_path_default(fclib_path, sizeof fclib_path, S.out.file, fclib_step);
+    if (s == CDLAB_OK && fclib_step != 0) {
+        if (S.mode != MODE_CD)
+            s = diag_set(err, CDLAB_ERR_ARG,
+                         "--export-fclib: only contact dynamics runs have a contact problem to "
+                         "export (this is a DEM run)");
+        else if (fclib_step <= first || fclib_step > S.info.steps)
+            s = diag_set(err, CDLAB_ERR_ARG,
+                         "--export-fclib %ld: the run does steps %ld to %ld; give a step in "
+                         "that range",
+                         fclib_step, first + 1, S.info.steps);
+    }
+    double t0 = now_seconds(), sweeps_total = 0.0;
+    sum->started = s == CDLAB_OK; /* a bad --export-fclib step is a command-line error */
+    snprintf(sum->out_file, sizeof sum->out_file, "%s", S.out.file);
     for (long k = first; k < S.info.steps && s == CDLAB_OK; k++) {
         double ts = now_seconds();
         if (S.mode == MODE_CD) {
-            s = cd_step(W, &solver, &S.prm, &st, err);
+            s = cd_step_solve(W, &solver, &S.prm, &st, err);
+            if (s == CDLAB_OK && fclib_step == W->step + 1)
+                s = export_fclib(W, &S.prm, &st, c->file, fclib_path, hk, err);
+            if (s == CDLAB_OK)
+                s = cd_step_finish(W, &S.prm, &st, err);
             sum->solve_seconds += st.solve_seconds;
             sum->contact_updates += (double)st.n_contacts * st.sweeps;
             rec = (step_record){.sweeps = st.sweeps,

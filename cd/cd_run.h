@@ -26,6 +26,11 @@ typedef struct run_hooks {
     volatile int *stop;
     /* Continue from the last checkpoint of this cdlab output file (NULL: a new run). */
     const char *restart;
+    /* CD only: write the contact problem of this step (1 = the first step; 0: none) as an
+     * FCLIB local problem with cdlab's solution, to fclib_path (NULL: OUTPUT-stepN.fclib.h5
+     * next to the output file). */
+    long fclib_step;
+    const char *fclib_path;
 } run_hooks;
 
 typedef struct run_summary {

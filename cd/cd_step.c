@@ -58,11 +58,10 @@ static status check_state(const world *W, const cd_params *p, diag *err)
     return CDLAB_OK;
 }
 
-status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
+status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
 {
     particles *P = &W->P;
     int dim = P->dimension;
-    /* t from the step count, not accumulated: no drift over long runs */
     double dt = W->dt, t_new = (double)(W->step + 1) * dt;
     status s;
 
@@ -117,6 +116,15 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
 
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st->solve_seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return CDLAB_OK;
+}
+
+status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
+{
+    particles *P = &W->P;
+    contact_list *L = &W->C;
+    /* t from the step count, not accumulated: no drift over long runs */
+    double dt = W->dt, t_new = (double)(W->step + 1) * dt;
 
     /* 5. implicit Euler update of positions and orientations with the new velocities */
     CDLAB_PARALLEL_FOR
@@ -157,4 +165,10 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
     if (st->n_active > 0)
         st->mean_overlap = sum / st->n_active;
     return check_state(W, p, err);
+}
+
+status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
+{
+    status s = cd_step_solve(W, S, p, st, err);
+    return s != CDLAB_OK ? s : cd_step_finish(W, p, st, err);
 }

@@ -60,6 +60,22 @@ status h5out_create(h5out **out, const char *path, diag *err)
     return CDLAB_OK;
 }
 
+status h5out_open(h5out **out, const char *path, diag *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5out *h = calloc(1, sizeof *h);
+    if (!h)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    snprintf(h->path, sizeof h->path, "%s", path);
+    h->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (h->file < 0) {
+        free(h);
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open HDF5 file for writing", path);
+    }
+    *out = h;
+    return CDLAB_OK;
+}
+
 static status flush_series(h5out *h, series *s, diag *err)
 {
     if (s->nbuf == 0)

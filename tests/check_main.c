@@ -111,6 +111,7 @@ int main(void)
     srunner_add_suite(sr, dem_suite());
     srunner_add_suite(sr, periodic_suite());
     srunner_add_suite(sr, restart_suite());
+    srunner_add_suite(sr, fclib_suite());
     srunner_add_suite(sr, experiments_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -20,6 +20,7 @@ Suite *dem_suite(void);
 Suite *experiments_suite(void);
 Suite *periodic_suite(void);
 Suite *restart_suite(void);
+Suite *fclib_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);

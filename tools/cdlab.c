@@ -1,6 +1,7 @@
 /* cdlab command-line program. The only code that prints to the terminal and calls exit().
  *
  *   cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]
+ *             [--restart OLD.h5] [--export-fclib STEP [--fclib-out FILE]]
  *   cdlab check CONFIG.ini [--set ...]     validate a config without running
  *   cdlab info OUT.h5                      parameters and summary of a run
  *
@@ -23,6 +24,8 @@ static void usage(FILE *f)
     fprintf(f, "usage:\n"
                "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
                "            [--restart PREVIOUS.h5]   continue from its last checkpoint\n"
+               "            [--export-fclib STEP [--fclib-out FILE]]  write the contact problem\n"
+               "                                      of that step (CD) as an FCLIB local problem\n"
                "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
                "  cdlab info OUT.h5\n"
                "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
@@ -101,7 +104,8 @@ static void on_stop_signal(int sig)
 
 static int cmd_run(int argc, char **argv, int check_only)
 {
-    const char *cfg_path = NULL, *out = NULL, *restart = NULL;
+    const char *cfg_path = NULL, *out = NULL, *restart = NULL, *fclib_out = NULL;
+    long fclib_step = 0;
     char **sets = calloc((size_t)argc, sizeof *sets);
     int nset = 0, quiet = 0;
     for (int k = 0; k < argc; k++) {
@@ -113,6 +117,17 @@ static int cmd_run(int argc, char **argv, int check_only)
             sets[nset++] = argv[k] + 6;
         } else if (strcmp(argv[k], "--restart") == 0 && k + 1 < argc) {
             restart = argv[++k];
+        } else if (strcmp(argv[k], "--export-fclib") == 0 && k + 1 < argc && !check_only) {
+            char *end;
+            fclib_step = strtol(argv[++k], &end, 10);
+            if (*end != '\0' || end == argv[k] || fclib_step < 1) {
+                fprintf(stderr, "cdlab: --export-fclib: '%s' is not a step number >= 1\n",
+                        argv[k]);
+                free(sets);
+                return 2;
+            }
+        } else if (strcmp(argv[k], "--fclib-out") == 0 && k + 1 < argc && !check_only) {
+            fclib_out = argv[++k];
         } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
             quiet = 1;
         } else if (argv[k][0] == '-' || cfg_path) {
@@ -154,7 +169,9 @@ static int cmd_run(int argc, char **argv, int check_only)
                        .message = show_message,
                        .user = &ps,
                        .stop = &stop_signal,
-                       .restart = restart};
+                       .restart = restart,
+                       .fclib_step = fclib_step,
+                       .fclib_path = fclib_out};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;

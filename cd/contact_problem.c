@@ -1,0 +1,315 @@
+/* The local contact problem (W, q, mu) of a CD step and its natural-map residual. */
+#include "contact_problem.h"
+
+#include "cd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Local axes of a contact: rows n, t1[, t2]. In dimensions 1 and 2 the tangent is n turned by
+ * +90 degrees about z; in 3D t1 is perpendicular to n and to the axis least aligned with it. */
+static void local_frame(vec3 n, int d, vec3 *ax)
+{
+    ax[0] = n;
+    if (d == 2) {
+        ax[1] = v3(-n.y, n.x, 0.0);
+        return;
+    }
+    vec3 a = fabs(n.x) <= fabs(n.y) && fabs(n.x) <= fabs(n.z) ? v3(1, 0, 0)
+             : fabs(n.y) <= fabs(n.z)                         ? v3(0, 1, 0)
+                                                              : v3(0, 0, 1);
+    vec3 t1 = v3_cross(n, a);
+    ax[1] = v3_scale(t1, 1.0 / v3_norm(t1));
+    ax[2] = v3_cross(n, ax[1]);
+}
+
+/* Movable body of one end of a contact: particle index, n + wall index for a piston, -1 for an
+ * immobile wall or a frozen particle (no velocity to change). */
+static int body_index(const world *W, int b)
+{
+    if (b >= 0)
+        return W->P.frozen[b] ? -1 : b;
+    int w = -1 - b;
+    return W->walls[w].kind == WALL_PISTON ? W->P.n + w : -1;
+}
+
+static void zero_body(world *W, int b)
+{
+    if (b < 0)
+        return;
+    if (b < W->P.n) {
+        W->P.v[b] = v3_zero();
+        W->P.w[b] = v3_zero();
+    } else {
+        W->walls[b - W->P.n].u = 0.0;
+    }
+}
+
+void contact_problem_free(contact_problem *cp)
+{
+    free(cp->colptr);
+    free(cp->row);
+    free(cp->val);
+    free(cp->q);
+    free(cp->mu);
+    free(cp->r);
+    free(cp->u);
+    free(cp->frame);
+    free(cp->body0);
+    free(cp->body1);
+    free(cp->gap);
+    memset(cp, 0, sizeof *cp);
+}
+
+static void matvec(int m, const int *colptr, const int *row, const double *val, const double *x,
+                   double *y)
+{
+    memset(y, 0, (size_t)m * sizeof *y);
+    for (int k = 0; k < m; k++)
+        for (int e = colptr[k]; e < colptr[k + 1]; e++)
+            y[row[e]] += val[e] * x[k];
+}
+
+status contact_problem_build(world *W, contact_problem *cp, diag *err)
+{
+    memset(cp, 0, sizeof *cp);
+    particles *P = &W->P;
+    contact_list *L = &W->C;
+    int nc = L->n, d = P->dimension == 3 ? 3 : 2, m = nc * d;
+    int nb = P->n + W->n_walls; /* bodies: particles, then walls (pistons only used) */
+    double dt = W->dt;
+    cp->nc = nc;
+    cp->d = d;
+    cp->m = m;
+
+    /* contacts of each movable body (CSR) */
+    int *start = calloc((size_t)nb + 1, sizeof *start);
+    int *list = malloc((size_t)(2 * nc + 1) * sizeof *list);
+    int *mark = malloc((size_t)(nc + 1) * sizeof *mark);
+    int *nbr = malloc((size_t)(nc + 1) * sizeof *nbr);
+    vec3 *frame = malloc((size_t)(nc + 1) * 3 * sizeof *frame);
+    vec3 *v_save = malloc((size_t)(P->n + 1) * sizeof *v_save);
+    vec3 *w_save = malloc((size_t)(P->n + 1) * sizeof *w_save);
+    double *u_save = malloc((size_t)(W->n_walls + 1) * sizeof *u_save);
+    cp->colptr = malloc((size_t)(m + 1) * sizeof *cp->colptr);
+    cp->q = calloc((size_t)m + 1, sizeof *cp->q);
+    cp->mu = malloc((size_t)(nc + 1) * sizeof *cp->mu);
+    cp->r = calloc((size_t)m + 1, sizeof *cp->r);
+    cp->u = calloc((size_t)m + 1, sizeof *cp->u);
+    cp->frame = calloc((size_t)m * 3 + 1, sizeof *cp->frame);
+    cp->body0 = malloc((size_t)(nc + 1) * sizeof *cp->body0);
+    cp->body1 = malloc((size_t)(nc + 1) * sizeof *cp->body1);
+    cp->gap = malloc((size_t)(nc + 1) * sizeof *cp->gap);
+    status s = CDLAB_OK;
+    if (!start || !list || !mark || !nbr || !frame || !v_save || !w_save || !u_save ||
+        !cp->colptr || !cp->q || !cp->mu || !cp->r || !cp->u || !cp->frame || !cp->body0 ||
+        !cp->body1 || !cp->gap) {
+        s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory (%d contacts)", nc);
+        goto done;
+    }
+    for (int a = 0; a < nc; a++) {
+        const contact *c = &L->c[a];
+        int b0 = body_index(W, c->i), b1 = body_index(W, c->j);
+        if (b0 >= 0)
+            start[b0 + 1]++;
+        if (b1 >= 0)
+            start[b1 + 1]++;
+        local_frame(c->n, d, &frame[3 * a]);
+        for (int k = 0; k < d; k++) {
+            cp->frame[(a * d + k) * 3 + 0] = frame[3 * a + k].x;
+            cp->frame[(a * d + k) * 3 + 1] = frame[3 * a + k].y;
+            cp->frame[(a * d + k) * 3 + 2] = frame[3 * a + k].z;
+        }
+        cp->mu[a] = c->mu;
+        cp->body0[a] = c->i >= 0 ? P->id[c->i] : c->i;
+        cp->body1[a] = P->id[c->j];
+        cp->gap[a] = c->gap;
+        mark[a] = -1;
+    }
+    for (int b = 0; b < nb; b++)
+        start[b + 1] += start[b];
+    {
+        int *fill = calloc((size_t)nb + 1, sizeof *fill);
+        if (!fill) {
+            s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
+            goto done;
+        }
+        for (int a = 0; a < nc; a++) {
+            int b0 = body_index(W, L->c[a].i), b1 = body_index(W, L->c[a].j);
+            if (b0 >= 0)
+                list[start[b0] + fill[b0]++] = a;
+            if (b1 >= 0)
+                list[start[b1] + fill[b1]++] = a;
+        }
+        free(fill);
+    }
+
+    /* solution and free velocities, from the end-of-step velocities */
+    memcpy(v_save, P->v, (size_t)P->n * sizeof *v_save);
+    memcpy(w_save, P->w, (size_t)P->n * sizeof *w_save);
+    for (int k = 0; k < W->n_walls; k++)
+        u_save[k] = W->walls[k].u;
+    for (int a = 0; a < nc; a++) {
+        const contact *c = &L->c[a];
+        vec3 V = cd_relative_velocity(W, c);
+        double g_pos = c->gap > 0.0 ? c->gap : 0.0;
+        for (int k = 0; k < d; k++) {
+            cp->r[a * d + k] = v3_dot(c->R, frame[3 * a + k]) * dt;
+            cp->u[a * d + k] = v3_dot(V, frame[3 * a + k]) + (k == 0 ? g_pos / dt : 0.0);
+        }
+    }
+    for (int a = 0; a < nc; a++)
+        cd_apply_impulse(W, &L->c[a], v3_scale(L->c[a].R, -dt));
+    for (int a = 0; a < nc; a++) {
+        const contact *c = &L->c[a];
+        vec3 V = cd_relative_velocity(W, c);
+        double g_pos = c->gap > 0.0 ? c->gap : 0.0;
+        for (int k = 0; k < d; k++)
+            cp->q[a * d + k] = v3_dot(V, frame[3 * a + k]) + (k == 0 ? g_pos / dt : 0.0);
+    }
+
+    /* W column by column: unit impulse, response of the contacts sharing a body */
+    memset(P->v, 0, (size_t)P->n * sizeof *P->v);
+    memset(P->w, 0, (size_t)P->n * sizeof *P->w);
+    for (int k = 0; k < W->n_walls; k++)
+        W->walls[k].u = 0.0;
+    size_t cap = (size_t)m * (size_t)d * 4 + 16, nnz = 0;
+    cp->row = malloc(cap * sizeof *cp->row);
+    cp->val = malloc(cap * sizeof *cp->val);
+    if (!cp->row || !cp->val) {
+        s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
+        goto restore;
+    }
+    for (int b = 0; b < nc; b++) {
+        const contact *cb = &L->c[b];
+        int ends[2] = {body_index(W, cb->i), body_index(W, cb->j)};
+        int nn = 0;
+        for (int e = 0; e < 2; e++) {
+            if (ends[e] < 0)
+                continue;
+            for (int x = start[ends[e]]; x < start[ends[e] + 1]; x++) {
+                int a = list[x];
+                if (mark[a] == b)
+                    continue;
+                mark[a] = b;
+                int y = nn++; /* insertion: rows in ascending order */
+                while (y > 0 && nbr[y - 1] > a) {
+                    nbr[y] = nbr[y - 1];
+                    y--;
+                }
+                nbr[y] = a;
+            }
+        }
+        for (int kb = 0; kb < d; kb++) {
+            int col = b * d + kb;
+            cp->colptr[col] = (int)nnz;
+            cd_apply_impulse(W, cb, frame[3 * b + kb]);
+            if (nnz + (size_t)nn * (size_t)d > cap) {
+                cap = 2 * (nnz + (size_t)nn * (size_t)d);
+                int *nr = realloc(cp->row, cap * sizeof *nr);
+                if (nr)
+                    cp->row = nr;
+                double *nv = realloc(cp->val, cap * sizeof *nv);
+                if (nv)
+                    cp->val = nv;
+                if (!nr || !nv) {
+                    s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
+                    goto restore;
+                }
+            }
+            for (int x = 0; x < nn; x++) {
+                int a = nbr[x];
+                vec3 V = cd_relative_velocity(W, &L->c[a]);
+                for (int ka = 0; ka < d; ka++) {
+                    double wv = v3_dot(V, frame[3 * a + ka]);
+                    if (wv != 0.0 || a * d + ka == col) {
+                        cp->row[nnz] = a * d + ka;
+                        cp->val[nnz++] = wv;
+                    }
+                }
+            }
+            zero_body(W, ends[0]);
+            zero_body(W, ends[1]);
+        }
+    }
+    cp->colptr[m] = (int)nnz;
+    cp->nnz = (int)nnz;
+    if (nnz > (size_t)0x7fffffff)
+        s = diag_set(err, CDLAB_ERR_ARG, "contact problem: W has too many entries for FCLIB");
+
+restore:
+    memcpy(P->v, v_save, (size_t)P->n * sizeof *v_save);
+    memcpy(P->w, w_save, (size_t)P->n * sizeof *w_save);
+    for (int k = 0; k < W->n_walls; k++)
+        W->walls[k].u = u_save[k];
+done:
+    free(start);
+    free(list);
+    free(mark);
+    free(nbr);
+    free(frame);
+    free(v_save);
+    free(w_save);
+    free(u_save);
+    if (s != CDLAB_OK)
+        contact_problem_free(cp);
+    return s;
+}
+
+/* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place). */
+static void project_cone(double *z, int d, double mu)
+{
+    double zn = z[0], zt = 0.0;
+    for (int k = 1; k < d; k++)
+        zt += z[k] * z[k];
+    zt = sqrt(zt);
+    if (zt <= mu * zn)
+        return;
+    if (mu * zt <= -zn) {
+        for (int k = 0; k < d; k++)
+            z[k] = 0.0;
+        return;
+    }
+    double a = (zn + mu * zt) / (1.0 + mu * mu);
+    z[0] = a;
+    for (int k = 1; k < d; k++)
+        z[k] *= mu * a / zt;
+}
+
+double natural_map_residual(int nc, int d, const int *colptr, const int *row, const double *val,
+                            const double *q, const double *mu, const double *r, double *abs_out)
+{
+    int m = nc * d;
+    double *u = malloc((size_t)(m + 1) * sizeof *u);
+    if (!u)
+        return NAN;
+    matvec(m, colptr, row, val, r, u);
+    double res2 = 0.0, r2 = 0.0;
+    for (int a = 0; a < nc; a++) {
+        const double *ua = &u[a * d], *ra = &r[a * d];
+        double w_nn = 0.0;
+        for (int e = colptr[a * d]; e < colptr[a * d + 1]; e++)
+            if (row[e] == a * d)
+                w_nn = val[e];
+        double rho = w_nn > 0.0 ? 1.0 / w_nn : 1.0;
+        double ut = 0.0, z[3] = {0.0, 0.0, 0.0};
+        for (int k = 1; k < d; k++)
+            ut += (ua[k] + q[a * d + k]) * (ua[k] + q[a * d + k]);
+        ut = sqrt(ut);
+        for (int k = 0; k < d; k++) {
+            double uh = ua[k] + q[a * d + k] + (k == 0 ? mu[a] * ut : 0.0);
+            z[k] = ra[k] - rho * uh;
+        }
+        project_cone(z, d, mu[a]);
+        for (int k = 0; k < d; k++) {
+            res2 += (ra[k] - z[k]) * (ra[k] - z[k]);
+            r2 += ra[k] * ra[k];
+        }
+    }
+    free(u);
+    double res = sqrt(res2);
+    if (abs_out)
+        *abs_out = res;
+    return r2 > 0.0 ? res / sqrt(r2) : res;
+}

@@ -1,0 +1,65 @@
+/* The contact problem of one CD step as a local frictional contact problem (FCLIB's form).
+ *
+ * After the sweeps of a step (cd_step_solve), with impulses r = R dt in each contact's local
+ * frame (n, t1[, t2]) (n from body 0 to body 1, r on body 1):
+ *
+ *     u = W r + q,   W = H^T M^-1 H (the Delassus operator, m x m with m = d x contacts),
+ *     q = the relative velocities without any contact impulse, plus g_pos/dt on the normal,
+ *
+ * and the shock law with g_pos (Unger & Kertesz eqs. 33-34) is exactly the Signorini-Coulomb
+ * condition on (u, r): u_N >= 0, r_N >= 0, u_N r_N = 0 (u_N dt = g_pos + dt U_n is the gap
+ * predicted at the end of the step) and Coulomb's law |r_T| <= mu r_N with maximal
+ * dissipation. W is assembled by probing: a unit impulse in each local direction of each
+ * contact is applied with the solver's own cd_apply_impulse (so walls, pistons, frozen
+ * particles and the dimension locks act exactly as in the solver) and the relative velocities
+ * of the contacts that share a body are read back with cd_relative_velocity. The world's
+ * velocities are restored bit for bit. */
+#ifndef CDLAB_CONTACT_PROBLEM_H
+#define CDLAB_CONTACT_PROBLEM_H
+
+#include "world.h"
+
+typedef struct contact_problem {
+    int nc, d; /* contacts, local dimension: 2 (dimensions 1 and 2) or 3 */
+    int m;     /* nc d */
+    /* W in compressed columns: column k holds rows row[colptr[k] .. colptr[k+1]-1] */
+    int nnz;
+    int *colptr, *row;
+    double *val;
+    double *q, *mu; /* q: m, mu: nc */
+    double *r, *u;  /* cdlab's solution: impulses R dt and u = W r + q, m each */
+    double *frame;  /* nc x d x 3: the local axes (n, t1[, t2]) in global coordinates */
+    int *body0, *body1; /* stable ids: particle id, or -1 - wall index for body 0 */
+    double *gap;        /* nc */
+} contact_problem;
+
+/* Builds the problem of the current step from the world right after cd_step_solve. */
+status contact_problem_build(world *W, contact_problem *cp, diag *err);
+void contact_problem_free(contact_problem *cp);
+
+/* Natural-map residual of (r) for the problem (W, q, mu) in local dimension d (2 or 3):
+ *   sqrt(sum_a |r_a - P_K(r_a - rho_a (u_a + mu_a |u_aT| e_N))|^2) / |r|,  u = W r + q,
+ * with K the Coulomb cone and rho_a = 1 / W_(aN,aN) (so every term is an impulse). Zero exactly
+ * at a solution; it is the size of the correction one projected Gauss-Seidel step would make,
+ * relative to the impulses. When r = 0 the absolute value is returned. abs_out (may be NULL)
+ * receives the unnormalised residual. */
+double natural_map_residual(int nc, int d, const int *colptr, const int *row, const double *val,
+                            const double *q, const double *mu, const double *r, double *abs_out);
+
+/* Writes the problem and cdlab's solution as an FCLIB local problem file (fclib_write_local
+ * and fclib_write_solution), then adds a /cdlab group with the contact pairs, gaps, frames and
+ * the attributes given. */
+typedef struct fclib_meta {
+    const char *title, *description;
+    long step;
+    double t, dt;
+    int sweeps, converged;
+    double solver_residual; /* the criterion's measure in the last sweep */
+    const char *criterion, *sweep;
+    double epsilon;
+    double natural_map; /* natural_map_residual of the solution */
+} fclib_meta;
+status contact_problem_write_fclib(const contact_problem *cp, const char *path,
+                                   const fclib_meta *meta, diag *err);
+
+#endif

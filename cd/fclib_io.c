@@ -1,0 +1,85 @@
+/* FCLIB export of a CD step's contact problem (Debian libfclib-dev).
+ * fclib.h selects HDF5 API versions of its own, so it is included only here. */
+#include "contact_problem.h"
+
+#include "h5io.h"
+
+#include <fclib.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+status contact_problem_write_fclib(const contact_problem *cp, const char *path,
+                                   const fclib_meta *meta, diag *err)
+{
+    char comment[] = "Delassus operator H^T M^-1 H of the step, compressed columns; rows and "
+                     "columns in contact order, each contact's axes (n, t1[, t2])";
+    struct fclib_matrix_info minfo = {.comment = comment,
+                                      .conditioning = -1.0,
+                                      .determinant = -1.0,
+                                      .rank = -1};
+    struct fclib_matrix Wm = {.nzmax = cp->nnz,
+                              .m = cp->m,
+                              .n = cp->m,
+                              .p = cp->colptr,
+                              .i = cp->row,
+                              .x = cp->val,
+                              .nz = -1,
+                              .info = &minfo};
+    char math[] = "W symmetric positive semi-definite; q includes g_pos/dt on the normal "
+                  "(shock law with g_pos, Unger & Kertesz eqs. 33-34); r = contact impulse R dt";
+    struct fclib_info info = {.title = (char *)meta->title,
+                              .description = (char *)meta->description,
+                              .math_info = math};
+    struct fclib_local prob = {.W = &Wm,
+                               .V = NULL,
+                               .R = NULL,
+                               .mu = cp->mu,
+                               .q = cp->q,
+                               .s = NULL,
+                               .spacedim = cp->d,
+                               .info = &info};
+    if (cp->nc == 0)
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "step %ld has no contacts: there is no contact problem to export",
+                        meta->step);
+    /* fclib_write_local adds to an existing file and refuses a second problem: like every
+     * cdlab output, the file is replaced */
+    if (unlink(path) != 0 && errno != ENOENT)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
+    if (!fclib_write_local(&prob, path))
+        return diag_set(err, CDLAB_ERR_IO, "%s: fclib_write_local failed", path);
+    struct fclib_solution sol = {.v = NULL, .u = cp->u, .r = cp->r, .l = NULL};
+    if (!fclib_write_solution(&sol, path))
+        return diag_set(err, CDLAB_ERR_IO, "%s: fclib_write_solution failed", path);
+
+    /* cdlab's own record of where the problem comes from */
+    h5out *h;
+    status s = h5out_open(&h, path, err);
+    if (s != CDLAB_OK)
+        return s;
+    long nc = cp->nc, fr[3] = {cp->nc, cp->d, 3};
+    const char *g = "/cdlab";
+    if ((s = h5out_group(h, g, err)) || (s = h5out_attr_int(h, g, "step", meta->step, err)) ||
+        (s = h5out_attr_double(h, g, "t", meta->t, err)) ||
+        (s = h5out_attr_double(h, g, "dt", meta->dt, err)) ||
+        (s = h5out_attr_int(h, g, "sweeps", meta->sweeps, err)) ||
+        (s = h5out_attr_int(h, g, "converged", meta->converged, err)) ||
+        (s = h5out_attr_double(h, g, "solver_residual", meta->solver_residual, err)) ||
+        (s = h5out_attr_string(h, g, "criterion", meta->criterion, err)) ||
+        (s = h5out_attr_string(h, g, "sweep", meta->sweep, err)) ||
+        (s = h5out_attr_double(h, g, "epsilon", meta->epsilon, err)) ||
+        (s = h5out_attr_double(h, g, "natural_map_residual", meta->natural_map, err)) ||
+        (s = h5out_attr_string(h, g, "units",
+                               "r: impulse (force x time); u, q: velocity; W: 1/mass", err)) ||
+        (s = h5out_array(h, "/cdlab/body0", H5IO_INT32, 1, &nc, cp->body0, err)) ||
+        (s = h5out_array(h, "/cdlab/body1", H5IO_INT32, 1, &nc, cp->body1, err)) ||
+        (s = h5out_array(h, "/cdlab/gap", H5IO_DOUBLE, 1, &nc, cp->gap, err)) ||
+        (s = h5out_array(h, "/cdlab/frame", H5IO_DOUBLE, 3, fr, cp->frame, err))) {
+        diag tmp;
+        h5out_close(h, &tmp);
+        return s;
+    }
+    return h5out_close(h, err);
+}

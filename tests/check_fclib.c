@@ -1,0 +1,314 @@
+/* FCLIB export: the contact problem of a CD step, read back with fclib, is solved by the stored
+ * cdlab solution (natural-map residual within the solver's tolerance), and exporting does not
+ * change the run. */
+#include "suites.h"
+
+#include "contact_problem.h"
+
+#include <fclib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* 2D: 50 frictional disks settling in a box under a piston (mass 20, pushed down). */
+static const char *ini_2d = "[system]\ndimension = 2\ndt = 0.02\nsteps = 120\nseed = 11\n"
+                            "gravity = 0 -1 0\n"
+                            "[solver]\ncriterion = local\nepsilon = 1e-10\niterations = 200000\n"
+                            "[particles]\nsource = random\ncount = 50\nradius_min = 0.4\n"
+                            "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = 8 12 0\ndensity = 1\n"
+                            "[contact]\nfriction = 0.3\ndetect_gap = 0.2\n"
+                            "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                            "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
+                            "[plane.right]\npoint = 8 0 0\nnormal = -1 0 0\n"
+                            "[piston.top]\npoint = 0 13 0\nnormal = 0 -1 0\nmass = 20\n"
+                            "force = 100\n"
+                            "[output]\nevery = 0\n";
+
+/* 3D: 60 frictional spheres settling in a box, walls with their own friction. */
+static const char *ini_3d = "[system]\ndimension = 3\ndt = 0.02\nsteps = 100\nseed = 5\n"
+                            "gravity = 0 0 -1\n"
+                            "[solver]\ncriterion = local\nepsilon = 1e-10\niterations = 200000\n"
+                            "[particles]\nsource = random\ncount = 60\nradius_min = 0.4\n"
+                            "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = 4 4 8\ndensity = 1\n"
+                            "[contact]\nfriction = 0.4\ndetect_gap = 0.2\n"
+                            "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\nfriction = 0.6\n"
+                            "[plane.x0]\npoint = 0 0 0\nnormal = 1 0 0\n"
+                            "[plane.x1]\npoint = 4 0 0\nnormal = -1 0 0\n"
+                            "[plane.y0]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                            "[plane.y1]\npoint = 0 4 0\nnormal = 0 -1 0\n"
+                            "[output]\nevery = 0\n";
+
+/* Steps a sim to the step before `step`, solves that step, writes its problem to a temporary
+ * FCLIB file (path: 32 bytes), finishes the step. Returns the natural-map residual computed
+ * before writing. */
+static double export_step(sim *s, long step, char *path)
+{
+    diag err = {{0}};
+    sim_steps(s, step - 1);
+    ck_assert_int_eq(cd_step_solve(&s->W, &s->S, &s->p, &s->st, &err), CDLAB_OK);
+    ck_assert_msg(s->st.converged, "step %ld did not converge (%d sweeps)", step, s->st.sweeps);
+    contact_problem cp;
+    ck_assert_msg(contact_problem_build(&s->W, &cp, &err) == CDLAB_OK, "%s", err.msg);
+    double res = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu,
+                                      cp.r, NULL);
+    strcpy(path, "/tmp/cdlab_fcXXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fclib_meta meta = {.title = "test", .description = "check_fclib", .step = step,
+                       .dt = s->W.dt, .criterion = "local", .sweep = "random",
+                       .natural_map = res};
+    ck_assert_msg(contact_problem_write_fclib(&cp, path, &meta, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    contact_problem_free(&cp);
+    ck_assert_int_eq(cd_step_finish(&s->W, &s->p, &s->st, &err), CDLAB_OK);
+    return res;
+}
+
+typedef struct readback {
+    struct fclib_local *p;
+    struct fclib_solution *sol;
+    int nc, d;
+} readback;
+
+static readback read_back(const char *path, int d_expected)
+{
+    readback b;
+    b.p = fclib_read_local(path);
+    ck_assert_ptr_nonnull(b.p);
+    b.sol = fclib_read_solution(path);
+    ck_assert_ptr_nonnull(b.sol);
+    b.d = b.p->spacedim;
+    ck_assert_int_eq(b.d, d_expected);
+    ck_assert_int_eq(b.p->W->m, b.p->W->n);
+    ck_assert_int_eq(b.p->W->m % b.d, 0);
+    ck_assert_int_eq(b.p->W->nz, -1); /* compressed columns */
+    b.nc = b.p->W->m / b.d;
+    return b;
+}
+
+static void readback_free(readback *b)
+{
+    fclib_delete_local(b->p);
+    fclib_delete_solutions(b->sol, 1);
+}
+
+/* The checks shared by 2D and 3D: W symmetric with a positive diagonal, the stored u equal to
+ * W r + q, the Signorini-Coulomb conditions met by the stored r (natural map), and a wrong
+ * solution rejected. */
+static void check_problem(const readback *b, int want_active)
+{
+    const struct fclib_matrix *W = b->p->W;
+    int m = W->m, d = b->d, nc = b->nc;
+    double wmax = 0.0;
+    for (int e = 0; e < W->p[m]; e++)
+        wmax = fmax(wmax, fabs(W->x[e]));
+    ck_assert(wmax > 0.0);
+    /* symmetry: for every entry (i, k) the entry (k, i) exists and is equal (1e-12 relative) */
+    for (int k = 0; k < m; k++)
+        for (int e = W->p[k]; e < W->p[k + 1]; e++) {
+            int i = W->i[e];
+            double other = 0.0;
+            int found = 0;
+            for (int f = W->p[i]; f < W->p[i + 1]; f++)
+                if (W->i[f] == k) {
+                    other = W->x[f];
+                    found = 1;
+                }
+            ck_assert_msg(found || fabs(W->x[e]) < 1e-12 * wmax, "W(%d,%d) has no transpose", i,
+                          k);
+            ck_assert_msg(fabs(W->x[e] - other) <= 1e-12 * wmax, "W(%d,%d) = %g, W(%d,%d) = %g",
+                          i, k, W->x[e], k, i, other);
+        }
+    for (int k = 0; k < m; k += d) { /* normal diagonal: 1/m_n > 0 */
+        double w_kk = 0.0;
+        for (int e = W->p[k]; e < W->p[k + 1]; e++)
+            if (W->i[e] == k)
+                w_kk = W->x[e];
+        ck_assert_msg(w_kk > 0.0, "W(%d,%d) = %g", k, k, w_kk);
+    }
+    /* u = W r + q, computed independently by the exporter from the final velocities */
+    double *u = calloc((size_t)m, sizeof *u);
+    double umax = 0.0;
+    for (int k = 0; k < m; k++)
+        for (int e = W->p[k]; e < W->p[k + 1]; e++)
+            u[W->i[e]] += W->x[e] * b->sol->r[k];
+    for (int k = 0; k < m; k++) {
+        u[k] += b->p->q[k];
+        umax = fmax(umax, fabs(b->sol->u[k]));
+    }
+    for (int k = 0; k < m; k++)
+        ck_assert_msg(fabs(u[k] - b->sol->u[k]) <= 1e-9 * (umax + 1.0),
+                      "u[%d]: W r + q = %.17g, stored %.17g", k, u[k], b->sol->u[k]);
+    free(u);
+    int active = 0, sliding = 0;
+    for (int a = 0; a < nc; a++) {
+        const double *r = &b->sol->r[a * d];
+        double rt = 0.0;
+        for (int k = 1; k < d; k++)
+            rt += r[k] * r[k];
+        rt = sqrt(rt);
+        ck_assert_msg(r[0] >= 0.0, "contact %d: r_N = %g < 0", a, r[0]);
+        ck_assert_msg(rt <= b->p->mu[a] * r[0] * (1.0 + 1e-12) + 1e-300,
+                      "contact %d: |r_T| = %g above mu r_N = %g", a, rt, b->p->mu[a] * r[0]);
+        active += r[0] > 0.0;
+        sliding += r[0] > 0.0 && rt >= b->p->mu[a] * r[0] * (1.0 - 1e-9);
+    }
+    ck_assert_msg(active >= want_active, "only %d active contacts", active);
+    /* The stored solution: natural-map residual 1e-7 relative. The solver stopped when no
+     * force changed by more than 1e-10 of itself in a sweep; one sweep's change bounds the
+     * residual up to the conditioning of the packing (measured: ~1e-10 here). */
+    double res = natural_map_residual(nc, d, W->p, W->i, W->x, b->p->q, b->p->mu, b->sol->r,
+                                      NULL);
+    ck_assert_msg(res < 1e-7, "natural-map residual %g", res);
+    /* a wrong solution (normal impulses 1% too large) is rejected: residual above 1e-3 */
+    double *r_bad = malloc((size_t)m * sizeof *r_bad);
+    memcpy(r_bad, b->sol->r, (size_t)m * sizeof *r_bad);
+    for (int a = 0; a < nc; a++)
+        r_bad[a * d] *= 1.01;
+    double bad = natural_map_residual(nc, d, W->p, W->i, W->x, b->p->q, b->p->mu, r_bad, NULL);
+    ck_assert_msg(bad > 1e-3, "1%% wrong impulses give a residual of only %g", bad);
+    free(r_bad);
+    fprintf(stderr,
+            "  fclib %dD: %d contacts (%d active, %d sliding), W %d entries, natural map %.3g, "
+            "1%% wrong r: %.3g\n",
+            d, nc, active, sliding, W->p[m], res, bad);
+}
+
+START_TEST(fclib_2d_piston)
+{
+    sim s;
+    sim_open(&s, ini_2d, 11);
+    char path[32];
+    double res = export_step(&s, 120, path);
+    readback b = read_back(path, 2);
+    ck_assert_int_eq(b.nc, s.W.C.n);
+    check_problem(&b, 50);
+    /* the piston couples its contacts: some column of a piston contact has entries in the rows
+     * of another piston contact (two distinct particles) */
+    int piston = -1 - (s.W.n_walls - 1), coupled = 0;
+    for (int a = 0; a < s.W.C.n; a++)
+        if (s.W.C.c[a].i == piston)
+            for (int e = b.p->W->p[a * 2]; e < b.p->W->p[a * 2 + 1]; e++) {
+                int row_c = b.p->W->i[e] / 2;
+                coupled += row_c != a && s.W.C.c[row_c].i == piston;
+            }
+    ck_assert_msg(coupled > 0, "no coupling through the piston in W");
+    ck_assert(res < 1e-7);
+    readback_free(&b);
+    unlink(path);
+    sim_close(&s);
+}
+END_TEST
+
+START_TEST(fclib_3d_merit)
+{
+    sim s;
+    sim_open(&s, ini_3d, 5);
+    char path[32];
+    export_step(&s, 100, path);
+    readback b = read_back(path, 3);
+    check_problem(&b, 60);
+    /* fclib's own merit function (natural map, 3D only) agrees that this is a solution */
+    double merit = fclib_merit_local(b.p, MERIT_1, b.sol);
+    ck_assert_msg(merit < 1e-7, "fclib_merit_local = %g", merit);
+    struct fclib_solution bad = *b.sol;
+    double *r_bad = malloc((size_t)b.p->W->m * sizeof *r_bad);
+    memcpy(r_bad, b.sol->r, (size_t)b.p->W->m * sizeof *r_bad);
+    for (int a = 0; a < b.nc; a++)
+        r_bad[a * 3] *= 1.01;
+    bad.r = r_bad;
+    double merit_bad = fclib_merit_local(b.p, MERIT_1, &bad);
+    ck_assert_msg(merit_bad > 100.0 * merit && merit_bad > 1e-6, "merit of a wrong r: %g (%g)",
+                  merit_bad, merit);
+    fprintf(stderr, "  fclib_merit_local: %.3g, 1%% wrong r: %.3g\n", merit, merit_bad);
+    free(r_bad);
+    readback_free(&b);
+    unlink(path);
+    sim_close(&s);
+}
+END_TEST
+
+/* Building the problem restores the velocities bit for bit: a run with an export is the run
+ * without one. */
+START_TEST(fclib_export_changes_nothing)
+{
+    sim a, b;
+    sim_open(&a, ini_3d, 5);
+    sim_open(&b, ini_3d, 5);
+    char path[32];
+    export_step(&a, 40, path);
+    unlink(path);
+    sim_steps(&a, 20);
+    sim_steps(&b, 60);
+    ck_assert_int_eq(a.W.P.n, b.W.P.n);
+    size_t bytes = (size_t)a.W.P.n * sizeof(vec3);
+    ck_assert(memcmp(a.W.P.x, b.W.P.x, bytes) == 0);
+    ck_assert(memcmp(a.W.P.v, b.W.P.v, bytes) == 0);
+    ck_assert(memcmp(a.W.P.w, b.W.P.w, bytes) == 0);
+    sim_close(&a);
+    sim_close(&b);
+}
+END_TEST
+
+/* Through cd_run (what `cdlab run --export-fclib` calls): the file is written where asked, and
+ * a DEM run or a step outside the run is refused. */
+START_TEST(fclib_run_hooks)
+{
+    char out[32], fc[32] = "/tmp/cdlab_fcrXXXXXX";
+    int fd = mkstemp(fc);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    strcpy(out, "/tmp/cdlab_fcoXXXXXX");
+    fd = mkstemp(out);
+    close(fd);
+    config c;
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_int_eq(config_load_string(&c, ini_3d, "fc.ini", &err), CDLAB_OK);
+    config_set(&c, "system.steps=30", &err);
+    run_hooks hk = {.fclib_step = 30, .fclib_path = fc};
+    ck_assert_msg(cd_run(&c, out, &hk, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+    struct fclib_local *p = fclib_read_local(fc);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p->spacedim, 3);
+    fclib_delete_local(p);
+
+    ck_assert_int_eq(config_load_string(&c, ini_3d, "fc.ini", &err), CDLAB_OK);
+    config_set(&c, "system.steps=30", &err);
+    hk.fclib_step = 31;
+    ck_assert_int_eq(cd_run(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--export-fclib 31: the run does steps 1 to 30"));
+    ck_assert_int_eq(sum.started, 0);
+    config_free(&c);
+
+    const char *dem = "[system]\nmode = dem\ndimension = 3\ndt = 1e-3\nsteps = 3\n"
+                      "[particles]\nsource = random\ncount = 10\nradius_min = 0.4\n"
+                      "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 4 4 4\n"
+                      "[dem]\nk_n = 1e4\nk_t = 5e3\n[plane.base]\npoint = 0 0 0\n"
+                      "normal = 0 0 1\n[output]\nevery = 0\n";
+    ck_assert_int_eq(config_load_string(&c, dem, "dem.ini", &err), CDLAB_OK);
+    hk.fclib_step = 2;
+    ck_assert_int_eq(cd_run(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
+    ck_assert_msg(strstr(err.msg, "only contact dynamics runs") != NULL, "%s", err.msg);
+    config_free(&c);
+    unlink(out);
+    unlink(fc);
+}
+END_TEST
+
+Suite *fclib_suite(void)
+{
+    Suite *s = suite_create("fclib");
+    TCase *tc = tcase_create("export");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fclib_2d_piston);
+    tcase_add_test(tc, fclib_3d_merit);
+    tcase_add_test(tc, fclib_export_changes_nothing);
+    tcase_add_test(tc, fclib_run_hooks);
+    suite_add_tcase(s, tc);
+    return s;
+}
