@@ -5,7 +5,9 @@
 #   make test       install deps, build, run the quick Check suites (slow ones excluded)
 #   make test-slow  run only the tests tagged "slow" (long physics regressions; CI runs them)
 #   make demo       install deps, build, run the 1D wave test experiment end to end
-#   make debug      AddressSanitizer + UBSan build in build-debug/, runs the quick tests
+#   make check-asan the whole suite under AddressSanitizer + UBSan (build-debug/); `debug` too
+#   make fuzz       libFuzzer on the config and particle-file readers (FUZZ_SECONDS each)
+#   make render     a 2D packing rendered with ParaView from its XDMF sidecar (build/render/)
 #   make format     clang-format the tree
 
 OPENMP ?= 1
@@ -32,7 +34,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: FORCE all deps fuzz render experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -114,10 +116,37 @@ check-asan: deps
 	    CDLAB_BIN=../build-debug/cdlab CK_FORK=no ../build-debug/check_all
 debug: check-asan
 
+# Fuzzing (libFuzzer, from Debian's clang and libclang-rt-14-dev): the config reader and the
+# particle-file reader, FUZZ_SECONDS each, under ASan + UBSan; saved failures fail the target.
+# Known failures are replayed first from tests/fuzz/regress/ (also a Check test).
+FUZZ_SECONDS ?= 300
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz:
+	@CDLAB_EXTRA_PKGS="clang libclang-rt-14-dev" bash tools/deps.sh
+	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPENMP=0 OPT="-O1 -g" \
+	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
+	    build-fuzz/fuzz_config build-fuzz/fuzz_particles
+	bash tools/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+# ParaView: a 2D packing settled under gravity (experiments/convergence/settle.ini, 1500 steps),
+# rendered from its XDMF sidecar by pvpython under a virtual X server (Debian's pvpython needs
+# X). Writes build/render/settle.png; docs/img/settle_forces.png is a copy of it.
+render:
+	@CDLAB_EXTRA_PKGS="paraview xvfb xauth" bash tools/deps.sh
+	$(MAKE) --no-print-directory $(BUILD)/cdlab
+	@mkdir -p $(BUILD)/render
+	$(BUILD)/cdlab run experiments/convergence/settle.ini -o $(BUILD)/render/settle.h5 --quiet \
+	    --set system.steps=1500 --set output.every=100
+	xvfb-run -a pvpython tools/render.py $(BUILD)/render/settle.xmf \
+	    --png $(BUILD)/render/settle.png --size 900 900
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcdlab.a
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $< $(BUILD)/libcdlab.a -o $@ $(LDLIBS_ALL)
+
 format:
 	clang-format -i common/*.[ch] cd/*.[ch] tools/*.c tests/*.[ch]
 
 clean:
-	rm -rf build build-debug
+	rm -rf build build-debug build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -6,6 +6,7 @@
 #include "dem_config.h"
 #include "h5io.h"
 #include "parallel.h"
+#include "xdmf.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -175,6 +176,7 @@ typedef struct writer {
     int n_pistons;
     int *piston_idx;
     double *row; /* scratch for one row of the widest series */
+    xdmf *xmf;   /* the ParaView sidecar */
 } writer;
 
 static double now_seconds(void)
@@ -445,11 +447,36 @@ static status write_snapshot(writer *w, const world *W, diag *err)
     for (int k = 0; k < nc; k++)
         buf[k] = L->c[k].gap;
     SNAPC("gap", H5IO_DOUBLE, 1, &nc, buf);
+    for (int k = 0; k < nc; k++)
+        buf[k] = v3_norm(L->c[k].R);
+    SNAPC("force_magnitude", H5IO_DOUBLE, 1, &nc, buf);
+    /* lines for viewers: body 1's centre and body 0's end of the contact, i.e. its centre
+     * (nearest periodic image) or the contact point on a wall; line k joins rows 2k, 2k+1 */
+    double *ends = malloc((size_t)(nc > 0 ? nc : 1) * 6 * sizeof *ends);
+    if (!ends && st == CDLAB_OK)
+        st = diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    if (st == CDLAB_OK) {
+        for (int k = 0; k < nc; k++) {
+            contact c = L->c[k];
+            contact_geometry(&c, P, W->walls);
+            vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, c.l1), c.l0);
+            ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
+            ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
+            pair[2 * k] = 2 * k;
+            pair[2 * k + 1] = 2 * k + 1;
+        }
+        long e3[2] = {2 * nc, 3};
+        SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
+        SNAPC("line", H5IO_INT32, 2, nc2, pair);
+    }
+    free(ends);
     free(pair);
     free(buf);
     /* every frame reaches the file: a killed run leaves a readable file up to here */
     if (st == CDLAB_OK)
         st = h5out_flush(w->h, err);
+    if (st == CDLAB_OK && w->xmf)
+        st = xdmf_add_snapshot(w->xmf, g, W->t, n, nc, err);
     return st;
 #undef SNAP
 #undef SNAPC
@@ -684,8 +711,8 @@ static status export_fclib(world *W, const cd_params *p, const cd_stats *st, con
     if (s != CDLAB_OK)
         return s;
     double res_abs;
-    double res = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r,
-                                      &res_abs);
+    double res =
+        natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, &res_abs);
     char title[700], desc[1024];
     snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, W->step + 1);
     snprintf(desc, sizeof desc,
@@ -800,9 +827,11 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                             S.out.file);
         }
     }
-    if ((s = h5out_create(&w.h, S.out.file, err)) || (s = write_header(&w, c, &S, err))) {
+    if ((s = h5out_create(&w.h, S.out.file, err)) || (s = write_header(&w, c, &S, err)) ||
+        (s = xdmf_create(&w.xmf, S.out.file, err))) {
         diag tmp;
         h5out_close(w.h, &tmp);
+        xdmf_close(w.xmf, &tmp);
         free(w.piston_idx);
         free(w.row);
         setup_free(&S);
@@ -988,6 +1017,9 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         h5out_attr_int(w.h, "/summary", "unconverged_steps", sum->unconverged_steps, e2);
     }
     s2 = h5out_close(w.h, e2);
+    if (s == CDLAB_OK)
+        s = s2;
+    s2 = xdmf_close(w.xmf, s == CDLAB_OK ? err : &tmp);
     if (s == CDLAB_OK)
         s = s2;
     cd_solver_free(&solver);

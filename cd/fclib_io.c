@@ -15,10 +15,8 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
 {
     char comment[] = "Delassus operator H^T M^-1 H of the step, compressed columns; rows and "
                      "columns in contact order, each contact's axes (n, t1[, t2])";
-    struct fclib_matrix_info minfo = {.comment = comment,
-                                      .conditioning = -1.0,
-                                      .determinant = -1.0,
-                                      .rank = -1};
+    struct fclib_matrix_info minfo = {
+        .comment = comment, .conditioning = -1.0, .determinant = -1.0, .rank = -1};
     struct fclib_matrix Wm = {.nzmax = cp->nnz,
                               .m = cp->m,
                               .n = cp->m,
@@ -29,9 +27,8 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
                               .info = &minfo};
     char math[] = "W symmetric positive semi-definite; q includes g_pos/dt on the normal "
                   "(shock law with g_pos, Unger & Kertesz eqs. 33-34); r = contact impulse R dt";
-    struct fclib_info info = {.title = (char *)meta->title,
-                              .description = (char *)meta->description,
-                              .math_info = math};
+    struct fclib_info info = {
+        .title = (char *)meta->title, .description = (char *)meta->description, .math_info = math};
     struct fclib_local prob = {.W = &Wm,
                                .V = NULL,
                                .R = NULL,

@@ -410,7 +410,9 @@ status config_double(config *c, const char *sec, const char *key, int required, 
         return s;
     double v = dflt;
     if (e && !parse_double(e->value, &v))
-        return eerr(c, e, sec, key, err, "expected a finite number (got '%s')", e->value);
+        return eerr(c, e, sec, key, err,
+                    "expected a finite number, 0 or of magnitude 1e-308 to 1e308 (got '%s')",
+                    e->value);
     if (min_open ? !(v > min) : !(v >= min))
         return eerr(c, e, sec, key, err, "must be %s %g (got %g)", min_open ? ">" : ">=", min, v);
     if (!(v <= max))

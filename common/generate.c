@@ -1,6 +1,7 @@
 #include "generate.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,15 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
     int dim = P->dimension, n = P->n;
     double h = 2.0 * rmax; /* grid cell: overlapping partners lie in adjacent cells */
     vec3 span = v3_sub(hi, lo);
-    int nx = (int)(span.x / h) + 1, ny = dim >= 2 ? (int)(span.y / h) + 1 : 1,
-        nz = dim == 3 ? (int)(span.z / h) + 1 : 1;
-    if ((double)nx * ny * nz > 1e8)
-        return diag_set(err, CDLAB_ERR_ARG, "random packing: box too large for the radii");
+    /* cell counts in double first: a huge box must not overflow an int (found by fuzzing) */
+    double gx = floor(span.x / h) + 1.0, gy = dim >= 2 ? floor(span.y / h) + 1.0 : 1.0,
+           gz = dim == 3 ? floor(span.z / h) + 1.0 : 1.0;
+    if (!(gx * gy * gz <= 1e8))
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "random packing: box too large for the radii (%.3g grid cells of size "
+                        "2 radius_max; at most 1e8)",
+                        gx * gy * gz);
+    int nx = (int)gx, ny = (int)gy, nz = (int)gz;
     int *head = malloc((size_t)nx * ny * nz * sizeof *head),
         *next = malloc((size_t)(n > 0 ? n : 1) * sizeof *next);
     if (!head || !next) {

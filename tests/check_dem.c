@@ -220,7 +220,7 @@ START_TEST(errors_dem_abort_overlap)
                      CDLAB_OK);
     ck_assert_msg(strstr(status_text_v, "dem.abort_overlap"), "%s", status_text_v);
     free(status_text_v);
-    unlink(path);
+    remove_output(path);
 }
 END_TEST
 
@@ -305,7 +305,7 @@ START_TEST(io_dem_run_energy_series)
     ck_assert_int_eq(h5in_read_attr_string(path, "/", "program", &v, &err), CDLAB_OK);
     ck_assert_str_eq(v, "cdlab run (linear-frictional DEM)");
     free(v);
-    unlink(path);
+    remove_output(path);
 }
 END_TEST
 
@@ -335,7 +335,7 @@ START_TEST(io_drive_rotation_config)
     ck_assert_double_eq_tol(last[4], -27.0, 27e-9); /* sigma_yy */
     ck_assert_double_eq_tol(last[0], 0.0, 27e-9);
     free(d);
-    unlink(path);
+    remove_output(path);
 }
 END_TEST
 

@@ -51,17 +51,20 @@ static double export_step(sim *s, long step, char *path)
     ck_assert_msg(s->st.converged, "step %ld did not converge (%d sweeps)", step, s->st.sweeps);
     contact_problem cp;
     ck_assert_msg(contact_problem_build(&s->W, &cp, &err) == CDLAB_OK, "%s", err.msg);
-    double res = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu,
-                                      cp.r, NULL);
+    double res =
+        natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, NULL);
     strcpy(path, "/tmp/cdlab_fcXXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    fclib_meta meta = {.title = "test", .description = "check_fclib", .step = step,
-                       .dt = s->W.dt, .criterion = "local", .sweep = "random",
+    fclib_meta meta = {.title = "test",
+                       .description = "check_fclib",
+                       .step = step,
+                       .dt = s->W.dt,
+                       .criterion = "local",
+                       .sweep = "random",
                        .natural_map = res};
-    ck_assert_msg(contact_problem_write_fclib(&cp, path, &meta, &err) == CDLAB_OK, "%s",
-                  err.msg);
+    ck_assert_msg(contact_problem_write_fclib(&cp, path, &meta, &err) == CDLAB_OK, "%s", err.msg);
     contact_problem_free(&cp);
     ck_assert_int_eq(cd_step_finish(&s->W, &s->p, &s->st, &err), CDLAB_OK);
     return res;
@@ -117,10 +120,9 @@ static void check_problem(const readback *b, int want_active)
                     other = W->x[f];
                     found = 1;
                 }
-            ck_assert_msg(found || fabs(W->x[e]) < 1e-12 * wmax, "W(%d,%d) has no transpose", i,
-                          k);
-            ck_assert_msg(fabs(W->x[e] - other) <= 1e-12 * wmax, "W(%d,%d) = %g, W(%d,%d) = %g",
-                          i, k, W->x[e], k, i, other);
+            ck_assert_msg(found || fabs(W->x[e]) < 1e-12 * wmax, "W(%d,%d) has no transpose", i, k);
+            ck_assert_msg(fabs(W->x[e] - other) <= 1e-12 * wmax, "W(%d,%d) = %g, W(%d,%d) = %g", i,
+                          k, W->x[e], k, i, other);
         }
     for (int k = 0; k < m; k += d) { /* normal diagonal: 1/m_n > 0 */
         double w_kk = 0.0;
@@ -160,8 +162,7 @@ static void check_problem(const readback *b, int want_active)
     /* The stored solution: natural-map residual 1e-7 relative. The solver stopped when no
      * force changed by more than 1e-10 of itself in a sweep; one sweep's change bounds the
      * residual up to the conditioning of the packing (measured: ~1e-10 here). */
-    double res = natural_map_residual(nc, d, W->p, W->i, W->x, b->p->q, b->p->mu, b->sol->r,
-                                      NULL);
+    double res = natural_map_residual(nc, d, W->p, W->i, W->x, b->p->q, b->p->mu, b->sol->r, NULL);
     ck_assert_msg(res < 1e-7, "natural-map residual %g", res);
     /* a wrong solution (normal impulses 1% too large) is rejected: residual above 1e-3 */
     double *r_bad = malloc((size_t)m * sizeof *r_bad);
@@ -295,7 +296,7 @@ START_TEST(fclib_run_hooks)
     ck_assert_int_eq(cd_run(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
     ck_assert_msg(strstr(err.msg, "only contact dynamics runs") != NULL, "%s", err.msg);
     config_free(&c);
-    unlink(out);
+    remove_output(out);
     unlink(fc);
 }
 END_TEST

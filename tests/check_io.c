@@ -3,7 +3,10 @@
 
 #include "cd_run.h"
 #include "h5io.h"
+#include "xdmf.h"
 
+#include <hdf5.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,7 +62,7 @@ START_TEST(io_run_writes_documented_layout)
     ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
     ck_assert_str_eq(v, "completed");
     free(v);
-    unlink(path);
+    remove_output(path);
 }
 END_TEST
 
@@ -89,7 +92,7 @@ START_TEST(io_failure_keeps_file_readable)
     ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
     ck_assert_ptr_nonnull(strstr(v, "abort_overlap"));
     free(v);
-    unlink(path);
+    remove_output(path);
 }
 END_TEST
 
@@ -109,7 +112,74 @@ START_TEST(io_series_every)
     ck_assert_int_eq(n, 4);
     ck_assert(d[0] == 0.0 && d[1] == 10.0 && d[2] == 20.0 && d[3] == 25.0);
     free(d);
-    unlink(path);
+    remove_output(path);
+}
+END_TEST
+
+/* The XDMF sidecar: every snapshot is a particles grid and (when it has contacts) a contacts
+ * grid with the snapshot's time, and every DataItem names a dataset of the HDF5 file with
+ * exactly the dimensions it declares. */
+START_TEST(io_xdmf_sidecar_matches_file)
+{
+    const char *ini = "[system]\ndimension = 2\ndt = 0.05\nsteps = 40\nseed = 3\n"
+                      "gravity = 0 -1 0\n"
+                      "[particles]\nsource = random\ncount = 30\nradius_min = 0.4\n"
+                      "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 5 8 0\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                      "[output]\nevery = 10\n";
+    char path[32], xmf[64];
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_msg(run_to_temp(ini, "x.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    xdmf_sidecar_path(path, xmf, sizeof xmf);
+    FILE *f = fopen(xmf, "r");
+    ck_assert_msg(f != NULL, "no sidecar %s", xmf);
+    hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_int_ge(h, 0);
+    const char *base = strrchr(path, '/') + 1;
+    char line[1024];
+    int times = 0, items = 0, particle_grids = 0, contact_grids = 0, closed = 0;
+    while (fgets(line, sizeof line, f)) {
+        double t;
+        char *p;
+        particle_grids += strstr(line, "<Grid Name=\"particles ") != NULL;
+        contact_grids += strstr(line, "<Grid Name=\"contacts ") != NULL;
+        closed += strstr(line, "</Xdmf>") != NULL;
+        if ((p = strstr(line, "<Time Value=\"")) && sscanf(p, "<Time Value=\"%lf", &t) == 1) {
+            /* a snapshot time: a multiple of 10 steps of 0.05 */
+            ck_assert_double_eq_tol(t / 0.5, (double)(long)(t / 0.5 + 0.5), 1e-9);
+            times++;
+        }
+        if ((p = strstr(line, "<DataItem Dimensions=\""))) {
+            long d0 = 0, d1 = 0;
+            int nd = sscanf(p, "<DataItem Dimensions=\"%ld %ld\"", &d0, &d1);
+            char *ref = strchr(p, '>') + 1, *end = strstr(ref, "</DataItem>");
+            ck_assert_ptr_nonnull(end);
+            *end = '\0';
+            ck_assert_msg(strncmp(ref, base, strlen(base)) == 0 && ref[strlen(base)] == ':',
+                          "DataItem %s not in %s", ref, base);
+            const char *ds = ref + strlen(base) + 1;
+            hid_t d = H5Dopen2(h, ds, H5P_DEFAULT);
+            ck_assert_msg(d >= 0, "%s: no dataset %s", path, ds);
+            hid_t sp = H5Dget_space(d);
+            hsize_t dims[3] = {0, 0, 0};
+            int rank = H5Sget_simple_extent_dims(sp, dims, NULL);
+            ck_assert_msg(rank == nd && (long)dims[0] == d0 && (nd < 2 || (long)dims[1] == d1),
+                          "%s: rank %d dims %llu %llu, sidecar says %d: %ld %ld", ds, rank,
+                          (unsigned long long)dims[0], (unsigned long long)dims[1], nd, d0, d1);
+            H5Sclose(sp);
+            H5Dclose(d);
+            items++;
+        }
+    }
+    fclose(f);
+    H5Fclose(h);
+    ck_assert_int_eq(particle_grids, 5); /* steps 0, 10, 20, 30, 40 */
+    ck_assert_int_ge(contact_grids, 3);
+    ck_assert_int_eq(times, particle_grids + contact_grids);
+    ck_assert_int_eq(items, 5 * particle_grids + 5 * contact_grids);
+    ck_assert_int_eq(closed, 1);
+    remove_output(path);
 }
 END_TEST
 
@@ -120,6 +190,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_run_writes_documented_layout);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);
+    tcase_add_test(tc, io_xdmf_sidecar_matches_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,7 @@
 
 #include "cd_config.h"
 #include "cd_run.h"
+#include "xdmf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,14 @@ status run_to_temp(const char *ini, const char *name, char *path, run_summary *s
     return run_to_temp_from(ini, name, NULL, path, sum, err);
 }
 
+void remove_output(const char *path)
+{
+    char xmf[600];
+    xdmf_sidecar_path(path, xmf, sizeof xmf);
+    unlink(path);
+    unlink(xmf);
+}
+
 const char *cdlab_bin(void)
 {
     const char *b = getenv("CDLAB_BIN");
@@ -112,6 +121,7 @@ int main(void)
     srunner_add_suite(sr, periodic_suite());
     srunner_add_suite(sr, restart_suite());
     srunner_add_suite(sr, fclib_suite());
+    srunner_add_suite(sr, fuzz_regress_suite());
     srunner_add_suite(sr, experiments_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -96,9 +96,9 @@ static void check_restart_identical(const char *fmt, long n, long nw, long half)
     free(a);
     free(b);
     free(h);
-    unlink(full);
-    unlink(first);
-    unlink(second);
+    remove_output(full);
+    remove_output(first);
+    remove_output(second);
 }
 
 /* CD (random sweep, local criterion, friction, piston): 2N steps, and N steps plus a restart
@@ -135,8 +135,8 @@ START_TEST(determinism_same_config_same_state)
         ck_assert(ba == bb && memcmp(sa, sb, ba) == 0);
         free(sa);
         free(sb);
-        unlink(a);
-        unlink(b);
+        remove_output(a);
+        remove_output(b);
     }
 }
 END_TEST
@@ -171,11 +171,11 @@ START_TEST(errors_restart_files)
         ck_assert_msg(strstr(err.msg, cases[k].expect), "case %zu: '%s' lacks '%s'", k, err.msg,
                       cases[k].expect);
         ck_assert_msg(!strchr(err.msg, '\n'), "case %zu: not one line", k);
-        unlink(out);
+        remove_output(out);
     }
-    unlink(good);
-    unlink(txt);
-    unlink(foreign);
+    remove_output(good);
+    remove_output(txt);
+    remove_output(foreign);
 }
 END_TEST
 
@@ -226,10 +226,10 @@ START_TEST(io_sigint_ends_cleanly_and_restarts)
     ck_assert_int_gt(at, 0);
     char second[32];
     ck_assert_msg(run_config(DEM_PILE, at + 20, out, second, &err) == CDLAB_OK, "%s", err.msg);
-    unlink(ini);
-    unlink(out);
-    unlink(log);
-    unlink(second);
+    remove_output(ini);
+    remove_output(out);
+    remove_output(log);
+    remove_output(second);
 }
 END_TEST
 

@@ -21,6 +21,7 @@ Suite *experiments_suite(void);
 Suite *periodic_suite(void);
 Suite *restart_suite(void);
 Suite *fclib_suite(void);
+Suite *fuzz_regress_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);
@@ -57,6 +58,9 @@ status run_to_temp(const char *ini, const char *name, char *path, run_summary *s
 /* The same, continuing from the last checkpoint of restart (NULL: a new run). */
 status run_to_temp_from(const char *ini, const char *name, const char *restart, char *path,
                         run_summary *sum, diag *err);
+
+/* Removes an output file and its XDMF sidecar (or any file: a missing sidecar is fine). */
+void remove_output(const char *path);
 
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);

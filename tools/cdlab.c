@@ -121,8 +121,7 @@ static int cmd_run(int argc, char **argv, int check_only)
             char *end;
             fclib_step = strtol(argv[++k], &end, 10);
             if (*end != '\0' || end == argv[k] || fclib_step < 1) {
-                fprintf(stderr, "cdlab: --export-fclib: '%s' is not a step number >= 1\n",
-                        argv[k]);
+                fprintf(stderr, "cdlab: --export-fclib: '%s' is not a step number >= 1\n", argv[k]);
                 free(sets);
                 return 2;
             }

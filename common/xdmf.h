@@ -1,0 +1,28 @@
+/* XDMF sidecar of an HDF5 output file, so that ParaView (or VisIt) opens the snapshots as a
+ * time series: OUT.xmf next to OUT.h5 with two temporal collections, "particles" (points with
+ * radius, velocity, angular velocity, id) and "contacts" (lines from body 0's end to body 1's
+ * centre, with force, force magnitude and gap per line).
+ *
+ * The sidecar is valid XML after every snapshot: each particles grid is written over the closing
+ * tags, which are then written again and flushed. The contacts collection is kept in memory and
+ * written by xdmf_close (so a killed run's sidecar has the particles only; the HDF5 file has
+ * everything). */
+#ifndef CDLAB_XDMF_H
+#define CDLAB_XDMF_H
+
+#include "status.h"
+
+#include <stddef.h>
+
+typedef struct xdmf xdmf;
+
+/* OUT.h5 -> OUT.xmf (other names: name + ".xmf"); buf receives the sidecar's path. */
+void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n);
+/* Creates (truncates) the sidecar of the HDF5 file h5_path. */
+status xdmf_create(xdmf **x, const char *h5_path, diag *err);
+/* Adds the snapshot in HDF5 group `group` (n particles, nc contacts) at time t. */
+status xdmf_add_snapshot(xdmf *x, const char *group, double t, long n, long nc, diag *err);
+/* Writes the contacts collection and closes; safe on NULL. */
+status xdmf_close(xdmf *x, diag *err);
+
+#endif
