@@ -7,6 +7,7 @@
 #   make demo       install deps, build, run the 1D wave test experiment end to end
 #   make check-asan the whole suite under AddressSanitizer + UBSan (build-debug/); `debug` too
 #   make fuzz       libFuzzer on the config and particle-file readers (FUZZ_SECONDS each)
+#   make memcheck   valgrind on a short CD and a short DEM run
 #   make render     a 2D packing rendered with ParaView from its XDMF sidecar (build/render/)
 #   make format     clang-format the tree
 
@@ -34,7 +35,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps fuzz render experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: FORCE all deps fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -127,6 +128,21 @@ fuzz:
 	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
 	    build-fuzz/fuzz_config build-fuzz/fuzz_particles
 	bash tools/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+# valgrind memcheck on a short CD run (with an FCLIB export) and a short DEM run; any error or
+# leak fails. One OpenMP thread: libgomp's pool threads are still alive at exit and valgrind
+# counts their stacks as "possibly lost".
+memcheck: deps
+	@CDLAB_EXTRA_PKGS=valgrind bash tools/deps.sh
+	$(MAKE) --no-print-directory $(BUILD)/cdlab
+	@mkdir -p $(BUILD)/memcheck
+	for m in cd dem; do \
+	    OMP_NUM_THREADS=1 valgrind --leak-check=full --errors-for-leak-kinds=definite,possible \
+	        --error-exitcode=9 $(BUILD)/cdlab run tests/memcheck/$$m.ini \
+	        -o $(BUILD)/memcheck/$$m.h5 --quiet $$( [ $$m = cd ] && echo --export-fclib 60 ) \
+	        2> $(BUILD)/memcheck/$$m.log || { tail -30 $(BUILD)/memcheck/$$m.log; exit 1; }; \
+	    grep -E "ERROR SUMMARY|definitely lost" $(BUILD)/memcheck/$$m.log | sed "s/^/memcheck $$m: /"; \
+	done
 
 # ParaView: a 2D packing settled under gravity (experiments/convergence/settle.ini, 1500 steps),
 # rendered from its XDMF sidecar by pvpython under a virtual X server (Debian's pvpython needs
