@@ -207,6 +207,10 @@ def main():
             f"- compiler: {cc}; flags: `{flags}`",
             f"- every figure: median of 3 runs; `make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
     md = head + out
+    notes = os.path.join(root, "bench", "PROFILE.md")
+    if os.path.exists(notes):  # the profile and what was tried, for the targets not met
+        md += ["", "## Profile, what was tried, best figures (bench/PROFILE.md)", "",
+               open(notes).read().rstrip()]
     os.makedirs(os.path.join(root, "bench", "results"), exist_ok=True)
     path = os.path.join(root, "bench", "results", f"{date}-{commit}.md")
     open(path, "w").write("\n".join(md) + "\n")
