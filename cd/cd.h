@@ -81,8 +81,11 @@ status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err);
 /* Internals shared by cd_step and the tests. */
 vec3 cd_relative_velocity(const world *W, const contact *c);
 void cd_apply_impulse(world *W, const contact *c, vec3 dP);
-/* One contact update (Gauss-Seidel): returns the new force without storing it. */
+/* One contact update (Gauss-Seidel): returns the new force without storing it. The solver's
+ * form is incremental and free of divisions; the reference form computes U (eq. 23) and calls
+ * shock_law (eq. 34) as written in the paper. They agree up to rounding (tested). */
 vec3 cd_contact_update(const world *W, const contact *c);
+vec3 cd_contact_update_reference(const world *W, const contact *c);
 /* One sweep in the given order; writes the per-sweep change measures. */
 typedef struct sweep_result {
     double max_rel_change; /* max |dR|/(|R| + delta) */
