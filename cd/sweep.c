@@ -263,7 +263,7 @@ static void pad_perm(int *perm, int n)
 static void shuffle(pcg32 *rng, int *a, int n)
 {
     for (int k = n - 1; k > 0; k--) {
-        int m = (int)pcg32_bounded(rng, (uint32_t)(k + 1));
+        int m = (int)pcg32_bounded_fast(rng, (uint32_t)(k + 1));
         int t = a[k];
         a[k] = a[m];
         a[m] = t;

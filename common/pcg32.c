@@ -1,16 +1,6 @@
 #include "pcg32.h"
 
 /* The 64-bit LCG multiplier of the PCG reference (Knuth's MMIX constant). */
-#define PCG32_MULT 6364136223846793005ULL
-
-uint32_t pcg32_next(pcg32 *rng)
-{
-    uint64_t old = rng->state;
-    rng->state = old * PCG32_MULT + rng->inc;
-    uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
-    uint32_t rot = (uint32_t)(old >> 59u);
-    return (xorshifted >> rot) | (xorshifted << ((-rot) & 31u));
-}
 
 void pcg32_seed(pcg32 *rng, uint64_t initstate, uint64_t initseq)
 {

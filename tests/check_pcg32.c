@@ -31,6 +31,25 @@ START_TEST(unit_bounded_uniform)
     }
     for (int k = 0; k < 7; k++)
         ck_assert_int_lt(labs(hist[k] - N / 7), 5 * 293);
+    /* Lemire's mapping: the same test (standard deviation sqrt(N p (1 - p)) = 293; 5 sigma),
+     * and the range for a bound near 2^32 where a plain multiply-shift would be biased */
+    long fast[7] = {0};
+    for (long k = 0; k < N; k++) {
+        uint32_t r = pcg32_bounded_fast(&rng, 7);
+        ck_assert_uint_lt(r, 7);
+        fast[r]++;
+    }
+    for (int k = 0; k < 7; k++)
+        ck_assert_int_lt(labs(fast[k] - N / 7), 5 * 293);
+    long low_third = 0;
+    const uint32_t big = 3221225472u; /* 3 * 2^30 */
+    for (long k = 0; k < 300000; k++) {
+        uint32_t r = pcg32_bounded_fast(&rng, big);
+        ck_assert_uint_lt(r, big);
+        low_third += r < big / 3;
+    }
+    /* 1/3 of 3e5 = 1e5, standard deviation 258; 5 sigma */
+    ck_assert_int_lt(labs(low_third - 100000), 5 * 258);
     double mean = 0.0;
     for (long k = 0; k < 100000; k++) {
         double u = pcg32_uniform(&rng);
