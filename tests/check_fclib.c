@@ -95,6 +95,7 @@ static readback read_back(const char *path, int d_expected)
 static void readback_free(readback *b)
 {
     fclib_delete_local(b->p);
+    free(b->p); /* fclib_delete_local frees the contents, not the struct */
     fclib_delete_solutions(b->sol, 1);
 }
 
@@ -277,6 +278,7 @@ START_TEST(fclib_run_hooks)
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(p->spacedim, 3);
     fclib_delete_local(p);
+    free(p); /* fclib_delete_local frees the contents, not the struct */
 
     ck_assert_int_eq(config_load_string(&c, ini_3d, "fc.ini", &err), CDLAB_OK);
     config_set(&c, "system.steps=30", &err);
