@@ -146,9 +146,10 @@ memcheck: deps
 
 # ParaView: a 2D packing settled under gravity (experiments/convergence/settle.ini, 1500 steps),
 # rendered from its XDMF sidecar by pvpython under a virtual X server (Debian's pvpython needs
-# X). Writes build/render/settle.png; docs/img/settle_forces.png is a copy of it.
+# X). Writes build/render/settle.png; docs/img/settle_forces.png is a copy of it. pvpython is in
+# python3-paraview, only a Recommends of paraview (deps.sh installs without recommends).
 render:
-	@CDLAB_EXTRA_PKGS="paraview xvfb xauth" bash tools/deps.sh
+	@CDLAB_EXTRA_PKGS="paraview python3-paraview xvfb xauth libgl1-mesa-dri" bash tools/deps.sh
 	$(MAKE) --no-print-directory $(BUILD)/cdlab
 	@mkdir -p $(BUILD)/render
 	$(BUILD)/cdlab run experiments/convergence/settle.ini -o $(BUILD)/render/settle.h5 --quiet \
