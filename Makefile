@@ -157,7 +157,7 @@ render:
 	xvfb-run -a pvpython tools/render.py $(BUILD)/render/settle.xmf \
 	    --png $(BUILD)/render/settle.png --size 900 900
 
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libcdlab.a
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/targets.h $(BUILD)/libcdlab.a
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $< $(BUILD)/libcdlab.a -o $@ $(LDLIBS_ALL)
 
 format:

@@ -418,9 +418,11 @@ static status write_snapshot(writer *w, const world *W, diag *err)
     long nc = L->n, nc2[2] = {nc, 2}, nc3[2] = {nc, 3};
     int32_t *pair = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *pair);
     double *buf = malloc((size_t)(nc > 0 ? nc : 1) * 3 * sizeof *buf);
-    if (!pair || !buf) {
+    double *ends = malloc((size_t)(nc > 0 ? nc : 1) * 6 * sizeof *ends);
+    if (!pair || !buf || !ends) {
         free(pair);
         free(buf);
+        free(ends);
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
     }
     for (int k = 0; k < nc; k++) {
@@ -434,11 +436,16 @@ static status write_snapshot(writer *w, const world *W, diag *err)
         st = h5out_array(w->h, path, type, rank, dims, data, err);                                 \
     }
     SNAPC("pair", H5IO_INT32, 2, nc2, pair);
-    /* the geometry of now (the DEM engine does not update the normal of pairs that are apart) */
+    /* the geometry of now (the DEM engine does not update the normal of pairs that are apart);
+     * with it the lines for viewers: body 0's end of the contact (its centre's nearest periodic
+     * image, or the contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1 */
     for (int k = 0; k < nc; k++) {
         contact c = L->c[k];
         contact_geometry(&c, P, W->walls);
         buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
+        vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, c.l1), c.l0);
+        ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
+        ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
     }
     SNAPC("normal", H5IO_DOUBLE, 2, nc3, buf);
     for (int k = 0; k < nc; k++)
@@ -450,25 +457,11 @@ static status write_snapshot(writer *w, const world *W, diag *err)
     for (int k = 0; k < nc; k++)
         buf[k] = v3_norm(L->c[k].R);
     SNAPC("force_magnitude", H5IO_DOUBLE, 1, &nc, buf);
-    /* lines for viewers: body 1's centre and body 0's end of the contact, i.e. its centre
-     * (nearest periodic image) or the contact point on a wall; line k joins rows 2k, 2k+1 */
-    double *ends = malloc((size_t)(nc > 0 ? nc : 1) * 6 * sizeof *ends);
-    if (!ends && st == CDLAB_OK)
-        st = diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
-    if (st == CDLAB_OK) {
-        for (int k = 0; k < nc; k++) {
-            contact c = L->c[k];
-            contact_geometry(&c, P, W->walls);
-            vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, c.l1), c.l0);
-            ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
-            ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
-            pair[2 * k] = 2 * k;
-            pair[2 * k + 1] = 2 * k + 1;
-        }
-        long e3[2] = {2 * nc, 3};
-        SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
-        SNAPC("line", H5IO_INT32, 2, nc2, pair);
-    }
+    long e3[2] = {2 * nc, 3};
+    SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
+    for (int k = 0; k < 2 * nc; k++)
+        pair[k] = k;
+    SNAPC("line", H5IO_INT32, 2, nc2, pair);
     free(ends);
     free(pair);
     free(buf);
@@ -693,15 +686,6 @@ done:
     return s;
 }
 
-/* OUT.h5 -> OUT-stepN.fclib.h5 */
-static void fclib_path_default(char *buf, size_t n, const char *out, long step)
-{
-    size_t len = strlen(out);
-    if (len > 3 && strcmp(out + len - 3, ".h5") == 0)
-        len -= 3;
-    snprintf(buf, n, "%.*s-step%ld.fclib.h5", (int)len, out, step);
-}
-
 /* Right after the sweeps of a step: the problem, its residual, the file. */
 static status export_fclib(world *W, const cd_params *p, const cd_stats *st, const char *cfg,
                            const char *path, const run_hooks *hk, diag *err)
@@ -713,18 +697,19 @@ static status export_fclib(world *W, const cd_params *p, const cd_stats *st, con
     double res_abs;
     double res =
         natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, &res_abs);
+    long step = W->step + 1; /* the step being solved */
+    double t = (double)step * W->dt;
     char title[700], desc[1024];
-    snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, W->step + 1);
+    snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, step);
     snprintf(desc, sizeof desc,
              "Contact dynamics step %ld (t = %.17g, dt = %.17g) of %s: %d contacts, dimension %d; "
              "cdlab solution after %d sweeps (%s sweep, %s criterion, epsilon %g, converged %d)",
-             W->step + 1, (double)(W->step + 1) * W->dt, W->dt, cfg, cp.nc, W->P.dimension,
-             st->sweeps, cd_sweep_names[p->sweep], cd_criterion_names[p->crit], p->epsilon,
-             st->converged);
+             step, t, W->dt, cfg, cp.nc, W->P.dimension, st->sweeps, cd_sweep_names[p->sweep],
+             cd_criterion_names[p->crit], p->epsilon, st->converged);
     fclib_meta meta = {.title = title,
                        .description = desc,
-                       .step = W->step + 1,
-                       .t = (double)(W->step + 1) * W->dt,
+                       .step = step,
+                       .t = t,
                        .dt = W->dt,
                        .sweeps = st->sweeps,
                        .converged = st->converged,
@@ -738,7 +723,7 @@ static status export_fclib(world *W, const cd_params *p, const cd_stats *st, con
         say(hk,
             "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with %d "
             "entries; natural-map residual of cdlab's solution %.3g (relative), %.3g (absolute)",
-            W->step + 1, path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
+            step, path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
     contact_problem_free(&cp);
     return s;
 }
@@ -891,8 +876,11 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     char fclib_path[600];
     if (hk && hk->fclib_path)
         snprintf(fclib_path, sizeof fclib_path, "%s", hk->fclib_path);
-    else
-        fclib_path_default(fclib_path, sizeof fclib_path, S.out.file, fclib_step);
+    else { /* OUT.h5 -> OUT-stepN.fclib.h5 */
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, "-step%ld.fclib.h5", fclib_step);
+        h5_sibling_path(S.out.file, suffix, fclib_path, sizeof fclib_path);
+    }
     if (s == CDLAB_OK && fclib_step != 0) {
         if (S.mode != MODE_CD)
             s = diag_set(err, CDLAB_ERR_ARG,

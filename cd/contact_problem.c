@@ -62,6 +62,15 @@ void contact_problem_free(contact_problem *cp)
     memset(cp, 0, sizeof *cp);
 }
 
+/* Contact a's relative velocity of now in its local axes, plus g_pos/dt on the normal. */
+static void local_velocity(const world *W, const contact *c, const vec3 *ax, int d, double *out)
+{
+    vec3 V = cd_relative_velocity(W, c);
+    double g_pos = c->gap > 0.0 ? c->gap : 0.0;
+    for (int k = 0; k < d; k++)
+        out[k] = v3_dot(V, ax[k]) + (k == 0 ? g_pos / W->dt : 0.0);
+}
+
 static void matvec(int m, const int *colptr, const int *row, const double *val, const double *x,
                    double *y)
 {
@@ -85,10 +94,11 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
 
     /* contacts of each movable body (CSR) */
     int *start = calloc((size_t)nb + 1, sizeof *start);
+    int *fill = calloc((size_t)nb + 1, sizeof *fill);
+    int *body = malloc((size_t)(2 * nc + 1) * sizeof *body); /* movable body of each end */
     int *list = malloc((size_t)(2 * nc + 1) * sizeof *list);
     int *mark = malloc((size_t)(nc + 1) * sizeof *mark);
     int *nbr = malloc((size_t)(nc + 1) * sizeof *nbr);
-    vec3 *frame = malloc((size_t)(nc + 1) * 3 * sizeof *frame);
     vec3 *v_save = malloc((size_t)(P->n + 1) * sizeof *v_save);
     vec3 *w_save = malloc((size_t)(P->n + 1) * sizeof *w_save);
     double *u_save = malloc((size_t)(W->n_walls + 1) * sizeof *u_save);
@@ -97,30 +107,26 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
     cp->mu = malloc((size_t)(nc + 1) * sizeof *cp->mu);
     cp->r = calloc((size_t)m + 1, sizeof *cp->r);
     cp->u = calloc((size_t)m + 1, sizeof *cp->u);
-    cp->frame = calloc((size_t)m * 3 + 1, sizeof *cp->frame);
+    cp->frame = calloc((size_t)m + 1, sizeof *cp->frame);
     cp->body0 = malloc((size_t)(nc + 1) * sizeof *cp->body0);
     cp->body1 = malloc((size_t)(nc + 1) * sizeof *cp->body1);
     cp->gap = malloc((size_t)(nc + 1) * sizeof *cp->gap);
     status s = CDLAB_OK;
-    if (!start || !list || !mark || !nbr || !frame || !v_save || !w_save || !u_save ||
+    if (!start || !fill || !body || !list || !mark || !nbr || !v_save || !w_save || !u_save ||
         !cp->colptr || !cp->q || !cp->mu || !cp->r || !cp->u || !cp->frame || !cp->body0 ||
         !cp->body1 || !cp->gap) {
         s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory (%d contacts)", nc);
         goto done;
     }
+    vec3 *frame = cp->frame;
     for (int a = 0; a < nc; a++) {
         const contact *c = &L->c[a];
-        int b0 = body_index(W, c->i), b1 = body_index(W, c->j);
-        if (b0 >= 0)
-            start[b0 + 1]++;
-        if (b1 >= 0)
-            start[b1 + 1]++;
-        local_frame(c->n, d, &frame[3 * a]);
-        for (int k = 0; k < d; k++) {
-            cp->frame[(a * d + k) * 3 + 0] = frame[3 * a + k].x;
-            cp->frame[(a * d + k) * 3 + 1] = frame[3 * a + k].y;
-            cp->frame[(a * d + k) * 3 + 2] = frame[3 * a + k].z;
-        }
+        body[2 * a] = body_index(W, c->i);
+        body[2 * a + 1] = body_index(W, c->j);
+        for (int e = 0; e < 2; e++)
+            if (body[2 * a + e] >= 0)
+                start[body[2 * a + e] + 1]++;
+        local_frame(c->n, d, &frame[a * d]);
         cp->mu[a] = c->mu;
         cp->body0[a] = c->i >= 0 ? P->id[c->i] : c->i;
         cp->body1[a] = P->id[c->j];
@@ -129,21 +135,12 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
     }
     for (int b = 0; b < nb; b++)
         start[b + 1] += start[b];
-    {
-        int *fill = calloc((size_t)nb + 1, sizeof *fill);
-        if (!fill) {
-            s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
-            goto done;
+    for (int a = 0; a < nc; a++)
+        for (int e = 0; e < 2; e++) {
+            int b = body[2 * a + e];
+            if (b >= 0)
+                list[start[b] + fill[b]++] = a;
         }
-        for (int a = 0; a < nc; a++) {
-            int b0 = body_index(W, L->c[a].i), b1 = body_index(W, L->c[a].j);
-            if (b0 >= 0)
-                list[start[b0] + fill[b0]++] = a;
-            if (b1 >= 0)
-                list[start[b1] + fill[b1]++] = a;
-        }
-        free(fill);
-    }
 
     /* solution and free velocities, from the end-of-step velocities */
     memcpy(v_save, P->v, (size_t)P->n * sizeof *v_save);
@@ -151,23 +148,14 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
     for (int k = 0; k < W->n_walls; k++)
         u_save[k] = W->walls[k].u;
     for (int a = 0; a < nc; a++) {
-        const contact *c = &L->c[a];
-        vec3 V = cd_relative_velocity(W, c);
-        double g_pos = c->gap > 0.0 ? c->gap : 0.0;
-        for (int k = 0; k < d; k++) {
-            cp->r[a * d + k] = v3_dot(c->R, frame[3 * a + k]) * dt;
-            cp->u[a * d + k] = v3_dot(V, frame[3 * a + k]) + (k == 0 ? g_pos / dt : 0.0);
-        }
+        for (int k = 0; k < d; k++)
+            cp->r[a * d + k] = v3_dot(L->c[a].R, frame[a * d + k]) * dt;
+        local_velocity(W, &L->c[a], &frame[a * d], d, &cp->u[a * d]);
     }
     for (int a = 0; a < nc; a++)
         cd_apply_impulse(W, &L->c[a], v3_scale(L->c[a].R, -dt));
-    for (int a = 0; a < nc; a++) {
-        const contact *c = &L->c[a];
-        vec3 V = cd_relative_velocity(W, c);
-        double g_pos = c->gap > 0.0 ? c->gap : 0.0;
-        for (int k = 0; k < d; k++)
-            cp->q[a * d + k] = v3_dot(V, frame[3 * a + k]) + (k == 0 ? g_pos / dt : 0.0);
-    }
+    for (int a = 0; a < nc; a++)
+        local_velocity(W, &L->c[a], &frame[a * d], d, &cp->q[a * d]);
 
     /* W column by column: unit impulse, response of the contacts sharing a body */
     memset(P->v, 0, (size_t)P->n * sizeof *P->v);
@@ -183,7 +171,7 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
     }
     for (int b = 0; b < nc; b++) {
         const contact *cb = &L->c[b];
-        int ends[2] = {body_index(W, cb->i), body_index(W, cb->j)};
+        const int *ends = &body[2 * b];
         int nn = 0;
         for (int e = 0; e < 2; e++) {
             if (ends[e] < 0)
@@ -204,7 +192,7 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
         for (int kb = 0; kb < d; kb++) {
             int col = b * d + kb;
             cp->colptr[col] = (int)nnz;
-            cd_apply_impulse(W, cb, frame[3 * b + kb]);
+            cd_apply_impulse(W, cb, frame[b * d + kb]);
             if (nnz + (size_t)nn * (size_t)d > cap) {
                 cap = 2 * (nnz + (size_t)nn * (size_t)d);
                 int *nr = realloc(cp->row, cap * sizeof *nr);
@@ -222,7 +210,7 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
                 int a = nbr[x];
                 vec3 V = cd_relative_velocity(W, &L->c[a]);
                 for (int ka = 0; ka < d; ka++) {
-                    double wv = v3_dot(V, frame[3 * a + ka]);
+                    double wv = v3_dot(V, frame[a * d + ka]);
                     if (wv != 0.0 || a * d + ka == col) {
                         cp->row[nnz] = a * d + ka;
                         cp->val[nnz++] = wv;
@@ -245,10 +233,11 @@ restore:
         W->walls[k].u = u_save[k];
 done:
     free(start);
+    free(fill);
+    free(body);
     free(list);
     free(mark);
     free(nbr);
-    free(frame);
     free(v_save);
     free(w_save);
     free(u_save);
@@ -285,6 +274,8 @@ double natural_map_residual(int nc, int d, const int *colptr, const int *row, co
     if (!u)
         return NAN;
     matvec(m, colptr, row, val, r, u);
+    for (int k = 0; k < m; k++)
+        u[k] += q[k];
     double res2 = 0.0, r2 = 0.0;
     for (int a = 0; a < nc; a++) {
         const double *ua = &u[a * d], *ra = &r[a * d];
@@ -295,12 +286,10 @@ double natural_map_residual(int nc, int d, const int *colptr, const int *row, co
         double rho = w_nn > 0.0 ? 1.0 / w_nn : 1.0;
         double ut = 0.0, z[3] = {0.0, 0.0, 0.0};
         for (int k = 1; k < d; k++)
-            ut += (ua[k] + q[a * d + k]) * (ua[k] + q[a * d + k]);
+            ut += ua[k] * ua[k];
         ut = sqrt(ut);
-        for (int k = 0; k < d; k++) {
-            double uh = ua[k] + q[a * d + k] + (k == 0 ? mu[a] * ut : 0.0);
-            z[k] = ra[k] - rho * uh;
-        }
+        for (int k = 0; k < d; k++)
+            z[k] = ra[k] - rho * (ua[k] + (k == 0 ? mu[a] * ut : 0.0));
         project_cone(z, d, mu[a]);
         for (int k = 0; k < d; k++) {
             res2 += (ra[k] - z[k]) * (ra[k] - z[k]);

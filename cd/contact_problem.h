@@ -28,7 +28,7 @@ typedef struct contact_problem {
     double *val;
     double *q, *mu;     /* q: m, mu: nc */
     double *r, *u;      /* cdlab's solution: impulses R dt and u = W r + q, m each */
-    double *frame;      /* nc x d x 3: the local axes (n, t1[, t2]) in global coordinates */
+    vec3 *frame;        /* nc x d: the local axes (n, t1[, t2]) in global coordinates */
     int *body0, *body1; /* stable ids: particle id, or -1 - wall index for body 0 */
     double *gap;        /* nc */
 } contact_problem;

@@ -60,6 +60,14 @@ status h5out_create(h5out **out, const char *path, diag *err)
     return CDLAB_OK;
 }
 
+void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n)
+{
+    size_t len = strlen(h5_path);
+    if (len > 3 && strcmp(h5_path + len - 3, ".h5") == 0)
+        len -= 3;
+    snprintf(buf, n, "%.*s%s", (int)len, h5_path, suffix);
+}
+
 status h5out_open(h5out **out, const char *path, diag *err)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

@@ -17,6 +17,9 @@ typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64 } h5type;
 
 status h5out_create(h5out **out, const char *path, diag *err);
 /* Flushes buffered series rows and closes; safe on NULL. */
+/* A file next to an output: OUT.h5 -> OUT<suffix> (a name without .h5 keeps it whole). */
+void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n);
+
 /* Opens an existing HDF5 file to add groups, attributes and arrays to it. */
 status h5out_open(h5out **out, const char *path, diag *err);
 status h5out_close(h5out *h, diag *err);

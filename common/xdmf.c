@@ -1,6 +1,8 @@
 /* XDMF sidecar writer (docs/output.md, "XDMF sidecar"). */
 #include "xdmf.h"
 
+#include "h5io.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,10 +50,7 @@ static const char footer[] = "  </Grid>\n </Domain>\n</Xdmf>\n";
 
 void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n)
 {
-    size_t len = strlen(h5_path);
-    if (len > 3 && strcmp(h5_path + len - 3, ".h5") == 0)
-        len -= 3;
-    snprintf(buf, n, "%.*s.xmf", (int)len, h5_path);
+    h5_sibling_path(h5_path, ".xmf", buf, n);
 }
 
 static status write_footer(xdmf *x, diag *err)

@@ -1,15 +1,16 @@
 /* Replays the inputs in tests/fuzz/regress/ (failures the fuzzers found, and hostile inputs
- * written by hand) through the same entry points as the fuzz targets. Each must end in a clean
+ * written by hand) through the fuzz targets' own bodies (fuzz/targets.h). Each must end in a clean
  * error with a message or in success; under `make check-asan` a memory error or undefined
  * behaviour fails the run. */
 #include "suites.h"
 
-#include "generate.h"
+#include "fuzz/targets.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Calls fn on every regular file of dir; returns the count. */
 static int each_file(const char *dir, void (*fn)(const char *path, const char *text, long n))
@@ -43,12 +44,8 @@ static int each_file(const char *dir, void (*fn)(const char *path, const char *t
 static void replay_config(const char *path, const char *text, long n)
 {
     (void)n;
-    config c;
     diag err = {{0}};
-    status s = config_load_string(&c, text, path, &err);
-    if (s == CDLAB_OK)
-        s = cd_run_validate(&c, &err);
-    config_free(&c);
+    status s = fuzz_config_text(text, path, &err);
     ck_assert_msg(s == CDLAB_OK || err.msg[0] != '\0', "%s: error %d without a message", path, s);
     ck_assert_msg(s != CDLAB_OK, "%s: expected to be refused", path);
 }
@@ -58,22 +55,9 @@ static void replay_particles(const char *path, const char *text, long n)
     char tmp[] = "/tmp/cdlab_fzXXXXXX";
     int fd = mkstemp(tmp);
     ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "wb");
-    if (n > 1)
-        fwrite(text + 1, 1, (size_t)n - 1, f);
-    fclose(f);
-    particle_format fmt = n > 0 && (text[0] & 1) ? PARTICLE_FORMAT_CHUTE : PARTICLE_FORMAT_XYZR;
-    int count = 0;
+    close(fd);
     diag err = {{0}};
-    status s = generate_load_file(NULL, tmp, fmt, &count, &err);
-    if (s == CDLAB_OK && count > 0) {
-        particles P;
-        ck_assert_int_eq(particles_init(&P, count, 3, &err), CDLAB_OK);
-        int m = 0;
-        s = generate_load_file(&P, tmp, fmt, &m, &err);
-        ck_assert_msg(s != CDLAB_OK || m == count, "%s: counted %d, read %d", path, count, m);
-        particles_free(&P);
-    }
+    status s = fuzz_particle_file((const uint8_t *)text, (size_t)n, tmp, &err);
     ck_assert_msg(s == CDLAB_OK || err.msg[0] != '\0', "%s: error %d without a message", path, s);
     remove(tmp);
 }

@@ -16,31 +16,29 @@ START_TEST(unit_reference_output)
 }
 END_TEST
 
-/* Bounded draws: every value of [0, 7) appears with frequency 1/7 within 5 sigma over 7e5
- * draws (sigma = sqrt(N p (1-p)) ~ 293), and nothing falls outside. */
-START_TEST(unit_bounded_uniform)
+/* Every value of [0, 7) drawn with frequency 1/7 within 5 sigma over 7e5 draws
+ * (sigma = sqrt(N p (1-p)) ~ 293), and nothing outside. */
+static void check_seven_uniform(pcg32 *rng, uint32_t (*draw)(pcg32 *, uint32_t))
 {
-    pcg32 rng;
-    pcg32_seed(&rng, 7u, 3u);
     long hist[7] = {0};
     const long N = 700000;
     for (long k = 0; k < N; k++) {
-        uint32_t r = pcg32_bounded(&rng, 7);
+        uint32_t r = draw(rng, 7);
         ck_assert_uint_lt(r, 7);
         hist[r]++;
     }
     for (int k = 0; k < 7; k++)
         ck_assert_int_lt(labs(hist[k] - N / 7), 5 * 293);
-    /* Lemire's mapping: the same test (standard deviation sqrt(N p (1 - p)) = 293; 5 sigma),
-     * and the range for a bound near 2^32 where a plain multiply-shift would be biased */
-    long fast[7] = {0};
-    for (long k = 0; k < N; k++) {
-        uint32_t r = pcg32_bounded_fast(&rng, 7);
-        ck_assert_uint_lt(r, 7);
-        fast[r]++;
-    }
-    for (int k = 0; k < 7; k++)
-        ck_assert_int_lt(labs(fast[k] - N / 7), 5 * 293);
+}
+
+/* Bounded draws, with the modulo mapping and with Lemire's (for Lemire's also the range for a
+ * bound near 2^32, where a plain multiply-shift would be biased), and uniform doubles. */
+START_TEST(unit_bounded_uniform)
+{
+    pcg32 rng;
+    pcg32_seed(&rng, 7u, 3u);
+    check_seven_uniform(&rng, pcg32_bounded);
+    check_seven_uniform(&rng, pcg32_bounded_fast);
     long low_third = 0;
     const uint32_t big = 3221225472u; /* 3 * 2^30 */
     for (long k = 0; k < 300000; k++) {

@@ -1,12 +1,6 @@
-/* libFuzzer target: a config file's text through everything `cdlab check` does (inih parsing,
- * typed and range-checked getters, the scene: particles, walls, periodic box, solver and DEM
- * sections, unknown-key check). Any outcome but a crash, a sanitizer report, a leak or a hang
- * is fine: bad input must end in an error message. Built and run by `make fuzz`. */
-#include "cd_run.h"
-#include "config.h"
+/* libFuzzer target: a config file's text (targets.h). Built and run by `make fuzz`. */
+#include "targets.h"
 
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,11 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    config c;
     diag err = {{0}};
-    if (config_load_string(&c, text, "fuzz.ini", &err) == CDLAB_OK)
-        (void)cd_run_validate(&c, &err);
-    config_free(&c);
+    (void)fuzz_config_text(text, "fuzz.ini", &err);
     free(text);
     return 0;
 }
