@@ -23,24 +23,29 @@ vec3 lab_substepped(double k_n, double k_t, double mu, double z0, double z1, vec
     return ft;
 }
 
-static dem_contact_out law_step(dem_tangential t, double z0, double z1, vec3 ft, vec3 dxi)
+dem_law lab_fig4_law(dem_tangential t)
 {
-    dem_law L = {.k_n = 1e6,
-                 .k_t = 8e5,
-                 .mu = 0.5,
-                 .eps = 1e-12,
-                 .tangential = t,
-                 .projection = 1,
-                 .twirl = 1};
+    return (dem_law){.k_n = 1e6,
+                     .k_t = 8e5,
+                     .mu = 0.5,
+                     .eps = 1e-12,
+                     .tangential = t,
+                     .projection = 1,
+                     .twirl = 1};
+}
+
+dem_contact_out lab_law_step(const dem_law *L, double zeta_old, double zeta_new, vec3 ft, vec3 dxi)
+{
     dem_contact_in in;
     memset(&in, 0, sizeof in);
-    in.zeta_old = z0;
-    in.zeta_new = z1;
+    in.zeta_old = zeta_old;
+    in.zeta_new = zeta_new;
     in.ft_old = ft;
     in.n = v3(0, 0, 1);
-    in.du_q = v3_axpy(-(z1 - z0), in.n, dxi);
+    /* q moves by dxi and approaches p by (zeta_new - zeta_old) along -n (a new contact: 0) */
+    in.du_q = v3_axpy(-(zeta_new - (zeta_old > 0 ? zeta_old : zeta_new)), in.n, dxi);
     dem_contact_out out;
-    dem_contact_force(&L, &in, &out);
+    dem_contact_force(L, &in, &out);
     return out;
 }
 
@@ -55,8 +60,9 @@ lab_fig4 lab_kuhn_fig4(double ratio, double z0, double z1, long substeps)
     vec3 ft0 = v3(mu * fn, 0, 0), dxi = v3(0, ratio * mu * fn / k_t, 0);
     double diss;
     vec3 ref = lab_substepped(k_n, k_t, mu, z0, z1, ft0, dxi, substeps, &diss);
-    vec3 fk = law_step(DEM_KUHN, z0, z1, ft0, dxi).ft,
-         fc = law_step(DEM_CONVENTIONAL, z0, z1, ft0, dxi).ft;
+    dem_law kuhn = lab_fig4_law(DEM_KUHN), conv = lab_fig4_law(DEM_CONVENTIONAL);
+    vec3 fk = lab_law_step(&kuhn, z0, z1, ft0, dxi).ft,
+         fc = lab_law_step(&conv, z0, z1, ft0, dxi).ft;
     return (lab_fig4){.ratio = ratio,
                       .angle_ref = angle_deg(ref),
                       .angle_kuhn = angle_deg(fk),

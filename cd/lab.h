@@ -5,6 +5,13 @@
 
 #include "dem.h"
 
+/* The contact law of Kuhn et al.'s Fig. 4 (k_n = 1e6, k_t = 8e5, mu = 0.5, projection and twirl
+ * on) with the given tangential rule. */
+dem_law lab_fig4_law(dem_tangential t);
+/* One step of law L for a contact with normal z: overlap zeta_old -> zeta_new, tangential force
+ * ft, q moved by dxi relative to p (no rotations). */
+dem_contact_out lab_law_step(const dem_law *L, double zeta_old, double zeta_new, vec3 ft, vec3 dxi);
+
 /* Elastic-plastic reference: the tangential force integrated in N increments (trial force,
  * then return to the friction circle) with the normal force linear from k_n z0 to k_n z1.
  * Returns the final force; *dissipated gets the frictional work. */

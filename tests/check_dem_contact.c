@@ -6,36 +6,6 @@
 
 #include <string.h>
 
-static dem_law law_of(dem_tangential t)
-{
-    dem_law L = {.k_n = 1e6,
-                 .k_t = 8e5,
-                 .mu = 0.5,
-                 .eps = 1e-12,
-                 .tangential = t,
-                 .projection = 1,
-                 .twirl = 1};
-    return L;
-}
-
-/* A contact with normal z, overlap zeta_old -> zeta_new, tangential force ft, and q moved by
- * dxi relative to p (no rotations). */
-static dem_contact_out one_step(const dem_law *L, double zeta_old, double zeta_new, vec3 ft,
-                                vec3 dxi)
-{
-    dem_contact_in in;
-    memset(&in, 0, sizeof in);
-    in.zeta_old = zeta_old;
-    in.zeta_new = zeta_new;
-    in.ft_old = ft;
-    in.n = v3(0, 0, 1);
-    /* q moves by dxi and approaches p by (zeta_new - zeta_old) along -n */
-    in.du_q = v3_axpy(-(zeta_new - (zeta_old > 0 ? zeta_old : zeta_new)), in.n, dxi);
-    dem_contact_out out;
-    dem_contact_force(L, &in, &out);
-    return out;
-}
-
 static double angle_deg(vec3 f, vec3 m_dxi, vec3 m_perp)
 {
     return atan2(v3_dot(f, m_perp), v3_dot(f, m_dxi)) * 180.0 / CDLAB_PI;
@@ -66,7 +36,7 @@ END_TEST
  * friction limit) and by -30% (it slides throughout): the c_2 != 0 branch of eq. (18). */
 START_TEST(unit_kuhn_rotation_with_normal_change)
 {
-    dem_law kuhn = law_of(DEM_KUHN);
+    dem_law kuhn = lab_fig4_law(DEM_KUHN);
     const double z0 = 1e-3, fn = kuhn.k_n * z0, mu = kuhn.mu;
     const double z1s[2] = {1.5e-3, 0.7e-3};
     vec3 ft0 = v3(mu * fn, 0, 0), m_dxi = v3(0, 1, 0), m_perp = v3(-1, 0, 0);
@@ -76,7 +46,7 @@ START_TEST(unit_kuhn_rotation_with_normal_change)
             vec3 dxi = v3_scale(m_dxi, ratio * mu * fn / kuhn.k_t);
             double diss;
             vec3 ref = lab_substepped(kuhn.k_n, kuhn.k_t, mu, z0, z1s[z], ft0, dxi, 100000, &diss);
-            dem_contact_out o = one_step(&kuhn, z0, z1s[z], ft0, dxi);
+            dem_contact_out o = lab_law_step(&kuhn, z0, z1s[z], ft0, dxi);
             double a = angle_deg(o.ft, m_dxi, m_perp), a_ref = angle_deg(ref, m_dxi, m_perp);
             /* 0.05 deg as in Fig. 4; magnitude to 1e-4 (the reference's sub-step error) */
             ck_assert_msg(fabs(a - a_ref) < 0.05, "z1 %g ratio %g: %.4f vs %.4f deg", z1s[z], ratio,
@@ -93,18 +63,18 @@ END_TEST
  * steps of the same law within 1e-6 relative. */
 START_TEST(unit_onset_of_slip_within_step)
 {
-    dem_law kuhn = law_of(DEM_KUHN);
+    dem_law kuhn = lab_fig4_law(DEM_KUHN);
     const double z0 = 1e-3, z1 = 1.2e-3, mu = kuhn.mu, fn0 = kuhn.k_n * z0;
     vec3 ft0 = v3(0.5 * mu * fn0, 0, 0);
     vec3 dxi = v3(2.0 * mu * fn0 / kuhn.k_t, 0, 0); /* trial force far past the limit */
-    dem_contact_out big = one_step(&kuhn, z0, z1, ft0, dxi);
+    dem_contact_out big = lab_law_step(&kuhn, z0, z1, ft0, dxi);
     ck_assert_int_eq(big.sliding, 1);
     const int N = 1000;
     vec3 ft = ft0;
     double diss = 0.0, work = 0.0;
     for (int k = 0; k < N; k++) {
         double za = z0 + (z1 - z0) * k / N, zb = z0 + (z1 - z0) * (k + 1) / N;
-        dem_contact_out o = one_step(&kuhn, za, zb, ft, v3_scale(dxi, 1.0 / N));
+        dem_contact_out o = lab_law_step(&kuhn, za, zb, ft, v3_scale(dxi, 1.0 / N));
         diss += o.dW_t_irrev;
         work += o.dW_t;
         ft = o.ft;
@@ -121,8 +91,8 @@ START_TEST(unit_onset_of_slip_within_step)
     double W = a_s * dxi.x * (ft0.x + f_s) / 2 + (1 - a_s) * dxi.x * (f_s + big.ft.x) / 2;
     ck_assert_double_eq_tol(big.dW_t, W, 1e-9 * W);
     /* the conventional law overestimates the elastic part: its dissipation differs */
-    dem_law conv = law_of(DEM_CONVENTIONAL);
-    dem_contact_out c = one_step(&conv, z0, z1, ft0, dxi);
+    dem_law conv = lab_fig4_law(DEM_CONVENTIONAL);
+    dem_contact_out c = lab_law_step(&conv, z0, z1, ft0, dxi);
     ck_assert_msg(fabs(c.dW_t_irrev / diss - 1) > 1e-3, "conventional agrees too well");
 }
 END_TEST
@@ -130,7 +100,7 @@ END_TEST
 /* Fresh contact within a step: only the movement after touching counts (alpha_0, eqs. 7-8). */
 START_TEST(unit_fresh_contact_alpha0)
 {
-    dem_law kuhn = law_of(DEM_KUHN), conv = law_of(DEM_CONVENTIONAL);
+    dem_law kuhn = lab_fig4_law(DEM_KUHN), conv = lab_fig4_law(DEM_CONVENTIONAL);
     dem_contact_in in;
     memset(&in, 0, sizeof in);
     in.zeta_old = -2e-4; /* gap 2e-4 at t */
@@ -158,12 +128,12 @@ END_TEST
  * work equals the stored energy change. */
 START_TEST(unit_elastic_cycle_reversible)
 {
-    dem_law kuhn = law_of(DEM_KUHN);
+    dem_law kuhn = lab_fig4_law(DEM_KUHN);
     const double z = 1e-3;
     vec3 ft = v3(10, -20, 0), d = v3(3e-6, 1e-6, 0);
     double diss = 0.0;
     for (int k = 0; k < 10; k++) {
-        dem_contact_out o = one_step(&kuhn, z, z, ft, k < 5 ? d : v3_scale(d, -1));
+        dem_contact_out o = lab_law_step(&kuhn, z, z, ft, k < 5 ? d : v3_scale(d, -1));
         diss += o.dW_t_irrev;
         ft = o.ft;
     }
@@ -176,7 +146,7 @@ END_TEST
 /* Projection and twirl: a rigid spin about the normal turns the tangential force with it. */
 START_TEST(unit_twirl_rotates_force)
 {
-    dem_law kuhn = law_of(DEM_KUHN);
+    dem_law kuhn = lab_fig4_law(DEM_KUHN);
     dem_contact_in in;
     memset(&in, 0, sizeof in);
     in.zeta_old = in.zeta_new = 1e-3;
