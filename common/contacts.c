@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* Key: body 0 encoded as n_walls + id (particle) or n_walls - 1 - w (wall), then body 1's id. */
-static uint64_t pair_key(int i, int j, const particles *P, int n_walls)
+uint64_t contact_pair_key(int i, int j, const particles *P, int n_walls)
 {
     uint64_t e0 = i >= 0 ? (uint64_t)(n_walls + P->id[i]) : (uint64_t)(n_walls + i);
     return (e0 << 32) | (uint64_t)(uint32_t)P->id[j];
@@ -15,21 +15,38 @@ static uint64_t pair_key(int i, int j, const particles *P, int n_walls)
 /* Normal, gap and lever arms of a particle pair; a0, a1 are the lever arms' lengths. */
 static inline void pair_frame(contact *c, const particles *P, double *a0, double *a1)
 {
-    int i = c->i, j = c->j;
-    vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
-    double dist = v3_norm(d);
-    /* Coincident centres have no normal; pick x so that the contact stays defined. */
-    c->n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(1.0, 0.0, 0.0);
-    c->gap = dist - P->r[i] - P->r[j];
-    /* The contact point: where the surfaces meet, or the middle of the overlap, so that
-     * l0 - l1 = x_j - x_i exactly. With the radii as lever arms an overlapping pair in
-     * rigid rotation would see a false relative movement (phi x overlap n), which broke
-     * the objectivity test (37% stress error after a 90 deg rotation). */
-    double half = c->gap < 0.0 ? 0.5 * c->gap : 0.0;
-    *a0 = P->r[i] + half;
-    *a1 = P->r[j] + half;
-    c->l0 = v3_scale(c->n, *a0);
-    c->l1 = v3_scale(c->n, -*a1);
+    contact_frame f = contact_frame_particles(pbox_delta(&P->box, P->x[c->i], P->x[c->j]),
+                                              P->r[c->i], P->r[c->j], a0, a1);
+    c->n = f.n;
+    c->gap = f.gap;
+    c->l0 = f.l0;
+    c->l1 = f.l1;
+}
+
+contact_frame contact_frame_wall(const wall *W, double s, vec3 xj, double rj)
+{
+    contact_frame f;
+    if (W->kind == WALL_CYLINDER) {
+        vec3 rel = v3_sub(xj, W->p);
+        vec3 radial = v3_reject(rel, W->n);
+        double rho = v3_norm(radial);
+        vec3 u = rho > 0.0 ? v3_scale(radial, 1.0 / rho) : v3(1.0, 0.0, 0.0);
+        if (W->inside) {
+            f.n = v3_scale(u, -1.0);
+            f.gap = W->radius - rho - rj;
+        } else {
+            f.n = u;
+            f.gap = rho - W->radius - rj;
+        }
+    } else {
+        vec3 pp = v3_axpy(s, W->n, W->p);
+        f.n = W->n;
+        f.gap = v3_dot(v3_sub(xj, pp), W->n) - rj;
+    }
+    /* contact point on the wall's surface (inside the particle when overlapping) */
+    f.l0 = v3_zero();
+    f.l1 = v3_scale(f.n, -(rj + (f.gap < 0.0 ? f.gap : 0.0)));
+    return f;
 }
 
 void contact_geometry(contact *c, const particles *P, const wall *walls)
@@ -47,27 +64,12 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
         w_t = w_part + a0 * a0 * P->inv_I[i] + a1 * a1 * P->inv_I[j];
     } else {
         const wall *W = &walls[-1 - c->i];
-        if (W->kind == WALL_CYLINDER) {
-            vec3 rel = v3_sub(P->x[j], W->p);
-            vec3 radial = v3_reject(rel, W->n);
-            double rho = v3_norm(radial);
-            vec3 u = rho > 0.0 ? v3_scale(radial, 1.0 / rho) : v3(1.0, 0.0, 0.0);
-            if (W->inside) {
-                c->n = v3_scale(u, -1.0);
-                c->gap = W->radius - rho - rj;
-            } else {
-                c->n = u;
-                c->gap = rho - W->radius - rj;
-            }
-        } else {
-            vec3 pp = v3_axpy(W->s, W->n, W->p);
-            c->n = W->n;
-            c->gap = v3_dot(v3_sub(P->x[j], pp), W->n) - rj;
-        }
-        /* contact point on the wall's surface (inside the particle when overlapping) */
+        contact_frame f = contact_frame_wall(W, W->s, P->x[j], rj);
+        c->n = f.n;
+        c->gap = f.gap;
+        c->l0 = f.l0;
+        c->l1 = f.l1;
         double a1 = rj + (c->gap < 0.0 ? c->gap : 0.0);
-        c->l0 = v3_zero();
-        c->l1 = v3_scale(c->n, -a1);
         /* A piston moves only along its normal (= the contact normal): it adds to the normal
          * inverse mass only. Fixed walls add nothing (Unger & Kertesz, end of sec. 2.4). */
         w_part = P->inv_m[j];
@@ -95,74 +97,34 @@ void contact_geometry_fast(contact *c, const particles *P, const wall *walls)
     pair_frame(c, P, &a0, &a1);
 }
 
-static int cmp_key(const void *a, const void *b)
+static int cmp_ref(const void *a, const void *b)
 {
-    uint64_t ka = ((const contact *)a)->key, kb = ((const contact *)b)->key;
+    uint64_t ka = ((const pair_ref *)a)->key, kb = ((const pair_ref *)b)->key;
     return (ka > kb) - (ka < kb);
 }
 
-/* Like grow_array, 64-byte aligned (the contact records are cache-line sized). */
-static contact *grow_aligned(contact *old, int n_used, int *cap, int need)
+static status add_ref(pair_ref **refs, int *n, int *cap, uint64_t key, int i, int j, diag *err)
 {
-    int ncap = *cap > 0 ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > INT32_MAX / 2)
-            return NULL;
-        ncap *= 2;
+    if (*n >= *cap) {
+        pair_ref *r = grow_array(*refs, cap, *n + 1, sizeof *r);
+        if (!r)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list beyond %d", *n);
+        *refs = r;
     }
-    contact *p = big_realloc(old, (size_t)n_used * sizeof(contact), (size_t)ncap * sizeof(contact));
-    if (!p)
-        return NULL;
-    *cap = ncap;
-    return p;
-}
-
-static status push(contact_list *L, int i, int j, const particles *P, const wall *walls,
-                   int n_walls, double mu, double gap_max, diag *err)
-{
-    contact *grown = L->n + 1 <= L->cap ? L->c : grow_aligned(L->c, L->n, &L->cap, L->n + 1);
-    if (!grown)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list beyond %d", L->n);
-    L->c = grown;
-    contact *c = &L->c[L->n];
-    memset(c, 0, sizeof *c); /* padding included: checkpoints store whole records */
-    c->i = i;
-    c->j = j;
-    contact_geometry(c, P, walls);
-    if (!(c->gap < gap_max))
-        return CDLAB_OK;
-    c->key = pair_key(i, j, P, n_walls);
-    c->mu = mu;
-    c->R = v3_zero();
-    c->ft = v3_zero();
-    c->zeta = -INFINITY;
-    c->fd = v3_zero();
-    c->l0p = c->l0;
-    c->l1p = c->l1;
-    L->n++;
+    (*refs)[(*n)++] = (pair_ref){key, i, j};
     return CDLAB_OK;
 }
 
-status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
-                       const detect_params *dp, diag *err)
+status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
+                           pair_ref **refs, int *n, int *cap, diag *err)
 {
     status s;
-    /* The current list becomes the previous one; its buffer is reused for the new list. */
-    contact *tmp = L->prev;
-    int tmpcap = L->prevcap;
-    L->prev = L->c;
-    L->prevcap = L->cap;
-    L->nprev = L->n;
-    L->c = tmp;
-    L->cap = tmpcap;
-    L->n = 0;
-
+    *n = 0;
     double rmax = 0.0;
     for (int i = 0; i < P->n; i++)
         rmax = fmax(rmax, P->r[i]);
-    if ((s = cells_build(&L->grid, P, 2.0 * rmax + dp->gap, err)) != CDLAB_OK)
+    if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)
         return s;
-    const cells *G = &L->grid;
     /* Neighbour cell offsets per axis: -1, 0, +1, wrapped along periodic axes, each distinct
      * cell once (a periodic axis of one or two cells has fewer distinct neighbours). */
     int dims[3] = {G->nx, G->ny, G->nz};
@@ -208,11 +170,14 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
                         if (j <= i || (P->frozen[i] && P->frozen[j]))
                             continue;
                         vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
-                        double reach = P->r[i] + P->r[j] + dp->gap;
+                        double reach = P->r[i] + P->r[j] + gap;
                         if (v3_norm2(d) >= reach * reach)
                             continue;
-                        if ((s = push(L, i, j, P, walls, n_walls, dp->mu, dp->gap, err)) !=
-                            CDLAB_OK)
+                        double a0, a1;
+                        if (!(contact_frame_particles(d, P->r[i], P->r[j], &a0, &a1).gap < gap))
+                            continue;
+                        if ((s = add_ref(refs, n, cap, contact_pair_key(i, j, P, n_walls), i, j,
+                                         err)) != CDLAB_OK)
                             return s;
                     }
                 }
@@ -223,11 +188,72 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     for (int w = 0; w < n_walls; w++)
         for (int j = 0; j < P->n; j++)
             if (!P->frozen[j] &&
-                (s = push(L, -1 - w, j, P, walls, n_walls, walls[w].mu, dp->gap, err)) != CDLAB_OK)
+                contact_frame_wall(&walls[w], walls[w].s, P->x[j], P->r[j]).gap < gap &&
+                (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
+                             err)) != CDLAB_OK)
                 return s;
+    if (*n > 1) /* qsort(NULL, 0) is undefined (found by UBSan) */
+        qsort(*refs, (size_t)*n, sizeof **refs, cmp_ref);
+    return CDLAB_OK;
+}
 
-    if (L->n > 1) /* qsort(NULL, 0) is undefined (found by UBSan) */
-        qsort(L->c, (size_t)L->n, sizeof *L->c, cmp_key);
+/* Like grow_array, 64-byte aligned (the contact records are cache-line sized). */
+static contact *grow_aligned(contact *old, int n_used, int *cap, int need)
+{
+    int ncap = *cap > 0 ? *cap : 64;
+    while (ncap < need) {
+        if (ncap > INT32_MAX / 2)
+            return NULL;
+        ncap *= 2;
+    }
+    contact *p = big_realloc(old, (size_t)n_used * sizeof(contact), (size_t)ncap * sizeof(contact));
+    if (!p)
+        return NULL;
+    *cap = ncap;
+    return p;
+}
+
+status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
+                       const detect_params *dp, diag *err)
+{
+    status s;
+    /* The current list becomes the previous one; its buffer is reused for the new list. */
+    contact *tmp = L->prev;
+    int tmpcap = L->prevcap;
+    L->prev = L->c;
+    L->prevcap = L->cap;
+    L->nprev = L->n;
+    L->c = tmp;
+    L->cap = tmpcap;
+    L->n = 0;
+
+    int nref;
+    if ((s = contacts_find_pairs(&L->grid, P, walls, n_walls, dp->gap, &L->refs, &nref, &L->refcap,
+                                 err)) != CDLAB_OK)
+        return s;
+    if (nref > L->cap) {
+        contact *grown = grow_aligned(L->c, 0, &L->cap, nref);
+        if (!grown)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %d", nref);
+        L->c = grown;
+    }
+    for (int k = 0; k < nref; k++) {
+        const pair_ref *r = &L->refs[k];
+        contact *c = &L->c[k];
+        memset(c, 0, sizeof *c); /* padding included: checkpoints store whole records */
+        c->i = r->i;
+        c->j = r->j;
+        contact_geometry(c, P, walls);
+        c->key = r->key;
+        c->mu = r->i >= 0 ? dp->mu : walls[-1 - r->i].mu;
+        c->R = v3_zero();
+        c->ft = v3_zero();
+        c->zeta = -INFINITY;
+        c->fd = v3_zero();
+        c->l0p = c->l0;
+        c->l1p = c->l1;
+    }
+    L->n = nref;
 
     /* Merge with the previous (sorted) list: surviving pairs keep their force. */
     if (dp->warm_start) {
@@ -252,6 +278,7 @@ void contacts_free(contact_list *L)
 {
     free(L->c);
     free(L->prev);
+    free(L->refs);
     cells_free(&L->grid);
     memset(L, 0, sizeof *L);
 }
