@@ -389,10 +389,21 @@ static status write_row(writer *w, const world *W, const output_params *o, const
     return CDLAB_OK;
 }
 
-static status write_snapshot(writer *w, const world *W, diag *err)
+/* Contact k of the run's list with the geometry of now: the CD contact list, or the DEM pair
+ * store (ds not NULL). */
+static void snapshot_contact(const world *W, const dem_solver *ds, int k, contact *c)
+{
+    if (ds) {
+        dem_contact_record(W, ds, k, c);
+        return;
+    }
+    *c = W->C.c[k];
+    contact_geometry(c, &W->P, W->walls);
+}
+
+static status write_snapshot(writer *w, const world *W, const dem_solver *ds, diag *err)
 {
     const particles *P = &W->P;
-    const contact_list *L = &W->C;
     char g[64], path[128];
     snprintf(g, sizeof g, "/snapshots/%08ld", W->step);
     status s;
@@ -415,7 +426,7 @@ static status write_snapshot(writer *w, const world *W, diag *err)
     SNAP("id", H5IO_INT32, 1, &n, P->id);
     /* periodic image counts: unwrapped position = position + image * period */
     SNAP("image", H5IO_INT32, 2, n3, P->image);
-    long nc = L->n, nc2[2] = {nc, 2}, nc3[2] = {nc, 3};
+    long nc = ds ? ds->npair : W->C.n, nc2[2] = {nc, 2}, nc3[2] = {nc, 3};
     int32_t *pair = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *pair);
     double *buf = malloc((size_t)(nc > 0 ? nc : 1) * 3 * sizeof *buf);
     double *ends = malloc((size_t)(nc > 0 ? nc : 1) * 6 * sizeof *ends);
@@ -426,8 +437,10 @@ static status write_snapshot(writer *w, const world *W, diag *err)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
     }
     for (int k = 0; k < nc; k++) {
-        pair[2 * k] = L->c[k].i;
-        pair[2 * k + 1] = L->c[k].j;
+        contact c;
+        snapshot_contact(W, ds, k, &c);
+        pair[2 * k] = c.i;
+        pair[2 * k + 1] = c.j;
     }
     status st = CDLAB_OK;
 #define SNAPC(name, type, rank, dims, data)                                                        \
@@ -440,22 +453,31 @@ static status write_snapshot(writer *w, const world *W, diag *err)
      * with it the lines for viewers: body 0's end of the contact (its centre's nearest periodic
      * image, or the contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1 */
     for (int k = 0; k < nc; k++) {
-        contact c = L->c[k];
-        contact_geometry(&c, P, W->walls);
+        contact c;
+        snapshot_contact(W, ds, k, &c);
         buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
         vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, c.l1), c.l0);
         ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
         ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
     }
     SNAPC("normal", H5IO_DOUBLE, 2, nc3, buf);
-    for (int k = 0; k < nc; k++)
-        buf[3 * k] = L->c[k].R.x, buf[3 * k + 1] = L->c[k].R.y, buf[3 * k + 2] = L->c[k].R.z;
+    for (int k = 0; k < nc; k++) {
+        contact c;
+        snapshot_contact(W, ds, k, &c);
+        buf[3 * k] = c.R.x, buf[3 * k + 1] = c.R.y, buf[3 * k + 2] = c.R.z;
+    }
     SNAPC("force", H5IO_DOUBLE, 2, nc3, buf);
-    for (int k = 0; k < nc; k++)
-        buf[k] = L->c[k].gap;
+    for (int k = 0; k < nc; k++) {
+        contact c;
+        snapshot_contact(W, ds, k, &c);
+        buf[k] = c.gap;
+    }
     SNAPC("gap", H5IO_DOUBLE, 1, &nc, buf);
-    for (int k = 0; k < nc; k++)
-        buf[k] = v3_norm(L->c[k].R);
+    for (int k = 0; k < nc; k++) {
+        contact c;
+        snapshot_contact(W, ds, k, &c);
+        buf[k] = v3_norm(c.R);
+    }
     SNAPC("force_magnitude", H5IO_DOUBLE, 1, &nc, buf);
     long e3[2] = {2 * nc, 3};
     SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
@@ -517,11 +539,14 @@ static void say(const run_hooks *hk, const char *fmt, ...)
 
 /* ---- checkpoints (restart) ----
  * /checkpoints/NNNNNNNN holds everything the next step reads: the particles' state, the walls,
- * the contact list (raw records, with the forces and the DEM history), the random stream, and
- * the DEM solver's forces, neighbour-list paths and energy ledger. A run continued from it
- * gives bit-identical results to an uninterrupted one (same build). */
-#define CHECKPOINT_FORMAT "cdlab-checkpoint-1"
+ * the contact list (raw records: CD contact records with their forces, or the DEM pair store
+ * with its history), the random stream, and the DEM solver's forces, neighbour-list paths and
+ * energy ledger. A run continued from it gives bit-identical results to an uninterrupted one
+ * (same build). Format 2: the DEM pairs are 64-byte dem_pair records (format 1 stored full
+ * contact records in DEM runs too). */
+#define CHECKPOINT_FORMAT "cdlab-checkpoint-2"
 #define CONTACT_WORDS ((long)(sizeof(contact) / sizeof(int64_t)))
+#define PAIR_WORDS ((long)(sizeof(dem_pair) / sizeof(int64_t)))
 
 static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, const dem_solver *ds,
                                diag *err)
@@ -530,7 +555,9 @@ static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, c
     snprintf(g, sizeof g, "/checkpoints/%08ld", W->step);
     const particles *P = &W->P;
     long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4}, nw = W->n_walls, nw3[2] = {nw, 3};
-    long nc = W->C.n, ncw[2] = {nc, CONTACT_WORDS}, two = 2;
+    int dem = ds->started;
+    long words = dem ? PAIR_WORDS : CONTACT_WORDS;
+    long nc = dem ? ds->npair : W->C.n, ncw[2] = {nc, words}, two = 2;
     status s;
     if ((s = h5out_group(w->h, g, err)) ||
         (s = h5out_attr_string(w->h, g, "format", CHECKPOINT_FORMAT, err)) ||
@@ -538,7 +565,8 @@ static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, c
         (s = h5out_attr_int(w->h, g, "particles", n, err)) ||
         (s = h5out_attr_int(w->h, g, "walls", nw, err)) ||
         (s = h5out_attr_int(w->h, g, "contacts", nc, err)) ||
-        (s = h5out_attr_int(w->h, g, "contact_bytes", (long long)sizeof(contact), err)) ||
+        (s = h5out_attr_string(w->h, g, "contact_record", dem ? "dem_pair" : "contact", err)) ||
+        (s = h5out_attr_int(w->h, g, "contact_bytes", words * 8, err)) ||
         (s = h5out_attr_int(w->h, g, "dem_rebuilds", ds->rebuilds, err)))
         return s;
 #define CK(name, type, rank, dims, data)                                                           \
@@ -567,7 +595,7 @@ static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, c
         return s;
     int64_t rng[2] = {(int64_t)cs->rng.state, (int64_t)cs->rng.inc};
     CK("rng", H5IO_INT64, 1, &two, rng);
-    CK("contacts", H5IO_INT64, 2, ncw, W->C.c);
+    CK("contacts", H5IO_INT64, 2, ncw, dem ? (const void *)ds->pair : (const void *)W->C.c);
     if (ds->started) {
         long ne = (long)(sizeof ds->E / sizeof(double)), nwp = nw;
         CK("dem_F", H5IO_DOUBLE, 2, n3, ds->F);
@@ -584,7 +612,7 @@ static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, c
 
 /* Restores the state of the last checkpoint of file into a world built from the same config. */
 static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solver *cs,
-                              dem_solver *ds, diag *err)
+                              dem_solver *ds, const dem_params *dp, diag *err)
 {
     h5in *h;
     status s = h5in_open(&h, file, err);
@@ -610,24 +638,35 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
         (s = h5in_attr_int(h, g, "contact_bytes", &cb, err)) ||
         (s = h5in_attr_int(h, g, "dem_rebuilds", &rb, err)))
         goto done;
-    if (n != W->P.n || nw != W->n_walls || cb != (long long)sizeof(contact) || nc < 0 ||
-        nc > INT32_MAX / 2 || step < 0) {
+    int dem = mode == MODE_DEM;
+    long words = dem ? PAIR_WORDS : CONTACT_WORDS;
+    if (n != W->P.n || nw != W->n_walls || cb != words * 8 || nc < 0 || nc > INT32_MAX / 2 ||
+        step < 0) {
         s = diag_set(err, CDLAB_ERR_IO,
                      "%s: checkpoint of %lld particles, %lld walls, %lld-byte contacts does not "
-                     "match this config and build (%d particles, %d walls, %zu-byte contacts)",
-                     file, n, nw, cb, W->P.n, W->n_walls, sizeof(contact));
+                     "match this config and build (%d particles, %d walls, %ld-byte %s records)",
+                     file, n, nw, cb, W->P.n, W->n_walls, words * 8, dem ? "DEM pair" : "contact");
         goto done;
     }
     {
         contact_list *L = &W->C;
-        contact *buf = NULL;
-        if (nc > 0 && posix_memalign((void **)&buf, 64, (size_t)nc * sizeof *buf) != 0) {
-            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
-            goto done;
+        void *cbuf;
+        if (dem) {
+            if ((s = dem_reserve_pairs(ds, (int)nc, err)) != CDLAB_OK)
+                goto done;
+            ds->npair = (int)nc;
+            cbuf = ds->pair;
+        } else {
+            contact *buf = NULL;
+            if (nc > 0 && posix_memalign((void **)&buf, 64, (size_t)nc * sizeof *buf) != 0) {
+                s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
+                goto done;
+            }
+            free(L->c);
+            L->c = buf;
+            L->n = L->cap = (int)nc;
+            cbuf = buf;
         }
-        free(L->c);
-        L->c = buf;
-        L->n = L->cap = (int)nc;
         long n3 = 3 * n, nn = n, nw3 = 3 * nw;
         double *wb = malloc((size_t)(nw3 > 0 ? nw3 : 1) * sizeof *wb);
         int64_t rng[2];
@@ -645,7 +684,7 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
         RD("image", H5IO_INT32, W->P.image, n3);
         RD("walls", H5IO_DOUBLE, wb, nw3);
         RD("rng", H5IO_INT64, rng, 2);
-        RD("contacts", H5IO_INT64, L->c, nc * CONTACT_WORDS);
+        RD("contacts", H5IO_INT64, cbuf, nc * words);
         if (s == CDLAB_OK) {
             for (int k = 0; k < nw; k++) {
                 W->walls[k].s = wb[3 * k];
@@ -654,16 +693,18 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
             }
             cs->rng.state = (uint64_t)rng[0];
             cs->rng.inc = (uint64_t)rng[1];
-            for (long k = 0; k < nc; k++)
-                if (L->c[k].j < 0 || L->c[k].j >= n || L->c[k].i >= n || L->c[k].i < -nw) {
+            for (long k = 0; k < nc; k++) {
+                int ci = dem ? ds->pair[k].i : L->c[k].i, cj = dem ? ds->pair[k].j : L->c[k].j;
+                if (cj < 0 || cj >= n || ci >= n || ci < -nw) {
                     s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file,
                                  k);
                     break;
                 }
+            }
         }
         free(wb);
         if (s == CDLAB_OK && mode == MODE_DEM) {
-            if ((s = dem_resume(W, ds, err)) == CDLAB_OK) {
+            if ((s = dem_resume(W, ds, dp, err)) == CDLAB_OK) {
                 long ne = (long)(sizeof ds->E / sizeof(double));
                 RD("dem_F", H5IO_DOUBLE, ds->F, n3);
                 RD("dem_T", H5IO_DOUBLE, ds->T, n3);
@@ -839,7 +880,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     }
     if (s == CDLAB_OK && hk && hk->restart) {
-        s = read_checkpoint(hk->restart, S.mode, W, &solver, &dsolver, err);
+        s = read_checkpoint(hk->restart, S.mode, W, &solver, &dsolver, &S.dem.p, err);
         if (s == CDLAB_OK && W->step >= S.info.steps)
             s = diag_set(err, CDLAB_ERR_CONFIG,
                          "%s: its checkpoint is at step %ld, system.steps = %ld: nothing to do "
@@ -853,13 +894,13 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         }
         if (s == CDLAB_OK && S.mode == MODE_DEM) {
             rec.energy = &dsolver.E;
-            dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
+            dem_stress(W, &dsolver, stress_volume(W, S.dem.stress_volume), sigma);
             rec.stress = &sigma[0][0];
         }
     } else if (S.mode == MODE_DEM && s == CDLAB_OK) {
         s = dem_start(W, &dsolver, &S.dem.p, &dst, err);
         rec.energy = &dsolver.E;
-        dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
+        dem_stress(W, &dsolver, stress_volume(W, S.dem.stress_volume), sigma);
         rec.stress = &sigma[0][0];
         rec.n_contacts = dst.n_contacts;
         rec.n_active = dst.n_active;
@@ -870,7 +911,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     if (s == CDLAB_OK)
         s = write_row(&w, W, &S.out, &rec, err);
     if (s == CDLAB_OK)
-        s = write_snapshot(&w, W, err);
+        s = write_snapshot(&w, W, S.mode == MODE_DEM ? &dsolver : NULL, err);
     long first = W->step;
     long fclib_step = hk ? hk->fclib_step : 0;
     char fclib_path[600];
@@ -948,14 +989,14 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         /* a failed step is still recorded, so the file shows the state that failed */
         if (s != CDLAB_OK || W->step % S.out.series_every == 0 || W->step == S.info.steps) {
             if (S.mode == MODE_DEM) /* a pass over the contacts: only for the rows written */
-                dem_stress(W, stress_volume(W, S.dem.stress_volume), sigma);
+                dem_stress(W, &dsolver, stress_volume(W, S.dem.stress_volume), sigma);
             status sw = write_row(&w, W, &S.out, &rec, s == CDLAB_OK ? err : &(diag){{0}});
             if (s == CDLAB_OK)
                 s = sw;
         }
         if (s == CDLAB_OK &&
             ((S.out.every > 0 && W->step % S.out.every == 0) || W->step == S.info.steps))
-            s = write_snapshot(&w, W, err);
+            s = write_snapshot(&w, W, S.mode == MODE_DEM ? &dsolver : NULL, err);
         if (s == CDLAB_OK &&
             ((S.out.checkpoint_every > 0 && W->step % S.out.checkpoint_every == 0) ||
              W->step == S.info.steps))
@@ -964,7 +1005,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         if (s == CDLAB_OK && hk && hk->stop && *hk->stop && W->step < S.info.steps) {
             int sig = *hk->stop;
             if (S.out.every == 0 || W->step % S.out.every != 0)
-                s = write_snapshot(&w, W, err);
+                s = write_snapshot(&w, W, S.mode == MODE_DEM ? &dsolver : NULL, err);
             if (s == CDLAB_OK)
                 s = write_checkpoint(&w, W, &solver, &dsolver, err);
             if (s == CDLAB_OK)

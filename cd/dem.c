@@ -46,6 +46,10 @@ void dem_solver_free(dem_solver *S)
     free(S->wall_adj);
     free(S->blk);
     free(S->gf);
+    free(S->pair);
+    free(S->pair_old);
+    free(S->refs);
+    cells_free(&S->grid);
     memset(S, 0, sizeof *S);
 }
 
@@ -115,34 +119,34 @@ static double block_sum(const dem_solver *S, int nb, int q)
  * contact order, and the wall contacts. */
 static status build_adjacency(dem_solver *S, const world *W, diag *err)
 {
-    const contact_list *L = &W->C;
-    int n = W->P.n;
+    int n = W->P.n, np = S->npair;
+    const dem_pair *pr = S->pair;
     int *st = grow_array(S->adj_start, &S->adj_start_cap, n + 1, sizeof *st);
     if (st)
         S->adj_start = st;
-    int *adj = grow_array(S->adj, &S->adj_cap, 2 * L->n + 1, sizeof *adj);
+    int *adj = grow_array(S->adj, &S->adj_cap, 2 * np + 1, sizeof *adj);
     if (adj)
         S->adj = adj;
-    int *wa = grow_array(S->wall_adj, &S->wall_adj_cap, L->n + 1, sizeof *wa);
+    int *wa = grow_array(S->wall_adj, &S->wall_adj_cap, np + 1, sizeof *wa);
     if (wa)
         S->wall_adj = wa;
     if (!st || !adj || !wa)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM adjacency (%d contacts)",
-                        L->n);
+                        np);
     memset(st, 0, (size_t)(n + 1) * sizeof *st);
     S->n_wall_adj = 0;
-    for (int k = 0; k < L->n; k++) {
-        st[L->c[k].j + 1]++;
-        if (L->c[k].i >= 0)
-            st[L->c[k].i + 1]++;
+    for (int k = 0; k < np; k++) {
+        st[pr[k].j + 1]++;
+        if (pr[k].i >= 0)
+            st[pr[k].i + 1]++;
         else
             wa[S->n_wall_adj++] = k;
     }
     for (int i = 0; i < n; i++)
         st[i + 1] += st[i];
     /* fill in contact order, using st[i] as the cursor, then shift back */
-    for (int k = 0; k < L->n; k++) {
-        const contact *c = &L->c[k];
+    for (int k = 0; k < np; k++) {
+        const dem_pair *c = &pr[k];
         if (c->i >= 0)
             adj[st[c->i]++] = 2 * k;
         adj[st[c->j]++] = 2 * k + 1;
@@ -184,198 +188,239 @@ double dem_critical_dt_of(double k, double c, double m)
     return 2.0 / omega * (sqrt(1.0 + xi * xi) - xi);
 }
 
-/* Everything derived from a new contact list (a rebuild, or a list restored from a
- * checkpoint): the per-contact force buffer, the adjacency and the reduction blocks. */
+/* Everything derived from a new pair list (a rebuild, or a list restored from a
+ * checkpoint): the per-contact force buffer (zeroed: a pair that stays apart never writes
+ * it), the adjacency and the reduction blocks. */
 static status index_contact_list(dem_solver *S, const world *W, diag *err)
 {
-    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * W->C.n + 3, sizeof *gf);
+    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * S->npair + 3, sizeof *gf);
     if (!gf)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
     S->gf = gf;
+    memset(gf, 0, (size_t)(3 * S->npair) * sizeof *gf);
     status s = build_adjacency(S, W, err);
     if (s != CDLAB_OK)
         return s;
-    return ensure_blocks(S, W->C.n > W->P.n ? W->C.n : W->P.n, err);
+    return ensure_blocks(S, S->npair > W->P.n ? S->npair : W->P.n, err);
+}
+
+/* A pair buffer of at least need entries (contents not kept), 64-byte aligned. */
+static status grow_pairs(dem_pair **p, int *cap, int need, diag *err)
+{
+    if (need <= *cap && *p)
+        return CDLAB_OK;
+    int ncap = *cap > 0 ? *cap : 64;
+    while (ncap < need) {
+        if (ncap > INT32_MAX / 2)
+            return diag_set(err, CDLAB_ERR_NOMEM, "too many DEM pairs (%d)", need);
+        ncap *= 2;
+    }
+    free(*p);
+    *p = big_alloc((size_t)ncap * sizeof **p);
+    *cap = *p ? ncap : 0;
+    if (!*p)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM neighbour list (%d pairs)",
+                        need);
+    return CDLAB_OK;
+}
+
+status dem_reserve_pairs(dem_solver *S, int n, diag *err)
+{
+    return grow_pairs(&S->pair, &S->pair_cap, n, err);
+}
+
+/* Movement of body 0 (a particle, a piston, or a fixed wall) in the step. */
+static inline void body0_move(const world *W, const dem_solver *S, int i, vec3 *du, vec3 *dth)
+{
+    if (i >= 0) {
+        *du = S->du[i];
+        *dth = S->dth[i];
+        return;
+    }
+    const wall *w = &W->walls[-1 - i];
+    *du = w->kind == WALL_PISTON ? v3_scale(w->n, S->piston_ds[-1 - i]) : v3_zero();
+    *dth = v3_zero();
 }
 
 /* Relative movement of q with respect to p at the contact (Kuhn et al. eq. 5) for the step's
  * movements, with the given lever arms. */
-static vec3 relative_movement(const world *W, const dem_solver *S, const contact *c, vec3 l0,
-                              vec3 l1)
+static inline vec3 relative_movement(const world *W, const dem_solver *S, int i, int j, vec3 l0,
+                                     vec3 l1)
 {
-    vec3 du_p = v3_zero(), dth_p = v3_zero();
-    if (c->i >= 0) {
-        du_p = S->du[c->i];
-        dth_p = S->dth[c->i];
-    } else {
-        int w = contact_wall_index(c);
-        if (W->walls[w].kind == WALL_PISTON)
-            du_p = v3_scale(W->walls[w].n, S->piston_ds[w]);
-    }
-    return v3_add(v3_sub(S->du[c->j], du_p),
-                  v3_sub(v3_cross(S->dth[c->j], l1), v3_cross(dth_p, l0)));
+    vec3 du_p, dth_p;
+    body0_move(W, S, i, &du_p, &dth_p);
+    return v3_add(v3_sub(S->du[j], du_p), v3_sub(v3_cross(S->dth[j], l1), v3_cross(dth_p, l0)));
+}
+
+/* Frame of pair (i, j) now; for a particle pair d is the minimum-image separation of now. */
+static inline contact_frame frame_now(const world *W, int i, int j, vec3 d)
+{
+    const particles *P = &W->P;
+    double a0, a1;
+    if (i >= 0)
+        return contact_frame_particles(d, P->r[i], P->r[j], &a0, &a1);
+    const wall *w = &W->walls[-1 - i];
+    return contact_frame_wall(w, w->s, P->x[j], P->r[j]);
+}
+
+/* Frame of pair (i, j) at the start of the step just moved: positions (and piston) minus the
+ * step's movements. */
+static inline contact_frame frame_start(const world *W, const dem_solver *S, int i, int j, vec3 d)
+{
+    const particles *P = &W->P;
+    double a0, a1;
+    if (i >= 0)
+        return contact_frame_particles(v3_sub(d, v3_sub(S->du[j], S->du[i])), P->r[i], P->r[j], &a0,
+                                       &a1);
+    const wall *w = &W->walls[-1 - i];
+    double ds = w->kind == WALL_PISTON ? S->piston_ds[-1 - i] : 0.0;
+    return contact_frame_wall(w, w->s - ds, v3_sub(P->x[j], S->du[j]), P->r[j]);
+}
+
+static inline vec3 pair_separation(const world *W, int i, int j)
+{
+    return i >= 0 ? pbox_delta(&W->P.box, W->P.x[i], W->P.x[j]) : v3_zero();
 }
 
 /* Effective mass m_eff of a contact for the dashpots: m_i m_j/(m_i + m_j), with a fixed wall
  * or a frozen particle infinitely heavy and a piston of its own mass. */
-static double dashpot_mass(const world *W, const contact *c)
+static double dashpot_mass(const world *W, int i, int j)
 {
     const particles *P = &W->P;
-    double wj = P->inv_m[c->j], wi = 0.0;
-    if (c->i >= 0)
-        wi = P->inv_m[c->i];
-    else if (W->walls[contact_wall_index(c)].kind == WALL_PISTON)
-        wi = W->walls[contact_wall_index(c)].inv_mass;
+    double wj = P->inv_m[j], wi = 0.0;
+    if (i >= 0)
+        wi = P->inv_m[i];
+    else if (W->walls[-1 - i].kind == WALL_PISTON)
+        wi = W->walls[-1 - i].inv_mass;
     double w = wi + wj;
     return w > 0.0 ? 1.0 / w : 0.0;
+}
+
+static inline int nonzero(vec3 a)
+{
+    return a.x != 0.0 || a.y != 0.0 || a.z != 0.0;
 }
 
 /* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
  * impulse on each side of t_n, so its work is F_n . (dx_{n-1/2} + dx_{n+1/2}) / 2. This is the
  * half over the step just moved, for the forces of its start, with the lever arms of the start
- * (called before the contact list is updated). Booking c du^2/dt instead leaves a residual of
+ * (called before a rebuild replaces the list). Booking c du^2/dt instead leaves a residual of
  * first order in dt in the ledger (measured: 7.6e-5 relative for a colliding pair at
  * omega dt = 1e-3). */
 static void damping_work_before(world *W, dem_solver *S)
 {
-    const contact_list *L = &W->C;
-    int nb = n_blocks(L->n);
+    int np = S->npair, nb = n_blocks(np);
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < nb; b++) {
         double d = 0.0;
-        int end = (b + 1) * DEM_BLOCK < L->n ? (b + 1) * DEM_BLOCK : L->n;
+        int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++) {
-            const contact *c = &L->c[k];
-            if (c->fd.x != 0.0 || c->fd.y != 0.0 || c->fd.z != 0.0)
-                d += 0.5 * v3_dot(c->fd, relative_movement(W, S, c, c->l0, c->l1));
+            const dem_pair *c = &S->pair[k];
+            if (c->zeta >= 0.0 && nonzero(c->fd)) {
+                contact_frame f0 = frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j));
+                d += 0.5 * v3_dot(c->fd, relative_movement(W, S, c->i, c->j, f0.l0, f0.l1));
+            }
         }
         S->blk[DEM_NSUM * b] = d;
     }
     S->E.damping += block_sum(S, nb, 0);
 }
 
-/* Force of contact c at the end of a step from the step's movements; stores the force on body 1
- * in c->R and the history, and adds the energies and statistics to acc[]. With update set, the
- * contact's geometry is first brought to the new positions (between rebuilds), after booking
- * the second half of its last dashpot force's work (see damping_work_before) with the old
- * lever arms. A pair that was apart and still is touches only its first cache line. */
-static inline void contact_force(world *W, dem_solver *S, const dem_params *p, contact *c,
-                                 int update, double *acc, vec3 *gf)
+/* Force of pair c at the end of a step from the step's movements: the contact force on body 1
+ * and its torques on both bodies into gf[0..2], the history into c, the energies and
+ * statistics into acc[]. With book set, first the second half of the work of its last dashpot
+ * force (see damping_work_before) with the lever arms of the step's start. A pair that was
+ * apart and still is writes nothing (its gf stays zero). */
+static inline void contact_force(world *W, dem_solver *S, const dem_params *p, dem_pair *c,
+                                 int book, double *acc, vec3 *gf)
 {
-    if (update) {
-        if (c->zeta >= 0.0 && (c->fd.x != 0.0 || c->fd.y != 0.0 || c->fd.z != 0.0))
-            acc[3] += 0.5 * v3_dot(c->fd, relative_movement(W, S, c, c->l0, c->l1));
-        if (c->i >= 0 && c->zeta < 0.0) {
-            const particles *P = &W->P;
-            vec3 d = pbox_delta(&P->box, P->x[c->i], P->x[c->j]);
-            double reach = P->r[c->i] + P->r[c->j];
-            double d2 = v3_norm2(d);
-            if (d2 > reach * reach) { /* apart before and now: no force, no history */
-                c->gap = sqrt(d2) - reach;
-                c->zeta = -c->gap;
-                acc[7] = fmax(acc[7], c->zeta);
-                gf[0] = v3_zero();
-                return;
-            }
-        }
-        c->l0p = c->l0;
-        c->l1p = c->l1;
-        contact_geometry_fast(c, &W->P, W->walls);
-    }
-    double zeta_new = -c->gap;
-    if (!(c->zeta >= 0.0)) {
-        /* touching for the first time since it was apart (or a new slot): the lever arms of
-         * the previous step are those of now */
-        c->l0p = c->l0;
-        c->l1p = c->l1;
-        if (zeta_new < 0.0) {
-            c->R = v3_zero();
-            c->ft = v3_zero();
-            c->fd = v3_zero();
-            c->zeta = zeta_new;
-            acc[7] = fmax(acc[7], zeta_new);
-            gf[0] = v3_zero();
+    const particles *P = &W->P;
+    int i = c->i, j = c->j;
+    int was_touching = c->zeta >= 0.0;
+    vec3 d = pair_separation(W, i, j);
+    if (!was_touching && i >= 0) { /* the common case first: apart before and now */
+        double reach = P->r[i] + P->r[j];
+        if (v3_norm2(d) > reach * reach)
             return;
-        }
     }
+    contact_frame f1 = frame_now(W, i, j, d);
+    double zeta_new = -f1.gap;
+    if (!was_touching && zeta_new < 0.0)
+        return;
+    /* the start of the step: lever arms of then, or of now for a pair touching for the first
+     * time since it was apart (or a new pair) */
+    contact_frame f0 = was_touching ? frame_start(W, S, i, j, d) : f1;
+    if (book && was_touching && nonzero(c->fd))
+        acc[3] += 0.5 * v3_dot(c->fd, relative_movement(W, S, i, j, f0.l0, f0.l1));
     dem_law law = p->law;
+    law.mu = i >= 0 ? W->detect.mu : W->walls[-1 - i].mu;
     dem_contact_in in;
     in.zeta_new = zeta_new;
-    in.zeta_old = c->zeta;
-    in.ft_old = c->ft;
-    in.n = c->n;
-    in.du_q = S->du[c->j];
-    in.dth_q = S->dth[c->j];
+    in.zeta_old = was_touching ? c->zeta : -INFINITY;
+    in.ft_old = was_touching ? c->ft : v3_zero();
+    in.n = f1.n;
+    in.du_q = S->du[j];
+    in.dth_q = S->dth[j];
+    body0_move(W, S, i, &in.du_p, &in.dth_p);
     /* lever arms at mid-step: with the end-of-step ones, a rigid rotation by phi per step
      * leaves a false tangential movement ~ phi^2 l / 2 that the spring integrates
      * (objectivity test: 0.59% stress error instead of 0.1%) */
-    in.r_p = v3_scale(v3_add(c->l0, c->l0p), 0.5);
-    in.r_q = v3_scale(v3_add(c->l1, c->l1p), 0.5);
-    in.dth_p = v3_zero();
-    if (c->i >= 0) {
-        in.du_p = S->du[c->i];
-        in.dth_p = S->dth[c->i];
-    } else {
-        int w = contact_wall_index(c);
-        in.du_p =
-            W->walls[w].kind == WALL_PISTON ? v3_scale(W->walls[w].n, S->piston_ds[w]) : v3_zero();
-    }
-    law.mu = c->mu;
+    in.r_p = v3_scale(v3_add(f1.l0, f0.l0), 0.5);
+    in.r_q = v3_scale(v3_add(f1.l1, f0.l1), 0.5);
     dem_contact_out out;
     dem_contact_force(&law, &in, &out);
     vec3 f = out.f, fd = v3_zero();
-    if (in.zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
+    if (zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
         /* dashpots on the relative movement of the step (Kuhn et al. end of sec. 2,
          * Cundall & Strack contact damping): f += (c_n du_n n + c_t du_t)/dt on p */
         double cn = p->damp_n, ct = p->damp_t;
         if (p->damp_rate) {
-            double m = dashpot_mass(W, c);
+            double m = dashpot_mass(W, i, j);
             cn *= m;
             ct *= m;
         } else if (!p->damp_absolute) {
-            double m = dashpot_mass(W, c);
+            double m = dashpot_mass(W, i, j);
             cn *= 2.0 * sqrt(m * law.k_n);
             ct *= 2.0 * sqrt(m * law.k_t);
         }
-        vec3 du_rel = relative_movement(W, S, c, c->l0, c->l1);
-        double dun = v3_dot(du_rel, c->n);
-        vec3 dut = v3_axpy(-dun, c->n, du_rel);
-        fd = v3_scale(v3_axpy(cn * dun, c->n, v3_scale(dut, ct)), 1.0 / W->dt);
+        vec3 du_rel = relative_movement(W, S, i, j, f1.l0, f1.l1);
+        double dun = v3_dot(du_rel, f1.n);
+        vec3 dut = v3_axpy(-dun, f1.n, du_rel);
+        fd = v3_scale(v3_axpy(cn * dun, f1.n, v3_scale(dut, ct)), 1.0 / W->dt);
         f = v3_add(f, fd);
         /* first half of its work (see damping_work_before for the second) */
         acc[3] += 0.5 * v3_dot(fd, du_rel);
     }
     c->fd = fd;
     c->ft = out.ft;
-    c->zeta = in.zeta_new;
-    c->R = v3_scale(f, -1.0);
-    gf[0] = c->R;
-    gf[1] = v3_cross(c->l1, c->R);
-    gf[2] = v3_cross(c->l0, c->R);
+    c->zeta = zeta_new;
+    vec3 R = v3_scale(f, -1.0);
+    gf[0] = R;
+    gf[1] = v3_cross(f1.l1, R);
+    gf[2] = v3_cross(f1.l0, R);
     acc[0] += out.W_n;
     acc[1] += law.k_t > 0.0 ? v3_norm2(out.ft) / (2.0 * law.k_t) : 0.0;
     acc[2] += out.dW_t_irrev;
     if (v3_norm2(f) > 0.0) {
         acc[4] += 1.0;
-        acc[5] += fmax(in.zeta_new, 0.0);
+        acc[5] += fmax(zeta_new, 0.0);
     }
     acc[6] += out.sliding;
-    acc[7] = fmax(acc[7], in.zeta_new);
+    acc[7] = fmax(acc[7], zeta_new);
 }
 
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
  * each particle's total force and torque. */
-static void compute_forces(world *W, dem_solver *S, const dem_params *p, int update, dem_stats *st)
+static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
     particles *P = &W->P;
-    contact_list *L = &W->C;
-    int nb = n_blocks(L->n);
+    int np = S->npair, nb = n_blocks(np);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < nb; b++) {
         double acc[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY};
-        int end = (b + 1) * DEM_BLOCK < L->n ? (b + 1) * DEM_BLOCK : L->n;
+        int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++)
-            contact_force(W, S, p, &L->c[k], update, acc, &S->gf[3 * k]);
+            contact_force(W, S, p, &S->pair[k], book, acc, &S->gf[3 * k]);
         memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
     }
     /* gather: every particle adds its contacts' forces in contact order */
@@ -400,9 +445,8 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int upd
     }
     memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
     for (int e = 0; e < S->n_wall_adj; e++) {
-        const contact *c = &L->c[S->wall_adj[e]];
-        int w = contact_wall_index(c);
-        S->piston_F[w] -= v3_dot(c->R, W->walls[w].n);
+        int k = S->wall_adj[e], w = -1 - S->pair[k].i;
+        S->piston_F[w] -= v3_dot(S->gf[3 * k], W->walls[w].n);
     }
     double max_ov = 0.0;
     for (int b = 0; b < nb; b++)
@@ -411,7 +455,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int upd
     S->E.elastic_t = block_sum(S, nb, 1);
     S->E.friction += block_sum(S, nb, 2);
     S->E.damping += block_sum(S, nb, 3);
-    st->n_contacts = L->n;
+    st->n_contacts = np;
     st->n_active = (int)block_sum(S, nb, 4);
     st->mean_overlap = st->n_active > 0 ? block_sum(S, nb, 5) / st->n_active : 0.0;
     st->n_sliding = (int)block_sum(S, nb, 6);
@@ -452,13 +496,35 @@ static vec3 external_force(const world *W, int i, double t)
     return dof_project_lin(W->P.dimension, f);
 }
 
-/* A full rebuild of the neighbour list (pairs within the skin detect.gap) and its adjacency. */
+/* A full rebuild of the neighbour list (pairs within the skin detect.gap): the candidates in
+ * key order, merged with the previous list so that surviving pairs keep their history. */
 static status rebuild(world *W, dem_solver *S, diag *err)
 {
     status s;
-    W->detect.warm_start = 1; /* the DEM history always carries over */
-    if ((s = contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+    int nref;
+    if ((s = contacts_find_pairs(&S->grid, &W->P, W->walls, W->n_walls, W->detect.gap, &S->refs,
+                                 &nref, &S->ref_cap, err)) != CDLAB_OK)
         return s;
+    dem_pair *old = S->pair;
+    int nold = S->npair, oldcap = S->pair_cap;
+    S->pair = S->pair_old;
+    S->pair_cap = S->pair_old_cap;
+    S->pair_old = old;
+    S->pair_old_cap = oldcap;
+    S->npair = 0;
+    if ((s = grow_pairs(&S->pair, &S->pair_cap, nref, err)) != CDLAB_OK)
+        return s;
+    int a = 0;
+    for (int b = 0; b < nref; b++) {
+        const pair_ref *r = &S->refs[b];
+        while (a < nold && contact_pair_key(old[a].i, old[a].j, &W->P, W->n_walls) < r->key)
+            a++;
+        if (a < nold && old[a].i == r->i && old[a].j == r->j)
+            S->pair[b] = old[a];
+        else
+            S->pair[b] = (dem_pair){r->i, r->j, -INFINITY, v3_zero(), v3_zero()};
+    }
+    S->npair = nref;
     if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
     memset(S->path, 0, (size_t)W->P.n * sizeof *S->path);
@@ -492,15 +558,48 @@ static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, 
     return CDLAB_OK;
 }
 
-status dem_resume(world *W, dem_solver *S, diag *err)
+status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
 {
     status s;
     if ((s = ensure(S, W, err)) != CDLAB_OK)
         return s;
     if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
+    /* the contact forces of the end of the last step, from the pairs' state, as contact_force
+     * computed them (the law's f = -k_n zeta n + f_t, plus the dashpot) */
+    int dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
+    for (int k = 0; k < S->npair; k++) {
+        const dem_pair *c = &S->pair[k];
+        if (!(c->zeta >= 0.0))
+            continue;
+        contact_frame f1 = frame_now(W, c->i, c->j, pair_separation(W, c->i, c->j));
+        vec3 f = v3_axpy(-(p->law.k_n * c->zeta), f1.n, c->ft);
+        if (dashpots)
+            f = v3_add(f, c->fd);
+        vec3 R = v3_scale(f, -1.0);
+        S->gf[3 * k] = R;
+        S->gf[3 * k + 1] = v3_cross(f1.l1, R);
+        S->gf[3 * k + 2] = v3_cross(f1.l0, R);
+    }
     S->started = 1;
     return CDLAB_OK;
+}
+
+void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
+{
+    const dem_pair *pr = &S->pair[k];
+    memset(c, 0, sizeof *c);
+    c->i = pr->i;
+    c->j = pr->j;
+    contact_geometry(c, &W->P, W->walls);
+    c->key = contact_pair_key(pr->i, pr->j, &W->P, W->n_walls);
+    c->mu = pr->i >= 0 ? W->detect.mu : W->walls[-1 - pr->i].mu;
+    c->zeta = pr->zeta;
+    c->ft = pr->ft;
+    c->fd = pr->fd;
+    c->R = S->gf[3 * k];
+    c->l0p = c->l0;
+    c->l1p = c->l1;
 }
 
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
@@ -625,12 +724,16 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
         double rmin = INFINITY;
         for (int i = 0; i < P->n && st->max_overlap > 0.0; i++)
             rmin = fmin(rmin, P->r[i]);
-        if (st->max_overlap > p->abort_overlap * rmin &&
-            (s = world_check_overlap(W, p->abort_overlap, "dem.abort_overlap",
-                                     " (time step too large for the stiffness, or a collision "
-                                     "too fast?)",
-                                     err)) != CDLAB_OK)
-            return s;
+        for (int k = 0; k < S->npair && st->max_overlap > p->abort_overlap * rmin; k++) {
+            const dem_pair *c = &S->pair[k];
+            if (c->zeta >= 0.0 &&
+                (s = world_overlap_error(W, c->i, c->j, -c->zeta, p->abort_overlap,
+                                         "dem.abort_overlap",
+                                         " (time step too large for the stiffness, or a "
+                                         "collision too fast?)",
+                                         err)) != CDLAB_OK)
+                return s;
+        }
     }
     if (bad < P->n)
         return diag_set(err, CDLAB_ERR_NUMERIC,
@@ -714,14 +817,15 @@ void dem_affine(const world *W, vec3 centre, double G[3][3], vec3 *du, vec3 *dth
     }
 }
 
-void dem_stress(const world *W, double V, double sigma[3][3])
+void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3])
 {
     memset(sigma, 0, 9 * sizeof(double));
-    for (int k = 0; k < W->C.n; k++) {
-        const contact *c = &W->C.c[k];
-        if (c->i < 0)
+    for (int k = 0; k < S->npair; k++) {
+        const dem_pair *c = &S->pair[k];
+        const vec3 R = S->gf[3 * k];
+        if (c->i < 0 || !nonzero(R))
             continue;
-        vec3 f = v3_scale(c->R, -1.0); /* force on p */
+        vec3 f = v3_scale(R, -1.0); /* force on p */
         vec3 l = pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]);
         double fa[3] = {f.x, f.y, f.z}, lb[3] = {l.x, l.y, l.z};
         for (int a = 0; a < 3; a++)

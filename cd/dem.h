@@ -34,7 +34,20 @@ typedef struct dem_energy {
 /* kinetic + elastic + dissipated - input work - initial: zero for a closed ledger */
 double dem_energy_residual(const dem_energy *E);
 
-/* Neighbour list: the contact list holds every pair closer than detect.gap (the skin) at
+/* One entry of the DEM neighbour list: what a pair carries from step to step, in one 64-byte
+ * cache line. Its geometry (normal, gap, lever arms, now and at the start of the step) is
+ * recomputed from the positions and the step's movements, its force on body 1 is kept in the
+ * solver's per-contact force buffer. */
+typedef struct dem_pair {
+    int i;       /* body 0: particle index (>= 0), or wall w encoded as -1 - w */
+    int j;       /* body 1: particle index */
+    double zeta; /* overlap (-gap) at the end of the last step if >= 0; negative: apart
+                    (-INFINITY for a new pair; the value is not kept up to date while apart) */
+    vec3 ft;     /* tangential force f^t on body 0 (Kuhn et al. conventions: on p) */
+    vec3 fd;     /* dashpot force on body 0 at the end of the last step */
+} dem_pair;
+
+/* Neighbour list: the pair store holds every pair closer than detect.gap (the skin) at
  * its last rebuild, and is rebuilt only when the particles' path lengths since then could
  * have closed that gap (2 max path >= skin, or path + piston travel >= skin); in between only
  * the geometry of the listed pairs is updated.
@@ -52,6 +65,12 @@ typedef struct dem_solver {
     double *piston_ds; /* the last step's piston movement */
     double wall_path;  /* largest piston travel since the last rebuild */
     int cap, wcap;
+    dem_pair *pair;     /* the neighbour list, sorted by pair key (contact_pair_key) */
+    dem_pair *pair_old; /* the list before the last rebuild (buffer reused at the next) */
+    int npair, pair_cap, pair_old_cap;
+    pair_ref *refs; /* candidates of the last rebuild */
+    int ref_cap;
+    cells grid;
     int *adj_start; /* particle i's contact sides: adj[adj_start[i] .. adj_start[i+1]-1] */
     int *adj;       /* 2 k + 1 when i is body 1 of contact k, 2 k when body 0 */
     int *wall_adj;  /* contacts with a wall, in contact order */
@@ -83,10 +102,15 @@ typedef struct dem_stats {
 /* Contacts and forces at the current time, and the ledger's initial energy. Called by the
  * first dem_step (or kinematic step) if not before. */
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
-/* After a restart has restored the state (positions, velocities, contact list, F, T,
- * piston_F, path, wall_path, E): rebuilds the derived buffers; the next dem_step continues
- * exactly as the original run would have. */
-status dem_resume(world *W, dem_solver *S, diag *err);
+/* Room for n pairs in S->pair (for a checkpoint reader, which then sets S->npair). */
+status dem_reserve_pairs(dem_solver *S, int n, diag *err);
+/* After a restart has restored the state (positions, velocities, the pairs, F, T, piston_F,
+ * path, wall_path, E): rebuilds the derived buffers and the contact forces of the pairs; the
+ * next dem_step continues exactly as the original run would have. */
+status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err);
+/* Pair k as a full contact record for output: geometry of now (with the effective masses),
+ * force on body 1, history; l0p, l1p are set to l0, l1 (the store does not keep them). */
+void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
 
 /* Kinematic driver: moves particle i by du[i] and rotates it by dth[i] (no dynamics), then
@@ -99,8 +123,9 @@ void dem_rigid_rotation(const world *W, vec3 centre, vec3 phi, vec3 *du, vec3 *d
 /* Increments for an affine deformation x -> x + G (x - centre) with the spin of G's
  * antisymmetric part. */
 void dem_affine(const world *W, vec3 centre, double G[3][3], vec3 *du, vec3 *dth);
-/* Love-Weber stress of the particle-particle contacts, sigma_ab = (1/V) sum f_a l_b with f the
- * force on p and l the branch vector from p to q (tension positive, as in Kuhn et al. Fig. 6). */
-void dem_stress(const world *W, double V, double sigma[3][3]);
+/* Love-Weber stress of the particle-particle contacts (of the DEM pairs), sigma_ab = (1/V) sum f_a
+ * l_b with f the force on p and l the branch vector from p to q (tension positive, as in Kuhn et
+ * al. Fig. 6). */
+void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3]);
 
 #endif

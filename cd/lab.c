@@ -131,13 +131,13 @@ status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err)
     s.d.p.law.twirl = twirl;
     double sig90[3][3];
     if (st == CDLAB_OK)
-        dem_stress(&s.W, 1.0, out->sigma0);
+        dem_stress(&s.W, &s.S, 1.0, out->sigma0);
     for (int k = 0; k < 1000 && st == CDLAB_OK; k++) {
         dem_rigid_rotation(&s.W, centre, v3(0.5 * CDLAB_PI / 1000, 0, 0), du, dth);
         st = dem_kinematic_step(&s.W, &s.S, &s.d.p, du, dth, &ds, err);
     }
     if (st == CDLAB_OK) {
-        dem_stress(&s.W, 1.0, sig90);
+        dem_stress(&s.W, &s.S, 1.0, sig90);
         /* sigma0' = Q^T sigma90 Q with Q the +90 deg rotation about x: (y, z) -> (-z, y) */
         double Q[3][3] = {{1, 0, 0}, {0, 0, -1}, {0, 1, 0}};
         double emax = 0.0, smax = 0.0;
@@ -182,12 +182,13 @@ status lab_sliding_pair(lab_pair_row rows[LAB_PAIR_ROWS], diag *err)
         r->x = s.W.P.x[1].x - s.W.P.x[0].x;
         r->delta = -(v3_norm(v3_sub(s.W.P.x[1], s.W.P.x[0])) - 2 * 5e-4);
         r->sliding = ds.n_sliding > 0;
-        for (int c = 0; c < s.W.C.n; c++) {
-            const contact *ct = &s.W.C.c[c];
-            vec3 Rt = v3_reject(ct->R, ct->n);
+        for (int c = 0; c < s.S.npair; c++) {
+            contact ct;
+            dem_contact_record(&s.W, &s.S, c, &ct);
+            vec3 Rt = v3_reject(ct.R, ct.n);
             r->fs = v3_norm(Rt) * (Rt.x >= 0 ? 1 : -1);
-            r->fn = v3_dot(ct->R, ct->n);
-            r->delta = -ct->gap; /* the overlap the law saw */
+            r->fn = v3_dot(ct.R, ct.n);
+            r->delta = -ct.gap; /* the overlap the law saw */
         }
     }
     dsetup_close(&s);

@@ -23,25 +23,32 @@ double world_kinetic_energy(const world *W)
     return e;
 }
 
+status world_overlap_error(const world *W, int i, int j, double gap, double frac, const char *key,
+                           const char *hint, diag *err)
+{
+    const particles *P = &W->P;
+    double r = i >= 0 ? fmin(P->r[i], P->r[j]) : P->r[j];
+    if (!(-gap > frac * r))
+        return CDLAB_OK;
+    if (i >= 0)
+        return diag_set(err, CDLAB_ERR_NUMERIC,
+                        "step %ld: overlap %.6g of particles %d and %d exceeds %s = %g of the "
+                        "smaller radius%s",
+                        W->step, -gap, P->id[i], P->id[j], key, frac, hint);
+    return diag_set(err, CDLAB_ERR_NUMERIC,
+                    "step %ld: overlap %.6g of particle %d with wall '%s' exceeds %s = %g of "
+                    "its radius%s",
+                    W->step, -gap, P->id[j], W->walls[-1 - i].name, key, frac, hint);
+}
+
 status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
                            diag *err)
 {
-    const particles *P = &W->P;
     for (int k = 0; k < W->C.n; k++) {
         const contact *c = &W->C.c[k];
-        double r = c->i >= 0 ? fmin(P->r[c->i], P->r[c->j]) : P->r[c->j];
-        if (!(-c->gap > frac * r))
-            continue;
-        if (c->i >= 0)
-            return diag_set(err, CDLAB_ERR_NUMERIC,
-                            "step %ld: overlap %.6g of particles %d and %d exceeds %s = %g of the "
-                            "smaller radius%s",
-                            W->step, -c->gap, P->id[c->i], P->id[c->j], key, frac, hint);
-        return diag_set(err, CDLAB_ERR_NUMERIC,
-                        "step %ld: overlap %.6g of particle %d with wall '%s' exceeds %s = %g of "
-                        "its radius%s",
-                        W->step, -c->gap, P->id[c->j], W->walls[contact_wall_index(c)].name, key,
-                        frac, hint);
+        status s = world_overlap_error(W, c->i, c->j, c->gap, frac, key, hint, err);
+        if (s != CDLAB_OK)
+            return s;
     }
     return CDLAB_OK;
 }

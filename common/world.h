@@ -28,5 +28,8 @@ double world_kinetic_energy(const world *W);
  * the overlap, the config key that sets frac, and hint appended (may be ""). */
 status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
                            diag *err);
+/* The same test for one pair (i: particle or wall -1 - w, j: particle) of gap gap. */
+status world_overlap_error(const world *W, int i, int j, double gap, double frac, const char *key,
+                           const char *hint, diag *err);
 
 #endif

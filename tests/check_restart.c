@@ -54,9 +54,12 @@ static void *checkpoint_state(const char *file, long step, long n, long nw, size
     ck_assert_msg(h5in_open(&h, file, &err) == CDLAB_OK, "%s", err.msg);
     char g[64], p[96];
     snprintf(g, sizeof g, "/checkpoints/%08ld", step);
-    long long nc;
+    long long nc, cb;
     ck_assert_msg(h5in_attr_int(h, g, "contacts", &nc, &err) == CDLAB_OK, "%s", err.msg);
-    long words = (long)(sizeof(contact) / 8);
+    /* CD contact records or DEM pair records */
+    ck_assert_msg(h5in_attr_int(h, g, "contact_bytes", &cb, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert(cb == (long long)sizeof(contact) || cb == (long long)sizeof(dem_pair));
+    long words = (long)(cb / 8);
     size_t total = (size_t)(13 * n + 3 * nw + nc * words) * 8;
     char *buf = malloc(total), *at = buf;
     const char *names[] = {"x", "v", "w", "q", "walls", "contacts"};
