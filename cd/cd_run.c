@@ -456,7 +456,7 @@ static status write_snapshot(writer *w, const world *W, const dem_solver *ds, di
         contact c;
         snapshot_contact(W, ds, k, &c);
         buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
-        vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, c.l1), c.l0);
+        vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, contact_l1(&c)), contact_l0(&c));
         ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
         ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
     }

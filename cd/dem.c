@@ -594,12 +594,7 @@ void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
     contact_geometry(c, &W->P, W->walls);
     c->key = contact_pair_key(pr->i, pr->j, &W->P, W->n_walls);
     c->mu = pr->i >= 0 ? W->detect.mu : W->walls[-1 - pr->i].mu;
-    c->zeta = pr->zeta;
-    c->ft = pr->ft;
-    c->fd = pr->fd;
     c->R = S->gf[3 * k];
-    c->l0p = c->l0;
-    c->l1p = c->l1;
 }
 
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)

@@ -108,8 +108,8 @@ status dem_reserve_pairs(dem_solver *S, int n, diag *err);
  * path, wall_path, E): rebuilds the derived buffers and the contact forces of the pairs; the
  * next dem_step continues exactly as the original run would have. */
 status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err);
-/* Pair k as a full contact record for output: geometry of now (with the effective masses),
- * force on body 1, history; l0p, l1p are set to l0, l1 (the store does not keep them). */
+/* Pair k as a contact record for output: geometry of now (with the effective masses) and the
+ * force on body 1. */
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
 

@@ -151,8 +151,9 @@ void dem_contact_force(const dem_law *L, const dem_contact_in *in, dem_contact_o
         if (fabs(spin) < 1e-2) {
             /* series to double precision (next terms below 1e-17 relative) */
             double s2 = spin * spin;
-            sn = spin * (1.0 - s2 / 6.0 * (1.0 - s2 / 20.0 * (1.0 - s2 / 42.0)));
-            cs = 1.0 - s2 / 2.0 * (1.0 - s2 / 12.0 * (1.0 - s2 / 30.0));
+            sn = spin *
+                 (1.0 - s2 * (1.0 / 6.0) * (1.0 - s2 * (1.0 / 20.0) * (1.0 - s2 * (1.0 / 42.0))));
+            cs = 1.0 - s2 * 0.5 * (1.0 - s2 * (1.0 / 12.0) * (1.0 - s2 * (1.0 / 30.0)));
         } else {
             cs = cos(spin);
             sn = sin(spin);

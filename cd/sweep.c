@@ -12,10 +12,10 @@
 static inline vec3 relative_velocity(const world *W, const contact *c)
 {
     const particles *P = &W->P;
-    /* eq. (3): V = v1 + w1 x l1 - v0 - w0 x l0 */
-    vec3 V = v3_add(P->v[c->j], v3_cross(P->w[c->j], c->l1));
+    /* eq. (3): V = v1 + w1 x l1 - v0 - w0 x l0, with l0 = a0 n, l1 = -a1 n */
+    vec3 V = v3_axpy(-c->a1, v3_cross(P->w[c->j], c->n), P->v[c->j]);
     if (c->i >= 0) {
-        V = v3_sub(V, v3_add(P->v[c->i], v3_cross(P->w[c->i], c->l0)));
+        V = v3_sub(V, v3_axpy(c->a0, v3_cross(P->w[c->i], c->n), P->v[c->i]));
     } else {
         const wall *w = &W->walls[contact_wall_index(c)];
         if (w->kind == WALL_PISTON)
@@ -29,15 +29,17 @@ static inline void apply_impulse(world *W, const contact *c, vec3 dP)
     particles *P = &W->P;
     int dim = P->dimension;
     int j = c->j;
+    /* the torques l x dP, with l0 = a0 n, l1 = -a1 n */
+    vec3 nxdP = v3_cross(c->n, dP);
     /* frozen particles are never written (the colored sweep updates their contacts in parallel) */
     if (!P->frozen[j]) {
         P->v[j] = v3_add(P->v[j], dof_project_lin(dim, v3_scale(dP, P->inv_m[j])));
-        P->w[j] = v3_add(P->w[j], dof_project_ang(dim, v3_scale(v3_cross(c->l1, dP), P->inv_I[j])));
+        P->w[j] = v3_add(P->w[j], dof_project_ang(dim, v3_scale(nxdP, -c->a1 * P->inv_I[j])));
     }
     if (c->i >= 0 && !P->frozen[c->i]) {
         int i = c->i;
         P->v[i] = v3_sub(P->v[i], dof_project_lin(dim, v3_scale(dP, P->inv_m[i])));
-        P->w[i] = v3_sub(P->w[i], dof_project_ang(dim, v3_scale(v3_cross(c->l0, dP), P->inv_I[i])));
+        P->w[i] = v3_sub(P->w[i], dof_project_ang(dim, v3_scale(nxdP, c->a0 * P->inv_I[i])));
     } else if (c->i < 0) {
         wall *w = &W->walls[contact_wall_index(c)];
         if (w->kind == WALL_PISTON) /* the reaction -dP, along the piston normal only */

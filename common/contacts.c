@@ -12,15 +12,13 @@ uint64_t contact_pair_key(int i, int j, const particles *P, int n_walls)
     return (e0 << 32) | (uint64_t)(uint32_t)P->id[j];
 }
 
-/* Normal, gap and lever arms of a particle pair; a0, a1 are the lever arms' lengths. */
-static inline void pair_frame(contact *c, const particles *P, double *a0, double *a1)
+/* Normal, gap and lever arms of a particle pair. */
+static inline void pair_frame(contact *c, const particles *P)
 {
     contact_frame f = contact_frame_particles(pbox_delta(&P->box, P->x[c->i], P->x[c->j]),
-                                              P->r[c->i], P->r[c->j], a0, a1);
+                                              P->r[c->i], P->r[c->j], &c->a0, &c->a1);
     c->n = f.n;
     c->gap = f.gap;
-    c->l0 = f.l0;
-    c->l1 = f.l1;
 }
 
 contact_frame contact_frame_wall(const wall *W, double s, vec3 xj, double rj)
@@ -58,18 +56,17 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
     double w_part = 0.0, w_wall = 0.0, w_t = 0.0;
     if (c->i >= 0) {
         int i = c->i;
-        double a0, a1;
-        pair_frame(c, P, &a0, &a1);
+        pair_frame(c, P);
         w_part = P->inv_m[i] + P->inv_m[j];
-        w_t = w_part + a0 * a0 * P->inv_I[i] + a1 * a1 * P->inv_I[j];
+        w_t = w_part + c->a0 * c->a0 * P->inv_I[i] + c->a1 * c->a1 * P->inv_I[j];
     } else {
         const wall *W = &walls[-1 - c->i];
         contact_frame f = contact_frame_wall(W, W->s, P->x[j], rj);
         c->n = f.n;
         c->gap = f.gap;
-        c->l0 = f.l0;
-        c->l1 = f.l1;
-        double a1 = rj + (c->gap < 0.0 ? c->gap : 0.0);
+        c->a0 = 0.0;
+        c->a1 = rj + (c->gap < 0.0 ? c->gap : 0.0);
+        double a1 = c->a1;
         /* A piston moves only along its normal (= the contact normal): it adds to the normal
          * inverse mass only. Fixed walls add nothing (Unger & Kertesz, end of sec. 2.4). */
         w_part = P->inv_m[j];
@@ -93,8 +90,7 @@ void contact_geometry_fast(contact *c, const particles *P, const wall *walls)
         contact_geometry(c, P, walls);
         return;
     }
-    double a0, a1;
-    pair_frame(c, P, &a0, &a1);
+    pair_frame(c, P);
 }
 
 static int cmp_ref(const void *a, const void *b)
@@ -247,11 +243,6 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
         c->key = r->key;
         c->mu = r->i >= 0 ? dp->mu : walls[-1 - r->i].mu;
         c->R = v3_zero();
-        c->ft = v3_zero();
-        c->zeta = -INFINITY;
-        c->fd = v3_zero();
-        c->l0p = c->l0;
-        c->l1p = c->l1;
     }
     L->n = nref;
 
@@ -261,14 +252,8 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
         for (int b = 0; b < L->n; b++) {
             while (a < L->nprev && L->prev[a].key < L->c[b].key)
                 a++;
-            if (a < L->nprev && L->prev[a].key == L->c[b].key) {
+            if (a < L->nprev && L->prev[a].key == L->c[b].key)
                 L->c[b].R = L->prev[a].R;
-                L->c[b].ft = L->prev[a].ft;
-                L->c[b].zeta = L->prev[a].zeta;
-                L->c[b].fd = L->prev[a].fd;
-                L->c[b].l0p = L->prev[a].l0;
-                L->c[b].l1p = L->prev[a].l1;
-            }
         }
     }
     return CDLAB_OK;

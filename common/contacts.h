@@ -8,8 +8,7 @@
  *
  * Persistence: the list is kept sorted by a pair key built from stable particle ids (and wall
  * indices). After each detection the new list is merged with the previous one, so a pair that
- * stays a candidate keeps its slot data (the force R, and the DEM history ft, zeta) into the
- * next step. */
+ * stays a candidate keeps its force R into the next step (the warm start). */
 #ifndef CDLAB_CONTACTS_H
 #define CDLAB_CONTACTS_H
 
@@ -19,27 +18,23 @@
 
 #include <stdint.h>
 
-/* Field order is chosen for the caches: the first 64 bytes hold what a pass over pairs that
- * are apart needs (bodies, gap, last overlap, force), the rest what a touching pair needs.
- * The list is allocated 64-byte aligned. */
+/* 128 bytes, two cache lines (the list is allocated 64-byte aligned): everything a sweep update
+ * reads. The lever arms lie along the normal (spheres and disks; a wall's contact point is on
+ * its surface), so only their lengths are stored: l0 = a0 n, l1 = -a1 n (contact_l0/l1). The
+ * DEM engine keeps its own pair store (cd/dem.h). */
 typedef struct contact {
     int i;        /* body 0: particle index (>= 0), or wall w encoded as -1 - w */
     int j;        /* body 1: particle index */
     double gap;   /* gap, negative = overlap */
-    double zeta;  /* DEM: overlap at the end of the previous step; -INFINITY for a new slot */
     vec3 R;       /* contact force acting on body 1 */
-    uint64_t key; /* pair key from stable ids, the sort order of the list */
     double mu;    /* friction coefficient */
-    /* -- 64 bytes -- */
+    uint64_t key; /* pair key from stable ids, the sort order of the list */
+    /* -- 56 bytes -- */
     vec3 n;     /* unit normal from body 0 to body 1 */
-    vec3 l0;    /* lever arm of body 0 (centre -> contact point); 0 for walls */
+    double a0;  /* lever arm length of body 0 (centre -> contact point along n); 0 for walls */
+    double a1;  /* lever arm length of body 1 (along -n) */
     double m_n; /* effective normal mass, eq. (17) */
     double m_t; /* effective tangential mass, eq. (18); 0 in dimension 1 (no tangential force) */
-    vec3 l1;    /* lever arm of body 1 */
-    /* DEM history, carried over with R (Kuhn et al. conventions: on body 0 = p) */
-    vec3 ft;       /* tangential force f^t acting on body 0 */
-    vec3 fd;       /* dashpot force on body 0 at the end of the previous step */
-    vec3 l0p, l1p; /* lever arms at the end of the previous step (= l0, l1 for a new slot) */
 } __attribute__((aligned(64))) contact;
 
 /* A candidate pair found by contacts_find_pairs, in key order. */
@@ -114,6 +109,16 @@ contact_frame contact_frame_wall(const wall *W, double s, vec3 xj, double rj);
 static inline int contact_wall_index(const contact *c)
 {
     return -1 - c->i;
+}
+
+/* Lever arms: from body 0's centre (0 for a wall) and body 1's centre to the contact point. */
+static inline vec3 contact_l0(const contact *c)
+{
+    return v3_scale(c->n, c->a0);
+}
+static inline vec3 contact_l1(const contact *c)
+{
+    return v3_scale(c->n, -c->a1);
 }
 
 #endif

@@ -86,9 +86,9 @@ void quat_integrate(double *q, vec3 phi)
     if (a2 < 1e-4) {
         /* |phi| < 1e-2: sin(a/2)/a and cos(a/2) by their series, exact to double precision
          * (the next terms are below 1e-18) */
-        double h2 = 0.25 * a2;
-        s = 0.5 * (1.0 - h2 / 6.0 * (1.0 - h2 / 20.0 * (1.0 - h2 / 42.0)));
-        c = 1.0 - h2 / 2.0 * (1.0 - h2 / 12.0 * (1.0 - h2 / 30.0));
+        double h2 = 0.25 * a2; /* constants as reciprocals: no division */
+        s = 0.5 * (1.0 - h2 * (1.0 / 6.0) * (1.0 - h2 * (1.0 / 20.0) * (1.0 - h2 * (1.0 / 42.0))));
+        c = 1.0 - h2 * 0.5 * (1.0 - h2 * (1.0 / 12.0) * (1.0 - h2 * (1.0 / 30.0)));
     } else {
         double angle = sqrt(a2);
         s = sin(0.5 * angle) / angle;
@@ -101,9 +101,13 @@ void quat_integrate(double *q, vec3 phi)
     q[1] = dw * x + dx * w + dy * z - dz * y;
     q[2] = dw * y - dx * z + dy * w + dz * x;
     q[3] = dw * z + dx * y - dy * x + dz * w;
-    double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    /* renormalise: dq is a unit quaternion to rounding, so |q|^2 = 1 + e with e of a few ulps
+     * and one Newton step for 1/sqrt, (3 - |q|^2)/2, is exact to double precision (error
+     * e^2); a quaternion further from unit (given so) takes the square root */
+    double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    double f = fabs(n2 - 1.0) < 1e-6 ? 0.5 * (3.0 - n2) : 1.0 / sqrt(n2);
     for (int k = 0; k < 4; k++)
-        q[k] /= norm;
+        q[k] *= f;
 }
 
 void particles_apply_frozen(particles *P)

@@ -21,7 +21,15 @@ typedef struct pbox {
     int periodic[3]; /* x, y, z */
     int any;         /* any axis periodic */
     vec3 lo, L;      /* lower corner and period (only the periodic components are used) */
+    vec3 inv_L;      /* 1/L along the periodic axes (set with L: pbox_set_period) */
 } pbox;
+
+static inline void pbox_set_period(pbox *B, vec3 L)
+{
+    B->L = L;
+    B->inv_L = v3(B->periodic[0] ? 1.0 / L.x : 0.0, B->periodic[1] ? 1.0 / L.y : 0.0,
+                  B->periodic[2] ? 1.0 / L.z : 0.0);
+}
 
 typedef struct particles {
     int n;                 /* number of particles */
@@ -60,11 +68,11 @@ static inline vec3 pbox_delta(const pbox *B, vec3 xi, vec3 xj)
     vec3 d = v3_sub(xj, xi);
     if (B->any) {
         if (B->periodic[0])
-            d.x -= B->L.x * nearbyint(d.x / B->L.x);
+            d.x -= B->L.x * nearbyint(d.x * B->inv_L.x);
         if (B->periodic[1])
-            d.y -= B->L.y * nearbyint(d.y / B->L.y);
+            d.y -= B->L.y * nearbyint(d.y * B->inv_L.y);
         if (B->periodic[2])
-            d.z -= B->L.z * nearbyint(d.z / B->L.z);
+            d.z -= B->L.z * nearbyint(d.z * B->inv_L.z);
     }
     return d;
 }

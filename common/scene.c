@@ -142,7 +142,7 @@ static status build_box(config *c, pbox *B, int dim, diag *err)
         L[a] = h[a] - l[a];
     }
     B->lo = lo;
-    B->L = v3(L[0], L[1], L[2]);
+    pbox_set_period(B, v3(L[0], L[1], L[2]));
     return CDLAB_OK;
 }
 

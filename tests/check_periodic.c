@@ -35,7 +35,8 @@ START_TEST(unit_periodic_detection_matches_brute_force)
         diag err;
         int n = (int)(0.3 * L * L * L);
         ck_assert_int_eq(particles_init(&P, n, 3, &err), CDLAB_OK);
-        P.box = (pbox){.periodic = {1, 1, 1}, .any = 1, .lo = v3(-1, 0, 2), .L = v3(L, L, L)};
+        P.box = (pbox){.periodic = {1, 1, 1}, .any = 1, .lo = v3(-1, 0, 2)};
+        pbox_set_period(&P.box, v3(L, L, L));
         pcg32 rng;
         pcg32_seed(&rng, 11 + q, 5);
         for (int i = 0; i < n; i++) {

@@ -84,7 +84,7 @@ START_TEST(unit_effective_masses)
     ck_assert_double_eq_tol(c.m_n, 2.0 / 3.0, TOL);
     ck_assert_double_eq_tol(c.m_t, 1.0 / (1.5 + 0.475 * 0.475 / 0.2 + 0.225 * 0.225 / 0.025), TOL);
     ck_assert_double_eq_tol(c.gap, -0.05, TOL);
-    ck_assert_double_eq_tol(c.l0.x - c.l1.x, 0.7, TOL); /* l0 - l1 = x1 - x0 */
+    ck_assert_double_eq_tol(contact_l0(&c).x - contact_l1(&c).x, 0.7, TOL); /* l0 - l1 = x1 - x0 */
     /* plane: m_n = m = 1, m_t = (1 + 2.5)^-1 */
     contact w = {.i = -1, .j = 1};
     contact_geometry(&w, &P, walls);
