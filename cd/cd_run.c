@@ -401,6 +401,12 @@ static void snapshot_contact(const world *W, const dem_solver *ds, int k, contac
     contact_geometry(c, &W->P, W->walls);
 }
 
+/* Its force on body 1 alone. */
+static vec3 snapshot_force(const world *W, const dem_solver *ds, int k)
+{
+    return ds ? dem_pair_force(ds, k) : W->C.c[k].R;
+}
+
 static status write_snapshot(writer *w, const world *W, const dem_solver *ds, diag *err)
 {
     const particles *P = &W->P;
@@ -429,18 +435,29 @@ static status write_snapshot(writer *w, const world *W, const dem_solver *ds, di
     long nc = ds ? ds->npair : W->C.n, nc2[2] = {nc, 2}, nc3[2] = {nc, 3};
     int32_t *pair = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *pair);
     double *buf = malloc((size_t)(nc > 0 ? nc : 1) * 3 * sizeof *buf);
+    double *gap = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *gap);
     double *ends = malloc((size_t)(nc > 0 ? nc : 1) * 6 * sizeof *ends);
-    if (!pair || !buf || !ends) {
+    if (!pair || !buf || !gap || !ends) {
         free(pair);
         free(buf);
+        free(gap);
         free(ends);
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
     }
+    /* the geometry of now, once per contact (the DEM engine does not update the normal of
+     * pairs that are apart); with it the lines for viewers: body 0's end of the contact (its
+     * centre's nearest periodic image, or the contact point on a wall) and body 1's centre,
+     * line k joining rows 2k, 2k+1 */
     for (int k = 0; k < nc; k++) {
         contact c;
         snapshot_contact(W, ds, k, &c);
         pair[2 * k] = c.i;
         pair[2 * k + 1] = c.j;
+        buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
+        gap[k] = c.gap;
+        vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, contact_l1(&c)), contact_l0(&c));
+        ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
+        ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
     }
     status st = CDLAB_OK;
 #define SNAPC(name, type, rank, dims, data)                                                        \
@@ -449,35 +466,15 @@ static status write_snapshot(writer *w, const world *W, const dem_solver *ds, di
         st = h5out_array(w->h, path, type, rank, dims, data, err);                                 \
     }
     SNAPC("pair", H5IO_INT32, 2, nc2, pair);
-    /* the geometry of now (the DEM engine does not update the normal of pairs that are apart);
-     * with it the lines for viewers: body 0's end of the contact (its centre's nearest periodic
-     * image, or the contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1 */
-    for (int k = 0; k < nc; k++) {
-        contact c;
-        snapshot_contact(W, ds, k, &c);
-        buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
-        vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, contact_l1(&c)), contact_l0(&c));
-        ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
-        ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
-    }
     SNAPC("normal", H5IO_DOUBLE, 2, nc3, buf);
     for (int k = 0; k < nc; k++) {
-        contact c;
-        snapshot_contact(W, ds, k, &c);
-        buf[3 * k] = c.R.x, buf[3 * k + 1] = c.R.y, buf[3 * k + 2] = c.R.z;
+        vec3 R = snapshot_force(W, ds, k);
+        buf[3 * k] = R.x, buf[3 * k + 1] = R.y, buf[3 * k + 2] = R.z;
     }
     SNAPC("force", H5IO_DOUBLE, 2, nc3, buf);
-    for (int k = 0; k < nc; k++) {
-        contact c;
-        snapshot_contact(W, ds, k, &c);
-        buf[k] = c.gap;
-    }
-    SNAPC("gap", H5IO_DOUBLE, 1, &nc, buf);
-    for (int k = 0; k < nc; k++) {
-        contact c;
-        snapshot_contact(W, ds, k, &c);
-        buf[k] = v3_norm(c.R);
-    }
+    SNAPC("gap", H5IO_DOUBLE, 1, &nc, gap);
+    for (int k = 0; k < nc; k++)
+        buf[k] = v3_norm(snapshot_force(W, ds, k));
     SNAPC("force_magnitude", H5IO_DOUBLE, 1, &nc, buf);
     long e3[2] = {2 * nc, 3};
     SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
@@ -486,6 +483,7 @@ static status write_snapshot(writer *w, const world *W, const dem_solver *ds, di
     SNAPC("line", H5IO_INT32, 2, nc2, pair);
     free(ends);
     free(pair);
+    free(gap);
     free(buf);
     /* every frame reaches the file: a killed run leaves a readable file up to here */
     if (st == CDLAB_OK)

@@ -207,20 +207,11 @@ static status index_contact_list(dem_solver *S, const world *W, diag *err)
 /* A pair buffer of at least need entries (contents not kept), 64-byte aligned. */
 static status grow_pairs(dem_pair **p, int *cap, int need, diag *err)
 {
-    if (need <= *cap && *p)
-        return CDLAB_OK;
-    int ncap = *cap > 0 ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > INT32_MAX / 2)
-            return diag_set(err, CDLAB_ERR_NOMEM, "too many DEM pairs (%d)", need);
-        ncap *= 2;
-    }
-    free(*p);
-    *p = big_alloc((size_t)ncap * sizeof **p);
-    *cap = *p ? ncap : 0;
-    if (!*p)
+    dem_pair *grown = grow_big(*p, 0, cap, need, sizeof *grown);
+    if (!grown)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM neighbour list (%d pairs)",
                         need);
+    *p = grown;
     return CDLAB_OK;
 }
 
@@ -256,9 +247,8 @@ static inline vec3 relative_movement(const world *W, const dem_solver *S, int i,
 static inline contact_frame frame_now(const world *W, int i, int j, vec3 d)
 {
     const particles *P = &W->P;
-    double a0, a1;
     if (i >= 0)
-        return contact_frame_particles(d, P->r[i], P->r[j], &a0, &a1);
+        return contact_frame_particles(d, P->r[i], P->r[j]);
     const wall *w = &W->walls[-1 - i];
     return contact_frame_wall(w, w->s, P->x[j], P->r[j]);
 }
@@ -268,10 +258,8 @@ static inline contact_frame frame_now(const world *W, int i, int j, vec3 d)
 static inline contact_frame frame_start(const world *W, const dem_solver *S, int i, int j, vec3 d)
 {
     const particles *P = &W->P;
-    double a0, a1;
     if (i >= 0)
-        return contact_frame_particles(v3_sub(d, v3_sub(S->du[j], S->du[i])), P->r[i], P->r[j], &a0,
-                                       &a1);
+        return contact_frame_particles(v3_sub(d, v3_sub(S->du[j], S->du[i])), P->r[i], P->r[j]);
     const wall *w = &W->walls[-1 - i];
     double ds = w->kind == WALL_PISTON ? S->piston_ds[-1 - i] : 0.0;
     return contact_frame_wall(w, w->s - ds, v3_sub(P->x[j], S->du[j]), P->r[j]);
@@ -301,6 +289,24 @@ static inline int nonzero(vec3 a)
     return a.x != 0.0 || a.y != 0.0 || a.z != 0.0;
 }
 
+/* The second half of the work of pair c's last dashpot force (see damping_work_before), with
+ * the frame f0 of the step's start. */
+static inline double dashpot_second_half(const world *W, const dem_solver *S, const dem_pair *c,
+                                         contact_frame f0)
+{
+    return 0.5 * v3_dot(c->fd, relative_movement(W, S, c->i, c->j, f0.l0, f0.l1));
+}
+
+/* Contact force on body 1 (R = -f, f the force on body 0) and its torques on both bodies
+ * (frame f1 of now) into the pair's entries of the gather buffer. */
+static inline void store_force(vec3 *gf, vec3 f, contact_frame f1)
+{
+    vec3 R = v3_scale(f, -1.0);
+    gf[0] = R;
+    gf[1] = v3_cross(f1.l1, R);
+    gf[2] = v3_cross(f1.l0, R);
+}
+
 /* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
  * impulse on each side of t_n, so its work is F_n . (dx_{n-1/2} + dx_{n+1/2}) / 2. This is the
  * half over the step just moved, for the forces of its start, with the lever arms of the start
@@ -316,10 +322,9 @@ static void damping_work_before(world *W, dem_solver *S)
         int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++) {
             const dem_pair *c = &S->pair[k];
-            if (c->zeta >= 0.0 && nonzero(c->fd)) {
-                contact_frame f0 = frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j));
-                d += 0.5 * v3_dot(c->fd, relative_movement(W, S, c->i, c->j, f0.l0, f0.l1));
-            }
+            if (c->zeta >= 0.0 && nonzero(c->fd))
+                d += dashpot_second_half(
+                    W, S, c, frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j)));
         }
         S->blk[DEM_NSUM * b] = d;
     }
@@ -351,7 +356,7 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, d
      * time since it was apart (or a new pair) */
     contact_frame f0 = was_touching ? frame_start(W, S, i, j, d) : f1;
     if (book && was_touching && nonzero(c->fd))
-        acc[3] += 0.5 * v3_dot(c->fd, relative_movement(W, S, i, j, f0.l0, f0.l1));
+        acc[3] += dashpot_second_half(W, S, c, f0);
     dem_law law = p->law;
     law.mu = i >= 0 ? W->detect.mu : W->walls[-1 - i].mu;
     dem_contact_in in;
@@ -394,10 +399,7 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, d
     c->fd = fd;
     c->ft = out.ft;
     c->zeta = zeta_new;
-    vec3 R = v3_scale(f, -1.0);
-    gf[0] = R;
-    gf[1] = v3_cross(f1.l1, R);
-    gf[2] = v3_cross(f1.l0, R);
+    store_force(gf, f, f1);
     acc[0] += out.W_n;
     acc[1] += law.k_t > 0.0 ? v3_norm2(out.ft) / (2.0 * law.k_t) : 0.0;
     acc[2] += out.dW_t_irrev;
@@ -576,10 +578,7 @@ status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
         vec3 f = v3_axpy(-(p->law.k_n * c->zeta), f1.n, c->ft);
         if (dashpots)
             f = v3_add(f, c->fd);
-        vec3 R = v3_scale(f, -1.0);
-        S->gf[3 * k] = R;
-        S->gf[3 * k + 1] = v3_cross(f1.l1, R);
-        S->gf[3 * k + 2] = v3_cross(f1.l0, R);
+        store_force(&S->gf[3 * k], f, f1);
     }
     S->started = 1;
     return CDLAB_OK;
@@ -594,7 +593,7 @@ void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
     contact_geometry(c, &W->P, W->walls);
     c->key = contact_pair_key(pr->i, pr->j, &W->P, W->n_walls);
     c->mu = pr->i >= 0 ? W->detect.mu : W->walls[-1 - pr->i].mu;
-    c->R = S->gf[3 * k];
+    c->R = dem_pair_force(S, k);
 }
 
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
@@ -817,7 +816,7 @@ void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3
     memset(sigma, 0, 9 * sizeof(double));
     for (int k = 0; k < S->npair; k++) {
         const dem_pair *c = &S->pair[k];
-        const vec3 R = S->gf[3 * k];
+        const vec3 R = dem_pair_force(S, k);
         if (c->i < 0 || !nonzero(R))
             continue;
         vec3 f = v3_scale(R, -1.0); /* force on p */

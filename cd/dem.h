@@ -108,6 +108,11 @@ status dem_reserve_pairs(dem_solver *S, int n, diag *err);
  * path, wall_path, E): rebuilds the derived buffers and the contact forces of the pairs; the
  * next dem_step continues exactly as the original run would have. */
 status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err);
+/* Contact force on body 1 of pair k at the current time. */
+static inline vec3 dem_pair_force(const dem_solver *S, int k)
+{
+    return S->gf[3 * k];
+}
 /* Pair k as a contact record for output: geometry of now (with the effective masses) and the
  * force on body 1. */
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);

@@ -16,9 +16,11 @@ uint64_t contact_pair_key(int i, int j, const particles *P, int n_walls)
 static inline void pair_frame(contact *c, const particles *P)
 {
     contact_frame f = contact_frame_particles(pbox_delta(&P->box, P->x[c->i], P->x[c->j]),
-                                              P->r[c->i], P->r[c->j], &c->a0, &c->a1);
+                                              P->r[c->i], P->r[c->j]);
     c->n = f.n;
     c->gap = f.gap;
+    c->a0 = f.a0;
+    c->a1 = f.a1;
 }
 
 contact_frame contact_frame_wall(const wall *W, double s, vec3 xj, double rj)
@@ -42,8 +44,10 @@ contact_frame contact_frame_wall(const wall *W, double s, vec3 xj, double rj)
         f.gap = v3_dot(v3_sub(xj, pp), W->n) - rj;
     }
     /* contact point on the wall's surface (inside the particle when overlapping) */
+    f.a0 = 0.0;
+    f.a1 = rj + (f.gap < 0.0 ? f.gap : 0.0);
     f.l0 = v3_zero();
-    f.l1 = v3_scale(f.n, -(rj + (f.gap < 0.0 ? f.gap : 0.0)));
+    f.l1 = v3_scale(f.n, -f.a1);
     return f;
 }
 
@@ -64,9 +68,9 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
         contact_frame f = contact_frame_wall(W, W->s, P->x[j], rj);
         c->n = f.n;
         c->gap = f.gap;
-        c->a0 = 0.0;
-        c->a1 = rj + (c->gap < 0.0 ? c->gap : 0.0);
-        double a1 = c->a1;
+        c->a0 = f.a0;
+        c->a1 = f.a1;
+        double a1 = f.a1;
         /* A piston moves only along its normal (= the contact normal): it adds to the normal
          * inverse mass only. Fixed walls add nothing (Unger & Kertesz, end of sec. 2.4). */
         w_part = P->inv_m[j];
@@ -82,15 +86,6 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
     double w_n = w_part + w_wall;
     c->m_n = w_n > 0.0 ? 1.0 / w_n : 0.0;
     c->m_t = w_t > 0.0 ? 1.0 / w_t : 0.0;
-}
-
-void contact_geometry_fast(contact *c, const particles *P, const wall *walls)
-{
-    if (c->i < 0) {
-        contact_geometry(c, P, walls);
-        return;
-    }
-    pair_frame(c, P);
 }
 
 static int cmp_ref(const void *a, const void *b)
@@ -169,8 +164,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                         double reach = P->r[i] + P->r[j] + gap;
                         if (v3_norm2(d) >= reach * reach)
                             continue;
-                        double a0, a1;
-                        if (!(contact_frame_particles(d, P->r[i], P->r[j], &a0, &a1).gap < gap))
+                        if (!(contact_frame_particles(d, P->r[i], P->r[j]).gap < gap))
                             continue;
                         if ((s = add_ref(refs, n, cap, contact_pair_key(i, j, P, n_walls), i, j,
                                          err)) != CDLAB_OK)
@@ -193,22 +187,6 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
     return CDLAB_OK;
 }
 
-/* Like grow_array, 64-byte aligned (the contact records are cache-line sized). */
-static contact *grow_aligned(contact *old, int n_used, int *cap, int need)
-{
-    int ncap = *cap > 0 ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > INT32_MAX / 2)
-            return NULL;
-        ncap *= 2;
-    }
-    contact *p = big_realloc(old, (size_t)n_used * sizeof(contact), (size_t)ncap * sizeof(contact));
-    if (!p)
-        return NULL;
-    *cap = ncap;
-    return p;
-}
-
 status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
                        const detect_params *dp, diag *err)
 {
@@ -227,12 +205,11 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     if ((s = contacts_find_pairs(&L->grid, P, walls, n_walls, dp->gap, &L->refs, &nref, &L->refcap,
                                  err)) != CDLAB_OK)
         return s;
-    if (nref > L->cap) {
-        contact *grown = grow_aligned(L->c, 0, &L->cap, nref);
-        if (!grown)
-            return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %d", nref);
-        L->c = grown;
-    }
+    /* the records are rebuilt from the refs: nothing to keep (64-byte aligned, cache lines) */
+    contact *grown = grow_big(L->c, 0, &L->cap, nref, sizeof *grown);
+    if (!grown)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %d", nref);
+    L->c = grown;
     for (int k = 0; k < nref; k++) {
         const pair_ref *r = &L->refs[k];
         contact *c = &L->c[k];

@@ -69,22 +69,18 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
                        const detect_params *dp, diag *err);
 /* Recomputes n, gap, lever arms and effective masses of contact c from current positions. */
 void contact_geometry(contact *c, const particles *P, const wall *walls);
-/* The same without the effective masses m_n, m_t (left as they are): for the DEM update. */
-void contact_geometry_fast(contact *c, const particles *P, const wall *walls);
 void contacts_free(contact_list *L);
 /* Sort key of a pair (stable ids; see contacts_detect). */
 uint64_t contact_pair_key(int i, int j, const particles *P, int n_walls);
 
-/* Normal from body 0 to body 1, gap and lever arms of a contact. */
+/* Normal from body 0 to body 1, gap and lever arms of a contact: l0 = a0 n, l1 = -a1 n. */
 typedef struct contact_frame {
     vec3 n, l0, l1;
-    double gap;
+    double gap, a0, a1;
 } contact_frame;
 
-/* Frame of two particles of radii ri, rj at separation d = x_j - x_i (minimum image); a0, a1
- * receive the lever arms' lengths. */
-static inline contact_frame contact_frame_particles(vec3 d, double ri, double rj, double *a0,
-                                                    double *a1)
+/* Frame of two particles of radii ri, rj at separation d = x_j - x_i (minimum image). */
+static inline contact_frame contact_frame_particles(vec3 d, double ri, double rj)
 {
     contact_frame f;
     double dist = v3_norm(d);
@@ -96,10 +92,10 @@ static inline contact_frame contact_frame_particles(vec3 d, double ri, double rj
      * rigid rotation would see a false relative movement (phi x overlap n), which broke
      * the objectivity test (37% stress error after a 90 deg rotation). */
     double half = f.gap < 0.0 ? 0.5 * f.gap : 0.0;
-    *a0 = ri + half;
-    *a1 = rj + half;
-    f.l0 = v3_scale(f.n, *a0);
-    f.l1 = v3_scale(f.n, -*a1);
+    f.a0 = ri + half;
+    f.a1 = rj + half;
+    f.l0 = v3_scale(f.n, f.a0);
+    f.l1 = v3_scale(f.n, -f.a1);
     return f;
 }
 

@@ -50,3 +50,20 @@ void *big_realloc(void *old, size_t old_bytes, size_t bytes)
     free(old);
     return p;
 }
+
+void *grow_big(void *ptr, size_t keep_bytes, int *cap, int need, size_t elem)
+{
+    if (need < 1)
+        need = 1;
+    if (ptr && need <= *cap)
+        return ptr;
+    long nc = *cap > 0 ? *cap : 64;
+    while (nc < need)
+        nc *= 2;
+    if (nc > 0x7fffffffL)
+        return NULL;
+    void *p = big_realloc(ptr, keep_bytes, (size_t)nc * elem);
+    if (p)
+        *cap = (int)nc;
+    return p;
+}

@@ -16,5 +16,8 @@ void *grow_array(void *ptr, int *cap, int need, size_t elem);
 void *big_alloc(size_t bytes);
 /* big_alloc, copy old_bytes of old, free old. */
 void *big_realloc(void *old, size_t old_bytes, size_t bytes);
+/* grow_array for big arrays: a big_alloc buffer of doubled capacity, keeping the first
+ * keep_bytes of ptr (0: contents not needed). */
+void *grow_big(void *ptr, size_t keep_bytes, int *cap, int need, size_t elem);
 
 #endif
