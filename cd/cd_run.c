@@ -455,7 +455,12 @@ static status write_snapshot(writer *w, const world *W, const dem_solver *ds, di
         pair[2 * k + 1] = c.j;
         buf[3 * k] = c.n.x, buf[3 * k + 1] = c.n.y, buf[3 * k + 2] = c.n.z;
         gap[k] = c.gap;
-        vec3 xj = P->x[c.j], x0 = v3_sub(v3_add(xj, contact_l1(&c)), contact_l0(&c));
+        /* body 0's end: the image of its centre nearest body 1 (x_j minus the minimum-image
+         * separation), or the point of the wall's surface nearest body 1 (x_j - (r_j + g) n),
+         * whatever the lever arms */
+        vec3 xj = P->x[c.j];
+        vec3 x0 = c.i >= 0 ? v3_sub(xj, pbox_delta(&P->box, P->x[c.i], xj))
+                           : v3_axpy(-(P->r[c.j] + c.gap), c.n, xj);
         ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
         ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
     }

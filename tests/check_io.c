@@ -66,6 +66,62 @@ START_TEST(io_run_writes_documented_layout)
 }
 END_TEST
 
+/* contacts/endpoints (docs/output.md): row 2k is body 0's centre (or the point of the wall's
+ * surface nearest body 1), row 2k+1 body 1's centre, also for open candidates (gap > 0), where
+ * x_j + l1 - l0 was once off by g n. Three disks 0.1 apart on a line 0.05 above a floor, all
+ * candidates (detect_gap 0.25) and all open; exact to 1e-14 (one subtraction of O(1) values). */
+START_TEST(io_snapshot_endpoints_open_candidates)
+{
+    const char *ini = "[system]\ndimension = 2\ndt = 0.01\nsteps = 2\n"
+                      "[particles]\ncount = 3\nradius = 0.5\nmass = 1\nspacing = 0.1\n"
+                      "origin = 1 0.55 0\ndirection = 1 0 0\n"
+                      "[contact]\ndetect_gap = 0.25\nfriction = 0.3\n"
+                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                      "[output]\nevery = 1\n";
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    status s = run_to_temp(ini, "endpoints.ini", path, &sum, &err);
+    ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
+    double *x, *e, *gap;
+    long n, ne, ng;
+    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000001/position", &x, &n, &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000001/contacts/endpoints", &e, &ne,
+                                       &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000001/contacts/gap", &gap, &ng, &err),
+                     CDLAB_OK);
+    h5in *h;
+    ck_assert_int_eq(h5in_open(&h, path, &err), CDLAB_OK);
+    int32_t pair[16];
+    ck_assert_int_eq(ng, 5); /* 2 particle pairs + 3 wall contacts */
+    ck_assert_int_eq(h5in_read(h, "/snapshots/00000001/contacts/pair", H5IO_INT32, pair, 2 * ng,
+                               &err),
+                     CDLAB_OK);
+    h5in_close(h);
+    for (long k = 0; k < ng; k++) {
+        int i = pair[2 * k], j = pair[2 * k + 1];
+        ck_assert_msg(gap[k] > 0.04, "contact %ld: gap %g (the test wants open candidates)", k,
+                      gap[k]);
+        double want0[3];
+        if (i >= 0)
+            for (int a = 0; a < 3; a++)
+                want0[a] = x[3 * i + a];
+        else
+            want0[0] = x[3 * j], want0[1] = 0.0, want0[2] = 0.0; /* the floor below body 1 */
+        for (int a = 0; a < 3; a++) {
+            ck_assert_double_eq_tol(e[6 * k + a], want0[a], 1e-14);
+            ck_assert_double_eq_tol(e[6 * k + 3 + a], x[3 * j + a], 1e-14);
+        }
+    }
+    free(x);
+    free(e);
+    free(gap);
+    remove_output(path);
+}
+END_TEST
+
 /* A run that blows up stops with a message naming the step and keeps what it wrote. */
 START_TEST(io_failure_keeps_file_readable)
 {
@@ -188,6 +244,7 @@ Suite *io_suite(void)
     Suite *s = suite_create("io");
     TCase *tc = tcase_create("io");
     tcase_add_test(tc, io_run_writes_documented_layout);
+    tcase_add_test(tc, io_snapshot_endpoints_open_candidates);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);
     tcase_add_test(tc, io_xdmf_sidecar_matches_file);
