@@ -47,6 +47,7 @@ typedef struct cd_stats {
                              global: |d<|R|>|/<|R|> of the last sweep */
     int n_contacts;       /* candidates */
     int n_active;         /* candidates carrying a non-zero force */
+    int n_sliding;        /* active contacts at the Coulomb limit |R_t| = mu R_n (sliding) */
     double mean_overlap;  /* mean max(-gap, 0) over active contacts, after the step */
     double max_overlap;   /* max max(-gap, 0) over all candidates, after the step */
     double solve_seconds; /* wall time of the Gauss-Seidel sweeps in the step */

@@ -136,6 +136,7 @@ enum {
     SER_KE,
     SER_NC,
     SER_NA,
+    SER_NS,
     SER_PPOS,
     SER_PVEL,
     SER_PIST_X,
@@ -164,7 +165,7 @@ static const char *const energy_paths[] = {
 
 /* One row of per-step diagnostics, whichever engine made it. */
 typedef struct step_record {
-    int sweeps, converged, n_contacts, n_active;
+    int sweeps, converged, n_contacts, n_active, n_sliding;
     double residual, mean_overlap, max_overlap;
     const dem_energy *energy; /* DEM only */
     const double *stress;     /* DEM only: Love-Weber stress, 3 x 3 row-major */
@@ -275,6 +276,7 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
         {SER_KE, "/series/kinetic_energy", H5IO_DOUBLE, 0, NULL},
         {SER_NC, "/series/contacts", H5IO_INT32, 0, NULL},
         {SER_NA, "/series/active_contacts", H5IO_INT32, 0, NULL},
+        {SER_NS, "/series/sliding_contacts", H5IO_INT32, 0, NULL},
         {SER_PPOS, "/series/probe_position", H5IO_DOUBLE, 2, tail3},
         {SER_PVEL, "/series/probe_velocity", H5IO_DOUBLE, 2, tail3},
     };
@@ -337,7 +339,8 @@ static status write_row(writer *w, const world *W, const output_params *o, const
 {
     h5out *h = w->h;
     status s;
-    int32_t sw = st->sweeps, cv = st->converged, nc = st->n_contacts, na = st->n_active;
+    int32_t sw = st->sweeps, cv = st->converged, nc = st->n_contacts, na = st->n_active,
+            ns = st->n_sliding;
     double ke = world_kinetic_energy(W);
     if (st->energy) {
         const dem_energy *E = st->energy;
@@ -358,7 +361,8 @@ static status write_row(writer *w, const world *W, const output_params *o, const
         (s = h5out_series_append(h, w->ser[SER_MAXOV], &st->max_overlap, err)) ||
         (s = h5out_series_append(h, w->ser[SER_KE], &ke, err)) ||
         (s = h5out_series_append(h, w->ser[SER_NC], &nc, err)) ||
-        (s = h5out_series_append(h, w->ser[SER_NA], &na, err)))
+        (s = h5out_series_append(h, w->ser[SER_NA], &na, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_NS], &ns, err)))
         return s;
     for (int k = 0; k < o->n_probes; k++) {
         vec3 x = W->P.x[o->probes[k]];
@@ -907,6 +911,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         rec.stress = &sigma[0][0];
         rec.n_contacts = dst.n_contacts;
         rec.n_active = dst.n_active;
+        rec.n_sliding = dst.n_sliding;
         rec.mean_overlap = dst.mean_overlap;
         rec.max_overlap = dst.max_overlap;
     }
@@ -953,6 +958,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                                 .converged = st.converged,
                                 .n_contacts = st.n_contacts,
                                 .n_active = st.n_active,
+                                .n_sliding = st.n_sliding,
                                 .residual = st.residual,
                                 .mean_overlap = st.mean_overlap,
                                 .max_overlap = st.max_overlap};
@@ -972,6 +978,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                                 .converged = 1,
                                 .n_contacts = dst.n_contacts,
                                 .n_active = dst.n_active,
+                                .n_sliding = dst.n_sliding,
                                 .residual =
                                     scale > 0.0 ? dem_energy_residual(&dsolver.E) / scale : 0.0,
                                 .mean_overlap = dst.mean_overlap,

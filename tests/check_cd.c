@@ -89,6 +89,9 @@ static void incline_case(int dim, double mu, double expect_a, int expect_roll)
     else
         ck_assert_msg(slip > 0.01 * v, "dim %d: no slip (%g) below the critical friction", dim,
                       slip);
+    /* the series' sliding count: the one contact at the Coulomb limit exactly when sliding */
+    ck_assert_int_eq(sm.st.n_active, 1);
+    ck_assert_int_eq(sm.st.n_sliding, expect_roll ? 0 : 1);
     /* the particle stays on the plane (normal velocity zero to round-off) */
     double vn = dim == 3 ? sm.W.P.v[0].z : sm.W.P.v[0].y;
     ck_assert_msg(fabs(vn) < 1e-9 * v, "normal velocity %g", vn);
