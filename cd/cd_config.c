@@ -33,6 +33,8 @@ double cd_sweep_q(sweep_order s)
         return (4.0 * sqrt(exp(1.0)) - 5.0) / 2.0; /* eq. (46), ~0.797 */
     if (s == SWEEP_COLORED)
         return CD_Q_COLORED_MEASURED;
+    if (s == SWEEP_FORWARD || s == SWEEP_BACKWARD)
+        return CD_Q_ORDERED_MEASURED;
     return NAN;
 }
 

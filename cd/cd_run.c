@@ -78,6 +78,7 @@ typedef struct setup {
     cd_params prm; /* mode cd */
     dem_setup dem; /* mode dem */
     output_params out;
+    char notice[512]; /* the other engine's sections left unused, for the user ("" if none) */
 } setup;
 
 static void setup_free(setup *S)
@@ -94,34 +95,51 @@ static status read_all(config *c, setup *S, diag *err)
     if ((s = config_enum(c, "system", "mode", 0, MODE_CD, mode_names, &mode, err)))
         return s;
     S->mode = (run_mode)mode;
-    /* a section of the other engine would be silently ignored: refuse it */
-    const char *other = S->mode == MODE_CD ? "dem" : "solver";
-    int line = config_section_line(c, other);
-    if (line < 0 && S->mode == MODE_CD && (line = config_section_line(c, "drive")) >= 0)
-        other = "drive";
-    if (line >= 0)
-        return line > 0 ? diag_set(err, CDLAB_ERR_CONFIG,
-                                   "%s:%d: section [%s] is not used with system.mode = %s", c->file,
-                                   line, other, mode_names[mode])
-                        : diag_set(err, CDLAB_ERR_CONFIG,
-                                   "--set %s.*: section [%s] is not used with system.mode = %s",
-                                   other, other, mode_names[mode]);
     if ((s = scene_build(c, &S->W, &S->info, err)))
         return s;
-    if (S->mode == MODE_CD)
+    /* The other engine's sections are not used, so that one config serves a CD run and its
+     * DEM twin (--set system.mode=dem); their key names are still checked. A CD config run in
+     * DEM mode gives the twin its N_I, sweep and dt as defaults (dem_config_read). */
+    if (S->mode == MODE_CD) {
+        int nd, nr;
+        if ((s = config_skip_section(c, "dem", dem_config_keys, &nd, err)) ||
+            (s = config_skip_section(c, "drive", drive_config_keys, &nr, err)))
+            return s;
+        if (nd + nr > 0)
+            snprintf(S->notice, sizeof S->notice,
+                     "notice: %s%s%s not used with system.mode = cd (ignored)",
+                     nd ? "[dem]" : "", nd && nr ? " and " : "", nr ? "[drive]" : "");
         s = cd_config_read(c, &S->prm, err);
-    else
-        s = dem_config_read(c, &S->W, &S->info, &S->dem, err);
+    } else {
+        const cd_params *twin = NULL;
+        if (config_section_line(c, "solver") >= 0) {
+            if ((s = cd_config_read(c, &S->prm, err)))
+                return s;
+            twin = &S->prm;
+        }
+        if ((s = dem_config_read(c, &S->W, &S->info, twin, &S->dem, err)))
+            return s;
+        if (twin && S->dem.from_cd > 0)
+            snprintf(S->notice, sizeof S->notice,
+                     "notice: [solver] not used with system.mode = dem; this is the DEM twin of "
+                     "its CD run (dem.stiffness_from_cd = %d, cd_sweep = %s, cd_dt = %g)",
+                     S->dem.from_cd, cd_sweep_names[S->dem.cd_sweep], S->dem.cd_dt);
+        else if (twin)
+            snprintf(S->notice, sizeof S->notice,
+                     "notice: [solver] not used with system.mode = dem (ignored)");
+    }
     if (s || (s = read_output(c, &S->W, &S->out, err)) ||
         (s = config_check_unused(c, known_sections, err)))
         return s;
     return CDLAB_OK;
 }
 
-status cd_run_validate(config *c, diag *err)
+status cd_run_validate(config *c, const run_hooks *hk, diag *err)
 {
     setup S;
     status s = read_all(c, &S, err);
+    if (s == CDLAB_OK && S.notice[0] && hk && hk->message)
+        hk->message(hk->user, S.notice);
     setup_free(&S);
     return s;
 }
@@ -790,6 +808,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         config_record(c, "output", "file", "%s", out_path);
     }
     world *W = &S.W;
+    if (S.notice[0])
+        say(hk, "%s", S.notice);
     say(hk, "cdlab %s (%s): %s mode, %d particles, dimension %d, %d walls, %ld steps of dt = %g",
         cdlab_version, cdlab_git_commit, mode_names[S.mode], W->P.n, W->P.dimension, W->n_walls,
         S.info.steps, W->dt);

@@ -51,7 +51,8 @@ typedef struct run_summary {
  * out_path overrides output.file when not NULL. */
 status cd_run(config *c, const char *out_path, const run_hooks *hooks, run_summary *sum, diag *err);
 
-/* Only validates the config and builds the world (no output): used by `cdlab check`. */
-status cd_run_validate(config *c, diag *err);
+/* Only validates the config and builds the world (no output): used by `cdlab check`. Notices
+ * (another engine's sections left unused) go to hooks->message when hooks is not NULL. */
+status cd_run_validate(config *c, const run_hooks *hooks, diag *err);
 
 #endif

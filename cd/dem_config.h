@@ -2,6 +2,7 @@
 #ifndef CDLAB_DEM_CONFIG_H
 #define CDLAB_DEM_CONFIG_H
 
+#include "cd.h"
 #include "config.h"
 #include "dem.h"
 #include "scene.h"
@@ -19,10 +20,21 @@ typedef struct dem_setup {
     double dt_crit;       /* critical time step estimate */
     int allow_unstable;   /* dem.allow_unstable_dt */
     int from_cd;          /* N_I of dem.stiffness_from_cd, 0 if not used */
+    int cd_sweep;         /* with from_cd: the CD run's sweep order (sweep_order) */
+    double cd_dt;         /* with from_cd: the CD run's time step */
 } dem_setup;
 
+/* Every key of [dem] and of [drive], for a CD run that ignores them (config_skip_section). */
+extern const char *const dem_config_keys[];
+extern const char *const drive_config_keys[];
+
 /* dt is the run's time step; info gives the mean particle mass for stiffness_from_cd.
- * Refuses (CDLAB_ERR_CONFIG) a dt above the critical one unless dem.allow_unstable_dt. */
-status dem_config_read(config *c, const world *W, const scene_info *info, dem_setup *d, diag *err);
+ * cd_twin: the [solver] section of a CD config run as its DEM twin (system.mode = dem on a CD
+ * config), or NULL; it gives the defaults of stiffness_from_cd (its N_I, when dem.k_n is not
+ * given and its criterion is fixed), cd_sweep (its sweep) and cd_dt (the file's system.dt, the
+ * CD run's, before any --set). Refuses (CDLAB_ERR_CONFIG) a dt above the critical one unless
+ * dem.allow_unstable_dt. */
+status dem_config_read(config *c, const world *W, const scene_info *info, const cd_params *cd_twin,
+                       dem_setup *d, diag *err);
 
 #endif

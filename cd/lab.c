@@ -87,7 +87,7 @@ static status dsetup_open(dsetup *s, const char *ini, diag *err)
     if (st == CDLAB_OK)
         st = scene_build(&c, &s->W, &s->info, err);
     if (st == CDLAB_OK)
-        st = dem_config_read(&c, &s->W, &s->info, &s->d, err);
+        st = dem_config_read(&c, &s->W, &s->info, NULL, &s->d, err);
     config_free(&c);
     dem_solver_init(&s->S);
     return st;

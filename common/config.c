@@ -37,6 +37,8 @@ static status add_entry(config *c, const char *sec, const char *key, const char 
                 return diag_set(err, CDLAB_ERR_CONFIG,
                                 "%s:%d: %s.%s: duplicate key (first given on line %d)", c->file,
                                 line, sec, key, e->line);
+            if (e->line && !e->file_value && !(e->file_value = strdup(e->value)))
+                return diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading the configuration");
             snprintf(e->value, sizeof e->value, "%s", val); /* --set overrides the file */
             e->line = 0;
             return CDLAB_OK;
@@ -187,6 +189,8 @@ status config_set(config *c, const char *assignment, diag *err)
 
 void config_free(config *c)
 {
+    for (int k = 0; k < c->n; k++)
+        free(c->e[k].file_value);
     free(c->text);
     free(c->e);
     free(c->res);
@@ -212,6 +216,14 @@ int config_section_line(const config *c, const char *section)
         if (strcmp(c->e[k].section, section) == 0)
             return c->e[k].line;
     return -1;
+}
+
+const char *config_file_value(const config *c, const char *section, const char *key)
+{
+    const config_entry *e = find(c, section, key);
+    if (!e)
+        return NULL;
+    return e->line ? e->value : e->file_value;
 }
 
 int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
@@ -634,6 +646,26 @@ status config_check_unused(const config *c, const char *const *known_sections, d
         }
         return eerr(c, e, e->section, e->key, err, "unknown key '%s' in section [%s]", e->key,
                     e->section);
+    }
+    return CDLAB_OK;
+}
+
+status config_skip_section(config *c, const char *section, const char *const *keys, int *count,
+                           diag *err)
+{
+    *count = 0;
+    for (int k = 0; k < c->n; k++) {
+        config_entry *e = &c->e[k];
+        if (strcmp(e->section, section) != 0)
+            continue;
+        int known = 0;
+        for (int m = 0; keys[m] && !known; m++)
+            known = strcmp(keys[m], e->key) == 0;
+        if (!known)
+            return eerr(c, e, e->section, e->key, err, "unknown key '%s' in section [%s]",
+                        e->key, e->section);
+        e->used = 1;
+        (*count)++;
     }
     return CDLAB_OK;
 }

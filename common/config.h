@@ -22,6 +22,7 @@ typedef struct config_entry {
     char value[CONFIG_VALUE_MAX];
     int line; /* line in the file, 0 for --set */
     int used;
+    char *file_value; /* the file's value when --set replaced it (else NULL) */
 } config_entry;
 
 typedef struct config_resolved {
@@ -52,6 +53,13 @@ int config_has(const config *c, const char *section, const char *key);
 /* Line of the first key of a section: -1 if the section is absent, 0 if it only comes from
  * --set. */
 int config_section_line(const config *c, const char *section);
+/* The value a key has in the file, before any --set (NULL when the file does not give it). */
+const char *config_file_value(const config *c, const char *section, const char *key);
+/* Marks every key of a section that this run does not use (another engine's) as read, after
+ * checking its name against keys (NULL-terminated): a misspelt key stays an error. Returns
+ * the number of keys in the section through *count (0: absent). */
+status config_skip_section(config *c, const char *section, const char *const *keys, int *count,
+                           diag *err);
 
 /* Getters: required != 0 makes a missing key an error; otherwise dflt is used. Ranges are
  * inclusive unless noted; a value outside is an error (never clamped). */

@@ -29,7 +29,7 @@ static status validate(const char *text, const char *set, diag *err)
     if (s == CDLAB_OK && set)
         s = config_set(&c, set, err);
     if (s == CDLAB_OK)
-        s = cd_run_validate(&c, err);
+        s = cd_run_validate(&c, NULL, err);
     config_free(&c);
     return s;
 }

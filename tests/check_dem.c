@@ -2,6 +2,7 @@
  * test, and the critical time step. */
 #include "suites.h"
 
+#include "cd_config.h"
 #include "cd_run.h"
 #include "dem_config.h"
 #include "fit.h"
@@ -172,7 +173,7 @@ START_TEST(errors_critical_dt)
     dem_setup d;
     ck_assert_int_eq(config_load_string(&c, ini, "dem.ini", &err), CDLAB_OK);
     ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
-    ck_assert_int_eq(dem_config_read(&c, &W, &info, &d, &err), CDLAB_ERR_CONFIG);
+    ck_assert_int_eq(dem_config_read(&c, &W, &info, NULL, &d, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(
         strstr(err.msg, "dem.ini:4: system.dt: dt = 0.1 exceeds the critical DEM time step"), "%s",
         err.msg);
@@ -183,17 +184,86 @@ START_TEST(errors_critical_dt)
     ck_assert_int_eq(config_load_string(&c, ini, "dem.ini", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "dem.allow_unstable_dt=true", &err), CDLAB_OK);
     ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
-    ck_assert_int_eq(dem_config_read(&c, &W, &info, &d, &err), CDLAB_OK);
+    ck_assert_int_eq(dem_config_read(&c, &W, &info, NULL, &d, &err), CDLAB_OK);
     config_free(&c);
     world_free(&W);
-    /* a [solver] section in DEM mode would be ignored: refused */
-    ck_assert_int_eq(
-        config_load_string(&c, "[system]\nmode = dem\n[solver]\niterations = 3\n", "x.ini", &err),
-        CDLAB_OK);
-    ck_assert_int_eq(cd_run_validate(&c, &err), CDLAB_ERR_CONFIG);
-    ck_assert_msg(strstr(err.msg, "x.ini:4: section [solver] is not used with system.mode = dem"),
-                  "%s", err.msg);
     config_free(&c);
+}
+END_TEST
+
+static void keep_message(void *user, const char *line)
+{
+    snprintf(user, 512, "%s", line);
+}
+
+/* A CD config run in DEM mode (--set system.mode=dem) is its DEM twin: [solver] is not used
+ * (one notice), dem.stiffness_from_cd defaults to its N_I, cd_sweep to its sweep and cd_dt to
+ * the file's dt; [dem] in a CD run is ignored the same way; a misspelt key in an ignored
+ * section is still an error; every sweep order has a q. */
+START_TEST(unit_twin_from_cd_config)
+{
+    const char *cd_ini = "[system]\ndimension = 1\ndt = 1.0\nsteps = 10\n"
+                         "[solver]\nsweep = backward\ncriterion = fixed\niterations = 30\n"
+                         "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 1.5 0 0\n"
+                         "[dem]\ndamping_tangential = 0.1\n"
+                         "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n";
+    config c;
+    diag err = {{0}};
+    char note[512] = "";
+    run_hooks hk = {.message = keep_message, .user = note};
+    /* as a CD run: [dem] ignored with a notice */
+    ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
+    ck_assert_msg(cd_run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(strstr(note, "[dem] not used with system.mode = cd"), "%s", note);
+    config_free(&c);
+    /* as its DEM twin */
+    note[0] = '\0';
+    ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.dt=0.002", &err), CDLAB_OK);
+    ck_assert_msg(cd_run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(strstr(note, "dem.stiffness_from_cd = 30, cd_sweep = backward, cd_dt = 1)"), "%s",
+                  note);
+    world W;
+    scene_info info;
+    dem_setup d;
+    cd_params cp = cd_params_default();
+    cp.sweep = SWEEP_BACKWARD;
+    cp.iterations = 30;
+    ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
+    ck_assert_msg(dem_config_read(&c, &W, &info, &cp, &d, &err) == CDLAB_OK, "%s", err.msg);
+    /* kappa = q m N_I/dt_CD^2 with the measured q = 1.00 of the ordered sweeps (exact) */
+    ck_assert_double_eq_tol(d.p.law.k_n, CD_Q_ORDERED_MEASURED * 1.0 * 30 / 1.0, 1e-12);
+    ck_assert(d.cd_dt == 1.0);
+    world_free(&W);
+    config_free(&c);
+    /* a misspelt key in an ignored section is an error, in both directions */
+    ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "dem.dampingtangential=0.1", &err), CDLAB_OK);
+    ck_assert_int_eq(cd_run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "unknown key 'dampingtangential' in section [dem]"), "%s",
+                  err.msg);
+    config_free(&c);
+    ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.dt=0.002", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "solver.iteration=3", &err), CDLAB_OK);
+    ck_assert_int_eq(cd_run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "unknown key 'iteration' in section [solver]"), "%s", err.msg);
+    config_free(&c);
+    /* a DEM config without [solver] still needs cd_dt for stiffness_from_cd */
+    ck_assert_int_eq(config_load_string(&c,
+                                        "[system]\nmode = dem\ndimension = 3\ndt = 0.001\nsteps = 1\n"
+                                        "[dem]\nstiffness_from_cd = 20\n"
+                                        "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n",
+                                        "x.ini", &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(cd_run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "dem.cd_dt"), "%s", err.msg);
+    config_free(&c);
+    /* every sweep order has a q: theory (random, jacobi) or measured (the others) */
+    for (int k = 0; cd_sweep_names[k]; k++)
+        ck_assert_msg(cd_sweep_q((sweep_order)k) > 0.4, "no q for %s", cd_sweep_names[k]);
 }
 END_TEST
 
@@ -256,13 +326,21 @@ START_TEST(io_equiv_command)
     ck_assert_msg(strstr(out, "c         = 8.94427"), "%s", out);
     ck_assert_msg(strstr(out, "[dem]\nstiffness_from_cd = 40\ncd_dt = 0.5\ncd_sweep = jacobi"),
                   "%s", out);
-    snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 forward 2>/dev/null", cdlab_bin());
+    /* the ordered sweeps have a measured q = 1.00 (cd_config.h) */
+    snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 forward", cdlab_bin());
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(out, "kappa     = 40 "), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 sideways 2>/dev/null", cdlab_bin());
     p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
     while (fread(out, 1, sizeof out, p) > 0)
         ;
     int st = pclose(p);
-    ck_assert_int_eq(WEXITSTATUS(st), 2); /* no theoretical q for forward */
+    ck_assert_int_eq(WEXITSTATUS(st), 2); /* no such sweep */
 }
 END_TEST
 
@@ -360,6 +438,7 @@ Suite *dem_suite(void)
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
     tcase_add_test(tr, errors_critical_dt);
+    tcase_add_test(tr, unit_twin_from_cd_config);
     tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);
     TCase *ti = tcase_create("invariant");

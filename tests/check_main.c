@@ -51,7 +51,7 @@ void dsim_open(dsim *s, const char *ini)
     diag err = {{0}};
     ck_assert_msg(config_load_string(&c, ini, "dem.ini", &err) == CDLAB_OK, "%s", err.msg);
     ck_assert_msg(scene_build(&c, &s->W, &s->info, &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, &s->d, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, NULL, &s->d, &err) == CDLAB_OK, "%s", err.msg);
     config_free(&c);
     dem_solver_init(&s->S);
 }

@@ -154,7 +154,9 @@ static int cmd_run(int argc, char **argv, int check_only)
     }
     free(sets);
     if (check_only) {
-        status s = cd_run_validate(&c, &err);
+        progress_state cps = {.quiet = quiet};
+        run_hooks chk = {.message = show_message, .user = &cps};
+        status s = cd_run_validate(&c, &chk, &err);
         config_free(&c);
         if (s != CDLAB_OK) {
             fprintf(stderr, "cdlab: %s\n", err.msg);
@@ -257,8 +259,7 @@ static int cmd_equiv(int argc, char **argv)
             sweep = k;
     if (sweep < 0 || !isfinite(cd_sweep_q((sweep_order)sweep))) {
         fprintf(stderr,
-                "cdlab equiv: no q for sweep '%s' (random and jacobi have one from theory, "
-                "colored a measured one; forward/backward: see experiments/chain1d/summary.md)\n",
+                "cdlab equiv: unknown sweep '%s' (random, forward, backward, jacobi, colored)\n",
                 sweep_name);
         return 2;
     }

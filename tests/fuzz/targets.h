@@ -22,7 +22,7 @@ static inline status fuzz_config_text(const char *text, const char *name, diag *
     config c;
     status s = config_load_string(&c, text, name, err);
     if (s == CDLAB_OK)
-        s = cd_run_validate(&c, err);
+        s = cd_run_validate(&c, NULL, err);
     config_free(&c);
     return s;
 }
