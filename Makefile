@@ -21,7 +21,8 @@ CSTD    := -std=c11
 WARN    := -Wall -Wextra -Wpedantic -Wshadow
 OPT     ?= -O2 -g
 OMPFLAG := $(if $(filter 1,$(OPENMP)),-fopenmp,)
-GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+# -dirty: uncommitted changes to what goes into the binaries (not summaries, docs or scripts)
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- common cd tools/cdlab.c tools/cdlab_lab.c Makefile 2>/dev/null || echo -dirty)
 DEFS    := -D_POSIX_C_SOURCE=200809L
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -35,7 +36,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: experiments-status FORCE all deps fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -71,6 +72,12 @@ deps:
 test: deps
 	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab
 	cd tests && CK_EXCLUDE_TAGS=slow ../$(BUILD)/check_all
+	@$(PYTHON) tools/experiments_status.py || echo "(informational: make test does not fail on stale studies)"
+
+# Which committed study summaries were made before the last change to the engines' results
+# (results epoch, common/build_info.h); exit 1 if any is stale. Runs nothing.
+experiments-status:
+	@$(PYTHON) tools/experiments_status.py
 
 test-slow: deps
 	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab

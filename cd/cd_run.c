@@ -229,6 +229,7 @@ static status write_header(writer *w, config *c, const setup *S, diag *err)
         (s = h5out_attr_string(h, "/build", "compiler", cdlab_compiler, err)) ||
         (s = h5out_attr_string(h, "/build", "cflags", cdlab_cflags, err)) ||
         (s = h5out_attr_int(h, "/build", "threads", cdlab_threads(), err)) ||
+        (s = h5out_attr_int(h, "/build", "results_epoch", CDLAB_RESULTS_EPOCH, err)) ||
         (s = h5out_attr_string(h, "/build", "run_started", buf, err)))
         return s;
     if (S->mode == MODE_DEM) {

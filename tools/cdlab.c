@@ -10,6 +10,7 @@
 #include "cd_config.h"
 #include "cd_run.h"
 #include "dem.h"
+#include "build_info.h"
 #include "h5io.h"
 
 #include <stdio.h>
@@ -29,6 +30,7 @@ static void usage(FILE *f)
                "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
                "  cdlab info OUT.h5\n"
                "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
+               "  cdlab --version\n"
                "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
 }
 
@@ -298,6 +300,11 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("cdlab %s\ncommit %s\nresults epoch %d\ncompiler %s\ncflags %s\n", cdlab_version,
+               cdlab_git_commit, CDLAB_RESULTS_EPOCH, cdlab_compiler, cdlab_cflags);
+        return 0;
     }
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 2, argv + 2, 0);
