@@ -36,7 +36,7 @@ typedef struct lab_fig6 {
 } lab_fig6;
 status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err);
 
-/* The sliding pair of PHYSICS.md: d = 1 mm spheres, overlap 0.1 d, mu = 0.3, k_n = k_t = 1e9,
+/* The sliding pair of docs/physics.md: d = 1 mm spheres, overlap 0.1 d, mu = 0.3, k_n = k_t = 1e9,
  * upper sphere at 1 mm/s right 0.5 s, left 0.5 s, right 0.5 s; dt = 5 ms, 300 rows. */
 typedef struct lab_pair_row {
     double t, x;   /* time, horizontal offset of the upper sphere */

@@ -78,7 +78,7 @@ START_TEST(energy_ledger_closes_with_friction_and_damping)
 }
 END_TEST
 
-/* The sliding pair of PHYSICS.md (d = 1 mm, overlap 0.1 d, mu = 0.3, k_n = k_t = 1e9 N/m,
+/* The sliding pair of docs/physics.md (d = 1 mm, overlap 0.1 d, mu = 0.3, k_n = k_t = 1e9 N/m,
  * 1 mm/s right for 0.5 s, left 0.5 s, right 0.5 s; dt = 5 ms), kinematically driven: the shear
  * force never exceeds mu k_n delta, equals it while sliding, is zero while apart, and changes
  * sign within a few steps of the reversal at t = 1 s. */

@@ -3,7 +3,7 @@
  *
  *   cdlab-lab fig4 [Z1/Z0]     final force angle vs movement (Kuhn et al. Fig. 4)
  *   cdlab-lab fig6             stress after a 90 deg rigid rotation, four variants (Fig. 6)
- *   cdlab-lab sliding-pair     normal and shear force over time (PHYSICS.md) */
+ *   cdlab-lab sliding-pair     normal and shear force over time (docs/physics.md) */
 #include "lab.h"
 
 #include <stdio.h>

@@ -4,6 +4,10 @@ docs/experiments/ (run after `make experiments`; `make gallery`)."""
 import os
 import re
 import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments_status import MARK, source_epoch  # noqa: E402
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 ORDER = ["chain1d", "piston2d", "cd_vs_dem", "convergence", "kuhn", "sliding_pair"]
@@ -13,6 +17,9 @@ def main():
     dst = os.path.join(root, "docs", "experiments")
     os.makedirs(dst, exist_ok=True)
     parts = ["# Experiments gallery", "",
+             "Every study records the build that made it (commit and results epoch, under each title); "
+             "`make experiments-status` lists them and says which are stale, without running anything. "
+             "The physics they rest on: [physics.md](physics.md).", "",
              "Each study lives in `experiments/<name>/` (config, run script, analysis script) and writes its "
              "`summary.md` with measured numbers beside the paper's or the theory's, the tolerance and a pass/fail "
              "word. `make experiments` reruns all of them (`QUICK=1`: small versions); `make gallery` rebuilds this "
@@ -34,6 +41,14 @@ def main():
 
         text = re.sub(r"!\[([^\]]*)\]\(([^)]+\.png)\)", repl, text)
         text = re.sub(r"^(#+) ", r"#\1 ", text, flags=re.M)  # one level down
+        # under the study's title: the build that made it, and whether it is current
+        m = MARK.search(text)
+        if m:
+            state = "current" if int(m.group(2)) == source_epoch() else "**STALE**: made before the last change of results"
+            line = f"*Made by cdlab {m.group(1)} on {m.group(3)}, results epoch {m.group(2)} ({state}).*"
+        else:
+            line = "*No provenance stamp: made by a build before the studies recorded one (stale).*"
+        text = re.sub(r"^(## [^\n]*\n)", lambda t: t.group(1) + "\n" + line + "\n", text, count=1)
         parts += [f"<!-- from experiments/{name}/summary.md -->", text, ""]
     open(os.path.join(root, "docs", "experiments.md"), "w").write("\n".join(parts))
     print("docs/experiments.md written")

@@ -57,8 +57,8 @@ def stamp(cdlab, inputs=(), runs=()):
     root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     names = ", ".join(f"`{os.path.relpath(p, root)}`" for p in sorted(inputs)) or "none"
     return ["", "---", "",
-            f"Made by cdlab {commit} (results epoch {epoch}) on {date}, from {len(runs)} run file(s) of that "
-            f"build; inputs fingerprint `{fp}` (SHA-256 of {names}). `make experiments-status` says whether a "
+            f"Made by cdlab {commit} (results epoch {epoch}) on {date}, from "
+            f"{f'{len(runs)} run files' if runs else 'the data'} of that build; inputs fingerprint `{fp}` (SHA-256 of {names}). `make experiments-status` says whether a "
             "later change to the engines' results has made this summary stale.",
             f"<!-- cdlab-study commit={commit} epoch={epoch} date={date} fingerprint={fp} -->", ""]
 

@@ -14,6 +14,9 @@ sys.path.insert(0, os.path.join(root, "tools"))
 import importlib.util  # noqa: E402
 
 from cdlab_h5 import Run  # noqa: E402
+from study_stamp import stamp  # noqa: E402
+
+CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 
 _spec = importlib.util.spec_from_file_location("chain_analyze", os.path.join(root, "experiments", "chain1d", "analyze.py"))
 chain = importlib.util.module_from_spec(_spec)  # experiments/chain1d/analyze.py
@@ -99,7 +102,7 @@ def main():
         fig, axs = plt.subplots(2, 1, figsize=(8, 4.8), sharex=True)
         for ax, ni in zip(axs, [10, 20]):
             res = {}
-            for name, path in (("CD", os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0.h5")),
+            for name, path in (("CD", os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0_dF0.2.h5")),
                                ("DEM twin", os.path.join(out, f"piston_dem_NI{ni}.h5"))):
                 r = R2(path)
                 t, s = r.series("t"), r.series("piston_position")[:, 0]
@@ -140,6 +143,17 @@ def main():
                "contacts that open and close (each closing a perfectly inelastic shock, see piston2d), and its static "
                "response is that of accumulated solver errors, not of springs (as in the chain).",
                "", "![piston overlay](out/piston_overlay.png)", ""]
+    tag = "quick" if a.quick else "full"
+    md += open(os.path.join(out, f"cost_{tag}.md")).read().split("\n")
+    import glob
+    runs = sorted(glob.glob(os.path.join(out, "chain_*.h5")) + glob.glob(os.path.join(out, "cost_*.h5")))
+    inputs = [os.path.join(root, "experiments", "chain1d", f) for f in ("chain1d.ini", "chain1d_dem.ini")]
+    if not a.quick:
+        runs += sorted(glob.glob(os.path.join(out, "piston_dem_NI*.h5")))
+        runs += [os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0_dF0.2.h5") for ni in (10, 20)]
+        inputs += [os.path.join(here, "piston_dem.ini"), os.path.join(root, "experiments", "piston2d", "ring.ini"),
+                   os.path.join(root, "experiments", "piston2d", "out", "packing_full_mu0.txt")]
+    md += stamp(CDLAB, inputs=inputs, runs=runs)
     open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
     print("\n".join(md))
     print(f"cd_vs_dem: chain {'pass' if ok_all else 'FAIL'}")

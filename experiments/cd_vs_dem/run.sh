@@ -13,5 +13,6 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 export OMP_NUM_THREADS=1
 mkdir -p "$here/out"
 "$PYTHON" "$here/runs.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
+"$PYTHON" "$here/cost.py" $([ "${QUICK:-}" = 1 ] && echo --quick) > /dev/null
 "$PYTHON" "$here/analyze.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"

@@ -4,10 +4,14 @@ import argparse
 import math
 import os
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
+sys.path.insert(0, os.path.join(root, "tools"))
+from study_stamp import fresh  # noqa: E402
+
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q = (4 * math.sqrt(math.e) - 5) / 2
 CHAIN = os.path.join(root, "experiments", "chain1d")
@@ -30,7 +34,7 @@ def nice(dt, unit):
 
 
 def sh(cmd, out):
-    if not os.path.exists(out):
+    if not fresh(out, CDLAB):
         subprocess.run(cmd + ["-o", out, "--quiet"], check=True)
     return out
 
@@ -58,11 +62,10 @@ def main():
                   "--set", "contact.friction=0"]
         m_mean, m_min = 1.8326, math.pi * 0.25  # density 1, radii uniform in [0.5, 1]
         for ni in [10, 20]:
-            cd = os.path.join(PISTON, "out", f"ring_full_NI{ni}_mu0.h5")
-            steps_cd = 2000 + max(100000 // ni, 1500)
-            if not os.path.exists(cd):
-                jobs.append([CDLAB, "run", os.path.join(PISTON, "ring.ini")] + common +
-                            ["--set", f"solver.iterations={ni}", "--set", f"system.steps={steps_cd}", cd])
+            # the CD runs are piston2d's (F -> 1.2 F after 2000 steps at F): run.sh checks them
+            cd = os.path.join(PISTON, "out", f"ring_full_NI{ni}_mu0_dF0.2.h5")
+            if not fresh(cd, CDLAB):
+                sys.exit(f"cd_vs_dem: {cd} is missing or older than the binary: run experiments/piston2d first")
             # the twin: settle 20 time units (its transient is damped like the CD one), step,
             # and 40 time units after it. Its step is small (the overdamped contacts): cost
             # ~ N_I^2, which limits the twin to N_I <= 20 here.

@@ -12,5 +12,5 @@ mkdir -p "$here/out"
 "$LAB" fig4 > "$here/out/fig4.csv"            # constant normal force (the paper's case)
 "$LAB" fig4 0.7 > "$here/out/fig4_unloading.csv"  # normal force falling by 30% in the step
 "$LAB" fig6 > "$here/out/fig6.csv"
-"$PYTHON" "$here/analyze.py"
-echo "summary: $here/summary.md"
+"$PYTHON" "$here/analyze.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
+echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"
