@@ -146,7 +146,7 @@ memcheck: deps
 	for m in cd dem; do \
 	    OMP_NUM_THREADS=1 valgrind --leak-check=full --errors-for-leak-kinds=definite,possible \
 	        --error-exitcode=9 $(BUILD)/cdlab run tests/memcheck/$$m.ini \
-	        -o $(BUILD)/memcheck/$$m.h5 --quiet $$( [ $$m = cd ] && echo --export-fclib 60 ) \
+	        -o $(BUILD)/memcheck/$$m.h5 --overwrite --quiet $$( [ $$m = cd ] && echo --export-fclib 60 ) \
 	        2> $(BUILD)/memcheck/$$m.log || { tail -30 $(BUILD)/memcheck/$$m.log; exit 1; }; \
 	    grep -E "ERROR SUMMARY|definitely lost" $(BUILD)/memcheck/$$m.log | sed "s/^/memcheck $$m: /"; \
 	done
@@ -159,7 +159,7 @@ render:
 	@CDLAB_EXTRA_PKGS="paraview python3-paraview xvfb xauth libgl1-mesa-dri" bash tools/deps.sh
 	$(MAKE) --no-print-directory $(BUILD)/cdlab
 	@mkdir -p $(BUILD)/render
-	$(BUILD)/cdlab run experiments/convergence/settle.ini -o $(BUILD)/render/settle.h5 --quiet \
+	$(BUILD)/cdlab run experiments/convergence/settle.ini -o $(BUILD)/render/settle.h5 --overwrite --quiet \
 	    --set system.steps=1500 --set output.every=100
 	xvfb-run -a pvpython tools/render.py $(BUILD)/render/settle.xmf \
 	    --png $(BUILD)/render/settle.png --size 900 900

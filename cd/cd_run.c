@@ -5,10 +5,14 @@
 #include "cd_config.h"
 #include "dem_config.h"
 #include "h5io.h"
+#include "outfile.h"
 #include "parallel.h"
 #include "xdmf.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include <sys/resource.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const known_sections[] = {"system",    "solver",  "dem",       "drive",
                                              "particles", "contact", "load",      "output",
@@ -47,28 +52,7 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
         (s = config_int(c, "output", "checkpoint_every", 0, 0, 0, __LONG_MAX__,
                         &o->checkpoint_every, err)))
         return s;
-    long *ids;
-    int n;
-    if ((s = config_int_list(c, "output", "probes", &ids, &n, err)))
-        return s;
-    o->probes = malloc((size_t)(n > 0 ? n : 1) * sizeof *o->probes);
-    if (!o->probes) {
-        free(ids);
-        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
-    }
-    for (int k = 0; k < n; k++) {
-        long id = ids[k] < 0 ? W->P.n + ids[k] : ids[k]; /* -1 = last particle */
-        if (id < 0 || id >= W->P.n) {
-            long bad = ids[k];
-            free(ids);
-            return config_error(c, "output", "probes", err,
-                                "particle %ld does not exist (there are %d)", bad, W->P.n);
-        }
-        o->probes[k] = (int)id;
-    }
-    o->n_probes = n;
-    free(ids);
-    return CDLAB_OK;
+    return scene_particle_list(c, "output", "probes", W->P.n, &o->probes, &o->n_probes, err);
 }
 
 typedef struct setup {
@@ -87,6 +71,40 @@ static void setup_free(setup *S)
     free(S->out.probes);
 }
 
+/* Peak memory per particle, measured (bench/results, 1e6 particles, everything included): CD
+ * 2D 0.9 kB (about two contacts per particle, 0.44 kB each), DEM 3D 1.8 kB; CD 3D from six
+ * contacts per particle; rounded up. Only the order of magnitude matters here. */
+static double bytes_per_particle(run_mode mode, long dim)
+{
+    if (mode == MODE_DEM)
+        return 2000.0;
+    return dim == 3 ? 3000.0 : dim == 2 ? 1000.0 : 500.0;
+}
+
+/* A run that cannot fit in the machine's memory is refused before it allocates (it would
+ * otherwise allocate for minutes until the kernel kills it). */
+static status check_memory(config *c, run_mode mode, diag *err)
+{
+    long count = 0, dim = 3;
+    diag ignore;
+    /* both are checked properly by scene_build; here only their product with the estimate */
+    if (config_int(c, "particles", "count", 0, 0, 0, __LONG_MAX__, &count, &ignore) != CDLAB_OK ||
+        config_int(c, "system", "dimension", 0, 3, 1, 3, &dim, &ignore) != CDLAB_OK)
+        return CDLAB_OK;
+    double need = (double)count * bytes_per_particle(mode, dim);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return CDLAB_OK;
+    double have = (double)pages * (double)page;
+    if (need > have)
+        return config_error(c, "particles", "count", err,
+                            "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
+                            "in this mode and dimension), more than this machine's %.3g GB of "
+                            "memory",
+                            count, need / 1e9, bytes_per_particle(mode, dim) / 1e3, have / 1e9);
+    return CDLAB_OK;
+}
+
 static status read_all(config *c, setup *S, diag *err)
 {
     memset(S, 0, sizeof *S);
@@ -95,7 +113,7 @@ static status read_all(config *c, setup *S, diag *err)
     if ((s = config_enum(c, "system", "mode", 0, MODE_CD, mode_names, &mode, err)))
         return s;
     S->mode = (run_mode)mode;
-    if ((s = scene_build(c, &S->W, &S->info, err)))
+    if ((s = check_memory(c, S->mode, err)) || (s = scene_build(c, &S->W, &S->info, err)))
         return s;
     /* The other engine's sections are not used, so that one config serves a CD run and its
      * DEM twin (--set system.mode=dem); their key names are still checked. A CD config run in
@@ -196,6 +214,9 @@ typedef struct writer {
     int *piston_idx;
     double *row; /* scratch for one row of the widest series */
     xdmf *xmf;   /* the ParaView sidecar */
+    /* what the file holds for sure: the steps of its last flushed snapshot and of its last
+     * complete checkpoint (-1: none) */
+    long snapshot_step, checkpoint_step;
 } writer;
 
 static double now_seconds(void)
@@ -361,6 +382,7 @@ static status write_row(writer *w, const world *W, const output_params *o, const
     int32_t sw = st->sweeps, cv = st->converged, nc = st->n_contacts, na = st->n_active,
             ns = st->n_sliding;
     double ke = world_kinetic_energy(W);
+    status bad = isfinite(ke) ? CDLAB_OK : world_energy_error(W, err);
     if (st->energy) {
         const dem_energy *E = st->energy;
         double v[10] = {
@@ -409,7 +431,7 @@ static status write_row(writer *w, const world *W, const output_params *o, const
         if ((s = h5out_series_append(h, w->ser[SER_PIST_F], w->row, err)))
             return s;
     }
-    return CDLAB_OK;
+    return bad; /* a non-finite kinetic energy stops the run, its row written */
 }
 
 /* Contact k of the run's list with the geometry of now: the CD contact list, or the DEM pair
@@ -516,6 +538,8 @@ static status write_snapshot(writer *w, const world *W, const dem_solver *ds, di
     /* every frame reaches the file: a killed run leaves a readable file up to here */
     if (st == CDLAB_OK)
         st = h5out_flush(w->h, err);
+    if (st == CDLAB_OK)
+        w->snapshot_step = W->step;
     if (st == CDLAB_OK && w->xmf)
         st = xdmf_add_snapshot(w->xmf, g, W->t, n, nc, err);
     return st;
@@ -570,12 +594,127 @@ static void say(const run_hooks *hk, const char *fmt, ...)
  * energy ledger. A run continued from it gives bit-identical results to an uninterrupted one
  * (same build). Format 2: the DEM pairs are 64-byte dem_pair records (format 1 stored full
  * contact records in DEM runs too). */
-#define CHECKPOINT_FORMAT "cdlab-checkpoint-2"
+#define CHECKPOINT_FORMAT "cdlab-checkpoint-3"
 #define CONTACT_WORDS ((long)(sizeof(contact) / sizeof(int64_t)))
 #define PAIR_WORDS ((long)(sizeof(dem_pair) / sizeof(int64_t)))
 
+/* What defines the simulated system, stored with every checkpoint (format 3) and compared on
+ * restart: a checkpoint continues the same simulation or none. Loads (gravity, [load], piston
+ * forces and their step), the number of steps, output cadence, solver settings, detection gap
+ * and thread count may change; docs/output.md lists them. */
+typedef struct state_def {
+    double dt, dimension, friction, k_n, k_t, damp_n, damp_t, dem_law;
+    uint64_t bodies, walls, box;
+} state_def;
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ p[k]) * 0x100000001b3ULL;
+    return h;
+}
+#define FNV_START 0xcbf29ce484222325ULL
+
+static state_def state_of(const world *W, const dem_setup *dem, run_mode mode)
+{
+    const particles *P = &W->P;
+    state_def d = {.dt = W->dt, .dimension = P->dimension, .friction = W->detect.mu};
+    d.bodies = fnv1a(fnv1a(fnv1a(FNV_START, P->r, (size_t)P->n * sizeof *P->r), P->m,
+                           (size_t)P->n * sizeof *P->m),
+                     P->frozen, (size_t)P->n);
+    d.walls = FNV_START;
+    for (int k = 0; k < W->n_walls; k++) {
+        const wall *w = &W->walls[k];
+        double def[10] = {w->kind, w->p.x, w->p.y, w->p.z, w->n.x, w->n.y, w->n.z, w->radius,
+                          w->inside, w->mu};
+        d.walls = fnv1a(fnv1a(d.walls, def, sizeof def), &w->mass, sizeof w->mass);
+    }
+    double box[9] = {P->box.periodic[0], P->box.periodic[1], P->box.periodic[2], P->box.lo.x,
+                     P->box.lo.y, P->box.lo.z, P->box.L.x, P->box.L.y, P->box.L.z};
+    d.box = fnv1a(FNV_START, box, sizeof box);
+    if (mode == MODE_DEM) {
+        const dem_params *p = &dem->p;
+        d.k_n = p->law.k_n;
+        d.k_t = p->law.k_t;
+        d.damp_n = p->damp_n;
+        d.damp_t = p->damp_t;
+        d.dem_law = p->law.tangential * 1000 + p->law.projection * 100 + p->law.twirl * 10 +
+                    p->damp_absolute * 2 + p->damp_rate;
+    }
+    return d;
+}
+
+/* The attributes of state_def, with the config keys a user would change to make them differ. */
+static const struct {
+    const char *attr, *keys;
+    size_t off;
+    int is_hash;
+} state_attrs[] = {
+    {"dt", "system.dt", offsetof(state_def, dt), 0},
+    {"dimension", "system.dimension", offsetof(state_def, dimension), 0},
+    {"friction", "contact.friction", offsetof(state_def, friction), 0},
+    {"k_n", "dem.k_n (or dem.stiffness_from_cd, cd_dt, cd_sweep)", offsetof(state_def, k_n), 0},
+    {"k_t", "dem.k_t", offsetof(state_def, k_t), 0},
+    {"damping_normal", "dem.damping_normal (or dem.stiffness_from_cd)", offsetof(state_def, damp_n),
+     0},
+    {"damping_tangential", "dem.damping_tangential", offsetof(state_def, damp_t), 0},
+    {"dem_law", "dem.tangential, projection, twirl or damping", offsetof(state_def, dem_law), 0},
+    {"bodies_checksum", "the particles' radii, masses or frozen flags ([particles])",
+     offsetof(state_def, bodies), 1},
+    {"walls_checksum", "the walls (their kind, position, normal, radius, friction or mass)",
+     offsetof(state_def, walls), 1},
+    {"box_checksum", "the periodic box (system.periodic, box_min, box_max)",
+     offsetof(state_def, box), 1},
+};
+#define N_STATE_ATTRS (sizeof state_attrs / sizeof state_attrs[0])
+
+static status write_state_def(h5out *h, const char *g, const state_def *d, diag *err)
+{
+    status s = CDLAB_OK;
+    for (size_t k = 0; k < N_STATE_ATTRS && s == CDLAB_OK; k++) {
+        const char *p = (const char *)d + state_attrs[k].off;
+        if (state_attrs[k].is_hash)
+            s = h5out_attr_int(h, g, state_attrs[k].attr, (long long)*(const uint64_t *)p, err);
+        else
+            s = h5out_attr_double(h, g, state_attrs[k].attr, *(const double *)p, err);
+    }
+    return s;
+}
+
+/* The first difference between the checkpoint's system and this run's, named by its keys. */
+static status check_state_def(h5in *h, const char *file, const char *g, const state_def *d,
+                              diag *err)
+{
+    status s;
+    for (size_t k = 0; k < N_STATE_ATTRS; k++) {
+        const char *p = (const char *)d + state_attrs[k].off;
+        if (state_attrs[k].is_hash) {
+            long long v;
+            if ((s = h5in_attr_int(h, g, state_attrs[k].attr, &v, err)))
+                return s;
+            if ((uint64_t)v != *(const uint64_t *)p)
+                return diag_set(err, CDLAB_ERR_CONFIG,
+                                "--restart %s: this config changes %s: a restart continues the "
+                                "same system (docs/output.md: what may change on restart)",
+                                file, state_attrs[k].keys);
+        } else {
+            double v;
+            if ((s = h5in_attr_double(h, g, state_attrs[k].attr, &v, err)))
+                return s;
+            if (v != *(const double *)p)
+                return diag_set(err, CDLAB_ERR_CONFIG,
+                                "--restart %s: %s = %.17g here, %.17g in the checkpoint: a restart "
+                                "continues the same system (docs/output.md: what may change on "
+                                "restart)",
+                                file, state_attrs[k].keys, *(const double *)p, v);
+        }
+    }
+    return CDLAB_OK;
+}
+
 static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, const dem_solver *ds,
-                               diag *err)
+                               const state_def *sd, diag *err)
 {
     char g[64], path[128];
     snprintf(g, sizeof g, "/checkpoints/%08ld", W->step);
@@ -593,7 +732,9 @@ static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, c
         (s = h5out_attr_int(w->h, g, "contacts", nc, err)) ||
         (s = h5out_attr_string(w->h, g, "contact_record", dem ? "dem_pair" : "contact", err)) ||
         (s = h5out_attr_int(w->h, g, "contact_bytes", words * 8, err)) ||
-        (s = h5out_attr_int(w->h, g, "dem_rebuilds", ds->rebuilds, err)))
+        (s = h5out_attr_int(w->h, g, "dem_rebuilds", ds->rebuilds, err)) ||
+        (s = h5out_attr_string(w->h, g, "mode", dem ? "dem" : "cd", err)) ||
+        (s = write_state_def(w->h, g, sd, err)))
         return s;
 #define CK(name, type, rank, dims, data)                                                           \
     do {                                                                                           \
@@ -633,28 +774,70 @@ static status write_checkpoint(writer *w, const world *W, const cd_solver *cs, c
         CK("dem_wall_path", H5IO_DOUBLE, 1, &one, &ds->wall_path);
     }
 #undef CK
-    return h5out_flush(w->h, err);
+    /* the mark of a complete checkpoint, written once everything else is on disk: a restart
+     * takes the last checkpoint that has it (a disk that fills up mid-checkpoint leaves one
+     * without it) */
+    if ((s = h5out_flush(w->h, err)) || (s = h5out_attr_int(w->h, g, "complete", 1, err)) ||
+        (s = h5out_flush(w->h, err)))
+        return s;
+    w->checkpoint_step = W->step;
+    return CDLAB_OK;
 }
 
-/* Restores the state of the last checkpoint of file into a world built from the same config. */
+/* Whether every value of a restored array is finite. */
+static int all_finite(const double *v, long n)
+{
+    for (long k = 0; k < n; k++)
+        if (!isfinite(v[k]))
+            return 0;
+    return 1;
+}
+
+/* Restores the state of the last complete checkpoint of file into a world built from the same
+ * config, after checking that the config describes the same system (state_def) and that every
+ * restored value is possible: a corrupt or hostile file is refused, never run. */
 static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solver *cs,
-                              dem_solver *ds, const dem_params *dp, diag *err)
+                              dem_solver *ds, const dem_params *dp, const state_def *sd,
+                              diag *err)
 {
     h5in *h;
     status s = h5in_open(&h, file, err);
     if (s)
         return s;
     char last[256], g[300], path[400];
-    long long step = 0, n = 0, nw = 0, nc = 0, cb = 0, rb = 0;
-    char *fmt = NULL;
-    if ((s = h5in_last_child(h, "/checkpoints", last, err)))
-        goto done;
-    snprintf(g, sizeof g, "/checkpoints/%s", last);
+    long long step = 0, n = 0, nw = 0, nc = 0, cb = 0, rb = 0, complete = 0;
+    char *fmt = NULL, *fmode = NULL;
+    /* the last checkpoint with the mark of completeness */
+    const char *before = NULL;
+    char prev[256];
+    for (;;) {
+        if ((s = h5in_last_child(h, "/checkpoints", before, last, err))) {
+            if (before)
+                s = diag_set(err, CDLAB_ERR_IO,
+                             "%s: no complete checkpoint (the last ones were cut short)", file);
+            goto done;
+        }
+        snprintf(g, sizeof g, "/checkpoints/%s", last);
+        diag ignore;
+        if (h5in_attr_int(h, g, "complete", &complete, &ignore) == CDLAB_OK && complete == 1)
+            break;
+        snprintf(prev, sizeof prev, "%s", last);
+        before = prev;
+    }
     if ((s = h5in_attr_str(h, g, "format", &fmt, err)))
         goto done;
     if (strcmp(fmt, CHECKPOINT_FORMAT) != 0) {
         s = diag_set(err, CDLAB_ERR_IO, "%s: checkpoint format '%s', this cdlab reads '%s'", file,
                      fmt, CHECKPOINT_FORMAT);
+        goto done;
+    }
+    if ((s = h5in_attr_str(h, g, "mode", &fmode, err)))
+        goto done;
+    if (strcmp(fmode, mode_names[mode]) != 0) {
+        s = diag_set(err, CDLAB_ERR_CONFIG,
+                     "--restart %s: its checkpoint is of a system.mode = %s run, this is a "
+                     "system.mode = %s run",
+                     file, fmode, mode_names[mode]);
         goto done;
     }
     if ((s = h5in_attr_int(h, g, "step", &step, err)) ||
@@ -664,14 +847,28 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
         (s = h5in_attr_int(h, g, "contact_bytes", &cb, err)) ||
         (s = h5in_attr_int(h, g, "dem_rebuilds", &rb, err)))
         goto done;
+    if (step < 0 || step > LONG_MAX / 2 || rb < 0 || nc < 0) {
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s: corrupt checkpoint %s (step %lld, %lld contacts, %lld rebuilds)", file, g,
+                     step, nc, rb);
+        goto done;
+    }
+    if (n != W->P.n || nw != W->n_walls) {
+        s = diag_set(err, CDLAB_ERR_CONFIG,
+                     "--restart %s: its checkpoint has %lld particles and %lld walls, this config "
+                     "%d particles and %d walls: a restart continues the same system",
+                     file, n, nw, W->P.n, W->n_walls);
+        goto done;
+    }
+    if ((s = check_state_def(h, file, g, sd, err)))
+        goto done;
     int dem = mode == MODE_DEM;
     long words = dem ? PAIR_WORDS : CONTACT_WORDS;
-    if (n != W->P.n || nw != W->n_walls || cb != words * 8 || nc < 0 || nc > INT32_MAX / 2 ||
-        step < 0) {
+    if (cb != words * 8 || nc > INT32_MAX / 2) {
         s = diag_set(err, CDLAB_ERR_IO,
-                     "%s: checkpoint of %lld particles, %lld walls, %lld-byte contacts does not "
-                     "match this config and build (%d particles, %d walls, %ld-byte %s records)",
-                     file, n, nw, cb, W->P.n, W->n_walls, words * 8, dem ? "DEM pair" : "contact");
+                     "%s: checkpoint of %lld %lld-byte contact records does not match this build "
+                     "(%ld-byte %s records): restart with the build that wrote it",
+                     file, nc, cb, words * 8, dem ? "DEM pair" : "contact");
         goto done;
     }
     {
@@ -719,13 +916,34 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
             }
             cs->rng.state = (uint64_t)rng[0];
             cs->rng.inc = (uint64_t)rng[1];
-            for (long k = 0; k < nc; k++) {
+            /* PCG32 needs an odd increment: with an even one (a zeroed state, say) the stream
+             * can be constant and the sweep's bounded draws would never end */
+            if (!(cs->rng.inc & 1u))
+                s = diag_set(err, CDLAB_ERR_IO,
+                             "%s: corrupt checkpoint %s: the random stream's increment is even", file,
+                             g);
+            const char *bad = !all_finite(&W->P.x[0].x, n3)   ? "x"
+                              : !all_finite(&W->P.v[0].x, n3) ? "v"
+                              : !all_finite(&W->P.w[0].x, n3) ? "w"
+                              : !all_finite(W->P.q, 4 * nn)   ? "q"
+                              : !all_finite(wb, nw3)          ? "walls"
+                                                              : NULL;
+            if (s == CDLAB_OK && bad)
+                s = diag_set(err, CDLAB_ERR_IO,
+                             "%s: corrupt checkpoint %s: %s holds a value that is not finite", file,
+                             g, bad);
+            for (long k = 0; k < nc && s == CDLAB_OK; k++) {
                 int ci = dem ? ds->pair[k].i : L->c[k].i, cj = dem ? ds->pair[k].j : L->c[k].j;
-                if (cj < 0 || cj >= n || ci >= n || ci < -nw) {
+                if (cj < 0 || cj >= n || ci >= n || ci < -nw)
                     s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file,
                                  k);
-                    break;
-                }
+                else if (dem && !(isfinite(ds->pair[k].ft.x) && isfinite(ds->pair[k].ft.y) &&
+                                  isfinite(ds->pair[k].ft.z) && !isnan(ds->pair[k].zeta)))
+                    s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (pair %ld)", file, k);
+                else if (!dem && !(isfinite(L->c[k].R.x) && isfinite(L->c[k].R.y) &&
+                                   isfinite(L->c[k].R.z)))
+                    s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file,
+                                 k);
             }
         }
         free(wb);
@@ -749,6 +967,7 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
     }
 done:
     free(fmt);
+    free(fmode);
     h5in_close(h);
     return s;
 }
@@ -793,6 +1012,71 @@ static status export_fclib(world *W, const cd_params *p, const cd_stats *st, con
             step, path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
     contact_problem_free(&cp);
     return s;
+}
+
+/* The files of a run, checked before any is created: the restart file exists; no file is named
+ * twice (output, its sidecar and temporary names, restart, config, FCLIB export: the same file
+ * through another path or a link counts); the FCLIB export can be written. Computes the FCLIB
+ * file name (OUT.h5 -> OUT-stepN.fclib.h5 unless given). */
+static status check_paths(const config *c, const setup *S, const run_hooks *hk, char *fclib_path,
+                          size_t n, diag *err)
+{
+    const char *out = S->out.file;
+    char partial[OUTFILE_PATH_MAX + 16], xmf[OUTFILE_PATH_MAX];
+    snprintf(partial, sizeof partial, "%s.partial", out);
+    xdmf_sidecar_path(out, xmf, sizeof xmf);
+    long fclib_step = hk ? hk->fclib_step : 0;
+    if (hk && hk->fclib_path)
+        snprintf(fclib_path, n, "%s", hk->fclib_path);
+    else { /* OUT.h5 -> OUT-stepN.fclib.h5 */
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, "-step%ld.fclib.h5", fclib_step);
+        h5_sibling_path(out, suffix, fclib_path, n);
+    }
+    struct {
+        const char *path, *what;
+    } outputs[4] = {{out, "the output file"},
+                    {partial, "the output's temporary file"},
+                    {xmf, "the output's XDMF sidecar"},
+                    {fclib_step ? fclib_path : NULL, "the FCLIB export"}};
+    const char *inputs[2] = {c->file, hk ? hk->restart : NULL};
+    const char *input_what[2] = {"the config file", "the restart file"};
+    struct stat st;
+    if (inputs[1] && stat(inputs[1], &st) != 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open restart file: %s", inputs[1],
+                        strerror(errno));
+    for (int a = 0; a < 4; a++) {
+        if (!outputs[a].path)
+            continue;
+        for (int b = 0; b < 2; b++)
+            if (inputs[b] && outfile_same(outputs[a].path, inputs[b]))
+                return diag_set(err, CDLAB_ERR_ARG,
+                                "%s %s is %s: it would be overwritten; give another name with %s",
+                                outputs[a].what, outputs[a].path, input_what[b],
+                                a == 3 ? "--fclib-out" : "-o");
+        for (int b = a + 1; b < 4; b++)
+            if (outputs[b].path && outfile_same(outputs[a].path, outputs[b].path))
+                return diag_set(err, CDLAB_ERR_ARG, "%s %s is also %s: give another name",
+                                outputs[b].what, outputs[b].path, outputs[a].what);
+    }
+    if (fclib_step) {
+        char dir[OUTFILE_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", fclib_path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK | X_OK) != 0)
+            return diag_set(err, CDLAB_ERR_IO, "--fclib-out %s: cannot write into %s: %s",
+                            fclib_path, dir, strerror(errno));
+        if (stat(fclib_path, &st) == 0 && !(hk && hk->overwrite))
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "the FCLIB export %s exists: give --overwrite to replace it or another "
+                            "name with --fclib-out",
+                            fclib_path);
+    }
+    return CDLAB_OK;
 }
 
 status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary *sum, diag *err)
@@ -866,31 +1150,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
 
     writer w;
     memset(&w, 0, sizeof w);
-    if (hk && hk->restart) {
-        /* the output would be truncated before the checkpoint is read */
-        struct stat a, b;
-        if (stat(hk->restart, &a) != 0) {
-            setup_free(&S);
-            return diag_set(err, CDLAB_ERR_IO, "%s: cannot open restart file: %s", hk->restart,
-                            strerror(errno));
-        }
-        if (stat(S.out.file, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-            setup_free(&S);
-            return diag_set(err, CDLAB_ERR_ARG,
-                            "the output file %s is the restart file; give another one with -o",
-                            S.out.file);
-        }
-    }
-    if ((s = h5out_create(&w.h, S.out.file, err)) || (s = write_header(&w, c, &S, err)) ||
-        (s = xdmf_create(&w.xmf, S.out.file, err))) {
-        diag tmp;
-        h5out_close(w.h, &tmp);
-        xdmf_close(w.xmf, &tmp);
-        free(w.piston_idx);
-        free(w.row);
-        setup_free(&S);
-        return s;
-    }
+    w.snapshot_step = w.checkpoint_step = -1;
+    outfile of = {.fd = -1};
     cd_solver solver;
     cd_solver_init(&solver, S.info.seed);
     dem_solver dsolver;
@@ -901,31 +1162,74 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     step_record rec = {.converged = 1};
     double sigma[3][3];
     vec3 *du = NULL, *dth = NULL;
-    if (S.mode == MODE_DEM && S.dem.drive != DRIVE_NONE) {
+    state_def sdef = state_of(W, &S.dem, S.mode);
+    long fclib_step = hk ? hk->fclib_step : 0;
+    char fclib_path[600];
+    /* Every check that can refuse the command comes before any file is created or truncated:
+     * the output, its sidecar and every other file stay as they were. */
+    s = check_paths(c, &S, hk, fclib_path, sizeof fclib_path, err);
+    if (s == CDLAB_OK && S.mode == MODE_DEM && S.dem.drive != DRIVE_NONE) {
         du = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *du);
         dth = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *dth);
         if (!du || !dth)
             s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     }
     if (s == CDLAB_OK && hk && hk->restart) {
-        s = read_checkpoint(hk->restart, S.mode, W, &solver, &dsolver, &S.dem.p, err);
+        s = read_checkpoint(hk->restart, S.mode, W, &solver, &dsolver, &S.dem.p, &sdef, err);
         if (s == CDLAB_OK && W->step >= S.info.steps)
             s = diag_set(err, CDLAB_ERR_CONFIG,
                          "%s: its checkpoint is at step %ld, system.steps = %ld: nothing to do "
                          "(raise system.steps, e.g. --set system.steps=N)",
                          hk->restart, W->step, S.info.steps);
-        if (s == CDLAB_OK) {
-            say(hk, "restart: continuing from step %ld of %s", W->step, hk->restart);
-            h5out_group(w.h, "/restart", err);
-            h5out_attr_string(w.h, "/restart", "from_file", hk->restart, err);
-            h5out_attr_int(w.h, "/restart", "from_step", W->step, err);
+    }
+    long first = W->step;
+    if (s == CDLAB_OK && fclib_step != 0) {
+        if (S.mode != MODE_CD)
+            s = diag_set(err, CDLAB_ERR_ARG,
+                         "--export-fclib: only contact dynamics runs have a contact problem to "
+                         "export (this is a DEM run)");
+        else if (fclib_step <= first || fclib_step > S.info.steps)
+            s = diag_set(err, CDLAB_ERR_ARG,
+                         "--export-fclib %ld: the run does steps %ld to %ld; give a step in "
+                         "that range",
+                         fclib_step, first + 1, S.info.steps);
+    }
+    if (s == CDLAB_OK)
+        s = outfile_claim(&of, S.out.file, hk && hk->overwrite, err);
+    if (s == CDLAB_OK) {
+        if ((s = h5out_create(&w.h, of.partial, err)) == CDLAB_OK &&
+            (s = write_header(&w, c, &S, err)) == CDLAB_OK)
+            s = xdmf_create(&w.xmf, of.xmf_partial, of.final, err);
+        if (s != CDLAB_OK) { /* nothing of the run written: no file left behind */
+            diag tmp;
+            h5out_close(w.h, &tmp);
+            xdmf_close(w.xmf, &tmp);
+            outfile_abandon(&of);
         }
+    }
+    if (s != CDLAB_OK) {
+        cd_solver_free(&solver);
+        dem_solver_free(&dsolver);
+        free(du);
+        free(dth);
+        free(w.piston_idx);
+        free(w.row);
+        setup_free(&S);
+        return s;
+    }
+    if (hk && hk->armed) /* from here on a signal ends the run cleanly, with its file */
+        *hk->armed = 1;
+    if (hk && hk->restart) {
+        say(hk, "restart: continuing from step %ld of %s", W->step, hk->restart);
+        if ((s = h5out_group(w.h, "/restart", err)) == CDLAB_OK &&
+            (s = h5out_attr_string(w.h, "/restart", "from_file", hk->restart, err)) == CDLAB_OK)
+            s = h5out_attr_int(w.h, "/restart", "from_step", W->step, err);
         if (s == CDLAB_OK && S.mode == MODE_DEM) {
             rec.energy = &dsolver.E;
             dem_stress(W, &dsolver, stress_volume(W, S.dem.stress_volume), sigma);
             rec.stress = &sigma[0][0];
         }
-    } else if (S.mode == MODE_DEM && s == CDLAB_OK) {
+    } else if (S.mode == MODE_DEM) {
         s = dem_start(W, &dsolver, &S.dem.p, &dst, err);
         rec.energy = &dsolver.E;
         dem_stress(W, &dsolver, stress_volume(W, S.dem.stress_volume), sigma);
@@ -941,29 +1245,11 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = write_row(&w, W, &S.out, &rec, err);
     if (s == CDLAB_OK)
         s = write_snapshot(&w, W, S.mode == MODE_DEM ? &dsolver : NULL, err);
-    long first = W->step;
-    long fclib_step = hk ? hk->fclib_step : 0;
-    char fclib_path[600];
-    if (hk && hk->fclib_path)
-        snprintf(fclib_path, sizeof fclib_path, "%s", hk->fclib_path);
-    else { /* OUT.h5 -> OUT-stepN.fclib.h5 */
-        char suffix[64];
-        snprintf(suffix, sizeof suffix, "-step%ld.fclib.h5", fclib_step);
-        h5_sibling_path(S.out.file, suffix, fclib_path, sizeof fclib_path);
-    }
-    if (s == CDLAB_OK && fclib_step != 0) {
-        if (S.mode != MODE_CD)
-            s = diag_set(err, CDLAB_ERR_ARG,
-                         "--export-fclib: only contact dynamics runs have a contact problem to "
-                         "export (this is a DEM run)");
-        else if (fclib_step <= first || fclib_step > S.info.steps)
-            s = diag_set(err, CDLAB_ERR_ARG,
-                         "--export-fclib %ld: the run does steps %ld to %ld; give a step in "
-                         "that range",
-                         fclib_step, first + 1, S.info.steps);
-    }
+    /* a run of no steps (or a restart at its last step) still leaves a checkpoint */
+    if (s == CDLAB_OK && first >= S.info.steps)
+        s = write_checkpoint(&w, W, &solver, &dsolver, &sdef, err);
     double t0 = now_seconds(), sweeps_total = 0.0;
-    sum->started = s == CDLAB_OK; /* a bad --export-fclib step is a command-line error */
+    sum->started = 1; /* the output exists and says what happened */
     snprintf(sum->out_file, sizeof sum->out_file, "%s", S.out.file);
     for (long k = first; k < S.info.steps && s == CDLAB_OK; k++) {
         double ts = now_seconds();
@@ -1031,14 +1317,15 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         if (s == CDLAB_OK &&
             ((S.out.checkpoint_every > 0 && W->step % S.out.checkpoint_every == 0) ||
              W->step == S.info.steps))
-            s = write_checkpoint(&w, W, &solver, &dsolver, err);
+            s = write_checkpoint(&w, W, &solver, &dsolver, &sdef, err);
         /* a signal during the last step: the run is complete, its checkpoint written */
         if (s == CDLAB_OK && hk && hk->stop && *hk->stop && W->step < S.info.steps) {
             int sig = *hk->stop;
-            if (S.out.every == 0 || W->step % S.out.every != 0)
+            /* the step's snapshot and checkpoint, unless the cadence has just written them */
+            if (w.snapshot_step != W->step)
                 s = write_snapshot(&w, W, S.mode == MODE_DEM ? &dsolver : NULL, err);
-            if (s == CDLAB_OK)
-                s = write_checkpoint(&w, W, &solver, &dsolver, err);
+            if (s == CDLAB_OK && w.checkpoint_step != W->step)
+                s = write_checkpoint(&w, W, &solver, &dsolver, &sdef, err);
             if (s == CDLAB_OK)
                 s = diag_set(err, CDLAB_ERR_INTERRUPTED,
                              "interrupted by signal %d after step %ld of %ld; %s holds every frame "
@@ -1082,6 +1369,15 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
     s2 = xdmf_close(w.xmf, s == CDLAB_OK ? err : &tmp);
     if (s == CDLAB_OK)
         s = s2;
+    /* what the file holds for sure, for the caller's message */
+    sum->snapshot_step = w.snapshot_step;
+    sum->checkpoint_step = w.checkpoint_step;
+    int kept = 0;
+    s2 = outfile_commit(&of, s == CDLAB_OK, &kept, s == CDLAB_OK ? err : &tmp);
+    if (s == CDLAB_OK)
+        s = s2;
+    sum->kept_partial = kept;
+    snprintf(sum->out_file, sizeof sum->out_file, "%s", kept || s2 != CDLAB_OK ? of.partial : of.final);
     cd_solver_free(&solver);
     dem_solver_free(&dsolver);
     free(du);

@@ -31,6 +31,11 @@ typedef struct run_hooks {
      * next to the output file). */
     long fclib_step;
     const char *fclib_path;
+    /* Replace an existing output file (only once the new run has completed). */
+    int overwrite;
+    /* Set to 1 once the output file exists: from then on a signal should end the run cleanly
+     * (stop) rather than kill the process. May be NULL. */
+    volatile int *armed;
 } run_hooks;
 
 typedef struct run_summary {
@@ -41,7 +46,11 @@ typedef struct run_summary {
     double solve_seconds; /* of which in the CD solver's sweeps */
     double timed_step_seconds; /* step_seconds without the first output.timing_warmup steps */
     long timed_steps;
-    char out_file[512];     /* the output file written */
+    char out_file[640];     /* where the output is: OUT.h5, or OUT.h5.partial when the run did not
+                               complete and an older OUT.h5 was kept (kept_partial) */
+    int kept_partial;
+    long snapshot_step;     /* the last snapshot flushed to the file (-1: none) */
+    long checkpoint_step;   /* the last complete checkpoint in the file (-1: none) */
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;

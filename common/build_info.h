@@ -13,7 +13,9 @@ extern const char *const cdlab_cflags;
  * made it, and `make experiments-status` calls a summary stale when its epoch is older.
  *   1  everything up to d9d5e06
  *   2  CD: the contact point of an open particle pair in the middle of the gap (frictional CD
- *      results change; angular momentum conserved) */
-#define CDLAB_RESULTS_EPOCH 2
+ *      results change; angular momentum conserved)
+ *   3  /series/kinetic_energy of runs with frozen particles: a number instead of NaN (it added
+ *      0.5/inv_I * |w|^2 with inv_I = 0); no study has frozen particles */
+#define CDLAB_RESULTS_EPOCH 3
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 typedef struct parse_state {
@@ -81,6 +82,20 @@ static char *read_string(char *str, int num, void *stream)
     parse_state *ps = stream;
     if (*ps->p == '\0' || ps->st != CDLAB_OK)
         return NULL;
+    int line_start = ps->p == ps->c->text || ps->p[-1] == '\n';
+    if (line_start) {
+        /* a line longer than inih's longest would be split, its tail read as a line of its
+         * own (a "key = value" there taking effect): refused, with the line's number */
+        const char *nl = strchr(ps->p, '\n');
+        size_t len = nl ? (size_t)(nl - ps->p) : strlen(ps->p);
+        if (len > CONFIG_VALUE_MAX - 2) {
+            ps->st = diag_set(ps->err, CDLAB_ERR_CONFIG,
+                              "%s:%d: line of %zu characters, longer than the %d a config line may "
+                              "have",
+                              ps->c->file, ps->line + 1, len, CONFIG_VALUE_MAX - 2);
+            return NULL;
+        }
+    }
     int k = 0;
     while (k < num - 1 && ps->p[k] != '\0' && ps->p[k] != '\n')
         k++;
@@ -89,7 +104,9 @@ static char *read_string(char *str, int num, void *stream)
     memcpy(str, ps->p, (size_t)k);
     str[k] = '\0';
     ps->p += k;
-    ps->line++;
+    /* inih asks again for the rest of a line longer than its buffer: one line, one count */
+    if (line_start)
+        ps->line++;
     return str;
 }
 
@@ -126,6 +143,11 @@ status config_load_string(config *c, const char *text, const char *name, diag *e
 
 status config_load_file(config *c, const char *path, diag *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        memset(c, 0, sizeof *c);
+        return diag_set(err, CDLAB_ERR_IO, "%s: is a folder, not a config file", path);
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         memset(c, 0, sizeof *c);
@@ -355,6 +377,9 @@ static int parse_long(const char *s, long *out)
 
 static int parse_double(const char *s, double *out)
 {
+    /* decimal numbers only: strtod would also take hexadecimal ("0x10" = 16) */
+    if (strpbrk(s, "xX"))
+        return 0;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -400,7 +425,8 @@ status config_u64(config *c, const char *sec, const char *key, int required, uin
         const char *p = e->value;
         while (isspace((unsigned char)*p))
             p++;
-        unsigned long long u = strtoull(p, &end, 0);
+        /* decimal only: base 0 read "010" as octal 8 and "0x10" as 16 */
+        unsigned long long u = strtoull(p, &end, 10);
         while (isspace((unsigned char)*end))
             end++;
         if (*p == '-' || errno || end == p || *end != '\0')

@@ -132,7 +132,9 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
                 break;
             }
             v[got] = strtod(p, &end);
-            if (end == p || (*end && !strchr(" \t\r\n", *end))) {
+            /* decimal numbers only (strtod would read "0x10" as 16) */
+            if (end == p || (*end && !strchr(" \t\r\n", *end)) || memchr(p, 'x', (size_t)(end - p)) ||
+                memchr(p, 'X', (size_t)(end - p))) {
                 got = -1;
                 break;
             }

@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,22 +40,52 @@ static size_t type_size(h5type t)
     return t == H5IO_INT32 ? 4 : 8;
 }
 
+/* An HDF5 call failed: the message names the file, the operation and, where the operating
+ * system gave one (the write functions clear errno before they start), its reason, e.g. "No
+ * space left on device". */
 static status fail(h5out *h, diag *err, const char *what, const char *obj)
 {
+    int e = errno;
+    if (e)
+        return diag_set(err, CDLAB_ERR_IO, "%s: HDF5 error: %s %s: %s", h ? h->path : "?", what,
+                        obj, strerror(e));
     return diag_set(err, CDLAB_ERR_IO, "%s: HDF5 error: %s %s", h ? h->path : "?", what, obj);
+}
+
+/* Before the library's first use: its errors are reported through diag, not printed; and it
+ * does not close files at process exit. A file whose close failed (a full disk) stays open in
+ * the library, and HDF5 1.10's exit handler then crashes in H5F__close_cb (measured: exit
+ * status 139 after "No space left on device"); every file cdlab opens is closed explicitly. */
+static void h5_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    done = 1;
 }
 
 status h5out_create(h5out **out, const char *path, diag *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through diag, not printed */
+    h5_init();
     h5out *h = calloc(1, sizeof *h);
     if (!h)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     snprintf(h->path, sizeof h->path, "%s", path);
-    h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* HDF5's own lock (flock) would keep readers (h5py, cdlab info) out while the run writes;
+     * cdlab's exclusive access to an output comes from outfile.c's record lock instead, so
+     * that a running file can be read up to its last flushed snapshot. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_file_locking(fapl, 0, 1);
+    errno = 0;
+    h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
     if (h->file < 0) {
+        int e = errno;
         free(h);
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file", path);
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file%s%s", path,
+                        e ? ": " : "", e ? strerror(e) : "");
     }
     *out = h;
     return CDLAB_OK;
@@ -70,7 +101,7 @@ void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t 
 
 status h5out_open(h5out **out, const char *path, diag *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5_init();
     h5out *h = calloc(1, sizeof *h);
     if (!h)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
@@ -88,6 +119,7 @@ static status flush_series(h5out *h, series *s, diag *err)
 {
     if (s->nbuf == 0)
         return CDLAB_OK;
+    errno = 0;
     hsize_t newdims[3] = {s->nrows + (hsize_t)s->nbuf, s->tail[0], s->tail[1]};
     if (H5Dset_extent(s->dset, newdims) < 0)
         return fail(h, err, "extending a series", "");
@@ -114,7 +146,9 @@ status h5out_flush(h5out *h, diag *err)
         if (st != CDLAB_OK)
             return st;
     }
-    H5Fflush(h->file, H5F_SCOPE_GLOBAL);
+    errno = 0;
+    if (H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
+        return fail(h, err, "flushing", "the file");
     return CDLAB_OK;
 }
 
@@ -150,6 +184,7 @@ status h5out_group(h5out *h, const char *path, diag *err)
 static status write_attr(h5out *h, const char *obj, const char *name, hid_t type, hid_t space,
                          const void *value, diag *err)
 {
+    errno = 0;
     hid_t o = H5Oopen(h->file, obj, H5P_DEFAULT);
     if (o < 0)
         return fail(h, err, "opening", obj);
@@ -245,6 +280,7 @@ status h5out_array(h5out *h, const char *path, h5type type, int rank, const long
                    const void *data, diag *err)
 {
     hsize_t d[3];
+    errno = 0;
     for (int k = 0; k < rank; k++)
         d[k] = (hsize_t)dims[k];
     hid_t sp = H5Screate_simple(rank, d, NULL);
@@ -296,7 +332,7 @@ status h5in_read_attr_string(const char *path, const char *obj, const char *name
 
 status h5in_read_doubles(const char *path, const char *dset, double **data, long *n, diag *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5_init();
     *data = NULL;
     *n = 0;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -370,10 +406,18 @@ static herr_t print_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
 
 status h5in_describe(const char *path, FILE *out, diag *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5_init();
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+    /* a cdlab output has its resolved parameters and its build: anything else (an FCLIB
+     * problem, a foreign file) is not described as if it were one */
+    if (H5Lexists(f, "/parameters", H5P_DEFAULT) <= 0 || H5Lexists(f, "/build", H5P_DEFAULT) <= 0) {
+        H5Fclose(f);
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "%s: an HDF5 file, but not a cdlab output (no /parameters and /build)",
+                        path);
+    }
     walk_ctx w = {.out = out, .file = f};
     const char *groups[] = {"/", "/parameters", "/build", "/summary", NULL};
     for (int g = 0; groups[g]; g++) {
@@ -415,7 +459,7 @@ struct h5in {
 
 status h5in_open(h5in **out, const char *path, diag *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5_init();
     *out = NULL;
     if (H5Fis_hdf5(path) <= 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: not an HDF5 file (or not readable)", path);
@@ -471,6 +515,18 @@ status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, d
                  : CDLAB_OK;
 }
 
+status h5in_attr_double(h5in *h, const char *obj, const char *name, double *v, diag *err)
+{
+    if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no attribute %s of %s", h->path, name, obj);
+    hid_t a = H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_DOUBLE, v);
+    if (a >= 0)
+        H5Aclose(a);
+    return r < 0 ? diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s of %s", h->path, name, obj)
+                 : CDLAB_OK;
+}
+
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err)
 {
     *value = NULL;
@@ -483,7 +539,7 @@ status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, d
     return CDLAB_OK;
 }
 
-status h5in_last_child(h5in *h, const char *group, char *name, diag *err)
+status h5in_last_child(h5in *h, const char *group, const char *before, char *name, diag *err)
 {
     name[0] = '\0';
     if (H5Lexists(h->f, group, H5P_DEFAULT) <= 0)
@@ -498,11 +554,13 @@ status h5in_last_child(h5in *h, const char *group, char *name, diag *err)
             char buf[256];
             ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, buf, sizeof buf,
                                              H5P_DEFAULT);
-            if (len > 0 && len < (ssize_t)sizeof buf && strcmp(buf, name) > 0)
+            if (len > 0 && len < (ssize_t)sizeof buf && strcmp(buf, name) > 0 &&
+                (!before || strcmp(buf, before) < 0))
                 memcpy(name, buf, (size_t)len + 1);
         }
     H5Gclose(g);
     if (!name[0])
-        return diag_set(err, CDLAB_ERR_IO, "%s: %s is empty", h->path, group);
+        return diag_set(err, CDLAB_ERR_IO, "%s: %s has no %s", h->path, group,
+                        before ? "earlier entry" : "entry");
     return CDLAB_OK;
 }

@@ -53,9 +53,11 @@ void h5in_close(h5in *h);
 /* Reads a whole dataset into data, which holds exactly count elements of the given type. */
 status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count, diag *err);
 status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, diag *err);
+status h5in_attr_double(h5in *h, const char *obj, const char *name, double *v, diag *err);
 /* *value is malloc'ed */
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err);
-/* The name (at most 255 characters) of the lexicographically last child of group. */
-status h5in_last_child(h5in *h, const char *group, char *name, diag *err);
+/* The name (at most 255 characters) of the lexicographically last child of group, among those
+ * that sort before `before` (NULL: all). */
+status h5in_last_child(h5in *h, const char *group, const char *before, char *name, diag *err);
 
 #endif

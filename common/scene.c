@@ -190,6 +190,11 @@ static status check_initial_overlaps(config *c, world *W, double max_frac, diag 
     return CDLAB_OK;
 }
 
+/* The largest magnitude of a particle's coordinate, radius, velocity or angular velocity that is
+ * accepted: far beyond any physical value in any unit system, and small enough that kinetic
+ * energies (m v^2 with m ~ r^3) stay finite in double precision (1e50^2 * 1e150 < 1e308). */
+#define SCENE_MAX_MAGNITUDE 1e50
+
 static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng, diag *err)
 {
     particles *P = &W->P;
@@ -300,12 +305,21 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
                         P->frozen[k] = P->frozen[i];
                     }
                 }
-        if (dim == 1)
-            for (int i = 0; i < P->n; i++)
-                P->w[i] = v3_zero();
-        else if (dim == 2)
-            for (int i = 0; i < P->n; i++)
-                P->w[i] = v3(0, 0, P->w[i].z);
+        /* motion along a locked axis would be kept (and move the particle there): refused */
+        for (int i = 0; i < n; i++) {
+            vec3 v = P->v[i], w = P->w[i];
+            const char *bad = dim == 1 && (v.y != 0.0 || v.z != 0.0)       ? "vy or vz"
+                              : dim == 1 && (w.x != 0.0 || w.y != 0.0 || w.z != 0.0) ? "an angular velocity"
+                              : dim == 2 && v.z != 0.0                       ? "vz"
+                              : dim == 2 && (w.x != 0.0 || w.y != 0.0)       ? "wx or wy"
+                                                                           : NULL;
+            if (bad)
+                return config_error(c, sec, "file", err,
+                                    "%s: particle %d (data line %d) has %s, but in dimension %d "
+                                    "it moves %s only: set them to 0",
+                                    path, i, i + 1, bad, dim,
+                                    dim == 1 ? "along x" : "in the xy plane and turns about z");
+        }
     }
     /* mass: either mass (all particles) or density x volume (3D) / area (1D, 2D) */
     int has_mass = config_has(c, sec, "mass"), has_density = config_has(c, sec, "density");
@@ -336,6 +350,21 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         dsum += 2.0 * P->r[i];
         msum += m;
     }
+    /* magnitudes no unit system needs, and that overflow energies (m v^2, I w^2) */
+    for (int i = 0; i < P->n; i++) {
+        vec3 x = P->x[i], v = P->v[i], w = P->w[i];
+        double big = fmax(fmax(fabs(x.x), fmax(fabs(x.y), fabs(x.z))),
+                          fmax(fmax(fabs(v.x), fmax(fabs(v.y), fabs(v.z))),
+                               fmax(fabs(w.x), fmax(fabs(w.y), fabs(w.z)))));
+        if (!(big <= SCENE_MAX_MAGNITUDE) || !(P->r[i] <= SCENE_MAX_MAGNITUDE) ||
+            !isfinite(P->m[i]) || !(P->m[i] > 0.0) || !isfinite(P->inv_I[i]) ||
+            !(P->inv_I[i] > 0.0) || !isfinite(P->inv_m[i]))
+            return config_error(c, sec, source == 2 ? "file" : "source", err,
+                                "particle %d: radius %g, mass %g, position, velocity or angular "
+                                "velocity up to %g: beyond %g, or a mass or moment of inertia that "
+                                "is not a finite positive number",
+                                i, P->r[i], P->m[i], big, SCENE_MAX_MAGNITUDE);
+    }
     particles_apply_frozen(P);
     int wrapped = 0;
     particles_wrap(P);
@@ -351,31 +380,60 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     return CDLAB_OK;
 }
 
-static status build_load(config *c, world *W, diag *err)
+status scene_particle_list(config *c, const char *sec, const char *key, int n, int **out,
+                           int *count, diag *err)
 {
     long *ids;
-    int n;
+    int m;
+    status s;
+    *out = NULL;
+    *count = 0;
+    if ((s = config_int_list(c, sec, key, &ids, &m, err)))
+        return s;
+    int *idx = malloc((size_t)(m > 0 ? m : 1) * sizeof *idx);
+    if (!idx) {
+        free(ids);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < m; k++) {
+        long id = ids[k] < 0 ? n + ids[k] : ids[k]; /* negative: from the end, -1 = last */
+        if (id < 0 || id >= n)
+            s = config_error(c, sec, key, err, "particle %ld does not exist (there are %d)", ids[k],
+                             n);
+        for (int j = 0; j < k && s == CDLAB_OK; j++)
+            if (idx[j] == id) /* [load] would apply its force twice */
+                s = config_error(c, sec, key, err,
+                                 "particle %ld is listed twice (as %ld and %ld)", id, ids[j],
+                                 ids[k]);
+        if (s != CDLAB_OK) {
+            free(ids);
+            free(idx);
+            return s;
+        }
+        idx[k] = (int)id;
+    }
+    free(ids);
+    *out = idx;
+    *count = m;
+    return CDLAB_OK;
+}
+
+static status build_load(config *c, world *W, diag *err)
+{
+    int *idx, n;
     vec3 f;
     status s;
-    if ((s = config_int_list(c, "load", "particles", &ids, &n, err)))
+    if ((s = scene_particle_list(c, "load", "particles", W->P.n, &idx, &n, err)))
         return s;
     if ((s = config_vec3(c, "load", "force", n > 0, v3_zero(), &f, err)) ||
         (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start,
                            err))) {
-        free(ids);
+        free(idx);
         return s;
     }
-    for (int k = 0; k < n; k++) {
-        long id = ids[k] < 0 ? W->P.n + ids[k] : ids[k]; /* negative: from the end, -1 = last */
-        if (id < 0 || id >= W->P.n) {
-            long bad = ids[k];
-            free(ids);
-            return config_error(c, "load", "particles", err,
-                                "particle %ld does not exist (there are %d)", bad, W->P.n);
-        }
-        W->P.f_ext[id] = v3_add(W->P.f_ext[id], f);
-    }
-    free(ids);
+    for (int k = 0; k < n; k++)
+        W->P.f_ext[idx[k]] = v3_add(W->P.f_ext[idx[k]], f);
+    free(idx);
     return CDLAB_OK;
 }
 

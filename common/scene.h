@@ -18,4 +18,9 @@ typedef struct scene_info {
 
 status scene_build(config *c, world *W, scene_info *info, diag *err);
 
+/* A list of particles in a config key (sec.key): indices, negative ones counted from the end
+ * (-1 = the last), each at most once and existing among n; *out is malloc'ed (caller frees). */
+status scene_particle_list(config *c, const char *sec, const char *key, int n, int **out,
+                           int *count, diag *err);
+
 #endif

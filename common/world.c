@@ -15,12 +15,39 @@ double world_kinetic_energy(const world *W)
 {
     const particles *P = &W->P;
     double e = 0.0;
-    for (int i = 0; i < P->n; i++)
-        e += 0.5 * P->m[i] * v3_norm2(P->v[i]) + 0.5 / P->inv_I[i] * v3_norm2(P->w[i]);
+    for (int i = 0; i < P->n; i++) {
+        e += 0.5 * P->m[i] * v3_norm2(P->v[i]);
+        /* a frozen particle (inv_I = 0) does not turn: 0.5/inv_I * 0 would be NaN */
+        if (P->inv_I[i] > 0.0)
+            e += 0.5 / P->inv_I[i] * v3_norm2(P->w[i]);
+    }
     for (int k = 0; k < W->n_walls; k++)
         if (W->walls[k].kind == WALL_PISTON)
             e += 0.5 * W->walls[k].mass * W->walls[k].u * W->walls[k].u;
     return e;
+}
+
+status world_energy_error(const world *W, diag *err)
+{
+    const particles *P = &W->P;
+    for (int i = 0; i < P->n; i++) {
+        double et = 0.5 * P->m[i] * v3_norm2(P->v[i]);
+        double er = P->inv_I[i] > 0.0 ? 0.5 / P->inv_I[i] * v3_norm2(P->w[i]) : 0.0;
+        if (!isfinite(et) || !isfinite(er))
+            return diag_set(err, CDLAB_ERR_NUMERIC,
+                            "step %ld: the kinetic energy is not finite: particle %d has %s "
+                            "energy %g (|v| = %g, |w| = %g, m = %g)",
+                            W->step, P->id[i], isfinite(et) ? "rotational" : "translational",
+                            isfinite(et) ? er : et, v3_norm(P->v[i]), v3_norm(P->w[i]), P->m[i]);
+    }
+    for (int k = 0; k < W->n_walls; k++) {
+        const wall *w = &W->walls[k];
+        if (w->kind == WALL_PISTON && !isfinite(0.5 * w->mass * w->u * w->u))
+            return diag_set(err, CDLAB_ERR_NUMERIC,
+                            "step %ld: the kinetic energy is not finite: piston '%s' moves at %g",
+                            W->step, w->name, w->u);
+    }
+    return diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: the kinetic energy is not finite", W->step);
 }
 
 status world_overlap_error(const world *W, int i, int j, double gap, double frac, const char *key,

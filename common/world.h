@@ -22,6 +22,9 @@ typedef struct world {
 void world_free(world *W);
 /* Kinetic energy of particles (translation + rotation) and piston(s). */
 double world_kinetic_energy(const world *W);
+/* For a kinetic energy that is not finite: CDLAB_ERR_NUMERIC naming the step, the first
+ * particle (or piston) whose energy is not finite, and the quantity. */
+status world_energy_error(const world *W, diag *err);
 
 /* The first contact overlapping by more than frac of the smaller radius of its pair (of the
  * particle's radius against a wall) stops the run: CDLAB_ERR_NUMERIC with the step, the ids,

@@ -60,12 +60,12 @@ static status write_footer(xdmf *x, diag *err)
     return CDLAB_OK;
 }
 
-status xdmf_create(xdmf **out, const char *h5_path, diag *err)
+status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
 {
     xdmf *x = calloc(1, sizeof *x);
     if (!x)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
-    xdmf_sidecar_path(h5_path, x->path, sizeof x->path);
+    snprintf(x->path, sizeof x->path, "%s", path);
     const char *slash = strrchr(h5_path, '/');
     snprintf(x->h5_name, sizeof x->h5_name, "%s", slash ? slash + 1 : h5_path);
     x->f = fopen(x->path, "w");

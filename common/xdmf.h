@@ -18,8 +18,9 @@ typedef struct xdmf xdmf;
 
 /* OUT.h5 -> OUT.xmf (other names: name + ".xmf"); buf receives the sidecar's path. */
 void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n);
-/* Creates (truncates) the sidecar of the HDF5 file h5_path. */
-status xdmf_create(xdmf **x, const char *h5_path, diag *err);
+/* Creates (truncates) the sidecar file `path` for the HDF5 file h5_path (named in the sidecar by
+ * its base name: the two live in one folder). */
+status xdmf_create(xdmf **x, const char *path, const char *h5_path, diag *err);
 /* Adds the snapshot in HDF5 group `group` (n particles, nc contacts) at time t. */
 status xdmf_add_snapshot(xdmf *x, const char *group, double t, long n, long nc, diag *err);
 /* Writes the contacts collection and closes; safe on NULL. */

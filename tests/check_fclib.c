@@ -266,9 +266,11 @@ START_TEST(fclib_run_hooks)
     int fd = mkstemp(fc);
     ck_assert_int_ge(fd, 0);
     close(fd);
+    unlink(fc); /* fresh names: existing outputs are refused without overwrite */
     strcpy(out, "/tmp/cdlab_fcoXXXXXX");
     fd = mkstemp(out);
     close(fd);
+    unlink(out);
     config c;
     diag err = {{0}};
     run_summary sum;
@@ -286,6 +288,7 @@ START_TEST(fclib_run_hooks)
     ck_assert_int_eq(config_load_string(&c, ini_3d, "fc.ini", &err), CDLAB_OK);
     config_set(&c, "system.steps=30", &err);
     hk.fclib_step = 31;
+    hk.overwrite = 1; /* out and fc exist now */
     ck_assert_int_eq(cd_run(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(err.msg, "--export-fclib 31: the run does steps 1 to 30"));
     ck_assert_int_eq(sum.started, 0);

@@ -122,6 +122,42 @@ START_TEST(io_snapshot_endpoints_open_candidates)
 }
 END_TEST
 
+/* The kinetic energy series with frozen particles (inv_I = 0): finite, and equal to the free
+ * particle's 0.5 m v^2 (it was NaN: 0.5/inv_I * |w|^2 = inf * 0). 1e-12 relative: one sum. */
+START_TEST(io_kinetic_energy_with_frozen_particles)
+{
+    char txt[] = "/tmp/cdlab_frXXXXXX";
+    int fd = mkstemp(txt);
+    const char *rows = "0 0 0.5 1 0 0 0 0 0 0 1\n0 0 3 1 0 0 0 0 0 0 0\n";
+    ck_assert_int_eq(write(fd, rows, strlen(rows)), (long)strlen(rows));
+    close(fd);
+    char ini[512];
+    snprintf(ini, sizeof ini,
+             "[system]\ndimension = 3\ndt = 0.01\nsteps = 10\ngravity = 0 0 -1\n"
+             "[particles]\nsource = file\nformat = chute\nfile = %s\ncount = 2\nmass = 2\n"
+             "[output]\nevery = 0\n",
+             txt);
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_msg(run_to_temp(ini, "frozen.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    double *ke, *v;
+    long n, nv;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/kinetic_energy", &ke, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000010/velocity", &v, &nv, &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(n, 11);
+    double vz = v[5]; /* particle 1, z */
+    ck_assert_msg(isfinite(ke[10]) && fabs(ke[10] - 0.5 * 2.0 * vz * vz) <= 1e-12 * ke[10],
+                  "kinetic energy %g, expected %g", ke[10], vz * vz);
+    ck_assert(v[0] == 0.0 && v[1] == 0.0 && v[2] == 0.0); /* the frozen one */
+    free(ke);
+    free(v);
+    remove_output(path);
+    unlink(txt);
+}
+END_TEST
+
 /* A run that blows up stops with a message naming the step and keeps what it wrote. */
 START_TEST(io_failure_keeps_file_readable)
 {
@@ -245,6 +281,7 @@ Suite *io_suite(void)
     TCase *tc = tcase_create("io");
     tcase_add_test(tc, io_run_writes_documented_layout);
     tcase_add_test(tc, io_snapshot_endpoints_open_candidates);
+    tcase_add_test(tc, io_kinetic_energy_with_frozen_particles);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);
     tcase_add_test(tc, io_xdmf_sidecar_matches_file);

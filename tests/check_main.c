@@ -79,9 +79,10 @@ status run_to_temp_from(const char *ini, const char *name, const char *restart, 
                         run_summary *sum, diag *err)
 {
     strcpy(path, "/tmp/cdlab_ioXXXXXX");
-    int fd = mkstemp(path);
+    int fd = mkstemp(path); /* a fresh name; the run creates the file (it refuses existing ones) */
     ck_assert_int_ge(fd, 0);
     close(fd);
+    unlink(path);
     config c;
     ck_assert_int_eq(config_load_string(&c, ini, name, err), CDLAB_OK);
     run_hooks hk = {.restart = restart};
@@ -122,6 +123,7 @@ int main(void)
     srunner_add_suite(sr, restart_suite());
     srunner_add_suite(sr, fclib_suite());
     srunner_add_suite(sr, fuzz_regress_suite());
+    srunner_add_suite(sr, safety_suite());
     srunner_add_suite(sr, experiments_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -82,7 +82,7 @@ def cd_cases(tmp, out):
                 ups, per = [], []
                 for rep in range(3):
                     h5 = os.path.join(tmp, "o.h5")
-                    run([CDLAB, "run", ini, "-o", h5, "--quiet"], threads)
+                    run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"], threads)
                     r = Run(h5)
                     s = r.summary
                     ups.append(float(s["contact_updates"]) / float(s["solve_seconds"]))
@@ -116,7 +116,7 @@ def chute_cases(tmp, out):
             rates, rss = [], []
             for rep in range(3):
                 h5 = os.path.join(tmp, "chute.h5")
-                kib = run([CDLAB, "run", ini, "-o", h5, "--quiet", "--set", f"dem.tangential={law}",
+                kib = run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", f"dem.tangential={law}",
                            "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads)
                 s = Run(h5).summary
                 rates.append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
@@ -166,7 +166,7 @@ def scaling(tmp, out):
         per, rss = [], []
         for rep in range(3):
             h5 = os.path.join(tmp, "s.h5")
-            rss.append(run([CDLAB, "run", ini, "-o", h5, "--quiet"], 1))
+            rss.append(run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"], 1))
             r = Run(h5)
             per.append(float(r.summary["step_seconds"]) / int(r.summary["steps_done"]))
             contacts = int(r.series("contacts")[-1])

@@ -24,6 +24,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage:\n"
                "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
+               "            [--overwrite]             replace an existing OUT.h5 (once the run has\n"
+               "                                      completed; until then it is kept)\n"
                "            [--restart PREVIOUS.h5]   continue from its last checkpoint\n"
                "            [--export-fclib STEP [--fclib-out FILE]]  write the contact problem\n"
                "                                      of that step (CD) as an FCLIB local problem\n"
@@ -97,11 +99,42 @@ static int load_config(config *c, const char *path, int nset, char **sets, diag 
 }
 
 static volatile int stop_signal = 0;
+static volatile int armed = 0; /* set by cd_run once the output file exists */
+
+/* The signals that end a run cleanly once its output exists (after the current step: a
+ * snapshot and a checkpoint, the file closed). Before, during set-up, they act as by default:
+ * nothing has been written, and a set-up that allocates for minutes must stay killable. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};
 
 static void on_stop_signal(int sig)
 {
+    if (!armed) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     /* only a flag: the run loop ends cleanly after the current step */
     stop_signal = sig;
+}
+
+/* What the output of a run that did not complete holds, exactly, and how to continue it. */
+static void report_kept(const run_summary *sum, const char *cfg_path)
+{
+    if (sum->kept_partial)
+        fprintf(stderr, "cdlab: the existing output was kept; this run's data are in %s\n",
+                sum->out_file);
+    if (sum->snapshot_step < 0) {
+        fprintf(stderr, "cdlab: %s holds no complete snapshot\n", sum->out_file);
+        return;
+    }
+    fprintf(stderr, "cdlab: %s holds the series and snapshots up to step %ld at least", sum->out_file,
+            sum->snapshot_step);
+    if (sum->checkpoint_step >= 0)
+        fprintf(stderr, "; its last complete checkpoint is at step %ld: to continue, cdlab run %s "
+                        "-o NEW.h5 --restart %s\n",
+                sum->checkpoint_step, cfg_path, sum->out_file);
+    else
+        fprintf(stderr, "; it has no checkpoint to continue from\n");
 }
 
 static int cmd_run(int argc, char **argv, int check_only)
@@ -109,7 +142,7 @@ static int cmd_run(int argc, char **argv, int check_only)
     const char *cfg_path = NULL, *out = NULL, *restart = NULL, *fclib_out = NULL;
     long fclib_step = 0;
     char **sets = calloc((size_t)argc, sizeof *sets);
-    int nset = 0, quiet = 0;
+    int nset = 0, quiet = 0, overwrite = 0;
     for (int k = 0; k < argc; k++) {
         if (strcmp(argv[k], "-o") == 0 && k + 1 < argc && !check_only) {
             out = argv[++k];
@@ -129,6 +162,8 @@ static int cmd_run(int argc, char **argv, int check_only)
             }
         } else if (strcmp(argv[k], "--fclib-out") == 0 && k + 1 < argc && !check_only) {
             fclib_out = argv[++k];
+        } else if (strcmp(argv[k], "--overwrite") == 0 && !check_only) {
+            overwrite = 1;
         } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
             quiet = 1;
         } else if (argv[k][0] == '-' || cfg_path) {
@@ -174,13 +209,15 @@ static int cmd_run(int argc, char **argv, int check_only)
                        .stop = &stop_signal,
                        .restart = restart,
                        .fclib_step = fclib_step,
-                       .fclib_path = fclib_out};
+                       .fclib_path = fclib_out,
+                       .overwrite = overwrite,
+                       .armed = &armed};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; k++)
+        sigaction(stop_signals[k], &sa, NULL);
     run_summary sum;
     status s = cd_run(&c, out, &hooks, &sum, &err);
     config_free(&c);
@@ -188,16 +225,10 @@ static int cmd_run(int argc, char **argv, int check_only)
         if (ps.tty && ps.shown)
             fputc('\n', stderr);
         fprintf(stderr, "cdlab: %s\n", err.msg);
-        if (s == CDLAB_ERR_INTERRUPTED) {
-            fprintf(stderr,
-                    "cdlab: the file is closed and valid; to continue: cdlab run %s -o NEW.h5 "
-                    "--restart %s\n",
-                    cfg_path, sum.out_file);
-            return 128 + stop_signal;
-        }
         if (sum.started)
-            fprintf(stderr, "cdlab: the output keeps the %ld steps done before the failure\n",
-                    sum.steps_done);
+            report_kept(&sum, cfg_path);
+        if (s == CDLAB_ERR_INTERRUPTED)
+            return 128 + stop_signal;
         return sum.started ? 1 : 2;
     }
     if (!quiet)

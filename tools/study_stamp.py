@@ -63,6 +63,15 @@ def stamp(cdlab, inputs=(), runs=()):
             f"<!-- cdlab-study commit={commit} epoch={epoch} date={date} fingerprint={fp} -->", ""]
 
 
+def clear_output(path):
+    """Removes a run's output, its XDMF sidecar and their temporary names before the study
+    runs it again (cdlab refuses to replace an existing output without --overwrite)."""
+    xmf = (path[:-3] if path.endswith(".h5") else path) + ".xmf"
+    for p in (path, xmf, path + ".partial", xmf + ".partial"):
+        if os.path.exists(p):
+            os.remove(p)
+
+
 def fresh(out_path, cdlab):
     """A cached run file may be reused only if it is newer than the binary (which is relinked at
     every commit and every change of the engines)."""

@@ -27,7 +27,7 @@ root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
 import analyze as chain  # noqa: E402  (experiments/chain1d/analyze.py)
-from study_stamp import fresh  # noqa: E402
+from study_stamp import clear_output, fresh  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d")
@@ -40,6 +40,7 @@ DEM_SAFETY = 0.95
 def run(args, out):
     if not fresh(out, CDLAB):
         env = dict(os.environ, OMP_NUM_THREADS="1")
+        clear_output(out)
         subprocess.run([CDLAB, "run"] + args + ["-o", out, "--quiet"], check=True, env=env)
     return out
 

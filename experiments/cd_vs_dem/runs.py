@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
-from study_stamp import fresh  # noqa: E402
+from study_stamp import clear_output, fresh  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q = (4 * math.sqrt(math.e) - 5) / 2
@@ -35,6 +35,7 @@ def nice(dt, unit):
 
 def sh(cmd, out):
     if not fresh(out, CDLAB):
+        clear_output(out)
         subprocess.run(cmd + ["-o", out, "--quiet"], check=True)
     return out
 

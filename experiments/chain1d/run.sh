@@ -27,6 +27,7 @@ study=0
 
 for sweep in random jacobi; do
     echo "== chain1d: N_I = 40, $sweep sweep =="
+    rm -f "$out/chain1d_$sweep.h5" "$out/chain1d_$sweep.xmf"   # cdlab keeps existing outputs
     "$CDLAB" run "$here/chain1d.ini" -o "$out/chain1d_$sweep.h5" --set solver.sweep=$sweep
     echo "## $sweep sweep" >> "$out/results.md"
     echo >> "$out/results.md"
@@ -37,6 +38,7 @@ for sweep in random jacobi; do
 done
 
 echo "== chain1d: DEM twin (stiffness_from_cd = 40, random-sweep q) =="
+rm -f "$out/chain1d_dem.h5" "$out/chain1d_dem.xmf"
 "$CDLAB" run "$here/chain1d_dem.ini" -o "$out/chain1d_dem.h5"
 echo "## DEM twin (κ = γ = q m N_I/Δt², q m N_I/Δt, eqs. 67–68)" >> "$out/results.md"
 echo >> "$out/results.md"

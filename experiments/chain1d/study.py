@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(root, "tools"))
 sys.path.insert(0, here)
 import analyze  # noqa: E402
 from dampedfit import loglog_slope  # noqa: E402
-from study_stamp import fresh, stamp  # noqa: E402
+from study_stamp import clear_output, fresh, stamp  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
@@ -44,6 +44,7 @@ Q_MEASURED = measured_q()
 def run(args):
     ni, sweep, seed, out = args
     if not fresh(out, CDLAB):
+        clear_output(out)
         steps = max(1500, int(60 * 254 / ni) + 600)  # long enough for 6 tau after the bounce
         subprocess.run([CDLAB, "run", os.path.join(here, "chain1d.ini"), "-o", out, "--quiet",
                         "--set", f"solver.iterations={ni}", "--set", f"solver.sweep={sweep}",

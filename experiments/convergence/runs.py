@@ -11,7 +11,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
-from study_stamp import fresh  # noqa: E402
+from study_stamp import clear_output, fresh  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 PISTON = os.path.join(root, "experiments", "piston2d")
@@ -22,6 +22,7 @@ def sh(job):
     recorded in the file's /summary; 2 (bad input) is an error."""
     cmd, out = job
     if not fresh(out, CDLAB):
+        clear_output(out)
         rc = subprocess.run(cmd + ["-o", out, "--quiet"]).returncode
         if rc not in (0, 1):
             raise SystemExit(f"convergence: {' '.join(cmd)} failed with status {rc}")
@@ -107,6 +108,7 @@ def main():
         def base_force(ni):
             f = os.path.join(out, f"reach_{tag}_{dim}d_{ns_}_{ni}.h5")
             if not fresh(f, CDLAB):
+                clear_output(f)
                 subprocess.run([CDLAB, "run"] + base + ["--set", "solver.criterion=fixed", "--set", f"solver.iterations={ni}",
                                                         "-o", f, "--quiet"], check=True)
             import h5py

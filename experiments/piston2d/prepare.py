@@ -12,6 +12,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from cdlab_h5 import Run  # noqa: E402
+from study_stamp import clear_output  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 
@@ -25,6 +26,7 @@ def main():
     out = os.path.join(here, "out")
     os.makedirs(out, exist_ok=True)
     h5 = os.path.join(out, f"prepare_{a.tag}.h5")
+    clear_output(h5)
     cmd = [CDLAB, "run", os.path.join(here, "prepare.ini"), "-o", h5, "--quiet"]
     for kv in a.set:
         cmd += ["--set", kv]
@@ -45,11 +47,18 @@ def main():
     last = r.snapshot()
     # unloaded spinning rattlers keep rotational energy (no gravity, nothing to stop them)
     ok = drop < 1e-6 and u_rel < 1e-6
-    np.savetxt(os.path.join(out, f"packing_{a.tag}.txt"), np.column_stack([last["position"], last["radius"]]),
-               fmt="%.17g", header="x y z radius: piston2d packing prepared by prepare.py (at rest under F)")
     p0 = float(r.params["piston.top.point"].split()[1])
     height = p0 - s_end  # the plane moves along its normal (0, -1, 0) by s
-    open(os.path.join(out, f"piston_{a.tag}.txt"), "w").write(f"{height:.17g}\n")
+    # only a packing at rest is saved: the runs reuse it while it is newer than the binary
+    packing, piston = os.path.join(out, f"packing_{a.tag}.txt"), os.path.join(out, f"piston_{a.tag}.txt")
+    if ok:
+        np.savetxt(packing, np.column_stack([last["position"], last["radius"]]),
+                   fmt="%.17g", header="x y z radius: piston2d packing prepared by prepare.py (at rest under F)")
+        open(piston, "w").write(f"{height:.17g}\n")
+    else:
+        for f in (packing, piston):
+            if os.path.exists(f):
+                os.remove(f)
     md = ["## Preparation (prepare.ini)", "",
           f"{r.params['particles.count']} disks, friction {r.params['contact.friction']}. Compressed with F = {r.params['piston.top.force']} for {len(ke) - 1} steps at N_I = "
           f"{r.params['solver.iterations']}: peak kinetic energy {ke.max():.4g}; at the end translational "

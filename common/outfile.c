@@ -1,0 +1,165 @@
+/* Output files that never destroy data: see outfile.h. */
+#define _GNU_SOURCE /* realpath; F_OFD_SETLK (Linux open file description locks) */
+#include "outfile.h"
+
+#include "h5io.h"
+#include "xdmf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The folder of a path (a copy: dirname may modify its argument). */
+static void folder_of(const char *path, char *buf, size_t n)
+{
+    char tmp[OUTFILE_PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    snprintf(buf, n, "%s", dirname(tmp));
+}
+
+static void base_of(const char *path, char *buf, size_t n)
+{
+    char tmp[OUTFILE_PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    snprintf(buf, n, "%s", basename(tmp));
+}
+
+int outfile_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb)
+        return 0;
+    /* neither exists yet: the same name in the same (resolved) folder */
+    char da[OUTFILE_PATH_MAX], db[OUTFILE_PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    char na[OUTFILE_PATH_MAX], nb[OUTFILE_PATH_MAX];
+    folder_of(a, da, sizeof da);
+    folder_of(b, db, sizeof db);
+    base_of(a, na, sizeof na);
+    base_of(b, nb, sizeof nb);
+    if (!realpath(da, ra) || !realpath(db, rb))
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
+}
+
+/* The lock: an open file description lock (Linux), not a classic POSIX record lock, which the
+ * process would lose as soon as any of its descriptors of the file is closed (HDF5 opens and
+ * closes the file on its own), and not flock, which would keep readers out (HDF5 readers take
+ * a shared flock). Whether another open description holds it: */
+static int locked_by_other(int fd)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
+        return 0;
+    return fl.l_type != F_UNLCK;
+}
+
+status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    if (strlen(final) + 16 >= OUTFILE_PATH_MAX)
+        return diag_set(err, CDLAB_ERR_ARG, "output file name too long: %s", final);
+    snprintf(o->final, sizeof o->final, "%s", final);
+    snprintf(o->partial, sizeof o->partial, "%s.partial", final);
+    xdmf_sidecar_path(final, o->xmf_final, sizeof o->xmf_final);
+    snprintf(o->xmf_partial, sizeof o->xmf_partial, "%s.partial", o->xmf_final);
+    struct stat st;
+    if (stat(final, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "%s is not a regular file: give a file name for the output with -o",
+                            final);
+        if (!overwrite)
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "%s exists: give --overwrite to replace it (the old file is kept until "
+                            "the new run has completed) or another name with -o",
+                            final);
+        o->existed = 1;
+    }
+    if (stat(o->xmf_final, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "%s (the output's XDMF sidecar) is not a regular file: move it or give "
+                            "another name with -o",
+                            o->xmf_final);
+        if (!overwrite)
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "%s (the XDMF sidecar of %s) exists: give --overwrite to replace it or "
+                            "another name with -o",
+                            o->xmf_final, final);
+    }
+    char dir[OUTFILE_PATH_MAX];
+    folder_of(final, dir, sizeof dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot write into the folder %s: %s", final, dir,
+                        strerror(errno));
+    int fd = open(o->partial, O_RDWR | O_CREAT | O_EXCL, 0644);
+    if (fd < 0 && errno == EEXIST) {
+        int fd2 = open(o->partial, O_RDWR);
+        int held = fd2 >= 0 && locked_by_other(fd2);
+        if (fd2 >= 0)
+            close(fd2);
+        if (held)
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "another cdlab run is writing %s (into %s): wait for it or give "
+                            "another name with -o",
+                            final, o->partial);
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "%s exists: it was left by a run that was killed, and holds its data up "
+                        "to its last snapshot (cdlab info %s; continue it with --restart %s). "
+                        "Move or remove it first",
+                        o->partial, o->partial, o->partial);
+    }
+    if (fd < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create: %s", o->partial, strerror(errno));
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        close(fd);
+        return diag_set(err, CDLAB_ERR_ARG, "%s: another process holds it: %s", o->partial,
+                        strerror(errno));
+    }
+    o->fd = fd;
+    return CDLAB_OK;
+}
+
+status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
+{
+    *kept_partial = 0;
+    status s = CDLAB_OK;
+    struct stat st;
+    if (completed || !o->existed) {
+        if (rename(o->partial, o->final) != 0)
+            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (the data are in %s)",
+                         o->partial, o->final, strerror(errno), o->partial);
+        else if (stat(o->xmf_partial, &st) == 0 && rename(o->xmf_partial, o->xmf_final) != 0)
+            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->xmf_partial,
+                         o->xmf_final, strerror(errno));
+    } else {
+        /* the old OUT.h5 stays; the sidecar names OUT.h5, so it would show the old file */
+        *kept_partial = 1;
+        unlink(o->xmf_partial);
+    }
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    return s;
+}
+
+void outfile_abandon(outfile *o)
+{
+    if (o->fd < 0)
+        return;
+    unlink(o->partial);
+    unlink(o->xmf_partial);
+    close(o->fd);
+    o->fd = -1;
+}

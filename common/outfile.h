@@ -1,0 +1,48 @@
+/* Output files that never destroy data (docs/output.md, "Overwrite policy").
+ *
+ * A run writes OUT.h5 (and its sidecar OUT.xmf) under temporary names in the same folder,
+ * OUT.h5.partial and OUT.xmf.partial, holding a POSIX record lock on OUT.h5.partial while it
+ * writes. When the run ends the files are renamed into place (an atomic replacement):
+ *   - always when the run completed;
+ *   - when it failed or was interrupted, only if no OUT.h5 existed before (otherwise the old
+ *     file stays and the new data stay in the .partial files, and the caller says so);
+ *   - never when nothing was written (a refused command): the .partial files are removed.
+ * An existing OUT.h5 is refused unless overwrite is set; another run writing the same OUT.h5
+ * (its lock is held) is refused; a .partial left by a killed run is refused (it holds data).
+ * A killed process leaves OUT.h5.partial, readable up to its last flushed snapshot. */
+#ifndef CDLAB_OUTFILE_H
+#define CDLAB_OUTFILE_H
+
+#include "status.h"
+
+#include <stddef.h>
+
+#define OUTFILE_PATH_MAX 600
+
+typedef struct outfile {
+    char final[OUTFILE_PATH_MAX];            /* OUT.h5 */
+    char partial[OUTFILE_PATH_MAX + 16];     /* OUT.h5.partial: the HDF5 file while the run writes */
+    char xmf_final[OUTFILE_PATH_MAX + 16];   /* OUT.xmf */
+    char xmf_partial[OUTFILE_PATH_MAX + 32]; /* OUT.xmf.partial */
+    int fd;                             /* open on partial, holding the lock (-1: none) */
+    int existed;                        /* OUT.h5 existed at the start (overwrite given) */
+} outfile;
+
+/* Checks that OUT.h5 can be written (a regular file or a new name in an existing, writable
+ * folder; absent unless overwrite; its sidecar name not a folder; no run writing it; no
+ * .partial left over), then creates and locks OUT.h5.partial. Refusals are CDLAB_ERR_ARG (or
+ * CDLAB_ERR_IO with the OS reason) and leave every file as it was. */
+status outfile_claim(outfile *o, const char *final, int overwrite, diag *err);
+
+/* Puts the files in place (rules above). completed: the run finished every step. On return
+ * *kept_partial says whether the data stayed in the .partial files (an older OUT.h5 kept). */
+status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err);
+
+/* Removes the .partial files (nothing worth keeping was written) and releases the lock. */
+void outfile_abandon(outfile *o);
+
+/* Whether two paths name the same file: the same device and inode when both exist, else the
+ * same resolved folder and name (for files not created yet). */
+int outfile_same(const char *a, const char *b);
+
+#endif
