@@ -124,8 +124,9 @@ check-asan: deps
 	    CDLAB_BIN=../build-debug/cdlab CK_FORK=no ../build-debug/check_all
 debug: check-asan
 
-# Fuzzing (libFuzzer, from Debian's clang and libclang-rt-14-dev): the config reader and the
-# particle-file reader, FUZZ_SECONDS each, under ASan + UBSan; saved failures fail the target.
+# Fuzzing (libFuzzer, from Debian's clang and libclang-rt-14-dev): the config reader, the
+# particle-file reader and the checkpoint restore (mutated HDF5 datasets and attributes),
+# FUZZ_SECONDS each, under ASan + UBSan; saved failures fail the target.
 # Known failures are replayed first from tests/fuzz/regress/ (also a Check test).
 FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -133,7 +134,7 @@ fuzz:
 	@CDLAB_EXTRA_PKGS="clang libclang-rt-14-dev" bash tools/deps.sh
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPENMP=0 OPT="-O1 -g" \
 	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
-	    build-fuzz/fuzz_config build-fuzz/fuzz_particles
+	    build-fuzz/fuzz_config build-fuzz/fuzz_particles build-fuzz/fuzz_checkpoint
 	bash tools/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 # valgrind memcheck on a short CD run (with an FCLIB export) and a short DEM run; any error or

@@ -871,6 +871,17 @@ static status read_checkpoint(const char *file, run_mode mode, world *W, cd_solv
                      file, nc, cb, words * 8, dem ? "DEM pair" : "contact");
         goto done;
     }
+    /* the records the file holds, before anything is allocated for them */
+    long long held;
+    snprintf(path, sizeof path, "%s/contacts", g);
+    if ((s = h5in_size(h, path, &held, err)))
+        goto done;
+    if (held != nc * words) {
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s: corrupt checkpoint %s: %lld contacts announced, %lld words stored", file,
+                     g, nc, held);
+        goto done;
+    }
     {
         contact_list *L = &W->C;
         void *cbuf;
@@ -1207,16 +1218,8 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             outfile_abandon(&of);
         }
     }
-    if (s != CDLAB_OK) {
-        cd_solver_free(&solver);
-        dem_solver_free(&dsolver);
-        free(du);
-        free(dth);
-        free(w.piston_idx);
-        free(w.row);
-        setup_free(&S);
-        return s;
-    }
+    if (s != CDLAB_OK)
+        goto release; /* refused: no file was left behind */
     if (hk && hk->armed) /* from here on a signal ends the run cleanly, with its file */
         *hk->armed = 1;
     if (hk && hk->restart) {
@@ -1378,6 +1381,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = s2;
     sum->kept_partial = kept;
     snprintf(sum->out_file, sizeof sum->out_file, "%s", kept || s2 != CDLAB_OK ? of.partial : of.final);
+release:
     cd_solver_free(&solver);
     dem_solver_free(&dsolver);
     free(du);

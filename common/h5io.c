@@ -485,6 +485,18 @@ void h5in_close(h5in *h)
     free(h);
 }
 
+status h5in_size(h5in *h, const char *dset, long long *n, diag *err)
+{
+    hid_t d = H5Dopen2(h->f, dset, H5P_DEFAULT);
+    if (d < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: no dataset %s", h->path, dset);
+    hid_t sp = H5Dget_space(d);
+    *n = (long long)H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    H5Dclose(d);
+    return CDLAB_OK;
+}
+
 status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count, diag *err)
 {
     hid_t d = H5Dopen2(h->f, dset, H5P_DEFAULT);
@@ -503,28 +515,28 @@ status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count,
     return st;
 }
 
-status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, diag *err)
+/* A numeric attribute, converted by HDF5 to the memory type mt. */
+static status read_attr_num(h5in *h, const char *obj, const char *name, hid_t mt, void *v,
+                            diag *err)
 {
     if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: no attribute %s of %s", h->path, name, obj);
     hid_t a = H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_LLONG, v);
+    herr_t r = a < 0 ? -1 : H5Aread(a, mt, v);
     if (a >= 0)
         H5Aclose(a);
     return r < 0 ? diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s of %s", h->path, name, obj)
                  : CDLAB_OK;
 }
 
+status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, diag *err)
+{
+    return read_attr_num(h, obj, name, H5T_NATIVE_LLONG, v, err);
+}
+
 status h5in_attr_double(h5in *h, const char *obj, const char *name, double *v, diag *err)
 {
-    if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: no attribute %s of %s", h->path, name, obj);
-    hid_t a = H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_DOUBLE, v);
-    if (a >= 0)
-        H5Aclose(a);
-    return r < 0 ? diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s of %s", h->path, name, obj)
-                 : CDLAB_OK;
+    return read_attr_num(h, obj, name, H5T_NATIVE_DOUBLE, v, err);
 }
 
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err)

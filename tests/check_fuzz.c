@@ -62,6 +62,35 @@ static void replay_particles(const char *path, const char *text, long n)
     remove(tmp);
 }
 
+static char ck_dir[64];
+
+/* Hostile checkpoints written by hand (and any the fuzzer finds): each must be refused with a
+ * message, not crash, hang or run. */
+static void replay_checkpoint(const char *path, const char *text, long n)
+{
+    diag err = {{0}};
+    status s = fuzz_checkpoint((const uint8_t *)text, (size_t)n, ck_dir, &err);
+    ck_assert_msg(s != CDLAB_OK, "%s: the mutated checkpoint was restored and run", path);
+    ck_assert_msg(err.msg[0] != '\0', "%s: error %d without a message", path, s);
+}
+
+START_TEST(fuzz_regress_checkpoint)
+{
+    strcpy(ck_dir, "/tmp/cdlab_fzckXXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(ck_dir));
+    /* the unmutated templates restore and run: the harness itself works */
+    diag err = {{0}};
+    const uint8_t none[2] = {0, 1};
+    ck_assert_msg(fuzz_checkpoint(none, 1, ck_dir, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(fuzz_checkpoint(none + 1, 1, ck_dir, &err) == CDLAB_OK, "%s", err.msg);
+    int n = each_file("fuzz/regress/checkpoint", replay_checkpoint);
+    ck_assert_int_ge(n, 10);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", ck_dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(fuzz_regress_config)
 {
     int n = each_file("fuzz/regress/config", replay_config);
@@ -82,6 +111,7 @@ Suite *fuzz_regress_suite(void)
     TCase *tc = tcase_create("replay");
     tcase_add_test(tc, fuzz_regress_config);
     tcase_add_test(tc, fuzz_regress_particles);
+    tcase_add_test(tc, fuzz_regress_checkpoint);
     suite_add_tcase(s, tc);
     return s;
 }

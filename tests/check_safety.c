@@ -514,9 +514,9 @@ START_TEST(io_disk_full)
     int rc = cdlab(msg, sizeof msg, "run %s -o %s", at("dem.ini"), out);
     ck_assert_msg(rc == 1, "exit %d: %s", rc, msg);
     ck_assert_msg(strstr(msg, "No space left on device"), "%s", msg);
-    const char *said = strstr(msg, "up to step ");
+    const char *said = strstr(msg, "snapshot up to step ");
     ck_assert_msg(said, "%s", msg);
-    long snap = atol(said + strlen("up to step "));
+    long snap = atol(said + strlen("snapshot up to step "));
     ck_assert_int_gt(snap, 0);
     h5in *h;
     diag err;

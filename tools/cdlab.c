@@ -127,8 +127,10 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
         fprintf(stderr, "cdlab: %s holds no complete snapshot\n", sum->out_file);
         return;
     }
-    fprintf(stderr, "cdlab: %s holds the series and snapshots up to step %ld at least", sum->out_file,
-            sum->snapshot_step);
+    fprintf(stderr,
+            "cdlab: %s holds every series row and snapshot up to step %ld (what came after it may "
+            "be incomplete)",
+            sum->out_file, sum->snapshot_step);
     if (sum->checkpoint_step >= 0)
         fprintf(stderr, "; its last complete checkpoint is at step %ld: to continue, cdlab run %s "
                         "-o NEW.h5 --restart %s\n",

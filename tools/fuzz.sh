@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs cdlab's libFuzzer targets (built by `make fuzz`): first every saved input in
+# Runs cdlab's libFuzzer targets (built by `make fuzz`: the config reader, the particle-file
+# reader, the checkpoint restore): first every saved input in
 # tests/fuzz/regress/TARGET/ (failures found earlier, now fixed), then SECONDS of fuzzing per
 # target from the seeds (the repository's configs and particle files) plus the corpus kept in
 # BUILD/corpus/. Fails if any input crashes, leaks, trips a sanitizer, hangs (> 10 s) or needs
@@ -27,6 +28,14 @@ done
 for f in tests/fuzz/regress/particles/*; do
     [ -f "$f" ] && cp "$f" "$seed_particles/"
 done
+# checkpoints: the two unmutated templates, and the hostile mutations written by hand
+seed_checkpoint="$build/seeds/checkpoint"
+mkdir -p "$seed_checkpoint"
+printf '\000' > "$seed_checkpoint/cd"
+printf '\001' > "$seed_checkpoint/dem"
+for f in tests/fuzz/regress/checkpoint/*; do
+    [ -f "$f" ] && cp "$f" "$seed_checkpoint/"
+done
 # a dictionary of the config vocabulary: every `name` of docs/config.md and the sections
 dict="$build/config.dict"
 {
@@ -38,7 +47,7 @@ dict="$build/config.dict"
 } > "$dict"
 
 status=0
-for target in config particles; do
+for target in config particles checkpoint; do
     bin="$build/fuzz_$target"
     corpus="$build/corpus/$target"
     mkdir -p "$corpus"
@@ -63,4 +72,5 @@ for target in config particles; do
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov: " "$build/fuzz_$target.log" |
         tail -3 | sed "s/^/fuzz: $target: /"
 done
+rm -rf /tmp/cdlab-fuzz-ck-* /tmp/cdlab-fuzz-*.txt 2>/dev/null || true
 exit $status

@@ -10,9 +10,12 @@
 #include "generate.h"
 #include "particles.h"
 
+#include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* A config file's text through everything `cdlab check` does (inih parsing, typed and
  * range-checked getters, the scene: particles, walls, periodic box, solver and DEM sections,
@@ -51,6 +54,197 @@ static inline status fuzz_particle_file(const uint8_t *data, size_t size, const 
             abort();
         particles_free(&P);
     }
+    return s;
+}
+
+/* ---- restoring a checkpoint (`--restart`) from a mutated file ----
+ * Two templates, written once per process: a CD and a DEM run of 20 spheres, 5 steps, each
+ * ending in a checkpoint. An input is a template choice (byte 0, even: CD, odd: DEM) and up to
+ * eight mutations of 18 bytes: [item][kind][8-byte index][8-byte value]. item picks a dataset
+ * or attribute of the checkpoint; kind: 0 sets one element of a dataset (or the attribute), 1
+ * sets an attribute, 2 deletes the item, 3 replaces a dataset by one of another length. The
+ * mutated copy is then restored by cd_run, which runs two more steps from it: a corrupt or
+ * hostile file must be refused with a message, never crash or hang the run. */
+#define FUZZ_CK_STEPS 5
+static const char *const fuzz_ck_ini[2] = {
+    "[system]\ndimension = 3\ndt = 0.01\nsteps = %d\ngravity = 0 0 -1\nseed = 3\n"
+    "[solver]\niterations = 20\n"
+    "[particles]\nsource = random\ncount = 20\nradius_min = 0.4\nradius_max = 0.5\n"
+    "box_min = 0 0 0\nbox_max = 3 3 6\n[contact]\nfriction = 0.3\ndetect_gap = 0.2\n"
+    "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n[output]\nevery = 0\n",
+    "[system]\nmode = dem\ndimension = 3\ndt = 1e-3\nsteps = %d\ngravity = 0 0 -10\nseed = 3\n"
+    "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.3\n"
+    "[particles]\nsource = random\ncount = 20\nradius_min = 0.4\nradius_max = 0.5\n"
+    "box_min = 0 0 0\nbox_max = 3 3 6\n[contact]\nfriction = 0.3\n"
+    "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+    "[piston.top]\npoint = 0 0 6\nnormal = 0 0 -1\nmass = 2\nforce = 5\n[output]\nevery = 0\n"};
+static const char *const fuzz_ck_items[] = {
+    "@format", "@step", "@particles", "@walls", "@contacts", "@contact_record", "@contact_bytes",
+    "@dem_rebuilds", "@mode", "@dt", "@dimension", "@friction", "@k_n", "@k_t", "@damping_normal",
+    "@damping_tangential", "@dem_law", "@bodies_checksum", "@walls_checksum", "@box_checksum",
+    "@complete", "x", "v", "w", "q", "image", "walls", "rng", "contacts", "dem_F", "dem_T",
+    "dem_path", "dem_piston_F", "dem_energy", "dem_wall_path"};
+#define FUZZ_CK_NITEMS (sizeof fuzz_ck_items / sizeof fuzz_ck_items[0])
+
+static inline status fuzz_ck_run(int dem, long steps, const char *out, const char *restart,
+                                 diag *err)
+{
+    char ini[2048];
+    snprintf(ini, sizeof ini, fuzz_ck_ini[dem], (int)steps);
+    config c;
+    status s = config_load_string(&c, ini, "fuzz_checkpoint.ini", err);
+    run_summary sum;
+    run_hooks hk = {.restart = restart};
+    if (s == CDLAB_OK)
+        s = cd_run(&c, out, &hk, &sum, err);
+    config_free(&c);
+    return s;
+}
+
+/* Removes an output, its sidecar and their temporary names. */
+static inline void fuzz_ck_clear(const char *h5)
+{
+    char p[600];
+    size_t n = strlen(h5);
+    unlink(h5);
+    snprintf(p, sizeof p, "%s.partial", h5);
+    unlink(p);
+    snprintf(p, sizeof p, "%.*s.xmf", (int)(n > 3 ? n - 3 : n), h5);
+    unlink(p);
+    snprintf(p, sizeof p, "%.*s.xmf.partial", (int)(n > 3 ? n - 3 : n), h5);
+    unlink(p);
+}
+
+static inline void fuzz_ck_copy(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    if (!a || !b)
+        abort();
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+        if (fwrite(buf, 1, n, b) != n)
+            abort();
+    fclose(a);
+    fclose(b);
+}
+
+/* One mutation of the checkpoint group g of file f (see above). */
+static inline void fuzz_ck_mutate(hid_t f, const char *g, const uint8_t *r)
+{
+    const char *item = fuzz_ck_items[r[0] % FUZZ_CK_NITEMS];
+    int kind = r[1] % 4;
+    uint64_t idx;
+    double dv;
+    int64_t iv;
+    memcpy(&idx, r + 2, 8);
+    memcpy(&dv, r + 10, 8);
+    memcpy(&iv, r + 10, 8);
+    if (item[0] == '@') {
+        const char *name = item + 1;
+        if (H5Aexists_by_name(f, g, name, H5P_DEFAULT) <= 0)
+            return;
+        hid_t a = H5Aopen_by_name(f, g, name, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t t = H5Aget_type(a);
+        H5T_class_t cls = H5Tget_class(t);
+        H5Tclose(t);
+        H5Aclose(a);
+        H5Adelete_by_name(f, g, name, H5P_DEFAULT);
+        if (kind == 2)
+            return;
+        hid_t sp = H5Screate(H5S_SCALAR);
+        if (cls == H5T_STRING) {
+            char text[9];
+            memcpy(text, r + 10, 8);
+            text[8] = '\0';
+            hid_t st = H5Tcopy(H5T_C_S1);
+            H5Tset_size(st, 9);
+            hid_t na = H5Acreate_by_name(f, g, name, st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            H5Awrite(na, st, text);
+            H5Aclose(na);
+            H5Tclose(st);
+        } else {
+            hid_t mt = cls == H5T_FLOAT ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+            hid_t na = H5Acreate_by_name(f, g, name, mt, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            H5Awrite(na, mt, cls == H5T_FLOAT ? (const void *)&dv : (const void *)&iv);
+            H5Aclose(na);
+        }
+        H5Sclose(sp);
+        return;
+    }
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", g, item);
+    if (H5Lexists(f, path, H5P_DEFAULT) <= 0)
+        return;
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    int is_float = H5Tget_class(t) == H5T_FLOAT;
+    H5Tclose(t);
+    hid_t mt = is_float ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    if (kind == 0 || kind == 1) {
+        if (n > 0) {
+            int64_t *buf = malloc((size_t)n * 8);
+            if (!buf)
+                abort();
+            H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+            memcpy(&buf[idx % (uint64_t)n], is_float ? (const void *)&dv : (const void *)&iv, 8);
+            H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+            free(buf);
+        }
+        H5Dclose(d);
+        return;
+    }
+    H5Dclose(d);
+    H5Ldelete(f, path, H5P_DEFAULT);
+    if (kind == 2)
+        return;
+    hsize_t len = idx % 64;
+    int64_t *buf = calloc(len + 1, 8);
+    if (!buf)
+        abort();
+    for (hsize_t k = 0; k < len; k++)
+        memcpy(&buf[k], is_float ? (const void *)&dv : (const void *)&iv, 8);
+    hid_t ns = H5Screate_simple(1, &len, NULL);
+    hid_t nd = H5Dcreate2(f, path, mt, ns, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(nd, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+    H5Dclose(nd);
+    H5Sclose(ns);
+    free(buf);
+}
+
+/* dir: a folder of the caller's for the templates and the mutated files. */
+static inline status fuzz_checkpoint(const uint8_t *data, size_t size, const char *dir, diag *err)
+{
+    if (size < 1)
+        return CDLAB_OK;
+    int dem = data[0] & 1;
+    char tmpl[2][300], mutated[300], out[300];
+    for (int k = 0; k < 2; k++) {
+        snprintf(tmpl[k], sizeof tmpl[k], "%s/template_%s.h5", dir, k ? "dem" : "cd");
+        if (access(tmpl[k], R_OK) != 0) {
+            diag e2;
+            fuzz_ck_clear(tmpl[k]);
+            if (fuzz_ck_run(k, FUZZ_CK_STEPS, tmpl[k], NULL, &e2) != CDLAB_OK)
+                abort(); /* the templates themselves must run */
+        }
+    }
+    snprintf(mutated, sizeof mutated, "%s/mutated.h5", dir);
+    snprintf(out, sizeof out, "%s/restored.h5", dir);
+    fuzz_ck_copy(tmpl[dem], mutated);
+    hid_t f = H5Fopen(mutated, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0)
+        abort();
+    char g[64];
+    snprintf(g, sizeof g, "/checkpoints/%08d", FUZZ_CK_STEPS);
+    for (size_t r = 1; r + 18 <= size && r < 1 + 8 * 18; r += 18)
+        fuzz_ck_mutate(f, g, data + r);
+    H5Fclose(f);
+    fuzz_ck_clear(out);
+    status s = fuzz_ck_run(dem, FUZZ_CK_STEPS + 2, out, mutated, err);
+    fuzz_ck_clear(out);
     return s;
 }
 
