@@ -226,16 +226,23 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static status write_header(writer *w, config *c, const setup *S, diag *err)
+static status write_header(writer *w, config *c, const setup *S, const run_hooks *hk,
+                           diag *err)
 {
     h5out *h = w->h;
     status s;
     char buf[128];
+    /* the --set overrides, as given ("section.key=value", one a line) */
+    char overrides[8192];
+    config_overrides(c, overrides, sizeof overrides);
     const char *program =
         S->mode == MODE_DEM ? "cdlab run (linear-frictional DEM)" : "cdlab run (contact dynamics)";
     if ((s = h5out_attr_string(h, "/", "program", program, err)) ||
         (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
         (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
+        (s = h5out_attr_string(h, "/", "overrides", overrides, err)) ||
+        (s = h5out_attr_string(h, "/", "command_line",
+                               hk && hk->command_line ? hk->command_line : "", err)) ||
         (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)) ||
         (s = h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err)) ||
         (s = h5out_group(h, "/parameters", err)) || (s = h5out_group(h, "/build", err)))
@@ -1156,8 +1163,15 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
                 "(%g, %g, %g); no dynamics",
                 S.dem.centre.x, S.dem.centre.y, S.dem.centre.z);
     }
-    say(hk, "output: %s (snapshots every %ld steps, %d probes)", S.out.file, S.out.every,
-        S.out.n_probes);
+    char snaps[64], probes[32] = "";
+    if (S.out.every > 0)
+        snprintf(snaps, sizeof snaps, "snapshots every %ld steps", S.out.every);
+    else
+        snprintf(snaps, sizeof snaps, "snapshots of the first and last step only");
+    if (S.out.n_probes > 0)
+        snprintf(probes, sizeof probes, ", %d probe%s", S.out.n_probes,
+                 S.out.n_probes > 1 ? "s" : "");
+    say(hk, "output: %s (%s%s)", S.out.file, snaps, probes);
 
     writer w;
     memset(&w, 0, sizeof w);
@@ -1209,7 +1223,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = outfile_claim(&of, S.out.file, hk && hk->overwrite, err);
     if (s == CDLAB_OK) {
         if ((s = h5out_create(&w.h, of.partial, err)) == CDLAB_OK &&
-            (s = write_header(&w, c, &S, err)) == CDLAB_OK)
+            (s = write_header(&w, c, &S, hk, err)) == CDLAB_OK)
             s = xdmf_create(&w.xmf, of.xmf_partial, of.final, err);
         if (s != CDLAB_OK) { /* nothing of the run written: no file left behind */
             diag tmp;
@@ -1253,6 +1267,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
         s = write_checkpoint(&w, W, &solver, &dsolver, &sdef, err);
     double t0 = now_seconds(), sweeps_total = 0.0;
     sum->started = 1; /* the output exists and says what happened */
+    sum->dem = S.mode == MODE_DEM;
     snprintf(sum->out_file, sizeof sum->out_file, "%s", S.out.file);
     for (long k = first; k < S.info.steps && s == CDLAB_OK; k++) {
         double ts = now_seconds();
@@ -1339,7 +1354,7 @@ status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary 
             run_progress p = {.step = W->step,
                               .steps = S.info.steps,
                               .t = W->t,
-                              .sweeps = rec.sweeps,
+                              .sweeps = S.mode == MODE_DEM ? -1 : rec.sweeps,
                               .mean_overlap = rec.mean_overlap,
                               .elapsed = now_seconds() - t0};
             hk->progress(hk->user, &p);

@@ -10,7 +10,7 @@
 typedef struct run_progress {
     long step, steps;
     double t;
-    int sweeps;
+    int sweeps; /* -1 in DEM mode (no sweeps) */
     double mean_overlap;
     double elapsed; /* wall seconds since the first step */
 } run_progress;
@@ -31,6 +31,8 @@ typedef struct run_hooks {
      * next to the output file). */
     long fclib_step;
     const char *fclib_path;
+    /* The command as typed (stored in the output's root attribute command_line); may be NULL. */
+    const char *command_line;
     /* Replace an existing output file (only once the new run has completed). */
     int overwrite;
     /* Set to 1 once the output file exists: from then on a signal should end the run cleanly
@@ -54,6 +56,7 @@ typedef struct run_summary {
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;
+    int dem; /* a DEM run: no sweeps, no convergence */
 } run_summary;
 
 /* Reads every section of the config, checks that no key is left unknown, and runs.

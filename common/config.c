@@ -240,6 +240,21 @@ int config_section_line(const config *c, const char *section)
     return -1;
 }
 
+void config_overrides(const config *c, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < c->n && used < n; k++) {
+        const config_entry *e = &c->e[k];
+        if (e->line != 0)
+            continue;
+        int w = snprintf(buf + used, n - used, "%s.%s=%s\n", e->section, e->key, e->value);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
 const char *config_file_value(const config *c, const char *section, const char *key)
 {
     const config_entry *e = find(c, section, key);

@@ -53,6 +53,8 @@ int config_has(const config *c, const char *section, const char *key);
 /* Line of the first key of a section: -1 if the section is absent, 0 if it only comes from
  * --set. */
 int config_section_line(const config *c, const char *section);
+/* The --set overrides, "section.key=value" one a line, into buf (truncated to n). */
+void config_overrides(const config *c, char *buf, size_t n);
 /* The value a key has in the file, before any --set (NULL when the file does not give it). */
 const char *config_file_value(const config *c, const char *section, const char *key);
 /* Marks every key of a section that this run does not use (another engine's) as read, after

@@ -657,6 +657,30 @@ START_TEST(errors_hostile_inputs)
 }
 END_TEST
 
+/* Provenance: the command line and the --set overrides are stored (and cdlab info shows them). */
+START_TEST(io_provenance_command_and_overrides)
+{
+    setup_dir();
+    char msg[4096];
+    write_config(at("cd.ini"), CD_INI, 20, 40, 10, 0);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --set system.steps=12 --set solver.iterations=9",
+                           at("cd.ini"), at("p.h5")),
+                     0);
+    h5in *h;
+    diag err;
+    char *v;
+    ck_assert_msg(h5in_open(&h, at("p.h5"), &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(h5in_attr_str(h, "/", "overrides", &v, &err), CDLAB_OK);
+    ck_assert_str_eq(v, "system.steps=12\nsolver.iterations=9\n");
+    free(v);
+    ck_assert_int_eq(h5in_attr_str(h, "/", "command_line", &v, &err), CDLAB_OK);
+    ck_assert_msg(strstr(v, "cdlab run ") && strstr(v, "--set solver.iterations=9"), "%s", v);
+    free(v);
+    h5in_close(h);
+    teardown_dir();
+}
+END_TEST
+
 Suite *safety_suite(void)
 {
     Suite *s = suite_create("safety");
@@ -670,6 +694,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, io_disk_full);
     tcase_add_test(tc, io_signals_and_zero_steps);
     tcase_add_test(tc, errors_hostile_inputs);
+    tcase_add_test(tc, io_provenance_command_and_overrides);
     suite_add_tcase(s, tc);
     return s;
 }

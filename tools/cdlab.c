@@ -42,7 +42,27 @@ typedef struct progress_state {
     double last_shown;
     int last_decile;
     int shown;
+    /* the rate of steps for the remaining time: an average over the recent steps (the first
+     * steps are not representative: set-up, warm caches, a transient) */
+    double rate;          /* steps per second, smoothed (0: none yet) */
+    double rate_t;        /* time of the last rate sample */
+    long rate_step;       /* step of the last rate sample */
+    int rate_samples;
 } progress_state;
+
+/* Samples the rate every half second at least; the estimate is shown once it rests on 3
+ * samples and 2 seconds: before that, "estimating". */
+static void update_rate(progress_state *ps, const run_progress *p)
+{
+    double dt = p->elapsed - ps->rate_t;
+    if (dt < 0.5)
+        return;
+    double r = (double)(p->step - ps->rate_step) / dt;
+    ps->rate = ps->rate_samples == 0 ? r : 0.7 * ps->rate + 0.3 * r;
+    ps->rate_samples++;
+    ps->rate_t = p->elapsed;
+    ps->rate_step = p->step;
+}
 
 static void show_message(void *user, const char *line)
 {
@@ -66,6 +86,7 @@ static void show_progress(void *user, const run_progress *p)
     progress_state *ps = user;
     if (ps->quiet)
         return;
+    update_rate(ps, p);
     int last = p->step == p->steps;
     int decile = p->steps > 0 ? (int)(10 * p->step / p->steps) : 10;
     /* In place on a terminal (at most 10 updates a second); a line per 10% in a log file. */
@@ -74,13 +95,18 @@ static void show_progress(void *user, const run_progress *p)
         return;
     ps->last_shown = p->elapsed;
     ps->last_decile = decile;
-    char el[32], rem[32];
+    char el[32], rem[32], sw[32] = "";
     fmt_time(el, sizeof el, p->elapsed);
-    fmt_time(rem, sizeof rem,
-             p->step > 0 ? p->elapsed * (double)(p->steps - p->step) / (double)p->step : 0.0);
-    fprintf(stderr,
-            "%sstep %ld/%ld  t = %.6g  sweeps %d  mean overlap %.3e  elapsed %s  remaining %s%s",
-            ps->tty ? "\r" : "", p->step, p->steps, p->t, p->sweeps, p->mean_overlap, el, rem,
+    if (last)
+        snprintf(rem, sizeof rem, "0 s");
+    else if (ps->rate_samples >= 3 && p->elapsed >= 2.0 && ps->rate > 0.0)
+        fmt_time(rem, sizeof rem, (double)(p->steps - p->step) / ps->rate);
+    else
+        snprintf(rem, sizeof rem, "estimating");
+    if (p->sweeps >= 0)
+        snprintf(sw, sizeof sw, "  sweeps %d", p->sweeps);
+    fprintf(stderr, "%sstep %ld/%ld  t = %.6g%s  mean overlap %.3e  elapsed %s  remaining %s%s",
+            ps->tty ? "\r" : "", p->step, p->steps, p->t, sw, p->mean_overlap, el, rem,
             ps->tty ? "\033[K" : "\n");
     if (ps->tty && last)
         fputc('\n', stderr);
@@ -205,7 +231,14 @@ static int cmd_run(int argc, char **argv, int check_only)
         return 0;
     }
     progress_state ps = {.quiet = quiet, .tty = isatty(STDERR_FILENO), .last_decile = -1};
-    run_hooks hooks = {.progress = show_progress,
+    /* the command as typed, for the output's provenance */
+    char command[8192] = "cdlab run";
+    for (int k = 0; k < argc; k++) {
+        size_t used = strlen(command);
+        snprintf(command + used, sizeof command - used, " %s", argv[k]);
+    }
+    run_hooks hooks = {.command_line = command,
+                       .progress = show_progress,
                        .message = show_message,
                        .user = &ps,
                        .stop = &stop_signal,
@@ -233,11 +266,15 @@ static int cmd_run(int argc, char **argv, int check_only)
             return 128 + stop_signal;
         return sum.started ? 1 : 2;
     }
-    if (!quiet)
+    if (!quiet && sum.dem)
+        fprintf(stderr, "done: %ld steps in %.2f s; output %s\n", sum.steps_done, sum.wall_seconds,
+                sum.out_file);
+    else if (!quiet)
         fprintf(stderr,
                 "done: %ld steps in %.2f s, %.1f sweeps per step on average, %ld steps "
-                "not converged\n",
-                sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps);
+                "not converged; output %s\n",
+                sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps,
+                sum.out_file);
     return 0;
 }
 
