@@ -205,6 +205,40 @@ static int run_cli(const char *args, char *errbuf, size_t n)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Every command answers --help (and cdlab help COMMAND) on stdout with exit 0: what it does,
+ * its usage and an example; --version gives the commit, the results epoch and OpenMP. */
+START_TEST(io_help_and_version)
+{
+    const char *cmds[] = {"run", "check", "info", "equiv", "help"};
+    for (int k = 0; k < 5; k++) {
+        for (int form = 0; form < 2; form++) {
+            char cmd[512], out[4096];
+            if (form == 0)
+                snprintf(cmd, sizeof cmd, "%s %s --help", cdlab_bin(), cmds[k]);
+            else
+                snprintf(cmd, sizeof cmd, "%s help %s", cdlab_bin(), cmds[k]);
+            FILE *p = popen(cmd, "r");
+            ck_assert_ptr_nonnull(p);
+            size_t got = fread(out, 1, sizeof out - 1, p);
+            out[got] = '\0';
+            ck_assert_int_eq(pclose(p), 0);
+            ck_assert_msg(strstr(out, "usage: cdlab ") && strstr(out, "example:"), "%s: %s", cmd,
+                          out);
+        }
+    }
+    char cmd[512], out[1024];
+    snprintf(cmd, sizeof cmd, "%s --version", cdlab_bin());
+    FILE *p = popen(cmd, "r");
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(out, "commit ") && strstr(out, "results epoch ") && strstr(out, "openmp"),
+                  "%s", out);
+    char err[512];
+    ck_assert_int_eq(run_cli("help nosuchcommand", err, sizeof err), 2);
+}
+END_TEST
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -269,6 +303,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_cli_exit_status_2);
+    tcase_add_test(tc, io_help_and_version);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,7 @@
 #include "dem.h"
 #include "build_info.h"
 #include "h5io.h"
+#include "parallel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,76 @@ static void usage(FILE *f)
                "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
                "  cdlab info OUT.h5\n"
                "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
-               "  cdlab --version\n"
+               "  cdlab help [COMMAND]               what a command does, with an example\n"
+               "  cdlab --version                    version, commit, results epoch, build options\n"
+               "Every command answers --help.\n"
                "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
+}
+
+/* What each command does, its arguments and an example: `cdlab COMMAND --help`, `cdlab help
+ * COMMAND`. */
+static const struct {
+    const char *name, *synopsis, *what, *options, *example;
+} commands[] = {
+    {"run", "cdlab run CONFIG.ini [-o OUT.h5] [options]",
+     "Runs the simulation CONFIG.ini describes (contact dynamics or DEM) and writes OUT.h5: series,\n"
+     "snapshots, checkpoints, provenance (docs/output.md), with an XDMF sidecar OUT.xmf. While it\n"
+     "runs the output is OUT.h5.partial; it becomes OUT.h5 when the run ends. An existing OUT.h5\n"
+     "is kept unless --overwrite is given. Ctrl-C ends the run cleanly after the current step.",
+     "  -o OUT.h5                  the output (default: output.file of the config, cdlab.h5)\n"
+     "  --set section.key=value    override a config key (repeatable; docs/config.md)\n"
+     "  --overwrite                replace an existing OUT.h5 once the run has completed\n"
+     "  --restart PREVIOUS.h5      continue from its last complete checkpoint\n"
+     "  --export-fclib STEP        write that CD step's contact problem as FCLIB (OUT-stepSTEP.fclib.h5)\n"
+     "  --fclib-out FILE           ... to FILE instead\n"
+     "  --quiet, -q                no progress or banner (errors are still printed)\n"
+     "Exit status: 0 completed, 1 failed during the run (the output says how far it got),\n"
+     "2 refused before it started (nothing was written), 128+N ended by signal N.",
+     "  cdlab run experiments/chain1d/chain1d.ini -o chain.h5 --set solver.iterations=80"},
+    {"check", "cdlab check CONFIG.ini [--set section.key=value ...]",
+     "Reads and validates CONFIG.ini and builds the system without running or writing anything:\n"
+     "every key checked, the same messages and exit status 2 as cdlab run.",
+     "  --set section.key=value    override a config key (repeatable)\n"
+     "  --quiet, -q                print only errors",
+     "  cdlab check my.ini --set system.mode=dem --set system.dt=0.01"},
+    {"info", "cdlab info OUT.h5",
+     "Prints what a cdlab output holds: provenance (config text, overrides, command line, build),\n"
+     "resolved parameters, the run's summary, and how many steps and snapshots it recorded.", "",
+     "  cdlab info chain.h5"},
+    {"equiv", "cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]",
+     "The CD <-> DEM equivalence of Unger & Kertesz (sec. 3.4) for a CD run of N_I sweeps per\n"
+     "step of DT with particles of mass MASS: q of the sweep order, the effective contact\n"
+     "stiffness and dashpot (eqs. 67-68), sound speed, diffusion length, the DEM twin's critical\n"
+     "time step, and a ready [dem] section. SWEEP: random (default), forward, backward, jacobi,\n"
+     "colored.",
+     "  --diameter D               particle diameter (default 1)\n"
+     "  --length L                 system size, to compare with the diffusion length",
+     "  cdlab equiv 40 1.0 1.0 random --length 50"},
+    {"help", "cdlab help [COMMAND]", "Lists the commands, or explains one.", "",
+     "  cdlab help run"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static int command_help(const char *name, FILE *f)
+{
+    for (size_t k = 0; k < N_COMMANDS; k++)
+        if (strcmp(commands[k].name, name) == 0) {
+            fprintf(f, "usage: %s\n\n%s\n", commands[k].synopsis, commands[k].what);
+            if (commands[k].options[0])
+                fprintf(f, "\noptions:\n%s\n", commands[k].options);
+            fprintf(f, "\nexample:\n%s\n", commands[k].example);
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether the arguments of a command ask for its help. */
+static int wants_help(int argc, char **argv)
+{
+    for (int k = 0; k < argc; k++)
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
+            return 1;
+    return 0;
 }
 
 typedef struct progress_state {
@@ -374,7 +443,29 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--version") == 0) {
         printf("cdlab %s\ncommit %s\nresults epoch %d\ncompiler %s\ncflags %s\n", cdlab_version,
                cdlab_git_commit, CDLAB_RESULTS_EPOCH, cdlab_compiler, cdlab_cflags);
+#ifdef _OPENMP
+        printf("openmp on (%d threads available; OMP_NUM_THREADS sets them)\n", cdlab_threads());
+#else
+        printf("openmp off (built with OPENMP=0)\n");
+#endif
         return 0;
+    }
+    if (strcmp(argv[1], "help") == 0) {
+        if (argc >= 3) {
+            if (command_help(wants_help(1, argv + 2) ? "help" : argv[2], stdout))
+                return 0;
+            fprintf(stderr, "cdlab: no command '%s' (cdlab help lists them)\n", argv[2]);
+            return 2;
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (wants_help(argc - 2, argv + 2)) {
+        if (command_help(argv[1], stdout))
+            return 0;
+        fprintf(stderr, "cdlab: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return 2;
     }
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 2, argv + 2, 0);
