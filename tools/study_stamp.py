@@ -72,7 +72,28 @@ def clear_output(path):
             os.remove(p)
 
 
+_versions = {}
+
+
 def fresh(out_path, cdlab):
-    """A cached run file may be reused only if it is newer than the binary (which is relinked at
-    every commit and every change of the engines)."""
-    return os.path.exists(out_path) and os.path.getmtime(out_path) > os.path.getmtime(cdlab)
+    """A cached run file may be reused only if it is newer than the binary and was written by a
+    binary of the same commit (a run of another build, a quick run of `make test` say, is
+    redone)."""
+    if not (os.path.exists(out_path) and os.path.getmtime(out_path) > os.path.getmtime(cdlab)):
+        return False
+    if cdlab not in _versions:
+        _versions[cdlab] = binary_version(cdlab)[0]
+    try:
+        with h5py.File(out_path, "r") as f:
+            c = f["build"].attrs["git_commit"]
+    except (OSError, KeyError):
+        return False
+    return (c.decode() if isinstance(c, bytes) else str(c)) == _versions[cdlab]
+
+
+if __name__ == "__main__":
+    # `study_stamp.py fresh FILE CDLAB`: exit 0 if FILE may be reused (for the shell scripts)
+    import sys
+    if len(sys.argv) == 4 and sys.argv[1] == "fresh":
+        sys.exit(0 if fresh(sys.argv[2], sys.argv[3]) else 1)
+    sys.exit("usage: study_stamp.py fresh FILE CDLAB")

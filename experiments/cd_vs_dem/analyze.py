@@ -39,7 +39,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
-    out = os.path.join(here, "out")
+    out = os.path.join(here, "out_quick" if a.quick else "out")  # quick: a folder of its own
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -94,7 +94,7 @@ def main():
           "impact on the wall), is never pushed back, so the static state remembers the transient. The DEM "
           "springs carry F at exactly F/κ each. The equivalence is dynamic, not static (Unger & Kertész: "
           "“a real congruence can be expected only for the collective behavior but not on the level of contacts”).",
-          "", "![chain overlay](out/chain_overlay.png)", ""]
+          "", f"![chain overlay]({os.path.basename(out)}/chain_overlay.png)", ""]
     if not a.quick:
         from cdlab_h5 import Run as R2
         import dampedfit

@@ -79,7 +79,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     tag = "quick" if a.quick else "full"
-    out = os.path.join(here, "out")
+    out = os.path.join(here, "out_quick" if a.quick else "out")  # quick: a folder of its own
     os.makedirs(out, exist_ok=True)
     NIs = [20, 80] if a.quick else [10, 20, 40, 80, 160]
     rows, plot = [], {"chain": [], "piston": []}
@@ -171,7 +171,7 @@ def main():
            "Lowering N_I and Δt together at constant N_I/Δt raises the stiffness (κ ∝ 1/Δt, ω ∝ Δt^−½) and keeps the "
            "damping time τ = 2/(D k²), D = q (N_I/Δt) d², and the work per time unit unchanged: a stiffer packing at no "
            "extra cost, as the paper says.", "",
-           f"![cost](out/cost_{tag}.png)", ""]
+           f"![cost]({os.path.basename(out)}/cost_{tag}.png)", ""]
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -44,7 +44,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
-    out = os.path.join(here, "out")
+    out = os.path.join(here, "out_quick" if a.quick else "out")  # quick: a folder of its own
+    os.makedirs(out, exist_ok=True)
     jobs = []
     for ni in ([20, 80] if a.quick else [10, 20, 40, 80, 160]):
         steps = max(1500, int(60 * 254 / ni) + 600)

@@ -74,7 +74,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    outdir = os.path.join(here, "out", "study")
+    # a quick run has its own folder: it never replaces the full study's runs and plots
+    top = os.path.join(here, "out_quick" if a.quick else "out")
+    outdir = os.path.join(top, "study")
     os.makedirs(outdir, exist_ok=True)
     NIs = [10, 20, 40, 80, 160] if not a.quick else [20, 40, 80]
     seeds = [1, 2, 3] if not a.quick else [1]
@@ -139,7 +141,7 @@ def main():
     axs[1].legend()
     fig.suptitle("1D wave test: frequency and damping time of the slowest mode against N_I")
     fig.tight_layout()
-    fig.savefig(os.path.join(here, "out", "omega_tau_vs_NI.png"), dpi=120)
+    fig.savefig(os.path.join(top, "omega_tau_vs_NI.png"), dpi=120)
     fig, ax = plt.subplots(figsize=(6, 3.8))
     names = list(qs)
     ax.bar(names, [qs[n][0] for n in names], yerr=[qs[n][1] for n in names], color="tab:blue", alpha=0.8,
@@ -151,7 +153,7 @@ def main():
     ax.set_title("Sweep order sets the stiffness of the packing (N_I = 40)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(here, "out", "q_by_sweep.png"), dpi=120)
+    fig.savefig(os.path.join(top, "q_by_sweep.png"), dpi=120)
 
     ok_slopes = abs(s_om - s_om_th) <= 0.05 and abs(s_ta + 1) <= 0.10
     md = [
@@ -179,7 +181,7 @@ def main():
         "from eq. (60), always on the long side: the continuum theory neglects the chain's discreteness and the "
         "higher modes that the fit window cannot fully exclude.",
         "",
-        "![ω and τ against N_I](out/omega_tau_vs_NI.png)",
+        f"![ω and τ against N_I]({os.path.basename(top)}/omega_tau_vs_NI.png)",
         "",
         "## Effective q of each sweep order (N_I = 40)",
         "",
@@ -197,7 +199,7 @@ def main():
         "effective contact stiffness κ = q m N_I/Δt² (eq. 67) of a CD packing depends on the sweep order as much as "
         "on N_I. Report the sweep order with any CD result obtained at fixed N_I.",
         "",
-        "![q by sweep order](out/q_by_sweep.png)",
+        f"![q by sweep order]({os.path.basename(top)}/q_by_sweep.png)",
         "",
     ]
     md += stamp(CDLAB, inputs=[os.path.join(here, "chain1d.ini")], runs=[j[3] for j in jobs])

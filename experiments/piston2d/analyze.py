@@ -201,6 +201,31 @@ def main():
                                  f"{r[0]['slide_mean']:.1f}" if r else "–")
                 md.append(f"| {ni} | " + " | ".join(cells) + " |")
             md.append("")
+        # what the amplitude scan shows, in words, with its numbers
+        def pick(mu, amp, ni):
+            r = [x for x in runs if x["mu"] == mu and abs(x["amp"] - amp) < 1e-12 and x["N_I"] == ni]
+            return r[0] if r else None
+        big, small = max(amps), MAIN
+        mu_f = max(mus)
+        rs, rb, r0 = pick(mu_f, small, 20), pick(mu_f, big, 20), pick(0.0, small, 20)
+        sel_big = sorted([x for x in runs if x["mu"] == mu_f and abs(x["amp"] - big) < 1e-12], key=lambda x: x["N_I"])
+        if rs and rb and len(sel_big) > 2:
+            st_big, _ = dampedfit.loglog_slope([x["N_I"] for x in sel_big], [x["fit"]["tau"] for x in sel_big])
+            qs_big = [x["fit"]["omega"] * x["fit"]["tau"] / 2 for x in sel_big]
+            md += [f"**What it shows.** At steps up to {100 * small:g} % hardly any contact slides ({rs['slide_mean']:.1f} "
+                   f"of {rs['active']} at N_I = 20), the response is linear and the paper's scalings hold, with and "
+                   "without friction (table above). "
+                   + (f"The frictional packing is stiffer than the frictionless one at the same N_I (ω = "
+                      f"{rs['fit']['omega']:.2f} against {r0['fit']['omega']:.2f} at N_I = 20): its sticking contacts "
+                      "carry tangential forces that the frictionless packing lacks (the two are different "
+                      "packings, each prepared with its own friction). " if r0 else "")
+                   + f"At {100 * big:g} % some {rb['slide_mean']:.0f} contacts reach the Coulomb limit in the first "
+                   f"half-cycle: the packing softens (ω = {rb['fit']['omega']:.2f} at N_I = 20), the quality factor "
+                   f"falls to {min(qs_big):.1f}–{max(qs_big):.1f} at every N_I and τ ∝ N_I^{st_big:.2f}: the loss is "
+                   "then dominated by sliding, which is rate-independent and so does not follow the solver's N_I. "
+                   "That is why a study with a 20 % step finds τ falling slower than 1/N_I with friction. The "
+                   "spurious visco-elasticity itself is linear; the packing's friction makes the response "
+                   "amplitude-dependent, and the number of sliding contacts per half-cycle measures by how much.", ""]
         fig3, ax3 = plt.subplots(1, 3, figsize=(13, 4))
         mu = mus[0]
         for ni in sorted({r["N_I"] for r in runs}):

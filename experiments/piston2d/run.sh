@@ -33,7 +33,13 @@ else
     amps_for() { [ "$1" = 0 ] && echo "0 0.005 0.2" || echo "0 0.001 0.005 0.02 0.2"; }
 fi
 # newer than the binary and than every input: a run of an older build is never reused
-fresh() { local f=$1; shift; [ -s "$f" ] && [ "$f" -nt "$CDLAB" ] && for d in "$@"; do [ "$f" -nt "$d" ] || return 1; done; }
+fresh() {
+    local f=$1; shift
+    [ -s "$f" ] && [ "$f" -nt "$CDLAB" ] || return 1
+    for d in "$@"; do [ "$f" -nt "$d" ] || return 1; done
+    # a run file: written by this very build (not by another one, e.g. make test's)
+    case "$f" in *.h5) "$PYTHON" "$root/tools/study_stamp.py" fresh "$f" "$CDLAB" ;; esac
+}
 # a run to be redone: its old output removed first (cdlab keeps existing outputs)
 clear() { rm -f "$1" "${1%.h5}.xmf" "$1.partial" "${1%.h5}.xmf.partial"; }
 # one packing per friction coefficient: a frictional packing loses its stability without
