@@ -567,6 +567,24 @@ START_TEST(io_signals_and_zero_steps)
         free(st_text);
         h5in_close(h);
     }
+    /* during set-up (2e6 disks placed at random: seconds) a signal acts as by default: the
+     * process ends at once and leaves no file (it once ignored SIGTERM while it allocated) */
+    write_text(at("setup.ini"), "[system]\ndimension = 2\ndt = 0.01\nsteps = 2\n[particles]\n"
+                                "source = random\ncount = 2000000\nradius_min = 0.4\n"
+                                "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 2000 2000 0\n"
+                                "[output]\nevery = 0\n");
+    pid_t p = spawn(at("setup.ini"), at("setup.h5"), NULL);
+    nanosleep(&(struct timespec){0, 800000000L}, NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(p, SIGTERM);
+    int wst;
+    waitpid(p, &wst, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_msg(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGTERM, "status %d", wst);
+    ck_assert_msg(waited < 2.0, "SIGTERM during set-up took %.1f s to end the process", waited);
+    ck_assert(!exists(at("setup.h5")) && !exists(at("setup.h5.partial")));
     write_config(at("zero.ini"), CD_INI, 0, 40, 10, 0);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("zero.ini"), at("zero.h5")), 0);
     h5in *h;
