@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 START_TEST(io_run_writes_documented_layout)
@@ -158,6 +159,51 @@ START_TEST(io_kinetic_energy_with_frozen_particles)
 }
 END_TEST
 
+/* The Python command line (tools/cdlab-py) finds Debian's python3 itself: it works with a
+ * broken python3 first on PATH, prints the run's summary and a series, and refuses an unknown
+ * series with exit 2. */
+START_TEST(io_python_command_line)
+{
+    const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 12\nseed = 5\n"
+                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 1.5 0 0\n"
+                      "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n"
+                      "[load]\nparticles = -1\nforce = -0.05 0 0\n[output]\nevery = 0\n";
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_msg(run_to_temp(ini, "py.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    char fake[] = "/tmp/cdlab_pyXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(fake));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "printf '#!/bin/sh\\nexit 1\\n' > %s/python3 && chmod +x %s/python3", fake,
+             fake);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "PATH=%s:$PATH ../tools/cdlab-py summary %s > %s/out.txt 2>&1 && "
+             "PATH=%s:$PATH ../tools/cdlab-py series %s kinetic_energy --every 6 >> %s/out.txt 2>&1",
+             fake, path, fake, fake, path, fake);
+    int st = system(cmd);
+    char out[4096] = "", outp[64];
+    snprintf(outp, sizeof outp, "%s/out.txt", fake);
+    FILE *f = fopen(outp, "r");
+    if (f) {
+        size_t got = fread(out, 1, sizeof out - 1, f);
+        out[got] = '\0';
+        fclose(f);
+    }
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "cdlab-py: %s", out);
+    ck_assert_msg(strstr(out, "status      completed") && strstr(out, "steps done  12") &&
+                      strstr(out, "# t kinetic_energy\n0 0\n6 "),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s nosuchseries > /dev/null 2>&1", path);
+    st = system(cmd);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", fake);
+    ck_assert_int_eq(system(cmd), 0);
+    remove_output(path);
+}
+END_TEST
+
 /* A run that blows up stops with a message naming the step and keeps what it wrote. */
 START_TEST(io_failure_keeps_file_readable)
 {
@@ -282,6 +328,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_run_writes_documented_layout);
     tcase_add_test(tc, io_snapshot_endpoints_open_candidates);
     tcase_add_test(tc, io_kinetic_energy_with_frozen_particles);
+    tcase_add_test(tc, io_python_command_line);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);
     tcase_add_test(tc, io_xdmf_sidecar_matches_file);

@@ -28,7 +28,7 @@ import numpy as np
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
-from cdlab_h5 import Run  # noqa: E402
+from cdlab import Run  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build-release", "cdlab"))
 

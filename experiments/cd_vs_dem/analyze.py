@@ -13,7 +13,7 @@ root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 import importlib.util  # noqa: E402
 
-from cdlab_h5 import Run  # noqa: E402
+from cdlab import Run  # noqa: E402
 from study_stamp import stamp  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
@@ -96,7 +96,7 @@ def main():
           "“a real congruence can be expected only for the collective behavior but not on the level of contacts”).",
           "", f"![chain overlay]({os.path.basename(out)}/chain_overlay.png)", ""]
     if not a.quick:
-        from cdlab_h5 import Run as R2
+        from cdlab import Run as R2
         import dampedfit
         pdev = []
         fig, axs = plt.subplots(2, 1, figsize=(8, 4.8), sharex=True)

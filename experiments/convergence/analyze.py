@@ -13,7 +13,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
-from cdlab_h5 import Run  # noqa: E402
+from cdlab import Run  # noqa: E402
 from dampedfit import loglog_slope  # noqa: E402
 from study_stamp import stamp  # noqa: E402
 

@@ -21,7 +21,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 import dampedfit  # noqa: E402
-from cdlab_h5 import Run  # noqa: E402
+from cdlab import Run  # noqa: E402
 from study_stamp import stamp  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))

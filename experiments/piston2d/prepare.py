@@ -11,7 +11,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
-from cdlab_h5 import Run  # noqa: E402
+from cdlab import Run  # noqa: E402
 from study_stamp import clear_output  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))

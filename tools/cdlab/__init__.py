@@ -1,12 +1,23 @@
-"""Load a cdlab HDF5 output file (layout: docs/output.md) into numpy arrays.
+"""cdlab's outputs (docs/output.md) in Python: numpy arrays from an HDF5 file, and a command line.
 
-    from cdlab_h5 import Run
+With Debian's python3 and its python3-h5py, python3-numpy (python3-matplotlib for plots):
+
+    import sys; sys.path.insert(0, "tools")      # from the repository's root
+    from cdlab import Run
     r = Run("out.h5")
     r.params["solver.iterations"]          # resolved parameters, as strings
     r.p("system.dt", float)                # ... converted
-    r.series("t"), r.series("probe_position")
+    r.series("t"), r.series("kinetic_energy"), r.series("probe_position")
+    r.series_names()                        # what the file has
     r.energy()                             # DEM ledger: dict of arrays
     r.snapshot()                           # last snapshot: dict with positions, contacts, ...
+
+The command line (tools/cdlab-py runs Debian's /usr/bin/python3 whatever is first on PATH):
+
+    tools/cdlab-py summary OUT.h5           # what the run was and how it ended
+    tools/cdlab-py series OUT.h5 kinetic_energy [--every K]   # columns t, value(s)
+    tools/cdlab-py plot OUT.h5 kinetic_energy mean_overlap --png out.png
+    PYTHONPATH=tools /usr/bin/python3 -m cdlab summary OUT.h5  # the same
 """
 import h5py
 import numpy as np
@@ -38,6 +49,13 @@ class Run:
     def series(self, name):
         with h5py.File(self.path, "r") as f:
             return f["series/" + name][()]
+
+    def series_names(self):
+        """Every per-step series of the file (those of /series/energy as energy/NAME)."""
+        names = []
+        with h5py.File(self.path, "r") as f:
+            f["series"].visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        return sorted(n for n in names if n not in ("probe_ids",))
 
     def has_series(self, name):
         with h5py.File(self.path, "r") as f:

@@ -1,0 +1,101 @@
+"""python3 -m cdlab (or tools/cdlab-py): summary, series and plots of a cdlab output file."""
+import argparse
+import sys
+
+import numpy as np
+
+from . import Run
+
+
+def cmd_summary(a):
+    r = Run(a.file)
+    s = r.summary
+    text = lambda v: v.decode() if isinstance(v, bytes) else str(v)  # noqa: E731
+    print(f"{a.file}: {r.attrs.get('program', 'cdlab run')}")
+    print(f"  config      {r.attrs.get('config_file', '?')}")
+    if r.attrs.get("overrides"):
+        print("  overrides   " + r.attrs["overrides"].strip().replace("\n", ", "))
+    print(f"  system      {r.params.get('particles.count', '?')} particles, dimension "
+          f"{r.params.get('system.dimension', '?')}, dt = {r.params.get('system.dt', '?')}, "
+          f"{r.params.get('system.steps', '?')} steps")
+    if r.mode == "cd":
+        print(f"  solver      sweep {r.params.get('solver.sweep')}, criterion {r.params.get('solver.criterion')}, "
+              f"iterations {r.params.get('solver.iterations')}")
+    else:
+        print(f"  DEM         k_n = {r.params.get('dem.k_n')}, k_t = {r.params.get('dem.k_t')}, "
+              f"law {r.params.get('dem.tangential')}")
+    if s:
+        print(f"  status      {text(s.get('status', '?'))}")
+        print(f"  steps done  {s.get('steps_done', '?')} in {float(s.get('wall_seconds', float('nan'))):.3g} s")
+        if r.mode == "cd":
+            print(f"  sweeps      {float(s.get('mean_sweeps', float('nan'))):.3g} per step on average, "
+                  f"{s.get('unconverged_steps', 0)} steps not converged")
+    else:
+        print("  status      no /summary: the run was killed or is still running")
+    t = r.series("t")
+    ke = r.series("kinetic_energy")
+    print(f"  series      {len(t)} rows, t = {t[0]:.6g} … {t[-1]:.6g}; kinetic energy at the end {ke[-1]:.6g}")
+    print(f"  snapshots   {len(r.snapshot_names)}")
+    return 0
+
+
+def cmd_series(a):
+    r = Run(a.file)
+    if not r.has_series(a.name):
+        print(f"cdlab: {a.file} has no series '{a.name}' (it has: {', '.join(r.series_names())})",
+              file=sys.stderr)
+        return 2
+    t, v = r.series("t"), r.series(a.name)
+    v = v.reshape(len(v), -1)
+    print(f"# t {a.name}" + ("" if v.shape[1] == 1 else f" ({v.shape[1]} columns)"))
+    for k in range(0, len(t), a.every):
+        print(" ".join([f"{t[k]:.17g}"] + [f"{x:.17g}" for x in v[k]]))
+    return 0
+
+
+def cmd_plot(a):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    r = Run(a.file)
+    fig, axs = plt.subplots(len(a.names), 1, figsize=(8, 2.6 * len(a.names)), sharex=True, squeeze=False)
+    t = r.series("t")
+    for ax, name in zip(axs[:, 0], a.names):
+        if not r.has_series(name):
+            print(f"cdlab: {a.file} has no series '{name}' (it has: {', '.join(r.series_names())})",
+                  file=sys.stderr)
+            return 2
+        v = r.series(name)
+        ax.plot(t, v.reshape(len(v), -1), lw=1)
+        ax.set_ylabel(name)
+    axs[-1, 0].set_xlabel("t")
+    fig.suptitle(a.file, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(a.png, dpi=110)
+    print(f"{a.png} written")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="cdlab-py", description="Look into a cdlab output file.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("summary", help="what the run was and how it ended")
+    p.add_argument("file")
+    p = sub.add_parser("series", help="a per-step series as columns (t, values)")
+    p.add_argument("file")
+    p.add_argument("name", help="e.g. kinetic_energy, mean_overlap, piston_position, energy/balance_residual")
+    p.add_argument("--every", type=int, default=1, help="every K-th row")
+    p = sub.add_parser("plot", help="series against t into a PNG")
+    p.add_argument("file")
+    p.add_argument("names", nargs="+")
+    p.add_argument("--png", required=True)
+    a = ap.parse_args(argv)
+    try:
+        return {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot}[a.cmd](a)
+    except OSError as e:
+        print(f"cdlab: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
