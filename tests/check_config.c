@@ -239,6 +239,29 @@ START_TEST(io_help_and_version)
 }
 END_TEST
 
+/* A misspelt key or section gets the closest known name (among the keys the readers asked for
+ * in that section, or the sections cdlab knows); a name far from all gets none. */
+START_TEST(errors_did_you_mean)
+{
+    struct {
+        const char *set, *expect;
+    } cases[] = {
+        {"solver.iteration=3", "unknown key 'iteration' in section [solver] (did you mean 'iterations'?)"},
+        {"solvr.iterations=3", "unknown section [solvr] (did you mean [solver]?)"},
+        {"plane.wall.normall=1 0 0", "(did you mean 'normal'?)"},
+        {"dem.kn=3", "unknown key 'kn' in section [dem] (did you mean 'k_n'?)"},
+        {"output.xyz=3", "unknown key 'xyz' in section [output]\n"},
+    };
+    for (int k = 0; k < 5; k++) {
+        char args[512], err[1024];
+        snprintf(args, sizeof args, "check ../experiments/chain1d/chain1d.ini --set '%s'",
+                 cases[k].set);
+        ck_assert_int_eq(run_cli(args, err, sizeof err), 2);
+        ck_assert_msg(strstr(err, cases[k].expect), "--set %s: %s", cases[k].set, err);
+    }
+}
+END_TEST
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -304,6 +327,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
+    tcase_add_test(tc, errors_did_you_mean);
     suite_add_tcase(s, tc);
     return s;
 }
