@@ -594,6 +594,16 @@ static void say(const run_hooks *hk, const char *fmt, ...)
     hk->message(hk->user, line);
 }
 
+/* A result line (the FCLIB export's residual, say): through hk->result, which shows it even
+ * when progress and banner are off, else as a message. */
+static void say_result(const run_hooks *hk, const char *line)
+{
+    if (hk && hk->result)
+        hk->result(hk->user, line);
+    else
+        say(hk, "%s", line);
+}
+
 /* ---- checkpoints (restart) ----
  * /checkpoints/NNNNNNNN holds everything the next step reads: the particles' state, the walls,
  * the contact list (raw records: CD contact records with their forces, or the DEM pair store
@@ -1023,11 +1033,15 @@ static status export_fclib(world *W, const cd_params *p, const cd_stats *st, con
                        .epsilon = p->epsilon,
                        .natural_map = res};
     s = contact_problem_write_fclib(&cp, path, &meta, err);
-    if (s == CDLAB_OK)
-        say(hk,
-            "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with %d "
-            "entries; natural-map residual of cdlab's solution %.3g (relative), %.3g (absolute)",
-            step, path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
+    if (s == CDLAB_OK) {
+        char line[1024];
+        snprintf(line, sizeof line,
+                 "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with "
+                 "%d entries; natural-map residual of cdlab's solution %.3g (relative), %.3g "
+                 "(absolute)",
+                 step, path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
+        say_result(hk, line);
+    }
     contact_problem_free(&cp);
     return s;
 }

@@ -20,6 +20,9 @@ typedef struct run_hooks {
     void (*progress)(void *user, const run_progress *p);
     /* Called once before the first step with lines to show the user (parameters, warnings). */
     void (*message)(void *user, const char *line);
+    /* Lines that are results (the FCLIB export's residual), shown even when messages are not;
+     * may be NULL (then they go to message). */
+    void (*result)(void *user, const char *line);
     void *user;
     /* Set (by a signal handler) to the signal number to end the run after the current step:
      * the state is written as a snapshot and a checkpoint and the file closed. May be NULL. */

@@ -140,6 +140,13 @@ static void show_message(void *user, const char *line)
         fprintf(stderr, "%s\n", line);
 }
 
+/* Results are printed with --quiet too: --quiet hides progress, not findings. */
+static void show_result(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+}
+
 static void fmt_time(char *buf, size_t n, double s)
 {
     if (s < 120)
@@ -309,6 +316,7 @@ static int cmd_run(int argc, char **argv, int check_only)
     run_hooks hooks = {.command_line = command,
                        .progress = show_progress,
                        .message = show_message,
+                       .result = show_result,
                        .user = &ps,
                        .stop = &stop_signal,
                        .restart = restart,
