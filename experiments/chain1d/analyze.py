@@ -134,7 +134,8 @@ def plot(r, png):
     tt, xx = t[k0:k1] - t0, x[k0:k1]
     f_th = lambda s, a, b, c: damped(s, a, b, r["tau_th"], r["omega_th"], c)
     pth, _ = curve_fit(f_th, tt, xx, p0=[x0, A, phi], maxfev=20000)
-    fig, ax = plt.subplots(figsize=(7, 4.4))
+    fig, (ax, axr) = plt.subplots(2, 1, figsize=(7, 6.2), sharex=True,
+                                  gridspec_kw={"height_ratios": [3, 1.3]})
     h = t[1] - t[0]
     k_ctx = max(0, r["k_open"] - int(round(40 / h)))  # some of the bouncing before the fit
     stride = max(1, (k1 - k_ctx) // 1500)                 # at most ~1500 dots
@@ -148,13 +149,24 @@ def plot(r, png):
     if r["k_open"] > 0:
         ax.axvline(t[r["k_open"] - 1], color="0.6", lw=0.8, ls=":", label="last open contact")
     ax.axvline(t0, color="tab:green", lw=0.8, ls=":", label="fit start")
-    ax.set_xlabel("t / Δt")
     ax.set_ylabel("x − x₀ of the last disk / d")
     what = "DEM twin of CD with" if r["mode"] == "dem" else "contact dynamics,"
-    ax.set_title(f"1D wave test: {what} N_I = {r['N_I']}, {r['sweep']} sweep\n"
-                 "(cf. Unger & Kertész Fig. 7)", fontsize=10)
+    ax.set_title(f"1D wave test: {what} N_I = {r['N_I']}, {r['sweep']} sweep (cf. Unger & Kertész Fig. 7)\n"
+                 "x₀: the fitted rest position; the theory curve has the theory's ω, τ and the fit's "
+                 "x₀, amplitude, phase", fontsize=9)
     ax.legend(fontsize=8)
+    # the two curves overlay so closely that the difference is only visible on its own
+    kf = slice(k0, k1, max(1, (k1 - k0) // 1500))
+    tf = t[kf] - t0
+    axr.plot(t[kf], x[kf] - damped(tf, *r["popt"]), ".", ms=2, color="tab:blue", label="data − fit")
+    axr.plot(t[kf], x[kf] - f_th(tf, *pth), ".", ms=2, color="tab:red", label="data − theory")
+    axr.axhline(0, color="0.6", lw=0.8)
+    axr.set_xlabel("t / Δt")
+    axr.set_ylabel("residual / d")
+    axr.legend(fontsize=7)
+    fig.align_ylabels()
     fig.tight_layout()
+    fig.subplots_adjust(left=0.14)
     fig.savefig(png, dpi=130)
 
 
