@@ -262,6 +262,32 @@ START_TEST(errors_did_you_mean)
 }
 END_TEST
 
+/* cdlab check prints the figures a user checks before a long run: the spurious elasticity (CD,
+ * fixed N_I), the critical time step (DEM), memory and time estimates. */
+START_TEST(io_check_prints_figures)
+{
+    char cmd[512], out[8192];
+    snprintf(cmd, sizeof cmd, "%s check ../experiments/chain1d/chain1d.ini 2>&1", cdlab_bin());
+    FILE *p = popen(cmd, "r");
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(out, "l_diff = 11.3") && strstr(out, "kappa_eff = 31.9") &&
+                      strstr(out, "estimates: memory about"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "%s check ../experiments/chain1d/chain1d.ini --set system.mode=dem "
+             "--set system.dt=0.001 2>&1",
+             cdlab_bin());
+    p = popen(cmd, "r");
+    got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(out, "DEM: critical time step 0.0155541") && strstr(out, "estimates:"),
+                  "%s", out);
+}
+END_TEST
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -328,6 +354,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
     tcase_add_test(tc, errors_did_you_mean);
+    tcase_add_test(tc, io_check_prints_figures);
     suite_add_tcase(s, tc);
     return s;
 }

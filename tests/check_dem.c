@@ -191,9 +191,12 @@ START_TEST(errors_critical_dt)
 }
 END_TEST
 
+/* Collects the lines of the run's messages (4096 bytes). */
 static void keep_message(void *user, const char *line)
 {
-    snprintf(user, 512, "%s", line);
+    char *buf = user;
+    size_t used = strlen(buf);
+    snprintf(buf + used, 4096 - used, "%s\n", line);
 }
 
 /* A CD config run in DEM mode (--set system.mode=dem) is its DEM twin: [solver] is not used
@@ -209,7 +212,7 @@ START_TEST(unit_twin_from_cd_config)
                          "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n";
     config c;
     diag err = {{0}};
-    char note[512] = "";
+    char note[4096] = "";
     run_hooks hk = {.message = keep_message, .user = note};
     /* as a CD run: [dem] ignored with a notice */
     ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
