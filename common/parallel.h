@@ -9,11 +9,27 @@ static inline int cdlab_threads(void)
 {
     return omp_get_max_threads();
 }
+static inline int cdlab_cores(void)
+{
+    return omp_get_num_procs();
+}
+static inline void cdlab_set_threads(int n)
+{
+    omp_set_num_threads(n);
+}
 #else
 #define CDLAB_PARALLEL_FOR
 static inline int cdlab_threads(void)
 {
     return 1;
+}
+static inline int cdlab_cores(void)
+{
+    return 1;
+}
+static inline void cdlab_set_threads(int n)
+{
+    (void)n;
 }
 #endif
 

@@ -420,6 +420,47 @@ START_TEST(io_drive_rotation_config)
 }
 END_TEST
 
+/* system.threads = 1, 2 and automatic (0: the run times 1 thread against 2 and may switch in
+ * the middle) give bit-identical results; the output records how the count was chosen. */
+START_TEST(determinism_threads_setting)
+{
+    const char *fmt = "[system]\nmode = dem\ndimension = 3\ndt = 1e-3\nsteps = 300\nseed = 2\n"
+                      "gravity = 0 0 -10\nthreads = %d\n"
+                      "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.3\n"
+                      "[particles]\nsource = random\ncount = 120\nradius_min = 0.4\n"
+                      "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 5 5 8\n"
+                      "[contact]\nfriction = 0.4\n[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                      "[output]\nevery = 0\n";
+    double *x[3];
+    long n[3];
+    const int settings[3] = {1, 2, 0};
+    for (int k = 0; k < 3; k++) {
+        char ini[1024], path[32];
+        snprintf(ini, sizeof ini, fmt, settings[k]);
+        diag err = {{0}};
+        run_summary sum;
+        ck_assert_msg(run_to_temp(ini, "threads.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000300/position", &x[k], &n[k], &err),
+                         CDLAB_OK);
+        char *why;
+        ck_assert_int_eq(h5in_read_attr_string(path, "/build", "threads_chosen_by", &why, &err),
+                         CDLAB_OK);
+        ck_assert_msg(strstr(why, settings[k] ? "system.threads" : "automatic") ||
+                          (settings[k] == 0 && getenv("OMP_NUM_THREADS")),
+                      "%s", why);
+        free(why);
+        remove_output(path);
+    }
+    for (int k = 1; k < 3; k++) {
+        ck_assert_int_eq(n[k], n[0]);
+        ck_assert_msg(memcmp(x[k], x[0], (size_t)n[0] * sizeof(double)) == 0,
+                      "system.threads = %d differs from 1", settings[k]);
+    }
+    for (int k = 0; k < 3; k++)
+        free(x[k]);
+}
+END_TEST
+
 Suite *dem_suite(void)
 {
     Suite *s = suite_create("dem");
@@ -438,6 +479,7 @@ Suite *dem_suite(void)
     tcase_add_test(tio, io_equiv_command);
     tcase_add_test(tio, io_dem_run_energy_series);
     tcase_add_test(tio, io_drive_rotation_config);
+    tcase_add_test(tio, determinism_threads_setting);
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
     tcase_add_test(tr, errors_critical_dt);

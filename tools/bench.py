@@ -61,8 +61,12 @@ def config(dim, ns, n, path, sweep="random", iters=50, steps=3):
 
 
 def run(args, threads):
-    """Runs cdlab, returns (summary attributes, peak RSS in KiB of that process)."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    """Runs cdlab, returns (summary attributes, peak RSS in KiB of that process). threads None:
+    cdlab's own choice (OMP_NUM_THREADS unset)."""
+    env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
     p = subprocess.Popen(args, env=env)
     _, status, ru = os.wait4(p.pid, 0)
     if status != 0:
@@ -188,10 +192,59 @@ def scaling(tmp, out):
     return slope
 
 
+def small_runs(tmp, out):
+    """Small runs must never be slower for more cores: cdlab's automatic thread count against
+    one and two threads, idle and with a second busy process on the machine (issue 15). Wall
+    time of the whole command, median of 3."""
+    cases = [("DEM chain, 50 disks, 20,000 steps", [os.path.join(root, "experiments", "chain1d", "chain1d_dem.ini"),
+                                                   "--set", "system.steps=20000", "--set", "output.every=0"]),
+             ("CD settling pile, 400 disks, 400 steps", [os.path.join(root, "experiments", "convergence", "settle.ini"),
+                                                        "--set", "system.steps=400", "--set", "output.every=0"]),
+             ("DEM pile, 1000 spheres, 2000 steps", None)]
+    ini = os.path.join(tmp, "pile1000.ini")
+    open(ini, "w").write("\n".join(["[system]", "mode = dem", "dimension = 3", "dt = 5e-4", "steps = 2000",
+                                    "gravity = 0 0 -10", "seed = 1", "[dem]", "k_n = 1e4", "k_t = 5e3",
+                                    "damping_normal = 0.3", "[particles]", "source = random", "count = 1000",
+                                    "radius_min = 0.4", "radius_max = 0.5", "box_min = 0 0 0", "box_max = 12 12 12",
+                                    "[contact]", "friction = 0.4", "[plane.floor]", "point = 0 0 0",
+                                    "normal = 0 0 1", "[output]", "every = 0"]) + "\n")
+    cases[2] = (cases[2][0], [ini])
+    rows = []
+    for busy in (False, True):
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+        try:
+            for name, args in cases:
+                times = {}
+                for label, threads in (("automatic", None), ("1 thread", 1), ("2 threads", 2)):
+                    ts = []
+                    for rep in range(3):
+                        h5 = os.path.join(tmp, "small.h5")
+                        t0 = time.time()
+                        run([CDLAB, "run"] + args + ["-o", h5, "--overwrite", "--quiet"], threads)
+                        ts.append(time.time() - t0)
+                    times[label] = statistics.median(ts)
+                rows.append((name, busy, times))
+                print(f"small: {name}, {'busy' if busy else 'idle'}: " +
+                      ", ".join(f"{k} {v:.3f} s" for k, v in times.items()), flush=True)
+        finally:
+            if hog:
+                hog.kill()
+    out += ["## Small runs: more cores never slower", "",
+            "Wall time of the whole command (median of 3), with cdlab's automatic thread count (`system.threads = 0`, "
+            "OMP_NUM_THREADS unset), and forced to 1 and 2 threads; on the idle machine and beside a busy process "
+            "(a Python loop on one core). Goal: the automatic choice no slower than 1 thread.", "",
+            "| run | machine | automatic | 1 thread | 2 threads | automatic / 1 thread |", "|---|---|---|---|---|---|"]
+    for name, busy, t in rows:
+        out.append(f"| {name} | {'one busy process' if busy else 'idle'} | {t['automatic']:.3f} s | {t['1 thread']:.3f} s | "
+                   f"{t['2 threads']:.3f} s | {t['automatic'] / t['1 thread']:.2f} |")
+    out.append("")
+
+
 def main():
     t_start = time.time()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
+        small_runs(tmp, out)
         cd_cases(tmp, out)
         chute_cases(tmp, out)
         scaling(tmp, out)

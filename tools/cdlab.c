@@ -55,6 +55,8 @@ static const struct {
      "  --restart PREVIOUS.h5      continue from its last complete checkpoint\n"
      "  --export-fclib STEP        write that CD step's contact problem as FCLIB (OUT-stepSTEP.fclib.h5)\n"
      "  --fclib-out FILE           ... to FILE instead\n"
+     "  --threads N                threads (as system.threads; default: automatic, see\n"
+     "                             docs/config.md: every core only where the work pays)\n"
      "  --quiet, -q                no progress or banner (errors are still printed)\n"
      "Exit status: 0 completed, 1 failed during the run (the output says how far it got),\n"
      "2 refused before it started (nothing was written), 128+N ended by signal N.",
@@ -266,6 +268,19 @@ static int cmd_run(int argc, char **argv, int check_only)
             }
         } else if (strcmp(argv[k], "--fclib-out") == 0 && k + 1 < argc && !check_only) {
             fclib_out = argv[++k];
+        } else if (strcmp(argv[k], "--threads") == 0 && k + 1 < argc) {
+            /* the same as --set system.threads=N (recorded with the overrides) */
+            static char buf[64];
+            char *end;
+            long t = strtol(argv[++k], &end, 10);
+            if (*end != '\0' || end == argv[k] || t < 1 || t > 4096) {
+                fprintf(stderr, "cdlab: --threads: '%s' is not a thread count (1 to 4096)\n",
+                        argv[k]);
+                free(sets);
+                return 2;
+            }
+            snprintf(buf, sizeof buf, "system.threads=%ld", t);
+            sets[nset++] = buf;
         } else if (strcmp(argv[k], "--overwrite") == 0 && !check_only) {
             overwrite = 1;
         } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
