@@ -49,6 +49,13 @@ $(BUILD)/build_stamp.h: FORCE
 $(BUILD)/common/build_info.o: $(BUILD)/build_stamp.h
 FORCE:
 
+# The configuration's keys, generated from docs/config.md's tables: cdlab help config prints
+# them, and the reader refuses a key they lack (tools/config_schema.py).
+$(BUILD)/config_schema.h: docs/config.md tools/config_schema.py
+	@mkdir -p $(BUILD)
+	$(PYTHON) tools/config_schema.py docs/config.md > $@.tmp && mv $@.tmp $@
+$(BUILD)/cd/cd_run.o $(BUILD)/tools/cdlab.o: $(BUILD)/config_schema.h
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@

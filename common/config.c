@@ -359,10 +359,34 @@ static status eerr(const config *c, const config_entry *e, const char *sec, cons
     return s;
 }
 
+void config_use_schema(config *c, const config_key_doc *schema, int n)
+{
+    c->schema = schema;
+    c->nschema = n;
+    c->undocumented[0] = '\0';
+}
+
+int config_documented(const config *c, const char *section, const char *key)
+{
+    if (!c->schema)
+        return 1;
+    for (int k = 0; k < c->nschema; k++) {
+        const char *s = c->schema[k].section;
+        size_t l = strlen(s);
+        int sec_ok = l > 0 && s[l - 1] == '.' ? strncmp(section, s, l) == 0 && section[l] != '\0'
+                                               : strcmp(section, s) == 0;
+        if (sec_ok && strcmp(key, c->schema[k].key) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Looks up a key; missing and required is an error; marks it used. */
 static status lookup(config *c, const char *sec, const char *key, int required, config_entry **out,
                      diag *err)
 {
+    if (!c->undocumented[0] && !config_documented(c, sec, key))
+        snprintf(c->undocumented, sizeof c->undocumented, "%s.%s", sec, key);
     config_entry *e = find(c, sec, key);
     *out = e;
     if (e) {

@@ -30,6 +30,12 @@ typedef struct config_resolved {
     char value[256];
 } config_resolved;
 
+/* One documented key (docs/config.md; build/config_schema.h is generated from it). A section
+ * ending in '.' stands for every section with that prefix ("plane." for [plane.floor]). */
+typedef struct config_key_doc {
+    const char *section, *key, *type, *dflt, *meaning;
+} config_key_doc;
+
 typedef struct config {
     char file[512]; /* file name used in messages */
     char *text;     /* the file's text, echoed into the output */
@@ -37,6 +43,11 @@ typedef struct config {
     int n, cap;
     config_resolved *res;
     int nres, rescap;
+    /* the documented keys: a getter asked for a key not among them records it here (the code
+     * reads a key docs/config.md lacks), and the reader refuses the config */
+    const config_key_doc *schema;
+    int nschema;
+    char undocumented[2 * CONFIG_NAME_MAX + 2];
 } config;
 
 status config_load_file(config *c, const char *path, diag *err);
@@ -62,6 +73,11 @@ const char *config_file_value(const config *c, const char *section, const char *
  * the number of keys in the section through *count (0: absent). */
 status config_skip_section(config *c, const char *section, const char *const *keys, int *count,
                            diag *err);
+
+/* From now on every key asked for must be among these documented keys (see config.undocumented). */
+void config_use_schema(config *c, const config_key_doc *schema, int n);
+/* Whether a section and key are documented (always 1 without a schema). */
+int config_documented(const config *c, const char *section, const char *key);
 
 /* Getters: required != 0 makes a missing key an error; otherwise dflt is used. Ranges are
  * inclusive unless noted; a value outside is an error (never clamped). */

@@ -11,6 +11,7 @@
 #include "cd_run.h"
 #include "dem.h"
 #include "build_info.h"
+#include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "h5io.h"
 #include "parallel.h"
 
@@ -34,6 +35,7 @@ static void usage(FILE *f)
                "  cdlab info OUT.h5\n"
                "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
                "  cdlab help [COMMAND]               what a command does, with an example\n"
+               "  cdlab help config [SECTION]        every configuration key: type, default, meaning\n"
                "  cdlab --version                    version, commit, results epoch, build options\n"
                "Every command answers --help.\n"
                "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
@@ -80,10 +82,65 @@ static const struct {
      "  --diameter D               particle diameter (default 1)\n"
      "  --length L                 system size, to compare with the diffusion length",
      "  cdlab equiv 40 1.0 1.0 random --length 50"},
-    {"help", "cdlab help [COMMAND]", "Lists the commands, or explains one.", "",
-     "  cdlab help run"},
+    {"help", "cdlab help [COMMAND | config [SECTION]]",
+     "Lists the commands, or explains one; `cdlab help config` lists every configuration key\n"
+     "with its type, default and meaning (from docs/config.md, which is the parser's key list).",
+     "", "  cdlab help run\n  cdlab help config solver"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* Prints text wrapped at 100 columns, each line after the first indented by indent. */
+static void wrap(FILE *f, const char *text, int indent, int col)
+{
+    const char *p = text;
+    while (*p) {
+        int room = 100 - col;
+        int len = (int)strlen(p), cut = len;
+        if (len > room) {
+            cut = room;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = room;
+        }
+        fprintf(f, "%.*s\n", cut, p);
+        p += cut;
+        while (*p == ' ')
+            p++;
+        if (*p)
+            fprintf(f, "%*s", indent, "");
+        col = indent;
+    }
+}
+
+/* cdlab help config [SECTION]: the configuration's keys, from docs/config.md's tables (the
+ * reader refuses any key not among them, so this list is the parser's). */
+static int config_help(const char *only)
+{
+    const char *last = "";
+    int shown = 0;
+    for (int k = 0; k < CONFIG_SCHEMA_N; k++) {
+        const config_key_doc *d = &config_schema[k];
+        size_t l = strlen(d->section);
+        int named = l > 0 && d->section[l - 1] == '.'; /* [plane.NAME] */
+        if (only && strncmp(d->section, only, strlen(only)) != 0)
+            continue;
+        if (strcmp(d->section, last) != 0) {
+            printf("%s[%s%s]\n", shown ? "\n" : "", d->section, named ? "NAME" : "");
+            last = d->section;
+        }
+        printf("  %s = %s%s%s%s\n      ", d->key, d->dflt[0] ? d->dflt : "(no default)",
+               d->type[0] ? "   [" : "", d->type, d->type[0] ? "]" : "");
+        wrap(stdout, d->meaning, 6, 6);
+        shown++;
+    }
+    if (!shown) {
+        fprintf(stderr, "cdlab: no section '%s' (cdlab help config lists them all)\n", only);
+        return 2;
+    }
+    printf("\nAll of it, with the rules: docs/config.md.\n");
+    return 0;
+}
 
 static int command_help(const char *name, FILE *f)
 {
@@ -474,6 +531,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "help") == 0) {
+        if (argc >= 3 && strcmp(argv[2], "config") == 0)
+            return config_help(argc >= 4 ? argv[3] : NULL);
         if (argc >= 3) {
             if (command_help(wants_help(1, argv + 2) ? "help" : argv[2], stdout))
                 return 0;
