@@ -743,8 +743,10 @@ static const char *did_you_mean_key(const config *c, const char *sec, const char
     const char *names[256];
     int m = 0;
     size_t sl = strlen(sec);
+    /* derived values are recorded too (dem.critical_dt): only documented keys are suggested */
     for (int k = 0; k < c->nres && m < 256; k++)
-        if (strncmp(c->res[k].name, sec, sl) == 0 && c->res[k].name[sl] == '.')
+        if (strncmp(c->res[k].name, sec, sl) == 0 && c->res[k].name[sl] == '.' &&
+            config_documented(c, sec, c->res[k].name + sl + 1))
             names[m++] = c->res[k].name + sl + 1;
     const char *best = closest(key, names, m);
     if (!best)
