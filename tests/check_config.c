@@ -205,33 +205,34 @@ static int run_cli(const char *args, char *errbuf, size_t n)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Runs the binary; returns its exit status and the first bytes of stdout and stderr. */
+static int run_cli_output(const char *args, char *out, size_t n)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", cdlab_bin(), args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t got = fread(out, 1, n - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* Every command answers --help (and cdlab help COMMAND) on stdout with exit 0: what it does,
  * its usage and an example; --version gives the commit, the results epoch and OpenMP. */
 START_TEST(io_help_and_version)
 {
     const char *cmds[] = {"run", "check", "info", "equiv", "help"};
+    char args[128], out[4096];
     for (int k = 0; k < 5; k++) {
         for (int form = 0; form < 2; form++) {
-            char cmd[512], out[4096];
-            if (form == 0)
-                snprintf(cmd, sizeof cmd, "%s %s --help", cdlab_bin(), cmds[k]);
-            else
-                snprintf(cmd, sizeof cmd, "%s help %s", cdlab_bin(), cmds[k]);
-            FILE *p = popen(cmd, "r");
-            ck_assert_ptr_nonnull(p);
-            size_t got = fread(out, 1, sizeof out - 1, p);
-            out[got] = '\0';
-            ck_assert_int_eq(pclose(p), 0);
-            ck_assert_msg(strstr(out, "usage: cdlab ") && strstr(out, "example:"), "%s: %s", cmd,
+            snprintf(args, sizeof args, form == 0 ? "%s --help" : "help %s", cmds[k]);
+            ck_assert_int_eq(run_cli_output(args, out, sizeof out), 0);
+            ck_assert_msg(strstr(out, "usage: cdlab ") && strstr(out, "example:"), "%s: %s", args,
                           out);
         }
     }
-    char cmd[512], out[1024];
-    snprintf(cmd, sizeof cmd, "%s --version", cdlab_bin());
-    FILE *p = popen(cmd, "r");
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(run_cli_output("--version", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "commit ") && strstr(out, "results epoch ") && strstr(out, "openmp"),
                   "%s", out);
     char err[512];
@@ -266,23 +267,15 @@ END_TEST
  * fixed N_I), the critical time step (DEM), memory and time estimates. */
 START_TEST(io_check_prints_figures)
 {
-    char cmd[512], out[8192];
-    snprintf(cmd, sizeof cmd, "%s check ../experiments/chain1d/chain1d.ini 2>&1", cdlab_bin());
-    FILE *p = popen(cmd, "r");
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    char out[8192];
+    ck_assert_int_eq(run_cli_output("check ../experiments/chain1d/chain1d.ini", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "l_diff = 11.3") && strstr(out, "kappa_eff = 31.9") &&
                       strstr(out, "estimates: memory about"),
                   "%s", out);
-    snprintf(cmd, sizeof cmd,
-             "%s check ../experiments/chain1d/chain1d.ini --set system.mode=dem "
-             "--set system.dt=0.001 2>&1",
-             cdlab_bin());
-    p = popen(cmd, "r");
-    got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(run_cli_output("check ../experiments/chain1d/chain1d.ini --set system.mode=dem "
+                                    "--set system.dt=0.001",
+                                    out, sizeof out),
+                     0);
     ck_assert_msg(strstr(out, "DEM: critical time step 0.0155541") && strstr(out, "estimates:"),
                   "%s", out);
 }
@@ -293,20 +286,12 @@ END_TEST
  * key read but not documented. */
 START_TEST(io_help_config_is_the_parsers_list)
 {
-    char cmd[512], out[65536];
-    snprintf(cmd, sizeof cmd, "%s help config", cdlab_bin());
-    FILE *p = popen(cmd, "r");
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    static char out[65536];
+    ck_assert_int_eq(run_cli_output("help config", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "[solver]\n  sweep") && strstr(out, "[plane.NAME]") &&
                       strstr(out, "stiffness_from_cd") && strstr(out, "threads"),
                   "%.2000s", out);
-    snprintf(cmd, sizeof cmd, "%s help config dem", cdlab_bin());
-    p = popen(cmd, "r");
-    got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(run_cli_output("help config dem", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "[dem]") && !strstr(out, "[solver]"), "%s", out);
     const char *configs[] = {"experiments/chain1d/chain1d.ini", "experiments/chain1d/chain1d_dem.ini",
                              "experiments/convergence/settle.ini",
