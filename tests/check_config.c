@@ -192,30 +192,29 @@ START_TEST(errors_set_overrides_file)
 }
 END_TEST
 
-/* Runs the binary; returns its exit status and the first bytes of its stderr. */
-static int run_cli(const char *args, char *errbuf, size_t n)
+/* Runs the binary with the shell redirection redir; returns its exit status and the first
+ * bytes of what reaches the pipe. */
+static int run_binary(const char *args, const char *redir, char *buf, size_t n)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", cdlab_bin(), args);
+    snprintf(cmd, sizeof cmd, "%s %s %s", cdlab_bin(), args, redir);
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
-    size_t got = fread(errbuf, 1, n - 1, p);
-    errbuf[got] = '\0';
+    size_t got = fread(buf, 1, n - 1, p);
+    buf[got] = '\0';
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Runs the binary; returns its exit status and the first bytes of stdout and stderr. */
+/* Its exit status and stderr; and with stdout and stderr together. */
+static int run_cli(const char *args, char *errbuf, size_t n)
+{
+    return run_binary(args, "2>&1 >/dev/null", errbuf, n);
+}
+
 static int run_cli_output(const char *args, char *out, size_t n)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", cdlab_bin(), args);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t got = fread(out, 1, n - 1, p);
-    out[got] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_binary(args, "2>&1", out, n);
 }
 
 /* Every command answers --help (and cdlab help COMMAND) on stdout with exit 0: what it does,
