@@ -1259,38 +1259,37 @@ static void estimates(const setup *S, const run_hooks *hk)
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
  * system, the solver or DEM law with the figures a user checks before a long run (spurious
  * elasticity, critical time step), the output, and estimates of memory and time. */
-static void announce(const setup *Sp, const run_hooks *hk)
+static void announce(const setup *S, const run_hooks *hk)
 {
-    const setup S = *Sp; /* a shallow copy: only read */
-    const world *W = &S.W;
-    if (S.notice[0])
-        say(hk, "%s", S.notice);
+    const world *W = &S->W;
+    if (S->notice[0])
+        say(hk, "%s", S->notice);
     say(hk, "cdlab %s (%s): %s mode, %d particles, dimension %d, %d walls, %ld steps of dt = %g",
-        cdlab_version, cdlab_git_commit, mode_names[S.mode], W->P.n, W->P.dimension, W->n_walls,
-        S.info.steps, W->dt);
-    say(hk, "threads: %d of %d cores (%s)", S.threads, cdlab_cores(), S.threads_why);
-    if (S.mode == MODE_CD) {
+        cdlab_version, cdlab_git_commit, mode_names[S->mode], W->P.n, W->P.dimension, W->n_walls,
+        S->info.steps, W->dt);
+    say(hk, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
+    if (S->mode == MODE_CD) {
         cd_elasticity e =
-            cd_elasticity_of(S.prm.sweep, S.prm.iterations, W->dt, S.info.d_mean, S.info.m_mean);
+            cd_elasticity_of(S->prm.sweep, S->prm.iterations, W->dt, S->info.d_mean, S->info.m_mean);
         say(hk,
             "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
-            cd_sweep_names[S.prm.sweep], cd_criterion_names[S.prm.crit], S.prm.iterations,
-            S.prm.epsilon, S.prm.delta, S.prm.warm_start ? "on" : "off");
-        if (S.prm.crit == CRIT_FIXED && isfinite(e.q)) {
+            cd_sweep_names[S->prm.sweep], cd_criterion_names[S->prm.crit], S->prm.iterations,
+            S->prm.epsilon, S->prm.delta, S->prm.warm_start ? "on" : "off");
+        if (S->prm.crit == CRIT_FIXED && isfinite(e.q)) {
             say(hk,
                 "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
                 "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, "
                 "gamma_eff = %.4g",
-                S.prm.iterations, e.q, e.c, e.D, e.l_diff, S.info.length, S.info.length / e.l_diff,
+                S->prm.iterations, e.q, e.c, e.D, e.l_diff, S->info.length, S->info.length / e.l_diff,
                 e.kappa, e.gamma);
-            if (e.l_diff < S.info.length)
+            if (e.l_diff < S->info.length)
                 say(hk,
                     "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
                     "regime (N_I = %d too small for rigid behaviour, eq. 48)",
-                    e.l_diff, S.info.length, S.prm.iterations);
+                    e.l_diff, S->info.length, S->prm.iterations);
         }
     } else {
-        const dem_params *p = &S.dem.p;
+        const dem_params *p = &S->dem.p;
         say(hk,
             "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
             "dashpots %s n = %g, t = %g%s",
@@ -1299,33 +1298,33 @@ static void announce(const setup *Sp, const run_hooks *hk)
             p->damp_rate       ? "rate (c = m_eff gamma)"
             : p->damp_absolute ? "absolute"
                                : "fraction of critical",
-            p->damp_n, p->damp_t, S.dem.from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
-        if (S.dem.drive == DRIVE_NONE)
-            say(hk, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", S.dem.dt_crit, W->dt,
-                W->dt / S.dem.dt_crit,
-                W->dt > S.dem.dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
-        else if (S.dem.drive == DRIVE_ROTATION)
+            p->damp_n, p->damp_t, S->dem.from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+        if (S->dem.drive == DRIVE_NONE)
+            say(hk, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", S->dem.dt_crit, W->dt,
+                W->dt / S->dem.dt_crit,
+                W->dt > S->dem.dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
+        else if (S->dem.drive == DRIVE_ROTATION)
             say(hk,
                 "DEM: kinematic drive, rigid rotation by (%g, %g, %g) per step about "
                 "(%g, %g, %g); no dynamics",
-                S.dem.rotation.x, S.dem.rotation.y, S.dem.rotation.z, S.dem.centre.x,
-                S.dem.centre.y, S.dem.centre.z);
+                S->dem.rotation.x, S->dem.rotation.y, S->dem.rotation.z, S->dem.centre.x,
+                S->dem.centre.y, S->dem.centre.z);
         else
             say(hk,
                 "DEM: kinematic drive, affine displacement gradient per step about "
                 "(%g, %g, %g); no dynamics",
-                S.dem.centre.x, S.dem.centre.y, S.dem.centre.z);
+                S->dem.centre.x, S->dem.centre.y, S->dem.centre.z);
     }
     char snaps[64], probes[32] = "";
-    if (S.out.every > 0)
-        snprintf(snaps, sizeof snaps, "snapshots every %ld steps", S.out.every);
+    if (S->out.every > 0)
+        snprintf(snaps, sizeof snaps, "snapshots every %ld steps", S->out.every);
     else
         snprintf(snaps, sizeof snaps, "snapshots of the first and last step only");
-    if (S.out.n_probes > 0)
-        snprintf(probes, sizeof probes, ", %d probe%s", S.out.n_probes,
-                 S.out.n_probes > 1 ? "s" : "");
-    say(hk, "output: %s (%s%s)", S.out.file, snaps, probes);
-    estimates(&S, hk);
+    if (S->out.n_probes > 0)
+        snprintf(probes, sizeof probes, ", %d probe%s", S->out.n_probes,
+                 S->out.n_probes > 1 ? "s" : "");
+    say(hk, "output: %s (%s%s)", S->out.file, snaps, probes);
+    estimates(S, hk);
 }
 
 status cd_run(config *c, const char *out_path, const run_hooks *hk, run_summary *sum, diag *err)

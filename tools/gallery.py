@@ -7,10 +7,9 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments_status import MARK, source_epoch  # noqa: E402
+from experiments_status import MARK, STUDIES, source_epoch  # noqa: E402
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-ORDER = ["chain1d", "piston2d", "cd_vs_dem", "convergence", "kuhn", "sliding_pair"]
 
 
 def main():
@@ -24,7 +23,7 @@ def main():
              "`summary.md` with measured numbers beside the paper's or the theory's, the tolerance and a pass/fail "
              "word. `make experiments` reruns all of them (`QUICK=1`: small versions); `make gallery` rebuilds this "
              "page. The sections below are those summaries, with their plots.", ""]
-    for name in ORDER:
+    for name in STUDIES:
         p = os.path.join(root, "experiments", name, "summary.md")
         if not os.path.exists(p):
             parts += [f"## {name}", "", "(not run yet)", ""]

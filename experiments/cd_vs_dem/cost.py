@@ -46,8 +46,8 @@ def run(args, out):
 
 
 def critical_dt(args):
-    """The twin's critical time step, as cdlab computes it (cdlab check prints nothing of it:
-    ask with a 0-step... a refused dt gives it in the message)."""
+    """The twin's critical time step, as cdlab computes it: a dt far above it is refused with a
+    message that gives it."""
     p = subprocess.run([CDLAB, "check"] + args + ["--set", "system.dt=1e9"], capture_output=True, text=True)
     import re
     m = re.search(r"critical DEM time step ([0-9.eE+-]+)", p.stderr)

@@ -51,11 +51,6 @@ def response(path, base_path):
                 active=int(b.series("active_contacts")[1]), compliance=f["x0"] / dF)
 
 
-def slope_cell(x, y, tag):
-    s, e = dampedfit.loglog_slope(x, y)
-    return s, e
-
-
 def verdict(s, e, want, quick):
     if quick or not np.isfinite(e):
         return "n/a (quick: two N_I)" if quick else "n/a"
