@@ -18,7 +18,8 @@ import numpy as np
 # attributes that describe the run's circumstances, not its results
 SKIP_ATTRS = {"/build", "/summary@wall_seconds", "/summary@step_seconds", "/summary@solve_seconds",
               "/summary@timed_step_seconds", "/summary@peak_rss_kib", "/@config_file",
-              "/restart@from_file", "/summary@threads", "/parameters@output.file"}
+              "/restart@from_file", "/summary@threads", "/parameters@output.file",
+              "/@command_line"}
 
 
 def skipped(path, attr=None):

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Bit-identity check of a change that should not move results: the same fixed set of runs with
+two cdlab binaries, every output compared dataset by dataset (tools/h5compare.py), the first
+difference of each dataset reported.
+
+    tools/identity.py run BINARY DIR              # the runs below with BINARY, outputs in DIR
+    tools/identity.py compare OLD_DIR NEW_DIR     # exit 0: every output bit-identical
+    tools/identity.py OLD_BINARY NEW_BINARY [--dir D]   # both, in D/old and D/new
+
+The runs (short versions of the repository's configs, about a minute in all on 2 cores):
+  cd_3d          CD, 3D, random sweep, local criterion, piston, probes, checkpoints, and an
+                 FCLIB export of step 30 (tests/memcheck/cd.ini)
+  cd_3d_restart  cd_3d continued from its last checkpoint to step 90
+  cd_2d_colored  CD, 2D, colored sweep, fixed N_I (experiments/convergence/settle.ini)
+  dem_3d         DEM, Kuhn law, dashpots, piston (tests/memcheck/dem.ini)
+  dem_3d_restart dem_3d continued from its last checkpoint to step 900
+  dem_drive      DEM kinematic drive (rigid rotation) and dem_affine (affine gradient)
+  dem_twin       the DEM twin of the 1D wave test (system.mode = dem on chain1d.ini)
+  chute          the periodic DEM chute (bench/chute.ini, one tile of 4,100 spheres)
+Each run's output, its checkpoints and the FCLIB file are compared; provenance (build, wall
+times, file names) is skipped by h5compare."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5compare  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name: (config, extra arguments); "{dir}" is the output folder
+RUNS = [
+    ("cd_3d", "tests/memcheck/cd.ini",
+     ["--set", "output.checkpoint_every=20", "--set", "output.probes=0 7 59",
+      "--export-fclib", "30", "--fclib-out", "{dir}/cd_3d.fclib.h5"]),
+    ("cd_3d_restart", "tests/memcheck/cd.ini",
+     ["--restart", "{dir}/cd_3d.h5", "--set", "system.steps=90"]),
+    ("cd_2d_colored", "experiments/convergence/settle.ini",
+     ["--set", "solver.sweep=colored", "--set", "system.steps=150", "--set", "output.every=50",
+      "--set", "output.checkpoint_every=50"]),
+    ("dem_3d", "tests/memcheck/dem.ini",
+     ["--set", "system.steps=600", "--set", "output.every=200",
+      "--set", "output.checkpoint_every=200", "--set", "output.probes=3"]),
+    ("dem_3d_restart", "tests/memcheck/dem.ini",
+     ["--restart", "{dir}/dem_3d.h5", "--set", "system.steps=900"]),
+    ("dem_drive", "tests/memcheck/dem.ini",
+     ["--set", "system.steps=40", "--set", "output.every=10", "--set", "drive.motion=rotation",
+      "--set", "drive.rotation=0 0.01 0.02"]),
+    ("dem_affine", "tests/memcheck/dem.ini",
+     ["--set", "system.steps=40", "--set", "output.every=10", "--set", "drive.motion=affine",
+      "--set", "drive.gradient=1e-3 0 0 0 -1e-3 0 0 0 0"]),
+    ("dem_twin", "experiments/chain1d/chain1d.ini",
+     ["--set", "system.mode=dem", "--set", "system.dt=0.01", "--set", "system.steps=1000"]),
+    ("chute", "bench/chute.ini",
+     ["--set", "particles.tile=1 1 1", "--set", "particles.count=4100",
+      "--set", "system.steps=300", "--set", "output.every=100",
+      "--set", "output.checkpoint_every=100"]),
+]
+
+
+def run_all(binary, out):
+    os.makedirs(out, exist_ok=True)
+    binary = os.path.abspath(binary)
+    for name, cfg, extra in RUNS:
+        args = [binary, "run", os.path.join(ROOT, cfg), "-o", os.path.join(out, name + ".h5"),
+                "--quiet"] + [a.replace("{dir}", out) for a in extra]
+        r = subprocess.run(args, cwd=os.path.dirname(os.path.join(ROOT, cfg)),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"identity: {name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        print(f"identity: ran {name}", flush=True)
+
+
+def compare_dirs(old, new):
+    files = sorted(f for f in os.listdir(old) if f.endswith(".h5"))
+    if not files:
+        sys.exit(f"identity: no outputs in {old}")
+    bad = 0
+    for f in files:
+        if not os.path.exists(os.path.join(new, f)):
+            print(f"{f}: missing in {new}")
+            bad += 1
+            continue
+        n = h5compare.compare(os.path.join(old, f), os.path.join(new, f))
+        print(f"{f}: {'bit-identical' if n == 0 else f'{n} differences'}", flush=True)
+        bad += n != 0
+    # the XDMF sidecars: text, byte for byte (they name the HDF5 file relative to themselves)
+    for f in sorted(f for f in os.listdir(old) if f.endswith(".xmf")):
+        files.append(f)
+        with open(os.path.join(old, f), "rb") as a:
+            same = os.path.exists(os.path.join(new, f)) and a.read() == open(
+                os.path.join(new, f), "rb").read()
+        print(f"{f}: {'byte-identical' if same else 'differs'}")
+        bad += not same
+    print(f"identity: {len(files) - bad} of {len(files)} outputs identical")
+    return 0 if bad == 0 else 1
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "run":
+        ap = argparse.ArgumentParser()
+        ap.add_argument("cmd")
+        ap.add_argument("binary")
+        ap.add_argument("dir")
+        a = ap.parse_args()
+        run_all(a.binary, os.path.abspath(a.dir))
+        return 0
+    if len(sys.argv) >= 2 and sys.argv[1] == "compare":
+        ap = argparse.ArgumentParser()
+        ap.add_argument("cmd")
+        ap.add_argument("old")
+        ap.add_argument("new")
+        a = ap.parse_args()
+        return compare_dirs(a.old, a.new)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("old_binary")
+    ap.add_argument("new_binary")
+    ap.add_argument("--dir", help="where the outputs go (default: a temporary folder)")
+    a = ap.parse_args()
+    d = os.path.abspath(a.dir) if a.dir else tempfile.mkdtemp(prefix="cdlab-identity-")
+    run_all(a.old_binary, os.path.join(d, "old"))
+    run_all(a.new_binary, os.path.join(d, "new"))
+    return compare_dirs(os.path.join(d, "old"), os.path.join(d, "new"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
