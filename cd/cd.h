@@ -9,17 +9,9 @@
 #ifndef CDLAB_CD_H
 #define CDLAB_CD_H
 
+#include "equiv.h" /* sweep_order */
 #include "pcg32.h"
 #include "world.h"
-
-typedef enum sweep_order {
-    SWEEP_RANDOM,   /* fresh random permutation every sweep, each contact exactly once */
-    SWEEP_FORWARD,  /* list order (sorted by pair key) */
-    SWEEP_BACKWARD, /* reverse list order */
-    SWEEP_JACOBI,   /* every contact from the previous sweep's forces (parallel update) */
-    SWEEP_COLORED,  /* graph colouring of the contacts; colours in a fresh random order, each
-                       colour's contacts (no movable body in common) updated in parallel */
-} sweep_order;
 
 typedef enum criterion {
     CRIT_FIXED,  /* exactly N_I sweeps, eq. (37) */

@@ -1,6 +1,5 @@
 #include "cd_config.h"
 
-const char *const cd_sweep_names[] = {"random", "forward", "backward", "jacobi", "colored", NULL};
 const char *const cd_criterion_names[] = {"fixed", "local", "global", NULL};
 
 status cd_config_read(config *c, cd_params *p, diag *err)
@@ -9,7 +8,7 @@ status cd_config_read(config *c, cd_params *p, diag *err)
     int sweep, crit;
     long iters;
     status s;
-    if ((s = config_enum(c, "solver", "sweep", 0, (int)p->sweep, cd_sweep_names, &sweep, err)) ||
+    if ((s = config_enum(c, "solver", "sweep", 0, (int)p->sweep, sweep_order_names, &sweep, err)) ||
         (s = config_enum(c, "solver", "criterion", 0, (int)p->crit, cd_criterion_names, &crit,
                          err)) ||
         (s = config_int(c, "solver", "iterations", 0, p->iterations, 1, 100000000L, &iters, err)) ||
@@ -23,29 +22,4 @@ status cd_config_read(config *c, cd_params *p, diag *err)
     p->crit = (criterion)crit;
     p->iterations = (int)iters;
     return CDLAB_OK;
-}
-
-double cd_sweep_q(sweep_order s)
-{
-    if (s == SWEEP_JACOBI)
-        return 0.5; /* eq. (45) */
-    if (s == SWEEP_RANDOM)
-        return (4.0 * sqrt(exp(1.0)) - 5.0) / 2.0; /* eq. (46), ~0.797 */
-    if (s == SWEEP_COLORED)
-        return CD_Q_COLORED_MEASURED;
-    if (s == SWEEP_FORWARD || s == SWEEP_BACKWARD)
-        return CD_Q_ORDERED_MEASURED;
-    return NAN;
-}
-
-cd_elasticity cd_elasticity_of(sweep_order s, int N_I, double dt, double d, double m)
-{
-    cd_elasticity e;
-    e.q = cd_sweep_q(s);
-    e.D = e.q * N_I * d * d / dt;        /* eq. (54) */
-    e.c = sqrt(e.q * N_I) * d / dt;      /* eq. (57) */
-    e.l_diff = sqrt(4.0 * e.D * dt);     /* eq. (63) */
-    e.kappa = e.q * m * N_I / (dt * dt); /* eq. (67) */
-    e.gamma = e.q * m * N_I / dt;        /* eq. (68) */
-    return e;
 }

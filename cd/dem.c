@@ -178,14 +178,7 @@ double dem_critical_dt(const world *W, const dem_params *p)
         c *= m_min;
     else if (!p->damp_absolute) /* fraction of the critical damping of the lightest pair */
         c *= 2.0 * sqrt(m_min * k_max);
-    return dem_critical_dt_of(k_max, c, m_min);
-}
-
-double dem_critical_dt_of(double k, double c, double m)
-{
-    double omega = 2.0 * sqrt(k / m);
-    double xi = c * omega / (2.0 * k); /* damping ratio of the highest mode */
-    return 2.0 / omega * (sqrt(1.0 + xi * xi) - xi);
+    return equiv_critical_dt(k_max, c, m_min);
 }
 
 /* Everything derived from a new pair list (a rebuild, or a list restored from a

@@ -6,6 +6,7 @@
 #define CDLAB_DEM_H
 
 #include "dem_contact.h"
+#include "equiv.h"
 #include "world.h"
 
 typedef struct dem_params {
@@ -91,8 +92,6 @@ void dem_solver_free(dem_solver *S);
  * omega_max = 2 sqrt(k_max / m_min) from the stiffest contact (k_n, or k_t (1 + m r^2/I) for
  * the rolling mode) and the lightest particle, and xi the damping ratio of that mode. */
 double dem_critical_dt(const world *W, const dem_params *p);
-/* The same formula for one stiffness k, absolute dashpot c and mass m. */
-double dem_critical_dt_of(double k, double c, double m);
 
 typedef struct dem_stats {
     int n_contacts, n_active, n_sliding;

@@ -1,18 +1,12 @@
 #include "dem_config.h"
 
-#include "cd_config.h"
+#include "equiv.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const dem_config_keys[] = {"stiffness_from_cd", "cd_dt", "cd_sweep", "k_n", "k_t",
-                                       "damping", "damping_normal", "damping_tangential",
-                                       "tangential", "projection", "twirl", "eps",
-                                       "allow_unstable_dt", "abort_overlap", "stress_volume", NULL};
-const char *const drive_config_keys[] = {"motion", "centre", "rotation", "gradient", NULL};
-
-status dem_config_read(config *c, const world *W, const scene_info *info, const cd_params *cd_twin,
+status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err)
 {
     memset(d, 0, sizeof *d);
@@ -25,9 +19,8 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
     long from_cd = 0;
     status s;
     /* the twin of a CD config: its N_I unless the [dem] section gives a stiffness itself */
-    long from_cd_default = cd_twin && cd_twin->crit == CRIT_FIXED && !config_has(c, S, "k_n")
-                               ? cd_twin->iterations
-                               : 0;
+    int is_twin = twin && twin->present;
+    long from_cd_default = is_twin && !config_has(c, S, "k_n") ? twin->iterations : 0;
     if ((s = config_int(c, S, "stiffness_from_cd", 0, from_cd_default, 0, 100000000L, &from_cd,
                         err)))
         return s;
@@ -36,7 +29,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         /* Unger & Kertesz eqs. (67)-(68): kappa = q m N_I/dt^2, gamma = q m N_I/dt, with the
          * CD run's dt and sweep order, and the mean particle mass */
         double cd_dt, file_dt = NAN;
-        const char *fdt = cd_twin ? config_file_value(c, "system", "dt") : NULL;
+        const char *fdt = is_twin ? config_file_value(c, "system", "dt") : NULL;
         if (fdt) {
             char *end;
             file_dt = strtod(fdt, &end);
@@ -46,23 +39,23 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         int sweep;
         if ((s = config_double(c, S, "cd_dt", !isfinite(file_dt), file_dt, 0.0, 1, INFINITY,
                                &cd_dt, err)) ||
-            (s = config_enum(c, S, "cd_sweep", 0, cd_twin ? (int)cd_twin->sweep : SWEEP_RANDOM,
-                             cd_sweep_names, &sweep, err)))
+            (s = config_enum(c, S, "cd_sweep", 0, is_twin ? (int)twin->sweep : SWEEP_RANDOM,
+                             sweep_order_names, &sweep, err)))
             return s;
         d->cd_sweep = sweep;
         d->cd_dt = cd_dt;
-        double q = cd_sweep_q((sweep_order)sweep);
+        double q = equiv_q((sweep_order)sweep);
         if (!isfinite(q))
             return config_error(c, S, "cd_sweep", err,
                                 "no q for the %s sweep; give dem.k_n and the dashpot yourself",
-                                cd_sweep_names[sweep]);
+                                sweep_order_names[sweep]);
         for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL};
              *k; k++)
             if (config_has(c, S, *k))
                 return config_error(c, S, *k, err,
                                     "is set by dem.stiffness_from_cd; give one or the other");
-        cd_elasticity e =
-            cd_elasticity_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
+        equiv_figures e =
+            equiv_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
         p->law.k_n = e.kappa;
         p->damp_n = e.gamma;
         p->damp_absolute = 1;

@@ -2,9 +2,9 @@
 #ifndef CDLAB_DEM_CONFIG_H
 #define CDLAB_DEM_CONFIG_H
 
-#include "cd.h"
 #include "config.h"
 #include "dem.h"
+#include "equiv.h"
 #include "scene.h"
 
 typedef enum drive_motion { DRIVE_NONE, DRIVE_ROTATION, DRIVE_AFFINE } drive_motion;
@@ -24,17 +24,13 @@ typedef struct dem_setup {
     double cd_dt;         /* with from_cd: the CD run's time step */
 } dem_setup;
 
-/* Every key of [dem] and of [drive], for a CD run that ignores them (config_skip_section). */
-extern const char *const dem_config_keys[];
-extern const char *const drive_config_keys[];
-
 /* dt is the run's time step; info gives the mean particle mass for stiffness_from_cd.
- * cd_twin: the [solver] section of a CD config run as its DEM twin (system.mode = dem on a CD
- * config), or NULL; it gives the defaults of stiffness_from_cd (its N_I, when dem.k_n is not
- * given and its criterion is fixed), cd_sweep (its sweep) and cd_dt (the file's system.dt, the
- * CD run's, before any --set). Refuses (CDLAB_ERR_CONFIG) a dt above the critical one unless
+ * twin: the CD run this config also describes (system.mode = dem on a CD config), or NULL; it
+ * gives the defaults of stiffness_from_cd (its N_I, when dem.k_n is not given and its
+ * criterion is fixed), cd_sweep (its sweep) and cd_dt (the file's system.dt, the CD run's,
+ * before any --set). Refuses (CDLAB_ERR_CONFIG) a dt above the critical one unless
  * dem.allow_unstable_dt. */
-status dem_config_read(config *c, const world *W, const scene_info *info, const cd_params *cd_twin,
+status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err);
 
 #endif

@@ -787,6 +787,16 @@ status config_skip_section(config *c, const char *section, const char *const *ke
                            diag *err)
 {
     *count = 0;
+    /* without a list: the section's documented keys (docs/config.md) */
+    const char *documented[CONFIG_SECTION_KEYS_MAX + 1];
+    if (!keys) {
+        int m = 0;
+        for (int k = 0; k < c->nschema && m < CONFIG_SECTION_KEYS_MAX; k++)
+            if (strcmp(c->schema[k].section, section) == 0)
+                documented[m++] = c->schema[k].key;
+        documented[m] = NULL;
+        keys = documented;
+    }
     for (int k = 0; k < c->n; k++) {
         config_entry *e = &c->e[k];
         if (strcmp(e->section, section) != 0)

@@ -69,8 +69,10 @@ void config_overrides(const config *c, char *buf, size_t n);
 /* The value a key has in the file, before any --set (NULL when the file does not give it). */
 const char *config_file_value(const config *c, const char *section, const char *key);
 /* Marks every key of a section that this run does not use (another engine's) as read, after
- * checking its name against keys (NULL-terminated): a misspelt key stays an error. Returns
- * the number of keys in the section through *count (0: absent). */
+ * checking its name against keys (NULL-terminated; NULL: the section's keys in the schema of
+ * config_use_schema): a misspelt key stays an error. Returns the number of keys in the section
+ * through *count (0: absent). */
+#define CONFIG_SECTION_KEYS_MAX 64
 status config_skip_section(config *c, const char *section, const char *const *keys, int *count,
                            diag *err);
 

@@ -625,7 +625,7 @@ END_TEST
  * (measured on seeds 1-3, checked here on seed 7), tau within 20% of eq. (60). */
 START_TEST(analytic_wave_test_colored_sweep)
 {
-    wave_result r = wave_test("colored", CD_Q_COLORED_MEASURED, 1500);
+    wave_result r = wave_test("colored", EQUIV_Q_COLORED_MEASURED, 1500);
     ck_assert_msg(fabs(r.omega / r.omega_th - 1) < 0.03, "omega %g vs %g", r.omega, r.omega_th);
     ck_assert_msg(fabs(r.tau / r.tau_th - 1) < 0.20, "tau %g vs %g", r.tau, r.tau_th);
 }

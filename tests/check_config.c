@@ -2,7 +2,7 @@
  * key's name; the command line exits with status 2. */
 #include "suites.h"
 
-#include "cd_run.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ static status validate(const char *text, const char *set, diag *err)
     if (s == CDLAB_OK && set)
         s = config_set(&c, set, err);
     if (s == CDLAB_OK)
-        s = cd_run_validate(&c, NULL, err);
+        s = run_validate(&c, NULL, err);
     config_free(&c);
     return s;
 }

@@ -3,10 +3,10 @@
 #include "suites.h"
 
 #include "cd_config.h"
-#include "cd_run.h"
+#include "run.h"
 #include "dem_config.h"
 #include "fit.h"
-#include "lab.h"
+#include "dem_lab.h"
 #include "h5io.h"
 
 #include <stdio.h>
@@ -216,7 +216,7 @@ START_TEST(unit_twin_from_cd_config)
     run_hooks hk = {.message = keep_message, .user = note};
     /* as a CD run: [dem] ignored with a notice */
     ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
-    ck_assert_msg(cd_run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
     ck_assert_msg(strstr(note, "[dem] not used with system.mode = cd"), "%s", note);
     config_free(&c);
     /* as its DEM twin */
@@ -224,26 +224,24 @@ START_TEST(unit_twin_from_cd_config)
     ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "system.dt=0.002", &err), CDLAB_OK);
-    ck_assert_msg(cd_run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
     ck_assert_msg(strstr(note, "dem.stiffness_from_cd = 30, cd_sweep = backward, cd_dt = 1)"), "%s",
                   note);
     world W;
     scene_info info;
     dem_setup d;
-    cd_params cp = cd_params_default();
-    cp.sweep = SWEEP_BACKWARD;
-    cp.iterations = 30;
+    equiv_twin twin = {.present = 1, .sweep = SWEEP_BACKWARD, .iterations = 30};
     ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
-    ck_assert_msg(dem_config_read(&c, &W, &info, &cp, &d, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(dem_config_read(&c, &W, &info, &twin, &d, &err) == CDLAB_OK, "%s", err.msg);
     /* kappa = q m N_I/dt_CD^2 with the measured q = 1.00 of the ordered sweeps (exact) */
-    ck_assert_double_eq_tol(d.p.law.k_n, CD_Q_ORDERED_MEASURED * 1.0 * 30 / 1.0, 1e-12);
+    ck_assert_double_eq_tol(d.p.law.k_n, EQUIV_Q_ORDERED_MEASURED * 1.0 * 30 / 1.0, 1e-12);
     ck_assert(d.cd_dt == 1.0);
     world_free(&W);
     config_free(&c);
     /* a misspelt key in an ignored section is an error, in both directions */
     ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "dem.dampingtangential=0.1", &err), CDLAB_OK);
-    ck_assert_int_eq(cd_run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_int_eq(run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "unknown key 'dampingtangential' in section [dem]"), "%s",
                   err.msg);
     config_free(&c);
@@ -251,7 +249,7 @@ START_TEST(unit_twin_from_cd_config)
     ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "system.dt=0.002", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "solver.iteration=3", &err), CDLAB_OK);
-    ck_assert_int_eq(cd_run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_int_eq(run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "unknown key 'iteration' in section [solver]"), "%s", err.msg);
     config_free(&c);
     /* a DEM config without [solver] still needs cd_dt for stiffness_from_cd */
@@ -261,12 +259,12 @@ START_TEST(unit_twin_from_cd_config)
                                         "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n",
                                         "x.ini", &err),
                      CDLAB_OK);
-    ck_assert_int_eq(cd_run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_int_eq(run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "dem.cd_dt"), "%s", err.msg);
     config_free(&c);
     /* every sweep order has a q: theory (random, jacobi) or measured (the others) */
-    for (int k = 0; cd_sweep_names[k]; k++)
-        ck_assert_msg(cd_sweep_q((sweep_order)k) > 0.4, "no q for %s", cd_sweep_names[k]);
+    for (int k = 0; sweep_order_names[k]; k++)
+        ck_assert_msg(equiv_q((sweep_order)k) > 0.4, "no q for %s", sweep_order_names[k]);
 }
 END_TEST
 

@@ -2,7 +2,7 @@
 #include "suites.h"
 
 #include "dem_contact.h"
-#include "lab.h"
+#include "dem_lab.h"
 
 #include <string.h>
 

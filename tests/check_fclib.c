@@ -3,7 +3,7 @@
  * change the run. */
 #include "suites.h"
 
-#include "contact_problem.h"
+#include "cd_contact_problem.h"
 
 #include <fclib.h>
 #include <math.h>
@@ -258,7 +258,7 @@ START_TEST(fclib_export_changes_nothing)
 }
 END_TEST
 
-/* Through cd_run (what `cdlab run --export-fclib` calls): the file is written where asked, and
+/* Through run_simulation (what `cdlab run --export-fclib` calls): the file is written where asked, and
  * a DEM run or a step outside the run is refused. */
 START_TEST(fclib_run_hooks)
 {
@@ -277,7 +277,7 @@ START_TEST(fclib_run_hooks)
     ck_assert_int_eq(config_load_string(&c, ini_3d, "fc.ini", &err), CDLAB_OK);
     config_set(&c, "system.steps=30", &err);
     run_hooks hk = {.fclib_step = 30, .fclib_path = fc};
-    ck_assert_msg(cd_run(&c, out, &hk, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(run_simulation(&c, out, &hk, &sum, &err) == CDLAB_OK, "%s", err.msg);
     config_free(&c);
     struct fclib_local *p = fclib_read_local(fc);
     ck_assert_ptr_nonnull(p);
@@ -289,7 +289,7 @@ START_TEST(fclib_run_hooks)
     config_set(&c, "system.steps=30", &err);
     hk.fclib_step = 31;
     hk.overwrite = 1; /* out and fc exist now */
-    ck_assert_int_eq(cd_run(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
+    ck_assert_int_eq(run_simulation(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(err.msg, "--export-fclib 31: the run does steps 1 to 30"));
     ck_assert_int_eq(sum.started, 0);
     config_free(&c);
@@ -301,7 +301,7 @@ START_TEST(fclib_run_hooks)
                       "normal = 0 0 1\n[output]\nevery = 0\n";
     ck_assert_int_eq(config_load_string(&c, dem, "dem.ini", &err), CDLAB_OK);
     hk.fclib_step = 2;
-    ck_assert_int_eq(cd_run(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
+    ck_assert_int_eq(run_simulation(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
     ck_assert_msg(strstr(err.msg, "only contact dynamics runs") != NULL, "%s", err.msg);
     config_free(&c);
     remove_output(out);

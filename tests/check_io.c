@@ -1,7 +1,7 @@
 /* HDF5 output of a run: series lengths, parameters, provenance, snapshots. */
 #include "suites.h"
 
-#include "cd_run.h"
+#include "run.h"
 #include "h5io.h"
 #include "xdmf.h"
 

@@ -3,7 +3,7 @@
 #include "suites.h"
 
 #include "cd_config.h"
-#include "cd_run.h"
+#include "run.h"
 #include "xdmf.h"
 
 #include <stdlib.h>
@@ -86,7 +86,7 @@ status run_to_temp_from(const char *ini, const char *name, const char *restart, 
     config c;
     ck_assert_int_eq(config_load_string(&c, ini, name, err), CDLAB_OK);
     run_hooks hk = {.restart = restart};
-    status s = cd_run(&c, path, &hk, sum, err);
+    status s = run_simulation(&c, path, &hk, sum, err);
     config_free(&c);
     return s;
 }

@@ -1,7 +1,7 @@
 #include "suites.h"
 
 #include "contacts.h"
-#include "shock_law.h"
+#include "cd_shock_law.h"
 
 #include <string.h>
 

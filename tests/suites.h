@@ -5,7 +5,7 @@
 #include <check.h>
 
 #include "cd.h"
-#include "cd_run.h"
+#include "run.h"
 #include "config.h"
 #include "dem_config.h"
 #include "scene.h"
@@ -53,7 +53,7 @@ void dsim_start(dsim *s);
 void dsim_steps(dsim *s, long n);
 void dsim_close(dsim *s);
 
-/* Runs INI text (named name in messages) through cd_run into a fresh temporary file whose path
+/* Runs INI text (named name in messages) through run_simulation into a fresh temporary file whose path
  * (32 bytes) is returned in path; the caller unlinks it. */
 status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err);
 /* The same, continuing from the last checkpoint of restart (NULL: a new run). */

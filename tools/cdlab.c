@@ -7,9 +7,8 @@
  *
  * Exit status: 0 success, 1 failure during the run (the output file is kept, readable up to
  * the last recorded step), 2 bad command line, bad configuration or missing input. */
-#include "cd_config.h"
-#include "cd_run.h"
-#include "dem.h"
+#include "equiv.h"
+#include "run.h"
 #include "build_info.h"
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "h5io.h"
@@ -260,7 +259,7 @@ static int load_config(config *c, const char *path, int nset, char **sets, diag 
 }
 
 static volatile int stop_signal = 0;
-static volatile int armed = 0; /* set by cd_run once the output file exists */
+static volatile int armed = 0; /* set by run_simulation once the output file exists */
 
 /* The signals that end a run cleanly once its output exists (after the current step: a
  * snapshot and a checkpoint, the file closed). Before, during set-up, they act as by default:
@@ -369,7 +368,7 @@ static int cmd_run(int argc, char **argv, int check_only)
     if (check_only) {
         progress_state cps = {.quiet = quiet};
         run_hooks chk = {.message = show_message, .user = &cps};
-        status s = cd_run_validate(&c, &chk, &err);
+        status s = run_validate(&c, &chk, &err);
         config_free(&c);
         if (s != CDLAB_OK) {
             fprintf(stderr, "cdlab: %s\n", err.msg);
@@ -403,7 +402,7 @@ static int cmd_run(int argc, char **argv, int check_only)
     for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; k++)
         sigaction(stop_signals[k], &sa, NULL);
     run_summary sum;
-    status s = cd_run(&c, out, &hooks, &sum, &err);
+    status s = run_simulation(&c, out, &hooks, &sum, &err);
     config_free(&c);
     if (s != CDLAB_OK) {
         if (ps.tty && ps.shown)
@@ -415,7 +414,7 @@ static int cmd_run(int argc, char **argv, int check_only)
             return 128 + stop_signal;
         return sum.started ? 1 : 2;
     }
-    if (!quiet && sum.dem)
+    if (!quiet && !sum.iterative)
         fprintf(stderr, "done: %ld steps in %.2f s; output %s\n", sum.steps_done, sum.wall_seconds,
                 sum.out_file);
     else if (!quiet)
@@ -475,10 +474,10 @@ static int cmd_equiv(int argc, char **argv)
         return 2;
     }
     int sweep = -1;
-    for (int k = 0; cd_sweep_names[k]; k++)
-        if (strcmp(sweep_name, cd_sweep_names[k]) == 0)
+    for (int k = 0; sweep_order_names[k]; k++)
+        if (strcmp(sweep_name, sweep_order_names[k]) == 0)
             sweep = k;
-    if (sweep < 0 || !isfinite(cd_sweep_q((sweep_order)sweep))) {
+    if (sweep < 0 || !isfinite(equiv_q((sweep_order)sweep))) {
         fprintf(stderr,
                 "cdlab equiv: unknown sweep '%s' (random, forward, backward, jacobi, colored)\n",
                 sweep_name);
@@ -486,7 +485,7 @@ static int cmd_equiv(int argc, char **argv)
     }
     int N_I = (int)args[0];
     double dt = args[1], m = args[2];
-    cd_elasticity e = cd_elasticity_of((sweep_order)sweep, N_I, dt, d, m);
+    equiv_figures e = equiv_of((sweep_order)sweep, N_I, dt, d, m);
     printf("CD run: N_I = %d sweeps per step, dt = %g, particle mass m = %g, diameter d = %g, %s "
            "sweep\n",
            N_I, dt, m, d, sweep_name);
@@ -505,7 +504,7 @@ static int cmd_equiv(int argc, char **argv)
     if (L > 0.0)
         printf("  L/l_diff  = %.4g      for L = %g: %s\n", L / e.l_diff, L,
                e.l_diff < L ? "spuriously soft regime (l_diff < L)" : "l_diff >= L");
-    double dtc = dem_critical_dt_of(e.kappa, e.gamma, m);
+    double dtc = equiv_critical_dt(e.kappa, e.gamma, m);
     printf("\nDEM twin: critical time step %.6g for mass %g (use dt well below it)\n\n", dtc, m);
     printf("[dem]\nstiffness_from_cd = %d\ncd_dt = %g\ncd_sweep = %s\n", N_I, dt, sweep_name);
     printf("; equivalent to: k_n = %.10g, damping = absolute, damping_normal = %.10g, k_t = 0\n"

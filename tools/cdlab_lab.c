@@ -1,10 +1,10 @@
 /* cdlab-lab: prints the data of the contact-law experiments as CSV (experiments/kuhn,
- * experiments/sliding_pair). The same routines (cd/lab.c) are asserted by the Check tests.
+ * experiments/sliding_pair). The same routines (cd/dem_lab.c) are asserted by the Check tests.
  *
  *   cdlab-lab fig4 [Z1/Z0]     final force angle vs movement (Kuhn et al. Fig. 4)
  *   cdlab-lab fig6             stress after a 90 deg rigid rotation, four variants (Fig. 6)
  *   cdlab-lab sliding-pair     normal and shear force over time (docs/physics.md) */
-#include "lab.h"
+#include "dem_lab.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,11 +31,11 @@ Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
 
 
 def measured_q():
-    """The measured q that cdlab itself uses (cd/cd_config.h), to recheck them here."""
-    text = open(os.path.join(root, "cd", "cd_config.h")).read()
+    """The measured q that cdlab itself uses (cd/equiv.h), to recheck them here."""
+    text = open(os.path.join(root, "cd", "equiv.h")).read()
     import re
-    return {"colored": float(re.search(r"CD_Q_COLORED_MEASURED ([0-9.]+)", text).group(1)),
-            "ordered": float(re.search(r"CD_Q_ORDERED_MEASURED ([0-9.]+)", text).group(1))}
+    return {"colored": float(re.search(r"EQUIV_Q_COLORED_MEASURED ([0-9.]+)", text).group(1)),
+            "ordered": float(re.search(r"EQUIV_Q_ORDERED_MEASURED ([0-9.]+)", text).group(1))}
 
 
 Q_MEASURED = measured_q()
@@ -111,7 +111,7 @@ def main():
         qo = np.array([q_from_omega(r["omega"], 40, k) for r in rs])
         qt = np.array([q_from_tau(r["tau"], 40, k) for r in rs])
         qs[sw] = (qo.mean(), qo.std(ddof=1) if len(qo) > 1 else 0.0, qt.mean())
-        # theory (random, jacobi), or the measured value cdlab uses (cd_config.h), rechecked
+        # theory (random, jacobi), or the measured value cdlab uses (equiv.h), rechecked
         ref, what = {"random": (Q_RANDOM, "theory"), "jacobi": (0.5, "theory"),
                      "colored": (Q_MEASURED["colored"], "cdlab's measured"),
                      "forward": (Q_MEASURED["ordered"], "cdlab's measured"),
@@ -187,7 +187,7 @@ def main():
         "",
         "q obtained by inverting eq. (58) for the measured ω (and from eq. (60) for τ). Tolerance: within 6% of "
         "the theory's q (random, jacobi) or of the measured q that cdlab uses for the DEM twin and `cdlab equiv` "
-        "(colored, forward, backward: `cd/cd_config.h`), which this table rechecks.",
+        "(colored, forward, backward: `cd/equiv.h`), which this table rechecks.",
         "",
         "| sweep | q from ω | q from τ | theory | result |",
         "|---|---|---|---|---|",

@@ -5,7 +5,7 @@
 #ifndef CDLAB_FUZZ_TARGETS_H
 #define CDLAB_FUZZ_TARGETS_H
 
-#include "cd_run.h"
+#include "run.h"
 #include "config.h"
 #include "generate.h"
 #include "particles.h"
@@ -25,7 +25,7 @@ static inline status fuzz_config_text(const char *text, const char *name, diag *
     config c;
     status s = config_load_string(&c, text, name, err);
     if (s == CDLAB_OK)
-        s = cd_run_validate(&c, NULL, err);
+        s = run_validate(&c, NULL, err);
     config_free(&c);
     return s;
 }
@@ -63,7 +63,7 @@ static inline status fuzz_particle_file(const uint8_t *data, size_t size, const 
  * eight mutations of 18 bytes: [item][kind][8-byte index][8-byte value]. item picks a dataset
  * or attribute of the checkpoint; kind: 0 sets one element of a dataset (or the attribute), 1
  * sets an attribute, 2 deletes the item, 3 replaces a dataset by one of another length. The
- * mutated copy is then restored by cd_run, which runs two more steps from it: a corrupt or
+ * mutated copy is then restored by run_simulation, which runs two more steps from it: a corrupt or
  * hostile file must be refused with a message, never crash or hang the run. */
 #define FUZZ_CK_STEPS 5
 static const char *const fuzz_ck_ini[2] = {
@@ -96,7 +96,7 @@ static inline status fuzz_ck_run(int dem, long steps, const char *out, const cha
     run_summary sum;
     run_hooks hk = {.restart = restart};
     if (s == CDLAB_OK)
-        s = cd_run(&c, out, &hk, &sum, err);
+        s = run_simulation(&c, out, &hk, &sum, err);
     config_free(&c);
     return s;
 }

@@ -1,6 +1,6 @@
 /* The one-contact inelastic shock law of contact dynamics. */
-#ifndef CDLAB_SHOCK_LAW_H
-#define CDLAB_SHOCK_LAW_H
+#ifndef CDLAB_CD_SHOCK_LAW_H
+#define CDLAB_CD_SHOCK_LAW_H
 
 #include "vec3.h"
 

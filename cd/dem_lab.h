@@ -1,7 +1,7 @@
 /* Reproducible numerical experiments of the DEM contact law, shared by the Check tests and the
  * cdlab-lab tool (experiments/kuhn, experiments/sliding_pair). */
-#ifndef CDLAB_LAB_H
-#define CDLAB_LAB_H
+#ifndef CDLAB_DEM_LAB_H
+#define CDLAB_DEM_LAB_H
 
 #include "dem.h"
 

@@ -1,6 +1,6 @@
 /* Gauss-Seidel sweeps of the shock law (Unger & Kertesz sec. 2.5) in five orders. */
 #include "cd.h"
-#include "shock_law.h"
+#include "cd_shock_law.h"
 
 #include "grow.h"
 #include "parallel.h"

@@ -1,5 +1,5 @@
 /* The local contact problem (W, q, mu) of a CD step and its natural-map residual. */
-#include "contact_problem.h"
+#include "cd_contact_problem.h"
 
 #include "cd.h"
 

@@ -1,4 +1,4 @@
-#include "lab.h"
+#include "dem_lab.h"
 
 #include "dem_config.h"
 

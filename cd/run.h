@@ -1,16 +1,19 @@
-/* A whole contact dynamics run: config -> world -> steps -> HDF5 file (docs/output.md).
- * The caller receives progress through a callback; nothing here prints. */
-#ifndef CDLAB_CD_RUN_H
-#define CDLAB_CD_RUN_H
+/* A whole run of any engine: config -> world -> engine -> steps -> HDF5 file
+ * (docs/output.md). The run pipeline: run.c (the loop, signals, progress), run_setup.c (the
+ * config read, the engine chosen, the banner, the files checked), run_threads.c, run_output.c
+ * (header, series rows, snapshots, XDMF), run_checkpoint.c (write, read, validate). The
+ * engines are behind engine.h. The caller receives progress through a callback; nothing here
+ * prints. */
+#ifndef CDLAB_RUN_H
+#define CDLAB_RUN_H
 
-#include "cd.h"
 #include "config.h"
-#include "scene.h"
+#include "status.h"
 
 typedef struct run_progress {
     long step, steps;
     double t;
-    int sweeps; /* -1 in DEM mode (no sweeps) */
+    int sweeps; /* -1 for an engine without an iterative solver (DEM) */
     double mean_overlap;
     double elapsed; /* wall seconds since the first step */
 } run_progress;
@@ -29,7 +32,7 @@ typedef struct run_hooks {
     volatile int *stop;
     /* Continue from the last checkpoint of this cdlab output file (NULL: a new run). */
     const char *restart;
-    /* CD only: write the contact problem of this step (1 = the first step; 0: none) as an
+    /* Engines with a contact problem (CD) only: write the contact problem of this step (1 = the first step; 0: none) as an
      * FCLIB local problem with cdlab's solution, to fclib_path (NULL: OUTPUT-stepN.fclib.h5
      * next to the output file). */
     long fclib_step;
@@ -59,15 +62,16 @@ typedef struct run_summary {
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;
-    int dem; /* a DEM run: no sweeps, no convergence */
+    int iterative; /* the engine has an iterative solver (CD): sweeps and convergence */
 } run_summary;
 
 /* Reads every section of the config, checks that no key is left unknown, and runs.
  * out_path overrides output.file when not NULL. */
-status cd_run(config *c, const char *out_path, const run_hooks *hooks, run_summary *sum, diag *err);
+status run_simulation(config *c, const char *out_path, const run_hooks *hooks, run_summary *sum,
+                      diag *err);
 
 /* Only validates the config and builds the world (no output): used by `cdlab check`. Notices
  * (another engine's sections left unused) go to hooks->message when hooks is not NULL. */
-status cd_run_validate(config *c, const run_hooks *hooks, diag *err);
+status run_validate(config *c, const run_hooks *hooks, diag *err);
 
 #endif

@@ -14,8 +14,8 @@
  * particles and the dimension locks act exactly as in the solver) and the relative velocities
  * of the contacts that share a body are read back with cd_relative_velocity. The world's
  * velocities are restored bit for bit. */
-#ifndef CDLAB_CONTACT_PROBLEM_H
-#define CDLAB_CONTACT_PROBLEM_H
+#ifndef CDLAB_CD_CONTACT_PROBLEM_H
+#define CDLAB_CD_CONTACT_PROBLEM_H
 
 #include "world.h"
 

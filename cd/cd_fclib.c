@@ -1,6 +1,6 @@
 /* FCLIB export of a CD step's contact problem (Debian libfclib-dev).
  * fclib.h selects HDF5 API versions of its own, so it is included only here. */
-#include "contact_problem.h"
+#include "cd_contact_problem.h"
 
 #include "h5io.h"
 

@@ -1,5 +1,5 @@
 /* Unger & Kertesz eq. (34), shock law with g_pos (eq. 33). */
-#include "shock_law.h"
+#include "cd_shock_law.h"
 
 vec3 shock_law(vec3 U, vec3 n, double gap, double m_n, double m_t, double mu, double dt,
                shock_branch *branch)

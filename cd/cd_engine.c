@@ -1,0 +1,313 @@
+/* The contact dynamics engine behind the engine interface (engine.h): [solver] -> cd_params,
+ * cd_step_solve / cd_step_finish per step (with the FCLIB export of one step in between), the
+ * spurious-elasticity figures in the header and the banner, the contact list and the sweep's
+ * random stream in checkpoints. */
+#include "cd.h"
+#include "cd_config.h"
+#include "cd_contact_problem.h"
+#include "engine.h"
+#include "engine_checkpoint.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cd_engine {
+    cd_params prm;
+    cd_solver S;
+    scene_info info;
+    /* the FCLIB export (export_step 0: none) */
+    long export_step;
+    char export_path[640], config_file[512];
+    engine_notes notes;
+} cd_engine;
+
+#define CD_OF(e) ((cd_engine *)(e)->content)
+
+/* Peak memory per particle, measured (bench/results, 1e6 particles, everything included): 2D
+ * 0.9 kB (about two contacts per particle, 0.44 kB each); 3D from six contacts per particle;
+ * rounded up. Only the order of magnitude matters here. */
+static double cd_bytes_per_particle(int dimension)
+{
+    return dimension == 3 ? 3000.0 : dimension == 2 ? 1000.0 : 500.0;
+}
+
+static status cd_read(engine *e, config *c, const world *W, const scene_info *info,
+                      const equiv_twin *twin, char *note, size_t note_n, diag *err)
+{
+    (void)W, (void)twin, (void)note, (void)note_n;
+    cd_engine *E = calloc(1, sizeof *E);
+    if (!E)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    e->content = E;
+    E->info = *info;
+    cd_solver_init(&E->S, info->seed);
+    return cd_config_read(c, &E->prm, err);
+}
+
+/* [solver] in a DEM run: checked as in a CD run; the DEM twin takes its sweep and N_I. */
+static status cd_read_other(config *c, equiv_twin *twin, diag *err)
+{
+    cd_params p;
+    status s = cd_config_read(c, &p, err);
+    if (s == CDLAB_OK)
+        *twin = (equiv_twin){.present = 1,
+                             .sweep = p.sweep,
+                             .iterations = p.crit == CRIT_FIXED ? p.iterations : 0};
+    return s;
+}
+
+static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
+{
+    const cd_engine *E = CD_OF(e);
+    if (E->prm.sweep == SWEEP_COLORED)
+        return NULL;
+    snprintf(buf, n, "the %s sweep is serial", sweep_order_names[E->prm.sweep]);
+    return buf;
+}
+
+static void cd_announce(const engine *e, const world *W, const scene_info *info,
+                        const engine_notes *notes)
+{
+    const cd_params *p = &CD_OF(e)->prm;
+    equiv_figures f = equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
+    engine_say(notes,
+               "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
+               sweep_order_names[p->sweep], cd_criterion_names[p->crit], p->iterations,
+               p->epsilon, p->delta, p->warm_start ? "on" : "off");
+    if (p->crit != CRIT_FIXED || !isfinite(f.q))
+        return;
+    engine_say(notes,
+               "spurious elasticity (Unger & Kertesz eqs. 54-68, N_I = %d, q = %.4f): c = %.4g, "
+               "D = %.4g, l_diff = %.4g, L = %.4g, L/l_diff = %.3g, kappa_eff = %.4g, "
+               "gamma_eff = %.4g",
+               p->iterations, f.q, f.c, f.D, f.l_diff, info->length, info->length / f.l_diff,
+               f.kappa, f.gamma);
+    if (f.l_diff < info->length)
+        engine_say(notes,
+                   "warning: l_diff = %.4g < L = %.4g: the packing is in the spuriously soft "
+                   "regime (N_I = %d too small for rigid behaviour, eq. 48)",
+                   f.l_diff, info->length, p->iterations);
+}
+
+/* The random sweep's contact updates per second, measured on the project's machine
+ * (bench/results/2026-11-21-81957ac636aa.md, one thread, 2D 1e4 disks; 3D 1e5 spheres gave
+ * 1.7e7). Measured against it: the 1500 steps of the 50-disk chain take 0.6 s, estimated
+ * 0.12 s (per-step overheads dominate small systems). */
+#define EST_CD_UPDATES_PER_S 2.5e7
+
+static void cd_estimate(const engine *e, const world *W, long steps, char *buf, size_t n)
+{
+    const cd_params *p = &CD_OF(e)->prm;
+    /* contacts per particle of a dense packing: ~1 (chain), 2 (disks), 3 (spheres) */
+    double per = W->P.dimension == 3 ? 3.0 : W->P.dimension == 2 ? 2.0 : 1.0;
+    double per_sweep = (double)steps * W->P.n * per / EST_CD_UPDATES_PER_S;
+    if (p->crit == CRIT_FIXED)
+        snprintf(buf, n, "about %.2g s", per_sweep * p->iterations);
+    else
+        snprintf(buf, n, "about %.2g s per sweep per step (criterion %s: at most %d)", per_sweep,
+                 cd_criterion_names[p->crit], p->iterations);
+}
+
+static void cd_constants(const engine *e, double k[ENGINE_CONSTANTS])
+{
+    (void)e;
+    for (int a = 0; a < ENGINE_CONSTANTS; a++)
+        k[a] = 0.0; /* rigid contacts: nothing but the world's own (dt, friction, bodies) */
+}
+
+static status cd_plan_export(engine *e, long step, const char *path, const char *config_file,
+                             const engine_notes *notes, diag *err)
+{
+    (void)err;
+    cd_engine *E = CD_OF(e);
+    E->export_step = step;
+    snprintf(E->export_path, sizeof E->export_path, "%s", path);
+    snprintf(E->config_file, sizeof E->config_file, "%s", config_file);
+    E->notes = *notes;
+    return CDLAB_OK;
+}
+
+/* Right after the sweeps of the step: the problem, its residual, the file. */
+static status export_fclib(cd_engine *E, world *W, const cd_stats *st, diag *err)
+{
+    contact_problem cp;
+    status s = contact_problem_build(W, &cp, err);
+    if (s != CDLAB_OK)
+        return s;
+    const cd_params *p = &E->prm;
+    const char *cfg = E->config_file;
+    double res_abs;
+    double res =
+        natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, &res_abs);
+    long step = W->step + 1; /* the step being solved */
+    double t = (double)step * W->dt;
+    char title[700], desc[1024];
+    snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, step);
+    snprintf(desc, sizeof desc,
+             "Contact dynamics step %ld (t = %.17g, dt = %.17g) of %s: %d contacts, dimension %d; "
+             "cdlab solution after %d sweeps (%s sweep, %s criterion, epsilon %g, converged %d)",
+             step, t, W->dt, cfg, cp.nc, W->P.dimension, st->sweeps, sweep_order_names[p->sweep],
+             cd_criterion_names[p->crit], p->epsilon, st->converged);
+    fclib_meta meta = {.title = title,
+                       .description = desc,
+                       .step = step,
+                       .t = t,
+                       .dt = W->dt,
+                       .sweeps = st->sweeps,
+                       .converged = st->converged,
+                       .solver_residual = st->residual,
+                       .criterion = cd_criterion_names[p->crit],
+                       .sweep = sweep_order_names[p->sweep],
+                       .epsilon = p->epsilon,
+                       .natural_map = res};
+    s = contact_problem_write_fclib(&cp, E->export_path, &meta, err);
+    if (s == CDLAB_OK) {
+        char line[1024];
+        snprintf(line, sizeof line,
+                 "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with "
+                 "%d entries; natural-map residual of cdlab's solution %.3g (relative), %.3g "
+                 "(absolute)",
+                 step, E->export_path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
+        engine_say_result(&E->notes, line);
+    }
+    contact_problem_free(&cp);
+    return s;
+}
+
+static status cd_header(engine *e, h5out *h, const world *W, const scene_info *info, diag *err)
+{
+    const cd_params *p = &CD_OF(e)->prm;
+    /* spurious elasticity figures (Unger & Kertesz sec. 3) for the fixed iteration count */
+    equiv_figures f = equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
+    const char *g = "/elasticity";
+    status s;
+    if ((s = h5out_group(h, g, err)) || (s = h5out_attr_double(h, g, "q", f.q, err)) ||
+        (s = h5out_attr_double(h, g, "D", f.D, err)) ||
+        (s = h5out_attr_double(h, g, "c", f.c, err)) ||
+        (s = h5out_attr_double(h, g, "l_diff", f.l_diff, err)) ||
+        (s = h5out_attr_double(h, g, "kappa_eff", f.kappa, err)) ||
+        (s = h5out_attr_double(h, g, "gamma_eff", f.gamma, err)) ||
+        (s = h5out_attr_double(h, g, "L", info->length, err)) ||
+        (s = h5out_attr_double(h, g, "d_mean", info->d_mean, err)))
+        return s;
+    return h5out_attr_double(h, g, "m_mean", info->m_mean, err);
+}
+
+static status cd_start(engine *e, world *W, engine_record *rec, diag *err)
+{
+    (void)e, (void)W, (void)rec, (void)err; /* contacts are found by the first step */
+    return CDLAB_OK;
+}
+
+static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
+{
+    cd_engine *E = CD_OF(e);
+    cd_stats st = {.converged = 1};
+    status s = cd_step_solve(W, &E->S, &E->prm, &st, err);
+    if (s == CDLAB_OK && E->export_step == W->step + 1)
+        s = export_fclib(E, W, &st, err);
+    if (s == CDLAB_OK)
+        s = cd_step_finish(W, &E->prm, &st, err);
+    *rec = (engine_record){.sweeps = st.sweeps,
+                           .converged = st.converged,
+                           .n_contacts = st.n_contacts,
+                           .n_active = st.n_active,
+                           .n_sliding = st.n_sliding,
+                           .residual = st.residual,
+                           .mean_overlap = st.mean_overlap,
+                           .max_overlap = st.max_overlap,
+                           .solve_seconds = st.solve_seconds};
+    return s;
+}
+
+static status cd_row(engine *e, h5out *h, const world *W, diag *err)
+{
+    (void)e, (void)h, (void)W, (void)err; /* no series beyond the common ones */
+    return CDLAB_OK;
+}
+
+static int cd_contact_count(const engine *e, const world *W)
+{
+    (void)e;
+    return W->C.n;
+}
+
+static void cd_contact(const engine *e, const world *W, int k, contact *c)
+{
+    (void)e;
+    *c = W->C.c[k];
+    contact_geometry(c, &W->P, W->walls);
+}
+
+#define CONTACT_BYTES ((long)sizeof(contact))
+
+static status cd_checkpoint_write(const engine *e, h5out *h, const char *g, const world *W,
+                                  diag *err)
+{
+    engine_records r = {.kind = "contact", .bytes = CONTACT_BYTES, .n = W->C.n};
+    return engine_checkpoint_write_records(h, g, &r, W->C.c, &CD_OF(e)->S.rng, err);
+}
+
+static status cd_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
+                                 diag *err)
+{
+    engine_records r = {.kind = "contact", .bytes = CONTACT_BYTES};
+    status s = engine_checkpoint_count_records(h, g, file, &r, err);
+    if (s != CDLAB_OK)
+        return s;
+    contact_list *L = &W->C;
+    contact *buf = NULL;
+    if (r.n > 0 && posix_memalign((void **)&buf, 64, (size_t)r.n * sizeof *buf) != 0)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
+    free(L->c);
+    L->c = buf;
+    L->n = L->cap = (int)r.n;
+    if ((s = engine_checkpoint_read_records(h, g, file, &r, buf, &CD_OF(e)->S.rng, err)))
+        return s;
+    for (long k = 0; k < r.n; k++) {
+        const contact *c = &L->c[k];
+        if (c->j < 0 || c->j >= W->P.n || c->i >= W->P.n || c->i < -W->n_walls ||
+            !(isfinite(c->R.x) && isfinite(c->R.y) && isfinite(c->R.z)))
+            return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file, k);
+    }
+    return CDLAB_OK;
+}
+
+static void cd_free(engine *e)
+{
+    cd_engine *E = CD_OF(e);
+    if (E)
+        cd_solver_free(&E->S);
+    free(E);
+    e->content = NULL;
+}
+
+static const char *const cd_sections[] = {"solver", NULL};
+
+const engine_ops cd_engine_ops = {
+    .name = "cd",
+    .title = "contact dynamics",
+    .program = "cdlab run (contact dynamics)",
+    .iterative = 1,
+    .sections = cd_sections,
+    .bytes_per_particle = cd_bytes_per_particle,
+    .read = cd_read,
+    .read_other = cd_read_other,
+    .serial_reason = cd_serial_reason,
+    .announce = cd_announce,
+    .estimate = cd_estimate,
+    .constants = cd_constants,
+    .plan_export = cd_plan_export,
+    .header = cd_header,
+    .start = cd_start,
+    .step = cd_engine_step,
+    .row = cd_row,
+    .contact_count = cd_contact_count,
+    .contact = cd_contact,
+    .checkpoint_write = cd_checkpoint_write,
+    .checkpoint_read = cd_checkpoint_read,
+    .free = cd_free,
+};

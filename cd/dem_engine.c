@@ -1,0 +1,357 @@
+/* The linear-frictional DEM engine behind the engine interface (engine.h): [dem] and [drive]
+ * -> dem_setup, dem_step (or the kinematic drive) per step, the energy ledger and the
+ * Love-Weber stress as series of their own, the pair store with its history and the solver's
+ * forces, paths and ledger in checkpoints. */
+#include "dem.h"
+#include "dem_config.h"
+#include "engine.h"
+#include "engine_checkpoint.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SER_KT, SER_KR, SER_KP, SER_EN, SER_ET, SER_FR, SER_DA, SER_WX, SER_WP, SER_RES, SER_N };
+static const char *const energy_paths[SER_N] = {
+    "/series/energy/kinetic_translational", "/series/energy/kinetic_rotational",
+    "/series/energy/kinetic_piston",        "/series/energy/elastic_normal",
+    "/series/energy/elastic_tangential",    "/series/energy/friction_dissipation",
+    "/series/energy/damping_dissipation",   "/series/energy/work_external",
+    "/series/energy/work_piston",           "/series/energy/balance_residual"};
+
+typedef struct dem_engine {
+    dem_setup set;
+    dem_solver S;
+    vec3 *du, *dth; /* the kinematic drive's increments */
+    /* DEM draws no random numbers; checkpoint format 3 stores a stream in every checkpoint,
+     * so the stream of system.seed is stored as it was seeded (the next format can drop it) */
+    pcg32 rng;
+    int ser[SER_N], ser_stress;
+} dem_engine;
+
+#define DEM_OF(e) ((dem_engine *)(e)->content)
+
+/* Peak memory per particle, measured (bench/results, 1e6 spheres, everything included):
+ * 1.8 kB, rounded up. */
+static double dem_bytes_per_particle(int dimension)
+{
+    (void)dimension;
+    return 2000.0;
+}
+
+static status dem_read(engine *e, config *c, const world *W, const scene_info *info,
+                       const equiv_twin *twin, char *note, size_t note_n, diag *err)
+{
+    dem_engine *E = calloc(1, sizeof *E);
+    if (!E)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    e->content = E;
+    dem_solver_init(&E->S);
+    pcg32_seed(&E->rng, info->seed, PCG32_STREAM_SWEEP);
+    status s = dem_config_read(c, W, info, twin, &E->set, err);
+    if (s != CDLAB_OK)
+        return s;
+    if (E->set.from_cd > 0 && twin && twin->present)
+        snprintf(note, note_n,
+                 "; this is the DEM twin of its CD run (dem.stiffness_from_cd = %d, cd_sweep = "
+                 "%s, cd_dt = %g)",
+                 E->set.from_cd, sweep_order_names[E->set.cd_sweep], E->set.cd_dt);
+    if (E->set.drive != DRIVE_NONE) {
+        E->du = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *E->du);
+        E->dth = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *E->dth);
+        if (!E->du || !E->dth)
+            return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
+    return CDLAB_OK;
+}
+
+static void dem_announce(const engine *e, const world *W, const scene_info *info,
+                         const engine_notes *notes)
+{
+    (void)info;
+    const dem_setup *d = &DEM_OF(e)->set;
+    const dem_params *p = &d->p;
+    engine_say(notes,
+               "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
+               "dashpots %s n = %g, t = %g%s",
+               p->law.k_n, p->law.k_t, p->law.tangential == DEM_KUHN ? "kuhn" : "conventional",
+               p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
+               p->damp_rate       ? "rate (c = m_eff gamma)"
+               : p->damp_absolute ? "absolute"
+                                  : "fraction of critical",
+               p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+    if (d->drive == DRIVE_NONE)
+        engine_say(notes, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", d->dt_crit,
+                   W->dt, W->dt / d->dt_crit,
+                   W->dt > d->dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
+    else if (d->drive == DRIVE_ROTATION)
+        engine_say(notes,
+                   "DEM: kinematic drive, rigid rotation by (%g, %g, %g) per step about "
+                   "(%g, %g, %g); no dynamics",
+                   d->rotation.x, d->rotation.y, d->rotation.z, d->centre.x, d->centre.y,
+                   d->centre.z);
+    else
+        engine_say(notes,
+                   "DEM: kinematic drive, affine displacement gradient per step about "
+                   "(%g, %g, %g); no dynamics",
+                   d->centre.x, d->centre.y, d->centre.z);
+}
+
+/* The DEM chute's particle-steps per second, measured on the project's machine
+ * (bench/results/2026-11-21-81957ac636aa.md, one thread). */
+#define EST_DEM_PARTICLE_STEPS_PER_S 3.0e6
+
+static void dem_estimate(const engine *e, const world *W, long steps, char *buf, size_t n)
+{
+    (void)e;
+    snprintf(buf, n, "about %.2g s", (double)steps * W->P.n / EST_DEM_PARTICLE_STEPS_PER_S);
+}
+
+static void dem_constants(const engine *e, double k[ENGINE_CONSTANTS])
+{
+    const dem_params *p = &DEM_OF(e)->set.p;
+    k[0] = p->law.k_n;
+    k[1] = p->law.k_t;
+    k[2] = p->damp_n;
+    k[3] = p->damp_t;
+    k[4] = p->law.tangential * 1000 + p->law.projection * 100 + p->law.twirl * 10 +
+           p->damp_absolute * 2 + p->damp_rate;
+}
+
+static status dem_header(engine *e, h5out *h, const world *W, const scene_info *info, diag *err)
+{
+    (void)W, (void)info;
+    dem_engine *E = DEM_OF(e);
+    const dem_params *p = &E->set.p;
+    status s;
+    if ((s = h5out_group(h, "/dem", err)) ||
+        (s = h5out_attr_double(h, "/dem", "k_n", p->law.k_n, err)) ||
+        (s = h5out_attr_double(h, "/dem", "k_t", p->law.k_t, err)) ||
+        (s = h5out_attr_double(h, "/dem", "critical_dt", E->set.dt_crit, err)) ||
+        (s = h5out_attr_double(h, "/dem", "damping_normal", p->damp_n, err)) ||
+        (s = h5out_attr_double(h, "/dem", "damping_tangential", p->damp_t, err)) ||
+        (s = h5out_attr_string(h, "/dem", "damping",
+                               p->damp_rate       ? "rate"
+                               : p->damp_absolute ? "absolute"
+                                                  : "fraction",
+                               err)))
+        return s;
+    for (int k = 0; k < SER_N; k++)
+        if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &E->ser[k], err)))
+            return s;
+    long t33[2] = {3, 3};
+    if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &E->ser_stress, err)) ||
+        (s = h5out_attr_string(h, "/series/stress", "definition",
+                               "Love-Weber sigma_ab = (1/V) sum f_a l_b over particle-particle "
+                               "contacts, f on p, l from p to q (tension positive)",
+                               err)))
+        return s;
+    return h5out_attr_double(h, "/series/stress", "volume", E->set.stress_volume, err);
+}
+
+static void record_of(const dem_engine *E, const dem_stats *st, engine_record *rec)
+{
+    const dem_energy *En = &E->S.E;
+    double scale = fabs(En->initial) + fabs(En->work_external) + fabs(En->work_piston);
+    *rec = (engine_record){.converged = 1,
+                           .n_contacts = st->n_contacts,
+                           .n_active = st->n_active,
+                           .n_sliding = st->n_sliding,
+                           .residual = scale > 0.0 ? dem_energy_residual(En) / scale : 0.0,
+                           .mean_overlap = st->mean_overlap,
+                           .max_overlap = st->max_overlap,
+                           .rebuilds = E->S.rebuilds};
+}
+
+static status dem_engine_start(engine *e, world *W, engine_record *rec, diag *err)
+{
+    dem_engine *E = DEM_OF(e);
+    dem_stats st;
+    memset(&st, 0, sizeof st);
+    status s = dem_start(W, &E->S, &E->set.p, &st, err);
+    record_of(E, &st, rec);
+    rec->residual = 0.0; /* the initial row: the ledger starts balanced */
+    return s;
+}
+
+static status dem_engine_step(engine *e, world *W, engine_record *rec, diag *err)
+{
+    dem_engine *E = DEM_OF(e);
+    dem_setup *d = &E->set; /* not const: dem_affine takes G as a plain array */
+    dem_stats st;
+    memset(&st, 0, sizeof st);
+    status s;
+    if (d->drive == DRIVE_NONE) {
+        s = dem_step(W, &E->S, &d->p, &st, err);
+    } else {
+        if (d->drive == DRIVE_ROTATION)
+            dem_rigid_rotation(W, d->centre, d->rotation, E->du, E->dth);
+        else
+            dem_affine(W, d->centre, d->G, E->du, E->dth);
+        s = dem_kinematic_step(W, &E->S, &d->p, E->du, E->dth, &st, err);
+    }
+    record_of(E, &st, rec);
+    return s;
+}
+
+/* The volume of the Love-Weber stress: as given, or the current bounding box of the particles
+ * (area in dimension 2, length in dimension 1). */
+static double stress_volume(const world *W, double given)
+{
+    if (given > 0.0)
+        return given;
+    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int i = 0; i < W->P.n; i++) {
+        double r = W->P.r[i];
+        vec3 x = W->P.x[i];
+        lo = v3(fmin(lo.x, x.x - r), fmin(lo.y, x.y - r), fmin(lo.z, x.z - r));
+        hi = v3(fmax(hi.x, x.x + r), fmax(hi.y, x.y + r), fmax(hi.z, x.z + r));
+    }
+    if (W->P.n == 0)
+        return 1.0;
+    double V = hi.x - lo.x;
+    if (W->P.dimension >= 2)
+        V *= hi.y - lo.y;
+    if (W->P.dimension == 3)
+        V *= hi.z - lo.z;
+    return V;
+}
+
+/* The energy ledger and the stress (a pass over the contacts: only for the rows written). */
+static status dem_row(engine *e, h5out *h, const world *W, diag *err)
+{
+    dem_engine *E = DEM_OF(e);
+    const dem_energy *En = &E->S.E;
+    double v[SER_N] = {En->kin_trans,     En->kin_rot,     En->kin_piston, En->elastic_n,
+                       En->elastic_t,     En->friction,    En->damping,    En->work_external,
+                       En->work_piston,   dem_energy_residual(En)};
+    double sigma[3][3];
+    dem_stress(W, &E->S, stress_volume(W, E->set.stress_volume), sigma);
+    status s;
+    for (int k = 0; k < SER_N; k++)
+        if ((s = h5out_series_append(h, E->ser[k], &v[k], err)))
+            return s;
+    return h5out_series_append(h, E->ser_stress, &sigma[0][0], err);
+}
+
+static int dem_contact_count(const engine *e, const world *W)
+{
+    (void)W;
+    return DEM_OF(e)->S.npair;
+}
+
+static void dem_contact(const engine *e, const world *W, int k, contact *c)
+{
+    dem_contact_record(W, &DEM_OF(e)->S, k, c);
+}
+
+#define PAIR_BYTES ((long)sizeof(dem_pair))
+
+static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, const world *W,
+                                   diag *err)
+{
+    const dem_engine *E = DEM_OF(e);
+    const dem_solver *S = &E->S;
+    engine_records r = {.kind = "dem_pair", .bytes = PAIR_BYTES, .n = S->npair,
+                        .rebuilds = S->rebuilds};
+    status s = engine_checkpoint_write_records(h, g, &r, S->pair, &E->rng, err);
+    if (s != CDLAB_OK)
+        return s;
+    char path[128];
+    long n = W->P.n, n3[2] = {n, 3}, nw = W->n_walls, one = 1;
+    long ne = (long)(sizeof S->E / sizeof(double));
+#define CK(name, rank, dims, data)                                                                 \
+    do {                                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        if ((s = h5out_array(h, path, H5IO_DOUBLE, rank, dims, data, err)))                        \
+            return s;                                                                              \
+    } while (0)
+    CK("dem_F", 2, n3, S->F);
+    CK("dem_T", 2, n3, S->T);
+    CK("dem_path", 1, &n, S->path);
+    CK("dem_piston_F", 1, &nw, S->piston_F);
+    CK("dem_energy", 1, &ne, &S->E);
+    CK("dem_wall_path", 1, &one, &S->wall_path);
+#undef CK
+    return CDLAB_OK;
+}
+
+static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
+                                  diag *err)
+{
+    dem_engine *E = DEM_OF(e);
+    dem_solver *S = &E->S;
+    engine_records r = {.kind = "DEM pair", .bytes = PAIR_BYTES};
+    status s = engine_checkpoint_count_records(h, g, file, &r, err);
+    if (s == CDLAB_OK && (s = dem_reserve_pairs(S, (int)r.n, err)) == CDLAB_OK) {
+        S->npair = (int)r.n;
+        s = engine_checkpoint_read_records(h, g, file, &r, S->pair, &E->rng, err);
+    }
+    for (long k = 0; k < r.n && s == CDLAB_OK; k++) {
+        const dem_pair *p = &S->pair[k];
+        if (p->j < 0 || p->j >= W->P.n || p->i >= W->P.n || p->i < -W->n_walls)
+            s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file, k);
+        else if (!(isfinite(p->ft.x) && isfinite(p->ft.y) && isfinite(p->ft.z) &&
+                   !isnan(p->zeta)))
+            s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (pair %ld)", file, k);
+    }
+    if (s != CDLAB_OK || (s = dem_resume(W, S, &E->set.p, err)) != CDLAB_OK)
+        return s;
+    char path[400];
+    long n = W->P.n, ne = (long)(sizeof S->E / sizeof(double));
+#define RD(name, data, count)                                                                      \
+    if (s == CDLAB_OK) {                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        s = h5in_read(h, path, H5IO_DOUBLE, data, count, err);                                     \
+    }
+    RD("dem_F", S->F, 3 * n);
+    RD("dem_T", S->T, 3 * n);
+    RD("dem_path", S->path, n);
+    RD("dem_piston_F", S->piston_F, (long)W->n_walls);
+    RD("dem_energy", &S->E, ne);
+    RD("dem_wall_path", &S->wall_path, 1);
+#undef RD
+    S->rebuilds = r.rebuilds;
+    return s;
+}
+
+static void dem_engine_free(engine *e)
+{
+    dem_engine *E = DEM_OF(e);
+    if (E) {
+        dem_solver_free(&E->S);
+        free(E->du);
+        free(E->dth);
+    }
+    free(E);
+    e->content = NULL;
+}
+
+static const char *const dem_sections[] = {"dem", "drive", NULL};
+
+const engine_ops dem_engine_ops = {
+    .name = "dem",
+    .title = "DEM",
+    .program = "cdlab run (linear-frictional DEM)",
+    .iterative = 0,
+    .sections = dem_sections,
+    .bytes_per_particle = dem_bytes_per_particle,
+    .read = dem_read,
+    .read_other = NULL,
+    .serial_reason = NULL,
+    .announce = dem_announce,
+    .estimate = dem_estimate,
+    .constants = dem_constants,
+    .plan_export = NULL,
+    .header = dem_header,
+    .start = dem_engine_start,
+    .step = dem_engine_step,
+    .row = dem_row,
+    .contact_count = dem_contact_count,
+    .contact = dem_contact,
+    .checkpoint_write = dem_checkpoint_write,
+    .checkpoint_read = dem_checkpoint_read,
+    .free = dem_engine_free,
+};

@@ -1,0 +1,39 @@
+/* The engine registry (system.mode -> engine table) and the helpers every engine shares. */
+#include "engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One line per engine: its table, defined in its <name>_engine.c. */
+const engine_ops *const engine_registry[] = {&cd_engine_ops, &dem_engine_ops, NULL};
+/* the same order (config_enum takes a list of names) */
+const char *const engine_names[] = {"cd", "dem", NULL};
+
+const engine_ops *engine_find(const char *name)
+{
+    for (int k = 0; engine_registry[k]; k++)
+        if (strcmp(engine_registry[k]->name, name) == 0)
+            return engine_registry[k];
+    return NULL;
+}
+
+void engine_say(const engine_notes *n, const char *fmt, ...)
+{
+    if (!n || !n->message)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    n->message(n->user, line);
+}
+
+void engine_say_result(const engine_notes *n, const char *line)
+{
+    if (n && n->result)
+        n->result(n->user, line);
+    else
+        engine_say(n, "%s", line);
+}

@@ -1,0 +1,125 @@
+/* The engine interface: everything the run pipeline (run*.c) asks of an engine, as one table
+ * of operations over the engine's own state, after SUNDIALS' {content, ops}. A registry
+ * (engine_registry.c) maps system.mode to the table, as LAMMPS maps a style's name to its
+ * class; the pipeline knows no engine by name. Adding an engine means one table and its files
+ * (README, Layout).
+ *
+ * The world (common/world.h: particles, walls, time) belongs to the pipeline; an engine moves
+ * it one step at a time and keeps what else it needs (solver state, contact history) in
+ * content. Every sum over particles or contacts that a decision or the output uses (overlaps,
+ * residuals, energies, stress) is taken inside the engine's step, row or contact operations,
+ * so that a distributed run can replace those in one place per engine.
+ *
+ * Order of the calls in a run (run.c):
+ *   read -> [plan_export] -> header -> start, or checkpoint_read (restart) -> row ->
+ *   { step -> row (every series_every steps) -> contact_count/contact (snapshots) ->
+ *     checkpoint_write } -> free */
+#ifndef CDLAB_ENGINE_H
+#define CDLAB_ENGINE_H
+
+#include "config.h"
+#include "equiv.h"
+#include "h5io.h"
+#include "scene.h"
+#include "world.h"
+
+/* One row of the per-step diagnostics that every engine gives (docs/output.md, /series). */
+typedef struct engine_record {
+    int sweeps;    /* solver sweeps in the step (0: no iterative solver) */
+    int converged; /* the solver's criterion met (1 without an iterative solver) */
+    int n_contacts, n_active, n_sliding;
+    double residual; /* the solver's residual, or the engine's own measure (DEM: the energy
+                        ledger's relative residual) */
+    double mean_overlap, max_overlap;
+    double solve_seconds; /* wall time in the iterative solver */
+    long rebuilds;        /* neighbour-list rebuilds so far (0: no neighbour list) */
+} engine_record;
+
+/* Lines for the user: message (banner, notices), result (shown even when messages are off). */
+typedef struct engine_notes {
+    void (*message)(void *user, const char *line);
+    void (*result)(void *user, const char *line);
+    void *user;
+} engine_notes;
+void engine_say(const engine_notes *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void engine_say_result(const engine_notes *n, const char *line);
+
+/* The engine constants a checkpoint records and a restart compares (checkpoint format 3 names
+ * them after the DEM law: k_n, k_t, damping_normal, damping_tangential, dem_law); an engine
+ * without such constants leaves them 0. */
+#define ENGINE_CONSTANTS 5
+
+typedef struct engine engine;
+
+typedef struct engine_ops {
+    const char *name;    /* system.mode */
+    const char *title;   /* in messages: "contact dynamics", "DEM" */
+    const char *program; /* the output's root attribute program */
+    int iterative;       /* an iterative solver: its sweeps are shown in the progress line */
+    /* its config sections (NULL-terminated); a run of another engine skips them, checking
+     * their keys against docs/config.md */
+    const char *const *sections;
+    /* peak memory per particle (bytes), for refusing a run that cannot fit, before reading */
+    double (*bytes_per_particle)(int dimension);
+    /* reads its sections for a run on world W: *e->content set; note: appended to the notice
+     * about another engine's sections when this config also describes that engine's run
+     * (twin: its description, from that engine's read_other) */
+    status (*read)(engine *e, config *c, const world *W, const scene_info *info,
+                   const equiv_twin *twin, char *note, size_t note_n, diag *err);
+    /* its sections in a run of another engine: their values checked, nothing kept but what
+     * the equivalence needs (twin). NULL: only their key names are checked. */
+    status (*read_other)(config *c, equiv_twin *twin, diag *err);
+    /* why the engine's step is serial ("the random sweep is serial"), or NULL when threads
+     * may pay (the run then measures, run_threads.c) */
+    const char *(*serial_reason)(const engine *e, char *buf, size_t n);
+    /* the banner's lines about the engine (solver or contact law, figures to check) */
+    void (*announce)(const engine *e, const world *W, const scene_info *info,
+                     const engine_notes *notes);
+    /* "about 2 s" on one thread for steps steps (benchmark rates; rough) */
+    void (*estimate)(const engine *e, const world *W, long steps, char *buf, size_t n);
+    /* the engine constants of the checkpoint (ENGINE_CONSTANTS values) */
+    void (*constants)(const engine *e, double k[ENGINE_CONSTANTS]);
+    /* write this step's contact problem (FCLIB) to path between solve and update, with the
+     * residual as a result line; NULL: the engine has no contact problem to export */
+    status (*plan_export)(engine *e, long step, const char *path, const char *config_file,
+                          const engine_notes *notes, diag *err);
+    /* its groups, attributes and series in the output's header */
+    status (*header)(engine *e, h5out *h, const world *W, const scene_info *info, diag *err);
+    /* a new run: the state at t = 0 (forces of the initial contacts) and its record */
+    status (*start)(engine *e, world *W, engine_record *rec, diag *err);
+    /* one step: W->step and W->t advance by one */
+    status (*step)(engine *e, world *W, engine_record *rec, diag *err);
+    /* its series' values of this row (after its header's series) */
+    status (*row)(engine *e, h5out *h, const world *W, diag *err);
+    /* the contacts of a snapshot: how many, and contact k with the geometry of now and its
+     * force on body 1 in c->R */
+    int (*contact_count)(const engine *e, const world *W);
+    void (*contact)(const engine *e, const world *W, int k, contact *c);
+    /* its state in checkpoint group g (the pipeline writes the world's), and back: the world
+     * is restored first; a corrupt or hostile file is refused, never run */
+    status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W,
+                               diag *err);
+    status (*checkpoint_read)(engine *e, h5in *h, const char *g, const char *file, world *W,
+                              diag *err);
+    void (*free)(engine *e);
+} engine_ops;
+
+struct engine {
+    const engine_ops *ops;
+    void *content;
+};
+
+/* The registered engines (NULL-terminated) and their names (system.mode's values). */
+extern const engine_ops *const engine_registry[];
+extern const char *const engine_names[];
+/* The engine of system.mode = name, or NULL. */
+const engine_ops *engine_find(const char *name);
+
+extern const engine_ops cd_engine_ops;  /* cd_engine.c */
+extern const engine_ops dem_engine_ops; /* dem_engine.c */
+
+#endif

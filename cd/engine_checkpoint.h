@@ -1,0 +1,32 @@
+/* The part of a checkpoint (format 3, docs/output.md) that both engines write alike: their
+ * contact records as raw 64-bit words (/checkpoints/N/contacts, with the attributes contacts,
+ * contact_record, contact_bytes and dem_rebuilds) and a random stream (rng). Each engine's
+ * checkpoint operations call these; the run pipeline writes the world's part. */
+#ifndef CDLAB_ENGINE_CHECKPOINT_H
+#define CDLAB_ENGINE_CHECKPOINT_H
+
+#include "h5io.h"
+#include "pcg32.h"
+
+typedef struct engine_records {
+    const char *kind; /* contact_record: "contact", "dem_pair" */
+    long bytes;       /* of one record, a multiple of 8 */
+    long n;           /* records */
+    long rebuilds;    /* dem_rebuilds (0 for an engine without a neighbour list) */
+} engine_records;
+
+status engine_checkpoint_write_records(h5out *h, const char *g, const engine_records *r,
+                                       const void *records, const pcg32 *rng, diag *err);
+/* Reads r->n and r->rebuilds of group g and checks them against r->kind and r->bytes and
+ * the stored size, before anything is allocated for the records. */
+status engine_checkpoint_count_records(h5in *h, const char *g, const char *file,
+                                       engine_records *r, diag *err);
+/* Reads the r->n records (into room for them) and the random stream (refused when it cannot
+ * be PCG32's: an even increment). */
+status engine_checkpoint_read_records(h5in *h, const char *g, const char *file,
+                                      const engine_records *r, void *records, pcg32 *rng,
+                                      diag *err);
+/* Whether every value of an array is finite. */
+int engine_all_finite(const double *v, long n);
+
+#endif

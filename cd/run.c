@@ -1,0 +1,299 @@
+/* The run: config -> world -> engine -> step loop -> output file, whatever the engine.
+ *
+ *   run_simulation
+ *     run_setup_read        config -> world (scene), engine (registry: system.mode), output,
+ *                           threads                                              run_setup.c
+ *     prepare               every refusal before any file exists: paths, restart
+ *                           (run_checkpoint_read), FCLIB step; then OUT.h5.partial with its
+ *                           header (run_output_header, engine->header) and XDMF sidecar
+ *     begin                 restart, or engine->start; row 0, first snapshot
+ *     loop                  engine->step; rows, snapshots, checkpoints at their cadence;
+ *                           thread tuning (run_threads.c); a signal ends it cleanly
+ *     finish                /summary, close, OUT.h5.partial -> OUT.h5 (outfile.c)
+ */
+#include "run.h"
+
+#include "outfile.h"
+#include "parallel.h"
+#include "run_checkpoint.h"
+#include "run_setup.h"
+#include "run_threads.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Everything one run holds between its phases. */
+typedef struct run_state {
+    config *c;
+    const run_hooks *hk;
+    engine_notes notes;
+    run_setup S;
+    run_writer w;
+    outfile of;
+    state_def sdef;
+    engine_record rec; /* the last step's (or the start's) */
+    char fclib_path[600];
+    long first;          /* the first step index of this run (a restart's checkpoint step) */
+    long rebuilds;       /* the engine's neighbour-list rebuilds so far */
+    double t0, sweeps_total;
+    thread_tuner tuner;
+} run_state;
+
+status run_validate(config *c, const run_hooks *hk, diag *err)
+{
+    run_setup S;
+    status s = run_setup_read(c, &S, err);
+    if (s == CDLAB_OK)
+        run_announce(&S, hk);
+    run_setup_free(&S);
+    return s;
+}
+
+/* The restart's checkpoint and the FCLIB step: checked before any file is created. */
+static status check_restart_export(run_state *R, diag *err)
+{
+    run_setup *S = &R->S;
+    world *W = &S->W;
+    const run_hooks *hk = R->hk;
+    long fclib_step = hk ? hk->fclib_step : 0;
+    status s = CDLAB_OK;
+    if (hk && hk->restart) {
+        s = run_checkpoint_read(hk->restart, S, &R->sdef, err);
+        if (s == CDLAB_OK && W->step >= S->info.steps)
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "%s: its checkpoint is at step %ld, system.steps = %ld: nothing to do "
+                         "(raise system.steps, e.g. --set system.steps=N)",
+                         hk->restart, W->step, S->info.steps);
+    }
+    R->first = W->step;
+    if (s != CDLAB_OK || fclib_step == 0)
+        return s;
+    if (!S->E.ops->plan_export)
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "--export-fclib: only contact dynamics runs have a contact problem to "
+                        "export (this is a %s run)",
+                        S->E.ops->title);
+    if (fclib_step <= R->first || fclib_step > S->info.steps)
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "--export-fclib %ld: the run does steps %ld to %ld; give a step in "
+                        "that range",
+                        fclib_step, R->first + 1, S->info.steps);
+    return S->E.ops->plan_export(&S->E, fclib_step, R->fclib_path, R->c->file, &R->notes, err);
+}
+
+/* Every check that can refuse the command comes before any file is created or truncated: the
+ * output, its sidecar and every other file stay as they were. Then the output's temporary
+ * file with its header; on failure nothing is left behind. */
+static status prepare(run_state *R, diag *err)
+{
+    run_setup *S = &R->S;
+    status s = run_check_paths(R->c, S, R->hk, R->fclib_path, sizeof R->fclib_path, err);
+    if (s == CDLAB_OK)
+        s = check_restart_export(R, err);
+    if (s == CDLAB_OK)
+        s = outfile_claim(&R->of, S->out.file, R->hk && R->hk->overwrite, err);
+    if (s != CDLAB_OK)
+        return s;
+    if ((s = h5out_create(&R->w.h, R->of.partial, err)) == CDLAB_OK &&
+        (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)
+        s = xdmf_create(&R->w.xmf, R->of.xmf_partial, R->of.final, err);
+    if (s != CDLAB_OK) { /* nothing of the run written: no file left behind */
+        diag tmp;
+        h5out_close(R->w.h, &tmp);
+        xdmf_close(R->w.xmf, &tmp);
+        R->w.h = NULL;
+        R->w.xmf = NULL;
+        outfile_abandon(&R->of);
+    }
+    return s;
+}
+
+/* The state the run starts from (restored, or the engine's at t = 0) as row 0 of the series
+ * and the first snapshot; a run of no steps still leaves a checkpoint. */
+static status begin(run_state *R, diag *err)
+{
+    run_setup *S = &R->S;
+    world *W = &S->W;
+    const run_hooks *hk = R->hk;
+    status s = CDLAB_OK;
+    R->rec = (engine_record){.converged = 1};
+    if (hk && hk->restart) {
+        engine_say(&R->notes, "restart: continuing from step %ld of %s", W->step, hk->restart);
+        if ((s = h5out_group(R->w.h, "/restart", err)) == CDLAB_OK &&
+            (s = h5out_attr_string(R->w.h, "/restart", "from_file", hk->restart, err)) ==
+                CDLAB_OK)
+            s = h5out_attr_int(R->w.h, "/restart", "from_step", W->step, err);
+    } else {
+        s = S->E.ops->start(&S->E, W, &R->rec, err);
+        R->rebuilds = R->rec.rebuilds;
+    }
+    if (s == CDLAB_OK)
+        s = run_output_row(&R->w, S, &R->rec, err);
+    if (s == CDLAB_OK)
+        s = run_output_snapshot(&R->w, S, err);
+    if (s == CDLAB_OK && R->first >= S->info.steps)
+        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+    return s;
+}
+
+/* After a step: its row, snapshot and checkpoint when their cadence (or the last step) asks;
+ * a failed step is still recorded, so the file shows the state that failed. */
+static status record_step(run_state *R, status s, diag *err)
+{
+    run_setup *S = &R->S;
+    const world *W = &S->W;
+    const output_params *o = &S->out;
+    long steps = S->info.steps;
+    if (s != CDLAB_OK || W->step % o->series_every == 0 || W->step == steps) {
+        status sw = run_output_row(&R->w, S, &R->rec, s == CDLAB_OK ? err : &(diag){{0}});
+        if (s == CDLAB_OK)
+            s = sw;
+    }
+    if (s == CDLAB_OK && ((o->every > 0 && W->step % o->every == 0) || W->step == steps))
+        s = run_output_snapshot(&R->w, S, err);
+    if (s == CDLAB_OK &&
+        ((o->checkpoint_every > 0 && W->step % o->checkpoint_every == 0) || W->step == steps))
+        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+    return s;
+}
+
+/* A signal during the run: the step's snapshot and checkpoint (unless the cadence has just
+ * written them), then CDLAB_ERR_INTERRUPTED. A signal during the last step: the run is
+ * complete, its checkpoint written. */
+static status stop_if_signalled(run_state *R, diag *err)
+{
+    const run_hooks *hk = R->hk;
+    run_setup *S = &R->S;
+    const world *W = &S->W;
+    if (!hk || !hk->stop || !*hk->stop || W->step >= S->info.steps)
+        return CDLAB_OK;
+    int sig = *hk->stop;
+    status s = CDLAB_OK;
+    if (R->w.snapshot_step != W->step)
+        s = run_output_snapshot(&R->w, S, err);
+    if (s == CDLAB_OK && R->w.checkpoint_step != W->step)
+        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+    if (s == CDLAB_OK)
+        s = diag_set(err, CDLAB_ERR_INTERRUPTED,
+                     "interrupted by signal %d after step %ld of %ld; %s holds every frame so far",
+                     sig, W->step, S->info.steps, S->out.file);
+    return s;
+}
+
+/* The step loop. Timing: the engine's step alone (no output) in step_seconds, and without the
+ * first output.timing_warmup steps in timed_step_seconds. */
+static status loop(run_state *R, run_summary *sum, diag *err)
+{
+    run_setup *S = &R->S;
+    world *W = &S->W;
+    const run_hooks *hk = R->hk;
+    status s = CDLAB_OK;
+    R->tuner = run_tuner(R->first, S->threads);
+    for (long k = R->first; k < S->info.steps && s == CDLAB_OK; k++) {
+        double ts = run_now_seconds();
+        s = S->E.ops->step(&S->E, W, &R->rec, err);
+        double spent = run_now_seconds() - ts;
+        if (S->tune) /* a trial: one thread, then every core; results do not depend on it */
+            run_tune_threads(&R->tuner, k, spent, &R->notes);
+        sum->step_seconds += spent;
+        sum->solve_seconds += R->rec.solve_seconds;
+        sum->contact_updates += (double)R->rec.n_contacts * R->rec.sweeps;
+        if (k - R->first >= S->out.timing_warmup) {
+            sum->timed_step_seconds += spent;
+            sum->timed_steps++;
+        }
+        R->sweeps_total += R->rec.sweeps;
+        R->rebuilds = R->rec.rebuilds;
+        if (!R->rec.converged)
+            sum->unconverged_steps++;
+        sum->steps_done = W->step;
+        s = record_step(R, s, err);
+        if (s == CDLAB_OK)
+            s = stop_if_signalled(R, err);
+        if (hk && hk->progress) {
+            run_progress p = {.step = W->step,
+                              .steps = S->info.steps,
+                              .t = W->t,
+                              .sweeps = S->E.ops->iterative ? R->rec.sweeps : -1,
+                              .mean_overlap = R->rec.mean_overlap,
+                              .elapsed = run_now_seconds() - R->t0};
+            hk->progress(hk->user, &p);
+        }
+    }
+    return s;
+}
+
+/* /summary, the file closed, OUT.h5.partial renamed (or kept beside an older OUT.h5). The
+ * first error's message is kept. */
+static status finish(run_state *R, status s, run_summary *sum, diag *err)
+{
+    sum->wall_seconds = run_now_seconds() - R->t0;
+    sum->mean_sweeps = sum->steps_done > 0 ? R->sweeps_total / (double)sum->steps_done : 0.0;
+    diag tmp;
+    diag *e2 = s == CDLAB_OK ? err : &tmp;
+    run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rebuilds, e2);
+    status s2 = h5out_close(R->w.h, e2);
+    if (s == CDLAB_OK)
+        s = s2;
+    s2 = xdmf_close(R->w.xmf, s == CDLAB_OK ? err : &tmp);
+    if (s == CDLAB_OK)
+        s = s2;
+    /* what the file holds for sure, for the caller's message */
+    sum->snapshot_step = R->w.snapshot_step;
+    sum->checkpoint_step = R->w.checkpoint_step;
+    int kept = 0;
+    s2 = outfile_commit(&R->of, s == CDLAB_OK, &kept, s == CDLAB_OK ? err : &tmp);
+    if (s == CDLAB_OK)
+        s = s2;
+    sum->kept_partial = kept;
+    snprintf(sum->out_file, sizeof sum->out_file, "%s",
+             kept || s2 != CDLAB_OK ? R->of.partial : R->of.final);
+    return s;
+}
+
+status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_summary *sum,
+                      diag *err)
+{
+    memset(sum, 0, sizeof *sum);
+    run_state *R = calloc(1, sizeof *R);
+    if (!R)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    R->c = c;
+    R->hk = hk;
+    R->notes = run_notes(hk);
+    R->of.fd = -1;
+    R->w.snapshot_step = R->w.checkpoint_step = -1;
+    run_setup *S = &R->S;
+    status s = run_setup_read(c, S, err);
+    if (s != CDLAB_OK) {
+        run_setup_free(S);
+        free(R);
+        return s;
+    }
+    if (out_path) {
+        snprintf(S->out.file, sizeof S->out.file, "%s", out_path);
+        config_record(c, "output", "file", "%s", out_path);
+    }
+    int threads_before = cdlab_threads(); /* restored at the end: the library leaves no trace */
+    cdlab_set_threads(S->threads);
+    run_announce(S, hk);
+    R->sdef = run_state_def(S);
+    if ((s = prepare(R, err)) == CDLAB_OK) { /* refused: no file was left behind */
+        if (hk && hk->armed) /* from here on a signal ends the run cleanly, with its file */
+            *hk->armed = 1;
+        s = begin(R, err);
+        R->t0 = run_now_seconds();
+        sum->started = 1; /* the output exists and says what happened */
+        sum->iterative = S->E.ops->iterative;
+        snprintf(sum->out_file, sizeof sum->out_file, "%s", S->out.file);
+        if (s == CDLAB_OK)
+            s = loop(R, sum, err);
+        s = finish(R, s, sum, err);
+    }
+    cdlab_set_threads(threads_before);
+    run_output_free(&R->w);
+    run_setup_free(S);
+    free(R);
+    return s;
+}

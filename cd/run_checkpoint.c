@@ -1,0 +1,296 @@
+/* Checkpoints: /checkpoints/NNNNNNNN holds everything the next step reads: the particles' state
+ * and the walls' (written here), and the engine's state (its contact records and random stream,
+ * the DEM solver's forces, neighbour-list paths and energy ledger: engine_ops.checkpoint_write).
+ * A run continued from it gives bit-identical results to an uninterrupted one (same build).
+ * Format 3: the system's definition (state_def) is stored and compared on restart. */
+#include "run_checkpoint.h"
+
+#include "engine_checkpoint.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECKPOINT_FORMAT "cdlab-checkpoint-3"
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ p[k]) * 0x100000001b3ULL;
+    return h;
+}
+#define FNV_START 0xcbf29ce484222325ULL
+
+/* Loads (gravity, [load], piston forces and their step), the number of steps, output cadence,
+ * solver settings, detection gap and thread count may change on restart; docs/output.md lists
+ * them. */
+state_def run_state_def(const run_setup *S)
+{
+    const world *W = &S->W;
+    const particles *P = &W->P;
+    state_def d = {.dt = W->dt, .dimension = P->dimension, .friction = W->detect.mu};
+    d.bodies = fnv1a(fnv1a(fnv1a(FNV_START, P->r, (size_t)P->n * sizeof *P->r), P->m,
+                           (size_t)P->n * sizeof *P->m),
+                     P->frozen, (size_t)P->n);
+    d.walls = FNV_START;
+    for (int k = 0; k < W->n_walls; k++) {
+        const wall *w = &W->walls[k];
+        double def[10] = {w->kind, w->p.x, w->p.y, w->p.z, w->n.x, w->n.y, w->n.z, w->radius,
+                          w->inside, w->mu};
+        d.walls = fnv1a(fnv1a(d.walls, def, sizeof def), &w->mass, sizeof w->mass);
+    }
+    double box[9] = {P->box.periodic[0], P->box.periodic[1], P->box.periodic[2], P->box.lo.x,
+                     P->box.lo.y, P->box.lo.z, P->box.L.x, P->box.L.y, P->box.L.z};
+    d.box = fnv1a(FNV_START, box, sizeof box);
+    S->E.ops->constants(&S->E, d.k);
+    return d;
+}
+
+/* The attributes of state_def, with the config keys a user would change to make them differ
+ * (the engine constants are named after the DEM law's, which is the only engine that has
+ * them; format 3 fixes the names). */
+static const struct {
+    const char *attr, *keys;
+    size_t off;
+    int is_hash;
+} state_attrs[] = {
+    {"dt", "system.dt", offsetof(state_def, dt), 0},
+    {"dimension", "system.dimension", offsetof(state_def, dimension), 0},
+    {"friction", "contact.friction", offsetof(state_def, friction), 0},
+    {"k_n", "dem.k_n (or dem.stiffness_from_cd, cd_dt, cd_sweep)", offsetof(state_def, k[0]), 0},
+    {"k_t", "dem.k_t", offsetof(state_def, k[1]), 0},
+    {"damping_normal", "dem.damping_normal (or dem.stiffness_from_cd)",
+     offsetof(state_def, k[2]), 0},
+    {"damping_tangential", "dem.damping_tangential", offsetof(state_def, k[3]), 0},
+    {"dem_law", "dem.tangential, projection, twirl or damping", offsetof(state_def, k[4]), 0},
+    {"bodies_checksum", "the particles' radii, masses or frozen flags ([particles])",
+     offsetof(state_def, bodies), 1},
+    {"walls_checksum", "the walls (their kind, position, normal, radius, friction or mass)",
+     offsetof(state_def, walls), 1},
+    {"box_checksum", "the periodic box (system.periodic, box_min, box_max)",
+     offsetof(state_def, box), 1},
+};
+#define N_STATE_ATTRS (sizeof state_attrs / sizeof state_attrs[0])
+
+static status write_state_def(h5out *h, const char *g, const state_def *d, diag *err)
+{
+    status s = CDLAB_OK;
+    for (size_t k = 0; k < N_STATE_ATTRS && s == CDLAB_OK; k++) {
+        const char *p = (const char *)d + state_attrs[k].off;
+        if (state_attrs[k].is_hash)
+            s = h5out_attr_int(h, g, state_attrs[k].attr, (long long)*(const uint64_t *)p, err);
+        else
+            s = h5out_attr_double(h, g, state_attrs[k].attr, *(const double *)p, err);
+    }
+    return s;
+}
+
+/* The first difference between the checkpoint's system and this run's, named by its keys. */
+static status check_state_def(h5in *h, const char *file, const char *g, const state_def *d,
+                              diag *err)
+{
+    status s;
+    for (size_t k = 0; k < N_STATE_ATTRS; k++) {
+        const char *p = (const char *)d + state_attrs[k].off;
+        if (state_attrs[k].is_hash) {
+            long long v;
+            if ((s = h5in_attr_int(h, g, state_attrs[k].attr, &v, err)))
+                return s;
+            if ((uint64_t)v != *(const uint64_t *)p)
+                return diag_set(err, CDLAB_ERR_CONFIG,
+                                "--restart %s: this config changes %s: a restart continues the "
+                                "same system (docs/output.md: what may change on restart)",
+                                file, state_attrs[k].keys);
+        } else {
+            double v;
+            if ((s = h5in_attr_double(h, g, state_attrs[k].attr, &v, err)))
+                return s;
+            if (v != *(const double *)p)
+                return diag_set(err, CDLAB_ERR_CONFIG,
+                                "--restart %s: %s = %.17g here, %.17g in the checkpoint: a restart "
+                                "continues the same system (docs/output.md: what may change on "
+                                "restart)",
+                                file, state_attrs[k].keys, *(const double *)p, v);
+        }
+    }
+    return CDLAB_OK;
+}
+
+/* The walls' state: per wall (s, u, contact force). */
+static status write_world(h5out *h, const char *g, const world *W, diag *err)
+{
+    const particles *P = &W->P;
+    long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4}, nw = W->n_walls, nw3[2] = {nw, 3};
+    char path[128];
+    status s;
+#define CK(name, type, rank, dims, data)                                                           \
+    do {                                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        if ((s = h5out_array(h, path, type, rank, dims, data, err)))                               \
+            return s;                                                                              \
+    } while (0)
+    CK("x", H5IO_DOUBLE, 2, n3, P->x);
+    CK("v", H5IO_DOUBLE, 2, n3, P->v);
+    CK("w", H5IO_DOUBLE, 2, n3, P->w);
+    CK("q", H5IO_DOUBLE, 2, n4, P->q);
+    CK("image", H5IO_INT32, 2, n3, P->image);
+#undef CK
+    double *wb = malloc((size_t)(nw > 0 ? nw : 1) * 3 * sizeof *wb);
+    if (!wb)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a checkpoint");
+    for (int k = 0; k < nw; k++) {
+        wb[3 * k] = W->walls[k].s;
+        wb[3 * k + 1] = W->walls[k].u;
+        wb[3 * k + 2] = W->walls[k].contact_force;
+    }
+    snprintf(path, sizeof path, "%s/walls", g);
+    s = h5out_array(h, path, H5IO_DOUBLE, 2, nw3, wb, err);
+    free(wb);
+    return s;
+}
+
+status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
+{
+    const world *W = &S->W;
+    char g[64];
+    snprintf(g, sizeof g, "/checkpoints/%08ld", W->step);
+    status s;
+    if ((s = h5out_group(w->h, g, err)) ||
+        (s = h5out_attr_string(w->h, g, "format", CHECKPOINT_FORMAT, err)) ||
+        (s = h5out_attr_int(w->h, g, "step", W->step, err)) ||
+        (s = h5out_attr_int(w->h, g, "particles", W->P.n, err)) ||
+        (s = h5out_attr_int(w->h, g, "walls", W->n_walls, err)) ||
+        (s = h5out_attr_string(w->h, g, "mode", S->E.ops->name, err)) ||
+        (s = write_state_def(w->h, g, sd, err)) || (s = write_world(w->h, g, W, err)) ||
+        (s = S->E.ops->checkpoint_write(&S->E, w->h, g, W, err)))
+        return s;
+    /* the mark of a complete checkpoint, written once everything else is on disk: a restart
+     * takes the last checkpoint that has it (a disk that fills up mid-checkpoint leaves one
+     * without it) */
+    if ((s = h5out_flush(w->h, err)) || (s = h5out_attr_int(w->h, g, "complete", 1, err)) ||
+        (s = h5out_flush(w->h, err)))
+        return s;
+    w->checkpoint_step = W->step;
+    return CDLAB_OK;
+}
+
+/* The group of the last checkpoint with the mark of completeness. */
+static status last_complete(h5in *h, const char *file, char *g, size_t n, diag *err)
+{
+    char last[256], prev[256];
+    const char *before = NULL;
+    for (;;) {
+        status s = h5in_last_child(h, "/checkpoints", before, last, err);
+        if (s != CDLAB_OK)
+            return before ? diag_set(err, CDLAB_ERR_IO,
+                                     "%s: no complete checkpoint (the last ones were cut short)",
+                                     file)
+                          : s;
+        snprintf(g, n, "/checkpoints/%s", last);
+        long long complete = 0;
+        diag ignore;
+        if (h5in_attr_int(h, g, "complete", &complete, &ignore) == CDLAB_OK && complete == 1)
+            return CDLAB_OK;
+        snprintf(prev, sizeof prev, "%s", last);
+        before = prev;
+    }
+}
+
+/* Format, engine, step and size of checkpoint g against this run's. */
+static status check_header(h5in *h, const char *file, const char *g, const run_setup *S,
+                           long long *step, diag *err)
+{
+    char *fmt = NULL, *fmode = NULL;
+    long long n = 0, nw = 0;
+    status s;
+    if ((s = h5in_attr_str(h, g, "format", &fmt, err)) == CDLAB_OK &&
+        strcmp(fmt, CHECKPOINT_FORMAT) != 0)
+        s = diag_set(err, CDLAB_ERR_IO, "%s: checkpoint format '%s', this cdlab reads '%s'", file,
+                     fmt, CHECKPOINT_FORMAT);
+    if (s == CDLAB_OK && (s = h5in_attr_str(h, g, "mode", &fmode, err)) == CDLAB_OK &&
+        strcmp(fmode, S->E.ops->name) != 0)
+        s = diag_set(err, CDLAB_ERR_CONFIG,
+                     "--restart %s: its checkpoint is of a system.mode = %s run, this is a "
+                     "system.mode = %s run",
+                     file, fmode, S->E.ops->name);
+    free(fmt);
+    free(fmode);
+    if (s != CDLAB_OK || (s = h5in_attr_int(h, g, "step", step, err)) ||
+        (s = h5in_attr_int(h, g, "particles", &n, err)) ||
+        (s = h5in_attr_int(h, g, "walls", &nw, err)))
+        return s;
+    if (*step < 0 || *step > LONG_MAX / 2)
+        return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint %s (step %lld)", file, g,
+                        *step);
+    if (n != S->W.P.n || nw != S->W.n_walls)
+        return diag_set(err, CDLAB_ERR_CONFIG,
+                        "--restart %s: its checkpoint has %lld particles and %lld walls, this "
+                        "config %d particles and %d walls: a restart continues the same system",
+                        file, n, nw, S->W.P.n, S->W.n_walls);
+    return CDLAB_OK;
+}
+
+/* The particles' state and the walls', every value finite. */
+static status read_world(h5in *h, const char *file, const char *g, world *W, diag *err)
+{
+    long n = W->P.n, n3 = 3 * n, nw = W->n_walls, nw3 = 3 * nw;
+    double *wb = malloc((size_t)(nw3 > 0 ? nw3 : 1) * sizeof *wb);
+    char path[400];
+    status s = wb ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
+#define RD(name, type, data, count)                                                                \
+    if (s == CDLAB_OK) {                                                                           \
+        snprintf(path, sizeof path, "%s/%s", g, name);                                             \
+        s = h5in_read(h, path, type, data, count, err);                                            \
+    }
+    RD("x", H5IO_DOUBLE, W->P.x, n3);
+    RD("v", H5IO_DOUBLE, W->P.v, n3);
+    RD("w", H5IO_DOUBLE, W->P.w, n3);
+    RD("q", H5IO_DOUBLE, W->P.q, 4 * n);
+    RD("image", H5IO_INT32, W->P.image, n3);
+    RD("walls", H5IO_DOUBLE, wb, nw3);
+#undef RD
+    if (s == CDLAB_OK) {
+        for (int k = 0; k < nw; k++) {
+            W->walls[k].s = wb[3 * k];
+            W->walls[k].u = wb[3 * k + 1];
+            W->walls[k].contact_force = wb[3 * k + 2];
+        }
+        const char *bad = !engine_all_finite(&W->P.x[0].x, n3)   ? "x"
+                          : !engine_all_finite(&W->P.v[0].x, n3) ? "v"
+                          : !engine_all_finite(&W->P.w[0].x, n3) ? "w"
+                          : !engine_all_finite(W->P.q, 4 * n)    ? "q"
+                          : !engine_all_finite(wb, nw3)          ? "walls"
+                                                                 : NULL;
+        if (bad)
+            s = diag_set(err, CDLAB_ERR_IO,
+                         "%s: corrupt checkpoint %s: %s holds a value that is not finite", file, g,
+                         bad);
+    }
+    free(wb);
+    return s;
+}
+
+status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, diag *err)
+{
+    h5in *h;
+    status s = h5in_open(&h, file, err);
+    if (s)
+        return s;
+    char g[300];
+    long long step = 0;
+    world *W = &S->W;
+    if ((s = last_complete(h, file, g, sizeof g, err)) == CDLAB_OK &&
+        (s = check_header(h, file, g, S, &step, err)) == CDLAB_OK &&
+        (s = check_state_def(h, file, g, sd, err)) == CDLAB_OK &&
+        (s = read_world(h, file, g, W, err)) == CDLAB_OK &&
+        (s = S->E.ops->checkpoint_read(&S->E, h, g, file, W, err)) == CDLAB_OK) {
+        W->step = (long)step;
+        W->t = (double)step * W->dt;
+    }
+    h5in_close(h);
+    return s;
+}

@@ -1,0 +1,26 @@
+/* Restart checkpoints (docs/output.md, /checkpoints): the world's state written by the
+ * pipeline, the engine's by its table; read back with every value checked. Internal to the run
+ * pipeline. */
+#ifndef CDLAB_RUN_CHECKPOINT_H
+#define CDLAB_RUN_CHECKPOINT_H
+
+#include "run_output.h"
+
+/* What defines the simulated system, stored with every checkpoint and compared on restart: a
+ * checkpoint continues the same simulation or none. */
+typedef struct state_def {
+    double dt, dimension, friction;
+    double k[ENGINE_CONSTANTS]; /* the engine's constants (engine_ops.constants) */
+    uint64_t bodies, walls, box;
+} state_def;
+
+state_def run_state_def(const run_setup *S);
+
+/* /checkpoints/NNNNNNNN of the current step, marked complete once on disk. */
+status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err);
+/* Restores the last complete checkpoint of file into S (a world built from the same config)
+ * after checking that the config describes the same system (sd): a corrupt or hostile file is
+ * refused, never run. */
+status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, diag *err);
+
+#endif

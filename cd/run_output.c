@@ -1,0 +1,352 @@
+/* The run's output file: docs/output.md describes every group, series and attribute. */
+#include "run_output.h"
+
+#include "build_info.h"
+#include "parallel.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+double run_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The root's attributes, /parameters (every key as resolved) and /build. */
+static status write_provenance(h5out *h, config *c, const run_setup *S, const run_hooks *hk,
+                               diag *err)
+{
+    status s;
+    char buf[128];
+    /* the --set overrides, as given ("section.key=value", one a line) */
+    char overrides[8192];
+    config_overrides(c, overrides, sizeof overrides);
+    if ((s = h5out_attr_string(h, "/", "program", S->E.ops->program, err)) ||
+        (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
+        (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
+        (s = h5out_attr_string(h, "/", "overrides", overrides, err)) ||
+        (s = h5out_attr_string(h, "/", "command_line",
+                               hk && hk->command_line ? hk->command_line : "", err)) ||
+        (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)) ||
+        (s = h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err)) ||
+        (s = h5out_group(h, "/parameters", err)) || (s = h5out_group(h, "/build", err)))
+        return s;
+    for (int k = 0; k < c->nres; k++)
+        if ((s = h5out_attr_string(h, "/parameters", c->res[k].name, c->res[k].value, err)))
+            return s;
+    time_t tt = time(NULL);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
+    if ((s = h5out_attr_string(h, "/build", "version", cdlab_version, err)) ||
+        (s = h5out_attr_string(h, "/build", "git_commit", cdlab_git_commit, err)) ||
+        (s = h5out_attr_string(h, "/build", "compiler", cdlab_compiler, err)) ||
+        (s = h5out_attr_string(h, "/build", "cflags", cdlab_cflags, err)) ||
+        (s = h5out_attr_int(h, "/build", "threads", cdlab_threads(), err)) ||
+        (s = h5out_attr_string(h, "/build", "threads_chosen_by", S->threads_why, err)) ||
+        (s = h5out_attr_int(h, "/build", "results_epoch", CDLAB_RESULTS_EPOCH, err)))
+        return s;
+    return h5out_attr_string(h, "/build", "run_started", buf, err);
+}
+
+/* The series every engine has: time, solver figures, contacts, kinetic energy, probes. */
+static status define_series(run_writer *w, const run_setup *S, diag *err)
+{
+    long np = S->out.n_probes, tail3[2] = {np, 3};
+    struct {
+        int id;
+        const char *path;
+        h5type t;
+        int rank;
+        const long *tail;
+    } defs[] = {
+        {SER_T, "/series/t", H5IO_DOUBLE, 0, NULL},
+        {SER_SWEEPS, "/series/sweeps", H5IO_INT32, 0, NULL},
+        {SER_CONV, "/series/converged", H5IO_INT32, 0, NULL},
+        {SER_RES, "/series/residual", H5IO_DOUBLE, 0, NULL},
+        {SER_MEANOV, "/series/mean_overlap", H5IO_DOUBLE, 0, NULL},
+        {SER_MAXOV, "/series/max_overlap", H5IO_DOUBLE, 0, NULL},
+        {SER_KE, "/series/kinetic_energy", H5IO_DOUBLE, 0, NULL},
+        {SER_NC, "/series/contacts", H5IO_INT32, 0, NULL},
+        {SER_NA, "/series/active_contacts", H5IO_INT32, 0, NULL},
+        {SER_NS, "/series/sliding_contacts", H5IO_INT32, 0, NULL},
+        {SER_PPOS, "/series/probe_position", H5IO_DOUBLE, 2, tail3},
+        {SER_PVEL, "/series/probe_velocity", H5IO_DOUBLE, 2, tail3},
+    };
+    status s;
+    for (size_t k = 0; k < sizeof defs / sizeof defs[0]; k++)
+        if ((s = h5out_series(w->h, defs[k].path, defs[k].t, defs[k].rank, defs[k].tail,
+                              &w->ser[defs[k].id], err)))
+            return s;
+    return h5out_array(w->h, "/series/probe_ids", H5IO_INT32, 1, (long[]){np > 0 ? np : 0},
+                       S->out.probes, err);
+}
+
+/* The pistons' series (position, velocity, contact force), one column per piston. */
+static status define_piston_series(run_writer *w, const world *W, diag *err)
+{
+    w->piston_idx = malloc((size_t)(W->n_walls > 0 ? W->n_walls : 1) * sizeof *w->piston_idx);
+    if (!w->piston_idx)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < W->n_walls; k++)
+        if (W->walls[k].kind == WALL_PISTON)
+            w->piston_idx[w->n_pistons++] = k;
+    if (w->n_pistons == 0)
+        return CDLAB_OK;
+    long tp[1] = {w->n_pistons};
+    status s;
+    if ((s = h5out_series(w->h, "/series/piston_position", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_X],
+                          err)) ||
+        (s = h5out_series(w->h, "/series/piston_velocity", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_V],
+                          err)) ||
+        (s = h5out_series(w->h, "/series/piston_force", H5IO_DOUBLE, 1, tp, &w->ser[SER_PIST_F],
+                          err)))
+        return s;
+    char names[4096] = "";
+    for (int k = 0; k < w->n_pistons; k++) {
+        strncat(names, k ? "," : "", sizeof names - strlen(names) - 1);
+        strncat(names, W->walls[w->piston_idx[k]].name, sizeof names - strlen(names) - 1);
+    }
+    return h5out_attr_string(w->h, "/series/piston_position", "pistons", names, err);
+}
+
+/* /walls/K: each wall's kind, point, direction and radius, for plotting and analysis. */
+static status write_walls(h5out *h, const world *W, diag *err)
+{
+    static const char *kinds[] = {"plane", "piston", "cylinder"};
+    status s;
+    for (int k = 0; k < W->n_walls; k++) {
+        const wall *wl = &W->walls[k];
+        char path[64], point[80], dir[80];
+        snprintf(path, sizeof path, "/walls/%d", k);
+        snprintf(point, sizeof point, "%s/point", path);
+        snprintf(dir, sizeof dir, "%s/direction", path);
+        long three = 3;
+        if ((s = h5out_group(h, path, err)) ||
+            (s = h5out_attr_string(h, path, "name", wl->name, err)) ||
+            (s = h5out_attr_string(h, path, "kind", kinds[wl->kind], err)) ||
+            (s = h5out_array(h, point, H5IO_DOUBLE, 1, &three, &wl->p, err)) ||
+            (s = h5out_array(h, dir, H5IO_DOUBLE, 1, &three, &wl->n, err)) ||
+            (s = h5out_attr_double(h, path, "radius", wl->radius, err)))
+            return s;
+    }
+    return CDLAB_OK;
+}
+
+status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks *hk,
+                         diag *err)
+{
+    status s;
+    if ((s = write_provenance(w->h, c, S, hk, err)) ||
+        (s = S->E.ops->header(&S->E, w->h, &S->W, &S->info, err)) ||
+        (s = define_series(w, S, err)) || (s = define_piston_series(w, &S->W, err)))
+        return s;
+    size_t widest = (size_t)(3 * S->out.n_probes + w->n_pistons + 1);
+    w->row = malloc(widest * sizeof *w->row);
+    if (!w->row)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    return write_walls(w->h, &S->W, err);
+}
+
+/* The probes' positions and velocities, the pistons' position, velocity and force. */
+static status append_probes_pistons(run_writer *w, const world *W, const output_params *o,
+                                    diag *err)
+{
+    h5out *h = w->h;
+    status s;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < o->n_probes; k++) {
+            vec3 x = pass == 0 ? W->P.x[o->probes[k]] : W->P.v[o->probes[k]];
+            w->row[3 * k] = x.x, w->row[3 * k + 1] = x.y, w->row[3 * k + 2] = x.z;
+        }
+        if ((s = h5out_series_append(h, w->ser[pass == 0 ? SER_PPOS : SER_PVEL], w->row, err)))
+            return s;
+    }
+    if (w->n_pistons == 0)
+        return CDLAB_OK;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int k = 0; k < w->n_pistons; k++) {
+            const wall *wl = &W->walls[w->piston_idx[k]];
+            w->row[k] = pass == 0 ? wl->s : pass == 1 ? wl->u : wl->contact_force;
+        }
+        if ((s = h5out_series_append(h, w->ser[SER_PIST_X + pass], w->row, err)))
+            return s;
+    }
+    return CDLAB_OK;
+}
+
+status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, diag *err)
+{
+    h5out *h = w->h;
+    const world *W = &S->W;
+    status s;
+    int32_t sw = rec->sweeps, cv = rec->converged, nc = rec->n_contacts, na = rec->n_active,
+            ns = rec->n_sliding;
+    double ke = world_kinetic_energy(W);
+    status bad = isfinite(ke) ? CDLAB_OK : world_energy_error(W, err);
+    if ((s = S->E.ops->row(&S->E, h, W, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_T], &W->t, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_SWEEPS], &sw, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_CONV], &cv, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_RES], &rec->residual, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_MEANOV], &rec->mean_overlap, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_MAXOV], &rec->max_overlap, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_KE], &ke, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_NC], &nc, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_NA], &na, err)) ||
+        (s = h5out_series_append(h, w->ser[SER_NS], &ns, err)) ||
+        (s = append_probes_pistons(w, W, &S->out, err)))
+        return s;
+    return bad; /* a non-finite kinetic energy stops the run, its row written */
+}
+
+/* The particles' arrays of a snapshot. */
+static status snapshot_particles(h5out *h, const char *g, const particles *P, diag *err)
+{
+    long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4};
+    struct {
+        const char *name;
+        h5type t;
+        int rank;
+        const long *dims;
+        const void *data;
+    } a[] = {
+        {"position", H5IO_DOUBLE, 2, n3, P->x},
+        {"velocity", H5IO_DOUBLE, 2, n3, P->v},
+        {"angular_velocity", H5IO_DOUBLE, 2, n3, P->w},
+        {"orientation", H5IO_DOUBLE, 2, n4, P->q},
+        {"radius", H5IO_DOUBLE, 1, &n, P->r},
+        {"mass", H5IO_DOUBLE, 1, &n, P->m},
+        {"id", H5IO_INT32, 1, &n, P->id},
+        /* periodic image counts: unwrapped position = position + image * period */
+        {"image", H5IO_INT32, 2, n3, P->image},
+    };
+    char path[128];
+    status s;
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++) {
+        snprintf(path, sizeof path, "%s/%s", g, a[k].name);
+        if ((s = h5out_array(h, path, a[k].t, a[k].rank, a[k].dims, a[k].data, err)))
+            return s;
+    }
+    return CDLAB_OK;
+}
+
+/* The contacts of a snapshot, from the engine: the geometry of now, once per contact (the DEM
+ * engine does not update the normal of pairs that are apart), the force on body 1, and the
+ * lines for viewers: body 0's end of the contact (its centre's nearest periodic image, or the
+ * contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1. */
+static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, diag *err)
+{
+    const world *W = &S->W;
+    const particles *P = &W->P;
+    long nc = S->E.ops->contact_count(&S->E, W), nc2[2] = {nc, 2}, nc3[2] = {nc, 3},
+         e3[2] = {2 * nc, 3};
+    size_t m = (size_t)(nc > 0 ? nc : 1);
+    int32_t *pair = malloc(m * 2 * sizeof *pair);
+    double *normal = malloc(m * 3 * sizeof *normal), *force = malloc(m * 3 * sizeof *force);
+    double *gap = malloc(m * sizeof *gap), *mag = malloc(m * sizeof *mag);
+    double *ends = malloc(m * 6 * sizeof *ends);
+    status st = CDLAB_OK;
+    if (!pair || !normal || !force || !gap || !mag || !ends)
+        st = diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    for (long k = 0; k < nc && st == CDLAB_OK; k++) {
+        contact c;
+        S->E.ops->contact(&S->E, W, (int)k, &c);
+        pair[2 * k] = c.i;
+        pair[2 * k + 1] = c.j;
+        normal[3 * k] = c.n.x, normal[3 * k + 1] = c.n.y, normal[3 * k + 2] = c.n.z;
+        force[3 * k] = c.R.x, force[3 * k + 1] = c.R.y, force[3 * k + 2] = c.R.z;
+        gap[k] = c.gap;
+        mag[k] = v3_norm(c.R);
+        /* body 0's end: the image of its centre nearest body 1 (x_j minus the minimum-image
+         * separation), or the point of the wall's surface nearest body 1 (x_j - (r_j + g) n),
+         * whatever the lever arms */
+        vec3 xj = P->x[c.j];
+        vec3 x0 = c.i >= 0 ? v3_sub(xj, pbox_delta(&P->box, P->x[c.i], xj))
+                           : v3_axpy(-(P->r[c.j] + c.gap), c.n, xj);
+        ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
+        ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
+    }
+    char path[128];
+#define SNAPC(name, type, rank, dims, data)                                                        \
+    if (st == CDLAB_OK) {                                                                          \
+        snprintf(path, sizeof path, "%s/contacts/%s", g, name);                                    \
+        st = h5out_array(h, path, type, rank, dims, data, err);                                    \
+    }
+    SNAPC("pair", H5IO_INT32, 2, nc2, pair);
+    SNAPC("normal", H5IO_DOUBLE, 2, nc3, normal);
+    SNAPC("force", H5IO_DOUBLE, 2, nc3, force);
+    SNAPC("gap", H5IO_DOUBLE, 1, &nc, gap);
+    SNAPC("force_magnitude", H5IO_DOUBLE, 1, &nc, mag);
+    SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
+    for (long k = 0; k < 2 * nc && st == CDLAB_OK; k++)
+        pair[k] = (int32_t)k;
+    SNAPC("line", H5IO_INT32, 2, nc2, pair);
+#undef SNAPC
+    free(pair);
+    free(normal);
+    free(force);
+    free(gap);
+    free(mag);
+    free(ends);
+    return st;
+}
+
+status run_output_snapshot(run_writer *w, const run_setup *S, diag *err)
+{
+    const world *W = &S->W;
+    char g[64];
+    snprintf(g, sizeof g, "/snapshots/%08ld", W->step);
+    status s;
+    if ((s = h5out_group(w->h, g, err)) || (s = h5out_attr_int(w->h, g, "step", W->step, err)) ||
+        (s = h5out_attr_double(w->h, g, "time", W->t, err)) ||
+        (s = snapshot_particles(w->h, g, &W->P, err)) ||
+        (s = snapshot_contacts(w->h, g, S, err)))
+        return s;
+    /* every frame reaches the file: a killed run leaves a readable file up to here */
+    if ((s = h5out_flush(w->h, err)))
+        return s;
+    w->snapshot_step = W->step;
+    return w->xmf ? xdmf_add_snapshot(w->xmf, g, W->t, W->P.n,
+                                      S->E.ops->contact_count(&S->E, W), err)
+                  : CDLAB_OK;
+}
+
+status run_output_summary(run_writer *w, const char *status_text, const run_summary *sum,
+                          long rebuilds, diag *err)
+{
+    h5out *h = w->h;
+    const char *g = "/summary";
+    status s = h5out_group(h, g, err);
+    if (s != CDLAB_OK)
+        return s;
+    /* the figures are written whatever their own status: the file closes next either way */
+    h5out_attr_string(h, g, "status", status_text, err);
+    h5out_attr_int(h, g, "steps_done", sum->steps_done, err);
+    h5out_attr_double(h, g, "wall_seconds", sum->wall_seconds, err);
+    h5out_attr_double(h, g, "step_seconds", sum->step_seconds, err);
+    h5out_attr_double(h, g, "solve_seconds", sum->solve_seconds, err);
+    h5out_attr_double(h, g, "timed_step_seconds", sum->timed_step_seconds, err);
+    h5out_attr_int(h, g, "timed_steps", sum->timed_steps, err);
+    h5out_attr_int(h, g, "neighbour_rebuilds", rebuilds, err);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        h5out_attr_int(h, g, "peak_rss_kib", ru.ru_maxrss, err);
+    h5out_attr_double(h, g, "contact_updates", sum->contact_updates, err);
+    h5out_attr_double(h, g, "mean_sweeps", sum->mean_sweeps, err);
+    h5out_attr_int(h, g, "unconverged_steps", sum->unconverged_steps, err);
+    /* the thread count at the end (an automatic run may have changed it) */
+    h5out_attr_int(h, g, "threads", cdlab_threads(), err);
+    return CDLAB_OK;
+}
+
+void run_output_free(run_writer *w)
+{
+    free(w->piston_idx);
+    free(w->row);
+}

@@ -1,0 +1,258 @@
+/* The run's set-up: the config read into a world, an engine (the registry's table for
+ * system.mode) and the output's parameters; the banner; the files checked. */
+#include "run_setup.h"
+
+#include "build_info.h"
+#include "config_schema.h" /* generated from docs/config.md into the build folder */
+#include "outfile.h"
+#include "parallel.h"
+#include "run_threads.h"
+#include "xdmf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* sections that belong to no engine (the engines' come from their tables) */
+static const char *const common_sections[] = {"particles", "contact", "load", "output",
+                                              "plane.",    "piston.", "cylinder.", NULL};
+
+static status read_output(config *c, const world *W, output_params *o, diag *err)
+{
+    memset(o, 0, sizeof *o);
+    status s;
+    if ((s = config_string(c, "output", "file", 0, "cdlab.h5", o->file, sizeof o->file, err)) ||
+        (s = config_int(c, "output", "every", 0, 100, 0, __LONG_MAX__, &o->every, err)) ||
+        (s = config_int(c, "output", "series_every", 0, 1, 1, __LONG_MAX__, &o->series_every,
+                        err)) ||
+        (s = config_int(c, "output", "timing_warmup", 0, 0, 0, __LONG_MAX__, &o->timing_warmup,
+                        err)) ||
+        (s = config_int(c, "output", "checkpoint_every", 0, 0, 0, __LONG_MAX__,
+                        &o->checkpoint_every, err)))
+        return s;
+    return scene_particle_list(c, "output", "probes", W->P.n, &o->probes, &o->n_probes, err);
+}
+
+/* A run that cannot fit in the machine's memory is refused before it allocates (it would
+ * otherwise allocate for minutes until the kernel kills it). */
+static status check_memory(config *c, const engine_ops *ops, diag *err)
+{
+    long count = 0, dim = 3;
+    diag ignore;
+    /* both are checked properly by scene_build; here only their product with the estimate */
+    if (config_int(c, "particles", "count", 0, 0, 0, __LONG_MAX__, &count, &ignore) != CDLAB_OK ||
+        config_int(c, "system", "dimension", 0, 3, 1, 3, &dim, &ignore) != CDLAB_OK)
+        return CDLAB_OK;
+    double per = ops->bytes_per_particle((int)dim), need = (double)count * per;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return CDLAB_OK;
+    double have = (double)pages * (double)page;
+    if (need > have)
+        return config_error(c, "particles", "count", err,
+                            "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
+                            "in this mode and dimension), more than this machine's %.3g GB of "
+                            "memory",
+                            count, need / 1e9, per / 1e3, have / 1e9);
+    return CDLAB_OK;
+}
+
+/* The other engines' sections are not used, so that one config serves a CD run and its DEM
+ * twin (--set system.mode=dem): an engine with read_other checks their values and describes
+ * its run for the equivalence (twin); the others' key names are checked. The sections present
+ * are named in S->notice; note is what the run's engine adds to it. */
+static status read_other_engines(config *c, run_setup *S, equiv_twin *twin, char *present,
+                                 size_t n, diag *err)
+{
+    status s;
+    for (int k = 0; engine_registry[k]; k++) {
+        const engine_ops *o = engine_registry[k];
+        if (o == S->E.ops)
+            continue;
+        int has_any = 0;
+        for (int m = 0; o->sections[m]; m++) {
+            int count = 0;
+            if (o->read_other)
+                count = config_section_line(c, o->sections[m]) >= 0;
+            else if ((s = config_skip_section(c, o->sections[m], NULL, &count, err)))
+                return s;
+            if (count > 0)
+                snprintf(present + strlen(present), n - strlen(present), "%s[%s]",
+                         present[0] ? " and " : "", o->sections[m]);
+            has_any |= count > 0;
+        }
+        if (has_any && o->read_other && (s = o->read_other(c, twin, err)))
+            return s;
+    }
+    return CDLAB_OK;
+}
+
+static status check_keys(const config *c, diag *err)
+{
+    /* the parser and docs/config.md are one list: a key read but not documented is a defect */
+    if (c->undocumented[0])
+        return diag_set(err, CDLAB_ERR_CONFIG,
+                        "internal: cdlab reads %s, which docs/config.md does not document (its "
+                        "tables are the key list: tools/config_schema.py)",
+                        c->undocumented);
+    const char *known[64];
+    int n = 0;
+    known[n++] = "system";
+    for (int k = 0; engine_registry[k]; k++)
+        for (int m = 0; engine_registry[k]->sections[m] && n < 48; m++)
+            known[n++] = engine_registry[k]->sections[m];
+    for (int m = 0; common_sections[m]; m++)
+        known[n++] = common_sections[m];
+    known[n] = NULL;
+    return config_check_unused(c, known, err);
+}
+
+status run_setup_read(config *c, run_setup *S, diag *err)
+{
+    memset(S, 0, sizeof *S);
+    config_use_schema(c, config_schema, CONFIG_SCHEMA_N);
+    status s;
+    int mode;
+    if ((s = config_enum(c, "system", "mode", 0, 0, engine_names, &mode, err)))
+        return s;
+    S->E.ops = engine_registry[mode];
+    if ((s = check_memory(c, S->E.ops, err)) || (s = scene_build(c, &S->W, &S->info, err)))
+        return s;
+    equiv_twin twin = {0};
+    char present[128] = "", note[320] = "";
+    if ((s = read_other_engines(c, S, &twin, present, sizeof present, err)) ||
+        (s = S->E.ops->read(&S->E, c, &S->W, &S->info, &twin, note, sizeof note, err)))
+        return s;
+    if (present[0])
+        snprintf(S->notice, sizeof S->notice, "notice: %s not used with system.mode = %s%s",
+                 present, S->E.ops->name, note[0] ? note : " (ignored)");
+    long threads;
+    if ((s = read_output(c, &S->W, &S->out, err)) ||
+        (s = config_int(c, "system", "threads", 0, 0, 0, 4096, &threads, err)) ||
+        (s = check_keys(c, err)))
+        return s;
+    run_choose_threads(S, threads);
+    return CDLAB_OK;
+}
+
+void run_setup_free(run_setup *S)
+{
+    if (S->E.ops && S->E.ops->free)
+        S->E.ops->free(&S->E);
+    world_free(&S->W);
+    free(S->out.probes);
+}
+
+engine_notes run_notes(const run_hooks *hk)
+{
+    return hk ? (engine_notes){.message = hk->message, .result = hk->result, .user = hk->user}
+              : (engine_notes){0};
+}
+
+/* Memory from the engine's bytes per particle, time from its estimate (benchmark rates). */
+static void estimates(const run_setup *S, const engine_notes *notes)
+{
+    const world *W = &S->W;
+    double mem = W->P.n * S->E.ops->bytes_per_particle(W->P.dimension);
+    char tbuf[128];
+    S->E.ops->estimate(&S->E, W, S->info.steps, tbuf, sizeof tbuf);
+    engine_say(notes,
+               "estimates: memory about %.3g MB, time %s on one thread (rough: this project's "
+               "benchmark rates for large systems; small ones spend relatively more on overheads)",
+               mem / 1e6, tbuf);
+}
+
+/* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
+ * system, the solver or DEM law with the figures a user checks before a long run (spurious
+ * elasticity, critical time step), the output, and estimates of memory and time. */
+void run_announce(const run_setup *S, const run_hooks *hk)
+{
+    const world *W = &S->W;
+    engine_notes notes = run_notes(hk);
+    if (S->notice[0])
+        engine_say(&notes, "%s", S->notice);
+    engine_say(&notes,
+               "cdlab %s (%s): %s mode, %d particles, dimension %d, %d walls, %ld steps of dt = %g",
+               cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
+               S->info.steps, W->dt);
+    engine_say(&notes, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
+    S->E.ops->announce(&S->E, W, &S->info, &notes);
+    char snaps[64], probes[32] = "";
+    if (S->out.every > 0)
+        snprintf(snaps, sizeof snaps, "snapshots every %ld steps", S->out.every);
+    else
+        snprintf(snaps, sizeof snaps, "snapshots of the first and last step only");
+    if (S->out.n_probes > 0)
+        snprintf(probes, sizeof probes, ", %d probe%s", S->out.n_probes,
+                 S->out.n_probes > 1 ? "s" : "");
+    engine_say(&notes, "output: %s (%s%s)", S->out.file, snaps, probes);
+    estimates(S, &notes);
+}
+
+/* The files of a run, checked before any is created: the restart file exists; no file is named
+ * twice (output, its sidecar and temporary names, restart, config, FCLIB export: the same file
+ * through another path or a link counts); the FCLIB export can be written. Computes the FCLIB
+ * file name (OUT.h5 -> OUT-stepN.fclib.h5 unless given). */
+status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk,
+                       char *fclib_path, size_t n, diag *err)
+{
+    const char *out = S->out.file;
+    char partial[OUTFILE_PATH_MAX + 16], xmf[OUTFILE_PATH_MAX];
+    snprintf(partial, sizeof partial, "%s.partial", out);
+    xdmf_sidecar_path(out, xmf, sizeof xmf);
+    long fclib_step = hk ? hk->fclib_step : 0;
+    if (hk && hk->fclib_path)
+        snprintf(fclib_path, n, "%s", hk->fclib_path);
+    else { /* OUT.h5 -> OUT-stepN.fclib.h5 */
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, "-step%ld.fclib.h5", fclib_step);
+        h5_sibling_path(out, suffix, fclib_path, n);
+    }
+    struct {
+        const char *path, *what;
+    } outputs[4] = {{out, "the output file"},
+                    {partial, "the output's temporary file"},
+                    {xmf, "the output's XDMF sidecar"},
+                    {fclib_step ? fclib_path : NULL, "the FCLIB export"}};
+    const char *inputs[2] = {c->file, hk ? hk->restart : NULL};
+    const char *input_what[2] = {"the config file", "the restart file"};
+    struct stat st;
+    if (inputs[1] && stat(inputs[1], &st) != 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open restart file: %s", inputs[1],
+                        strerror(errno));
+    for (int a = 0; a < 4; a++) {
+        if (!outputs[a].path)
+            continue;
+        for (int b = 0; b < 2; b++)
+            if (inputs[b] && outfile_same(outputs[a].path, inputs[b]))
+                return diag_set(err, CDLAB_ERR_ARG,
+                                "%s %s is %s: it would be overwritten; give another name with %s",
+                                outputs[a].what, outputs[a].path, input_what[b],
+                                a == 3 ? "--fclib-out" : "-o");
+        for (int b = a + 1; b < 4; b++)
+            if (outputs[b].path && outfile_same(outputs[a].path, outputs[b].path))
+                return diag_set(err, CDLAB_ERR_ARG, "%s %s is also %s: give another name",
+                                outputs[b].what, outputs[b].path, outputs[a].what);
+    }
+    if (fclib_step) {
+        char dir[OUTFILE_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", fclib_path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK | X_OK) != 0)
+            return diag_set(err, CDLAB_ERR_IO, "--fclib-out %s: cannot write into %s: %s",
+                            fclib_path, dir, strerror(errno));
+        if (stat(fclib_path, &st) == 0 && !(hk && hk->overwrite))
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "the FCLIB export %s exists: give --overwrite to replace it or another "
+                            "name with --fclib-out",
+                            fclib_path);
+    }
+    return CDLAB_OK;
+}

@@ -1,0 +1,48 @@
+/* The run pipeline's shared state and set-up (run_setup.c): the config read into a world, an
+ * engine and the output's parameters; the banner; the files checked before any is created.
+ * Internal to the run pipeline (run*.c). */
+#ifndef CDLAB_RUN_SETUP_H
+#define CDLAB_RUN_SETUP_H
+
+#include "engine.h"
+#include "run.h"
+
+typedef struct output_params {
+    char file[512];
+    long every;
+    long series_every;     /* a series row every this many steps (and the last step) */
+    long timing_warmup;    /* steps left out of /summary timed_step_seconds */
+    long checkpoint_every; /* a restart checkpoint every this many steps (0: only the last step) */
+    int *probes;           /* storage indices */
+    int n_probes;
+} output_params;
+
+typedef struct run_setup {
+    world W;
+    scene_info info;
+    engine E; /* E.ops: the engine of system.mode */
+    output_params out;
+    char notice[512]; /* the other engines' sections left unused, for the user ("" if none) */
+    int threads;      /* the threads the run starts with */
+    int tune;         /* automatic: measure 1 thread against every core (run_threads.c) */
+    char threads_why[160];
+} run_setup;
+
+/* Reads every section of the config (the engine's through its table) and checks that no key
+ * is left unknown or undocumented. S is cleared first; free it with run_setup_free whatever
+ * the result. */
+status run_setup_read(config *c, run_setup *S, diag *err);
+void run_setup_free(run_setup *S);
+
+/* hooks as the engines' notes */
+engine_notes run_notes(const run_hooks *hk);
+
+/* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it). */
+void run_announce(const run_setup *S, const run_hooks *hk);
+
+/* The files of a run, checked before any is created (see run_setup.c); computes the FCLIB
+ * export's file name into fclib_path. */
+status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk,
+                       char *fclib_path, size_t n, diag *err);
+
+#endif
