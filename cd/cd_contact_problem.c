@@ -80,28 +80,42 @@ static void matvec(int m, const int *colptr, const int *row, const double *val, 
             y[row[e]] += val[e] * x[k];
 }
 
-status contact_problem_build(world *W, contact_problem *cp, diag *err)
-{
-    memset(cp, 0, sizeof *cp);
-    particles *P = &W->P;
-    contact_list *L = &W->C;
-    int nc = L->n, d = P->dimension == 3 ? 3 : 2, m = nc * d;
-    int nb = P->n + W->n_walls; /* bodies: particles, then walls (pistons only used) */
-    double dt = W->dt;
-    cp->nc = nc;
-    cp->d = d;
-    cp->m = m;
+/* The scratch of contact_problem_build: the contacts of each movable body (CSR: list[start[b]
+ * .. start[b+1]-1]), the movable body at each end of each contact, the neighbour rows of a
+ * column, and the world's velocities, saved to be restored bit for bit. */
+typedef struct cp_work {
+    int nb; /* bodies: particles, then walls (pistons only used) */
+    int *start, *fill, *body, *list, *mark, *nbr;
+    vec3 *v_save, *w_save;
+    double *u_save;
+} cp_work;
 
-    /* contacts of each movable body (CSR) */
-    int *start = calloc((size_t)nb + 1, sizeof *start);
-    int *fill = calloc((size_t)nb + 1, sizeof *fill);
-    int *body = malloc((size_t)(2 * nc + 1) * sizeof *body); /* movable body of each end */
-    int *list = malloc((size_t)(2 * nc + 1) * sizeof *list);
-    int *mark = malloc((size_t)(nc + 1) * sizeof *mark);
-    int *nbr = malloc((size_t)(nc + 1) * sizeof *nbr);
-    vec3 *v_save = malloc((size_t)(P->n + 1) * sizeof *v_save);
-    vec3 *w_save = malloc((size_t)(P->n + 1) * sizeof *w_save);
-    double *u_save = malloc((size_t)(W->n_walls + 1) * sizeof *u_save);
+static void cp_work_free(cp_work *k)
+{
+    free(k->start);
+    free(k->fill);
+    free(k->body);
+    free(k->list);
+    free(k->mark);
+    free(k->nbr);
+    free(k->v_save);
+    free(k->w_save);
+    free(k->u_save);
+}
+
+static status cp_alloc(const world *W, contact_problem *cp, cp_work *k, diag *err)
+{
+    int nc = cp->nc, m = cp->m, n = W->P.n;
+    k->nb = n + W->n_walls;
+    k->start = calloc((size_t)k->nb + 1, sizeof *k->start);
+    k->fill = calloc((size_t)k->nb + 1, sizeof *k->fill);
+    k->body = malloc((size_t)(2 * nc + 1) * sizeof *k->body);
+    k->list = malloc((size_t)(2 * nc + 1) * sizeof *k->list);
+    k->mark = malloc((size_t)(nc + 1) * sizeof *k->mark);
+    k->nbr = malloc((size_t)(nc + 1) * sizeof *k->nbr);
+    k->v_save = malloc((size_t)(n + 1) * sizeof *k->v_save);
+    k->w_save = malloc((size_t)(n + 1) * sizeof *k->w_save);
+    k->u_save = malloc((size_t)(W->n_walls + 1) * sizeof *k->u_save);
     cp->colptr = malloc((size_t)(m + 1) * sizeof *cp->colptr);
     cp->q = calloc((size_t)m + 1, sizeof *cp->q);
     cp->mu = malloc((size_t)(nc + 1) * sizeof *cp->mu);
@@ -111,88 +125,110 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
     cp->body0 = malloc((size_t)(nc + 1) * sizeof *cp->body0);
     cp->body1 = malloc((size_t)(nc + 1) * sizeof *cp->body1);
     cp->gap = malloc((size_t)(nc + 1) * sizeof *cp->gap);
-    status s = CDLAB_OK;
-    if (!start || !fill || !body || !list || !mark || !nbr || !v_save || !w_save || !u_save ||
-        !cp->colptr || !cp->q || !cp->mu || !cp->r || !cp->u || !cp->frame || !cp->body0 ||
-        !cp->body1 || !cp->gap) {
-        s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory (%d contacts)", nc);
-        goto done;
-    }
-    vec3 *frame = cp->frame;
+    if (!k->start || !k->fill || !k->body || !k->list || !k->mark || !k->nbr || !k->v_save ||
+        !k->w_save || !k->u_save || !cp->colptr || !cp->q || !cp->mu || !cp->r || !cp->u ||
+        !cp->frame || !cp->body0 || !cp->body1 || !cp->gap)
+        return diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory (%d contacts)", nc);
+    return CDLAB_OK;
+}
+
+/* Each contact's frame, friction, bodies (stable ids) and gap; the contacts of each body. */
+static void index_contacts(const world *W, contact_problem *cp, cp_work *k)
+{
+    const contact_list *L = &W->C;
+    int nc = cp->nc, d = cp->d;
     for (int a = 0; a < nc; a++) {
         const contact *c = &L->c[a];
-        body[2 * a] = body_index(W, c->i);
-        body[2 * a + 1] = body_index(W, c->j);
+        k->body[2 * a] = body_index(W, c->i);
+        k->body[2 * a + 1] = body_index(W, c->j);
         for (int e = 0; e < 2; e++)
-            if (body[2 * a + e] >= 0)
-                start[body[2 * a + e] + 1]++;
-        local_frame(c->n, d, &frame[a * d]);
+            if (k->body[2 * a + e] >= 0)
+                k->start[k->body[2 * a + e] + 1]++;
+        local_frame(c->n, d, &cp->frame[a * d]);
         cp->mu[a] = c->mu;
-        cp->body0[a] = c->i >= 0 ? P->id[c->i] : c->i;
-        cp->body1[a] = P->id[c->j];
+        cp->body0[a] = c->i >= 0 ? W->P.id[c->i] : c->i;
+        cp->body1[a] = W->P.id[c->j];
         cp->gap[a] = c->gap;
-        mark[a] = -1;
+        k->mark[a] = -1;
     }
-    for (int b = 0; b < nb; b++)
-        start[b + 1] += start[b];
+    for (int b = 0; b < k->nb; b++)
+        k->start[b + 1] += k->start[b];
     for (int a = 0; a < nc; a++)
         for (int e = 0; e < 2; e++) {
-            int b = body[2 * a + e];
+            int b = k->body[2 * a + e];
             if (b >= 0)
-                list[start[b] + fill[b]++] = a;
+                k->list[k->start[b] + k->fill[b]++] = a;
         }
+}
 
-    /* solution and free velocities, from the end-of-step velocities */
-    memcpy(v_save, P->v, (size_t)P->n * sizeof *v_save);
-    memcpy(w_save, P->w, (size_t)P->n * sizeof *w_save);
-    for (int k = 0; k < W->n_walls; k++)
-        u_save[k] = W->walls[k].u;
+/* The solution r and u, and the free velocities q, from the end-of-step velocities (saved);
+ * then every velocity zeroed for the probing. */
+static void solution_and_free_velocities(world *W, contact_problem *cp, cp_work *k)
+{
+    particles *P = &W->P;
+    const contact_list *L = &W->C;
+    int nc = cp->nc, d = cp->d;
+    double dt = W->dt;
+    memcpy(k->v_save, P->v, (size_t)P->n * sizeof *k->v_save);
+    memcpy(k->w_save, P->w, (size_t)P->n * sizeof *k->w_save);
+    for (int w = 0; w < W->n_walls; w++)
+        k->u_save[w] = W->walls[w].u;
     for (int a = 0; a < nc; a++) {
-        for (int k = 0; k < d; k++)
-            cp->r[a * d + k] = v3_dot(L->c[a].R, frame[a * d + k]) * dt;
-        local_velocity(W, &L->c[a], &frame[a * d], d, &cp->u[a * d]);
+        for (int x = 0; x < d; x++)
+            cp->r[a * d + x] = v3_dot(L->c[a].R, cp->frame[a * d + x]) * dt;
+        local_velocity(W, &L->c[a], &cp->frame[a * d], d, &cp->u[a * d]);
     }
     for (int a = 0; a < nc; a++)
         cd_apply_impulse(W, &L->c[a], v3_scale(L->c[a].R, -dt));
     for (int a = 0; a < nc; a++)
-        local_velocity(W, &L->c[a], &frame[a * d], d, &cp->q[a * d]);
-
-    /* W column by column: unit impulse, response of the contacts sharing a body */
+        local_velocity(W, &L->c[a], &cp->frame[a * d], d, &cp->q[a * d]);
     memset(P->v, 0, (size_t)P->n * sizeof *P->v);
     memset(P->w, 0, (size_t)P->n * sizeof *P->w);
-    for (int k = 0; k < W->n_walls; k++)
-        W->walls[k].u = 0.0;
+    for (int w = 0; w < W->n_walls; w++)
+        W->walls[w].u = 0.0;
+}
+
+/* The contacts that share a movable body with contact b, in ascending order, into k->nbr. */
+static int neighbours(const cp_work *k, int b)
+{
+    const int *ends = &k->body[2 * b];
+    int nn = 0;
+    for (int e = 0; e < 2; e++) {
+        if (ends[e] < 0)
+            continue;
+        for (int x = k->start[ends[e]]; x < k->start[ends[e] + 1]; x++) {
+            int a = k->list[x];
+            if (k->mark[a] == b)
+                continue;
+            k->mark[a] = b;
+            int y = nn++; /* insertion: rows in ascending order */
+            while (y > 0 && k->nbr[y - 1] > a) {
+                k->nbr[y] = k->nbr[y - 1];
+                y--;
+            }
+            k->nbr[y] = a;
+        }
+    }
+    return nn;
+}
+
+/* W column by column: a unit impulse along each local axis of contact b, the response of the
+ * contacts sharing a body read back, the bodies zeroed again. */
+static status assemble_W(world *W, contact_problem *cp, cp_work *k, diag *err)
+{
+    const contact_list *L = &W->C;
+    int nc = cp->nc, d = cp->d, m = cp->m;
     size_t cap = (size_t)m * (size_t)d * 4 + 16, nnz = 0;
     cp->row = malloc(cap * sizeof *cp->row);
     cp->val = malloc(cap * sizeof *cp->val);
-    if (!cp->row || !cp->val) {
-        s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
-        goto restore;
-    }
+    if (!cp->row || !cp->val)
+        return diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
     for (int b = 0; b < nc; b++) {
-        const contact *cb = &L->c[b];
-        const int *ends = &body[2 * b];
-        int nn = 0;
-        for (int e = 0; e < 2; e++) {
-            if (ends[e] < 0)
-                continue;
-            for (int x = start[ends[e]]; x < start[ends[e] + 1]; x++) {
-                int a = list[x];
-                if (mark[a] == b)
-                    continue;
-                mark[a] = b;
-                int y = nn++; /* insertion: rows in ascending order */
-                while (y > 0 && nbr[y - 1] > a) {
-                    nbr[y] = nbr[y - 1];
-                    y--;
-                }
-                nbr[y] = a;
-            }
-        }
+        int nn = neighbours(k, b);
         for (int kb = 0; kb < d; kb++) {
             int col = b * d + kb;
             cp->colptr[col] = (int)nnz;
-            cd_apply_impulse(W, cb, frame[b * d + kb]);
+            cd_apply_impulse(W, &L->c[b], cp->frame[b * d + kb]);
             if (nnz + (size_t)nn * (size_t)d > cap) {
                 cap = 2 * (nnz + (size_t)nn * (size_t)d);
                 int *nr = realloc(cp->row, cap * sizeof *nr);
@@ -201,46 +237,51 @@ status contact_problem_build(world *W, contact_problem *cp, diag *err)
                 double *nv = realloc(cp->val, cap * sizeof *nv);
                 if (nv)
                     cp->val = nv;
-                if (!nr || !nv) {
-                    s = diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
-                    goto restore;
-                }
+                if (!nr || !nv)
+                    return diag_set(err, CDLAB_ERR_NOMEM, "contact problem: out of memory");
             }
             for (int x = 0; x < nn; x++) {
-                int a = nbr[x];
+                int a = k->nbr[x];
                 vec3 V = cd_relative_velocity(W, &L->c[a]);
                 for (int ka = 0; ka < d; ka++) {
-                    double wv = v3_dot(V, frame[a * d + ka]);
+                    double wv = v3_dot(V, cp->frame[a * d + ka]);
                     if (wv != 0.0 || a * d + ka == col) {
                         cp->row[nnz] = a * d + ka;
                         cp->val[nnz++] = wv;
                     }
                 }
             }
-            zero_body(W, ends[0]);
-            zero_body(W, ends[1]);
+            zero_body(W, k->body[2 * b]);
+            zero_body(W, k->body[2 * b + 1]);
         }
     }
     cp->colptr[m] = (int)nnz;
     cp->nnz = (int)nnz;
     if (nnz > (size_t)0x7fffffff)
-        s = diag_set(err, CDLAB_ERR_ARG, "contact problem: W has too many entries for FCLIB");
+        return diag_set(err, CDLAB_ERR_ARG, "contact problem: W has too many entries for FCLIB");
+    return CDLAB_OK;
+}
 
-restore:
-    memcpy(P->v, v_save, (size_t)P->n * sizeof *v_save);
-    memcpy(P->w, w_save, (size_t)P->n * sizeof *w_save);
-    for (int k = 0; k < W->n_walls; k++)
-        W->walls[k].u = u_save[k];
-done:
-    free(start);
-    free(fill);
-    free(body);
-    free(list);
-    free(mark);
-    free(nbr);
-    free(v_save);
-    free(w_save);
-    free(u_save);
+status contact_problem_build(world *W, contact_problem *cp, diag *err)
+{
+    memset(cp, 0, sizeof *cp);
+    cp->nc = W->C.n;
+    cp->d = W->P.dimension == 3 ? 3 : 2;
+    cp->m = cp->nc * cp->d;
+    cp_work k;
+    memset(&k, 0, sizeof k);
+    status s = cp_alloc(W, cp, &k, err);
+    if (s == CDLAB_OK) {
+        index_contacts(W, cp, &k);
+        solution_and_free_velocities(W, cp, &k);
+        s = assemble_W(W, cp, &k, err);
+        /* the world's velocities as they were, bit for bit */
+        memcpy(W->P.v, k.v_save, (size_t)W->P.n * sizeof *k.v_save);
+        memcpy(W->P.w, k.w_save, (size_t)W->P.n * sizeof *k.w_save);
+        for (int w = 0; w < W->n_walls; w++)
+            W->walls[w].u = k.u_save[w];
+    }
+    cp_work_free(&k);
     if (s != CDLAB_OK)
         contact_problem_free(cp);
     return s;

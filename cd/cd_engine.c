@@ -53,9 +53,8 @@ static status cd_read_other(config *c, equiv_twin *twin, diag *err)
     cd_params p;
     status s = cd_config_read(c, &p, err);
     if (s == CDLAB_OK)
-        *twin = (equiv_twin){.present = 1,
-                             .sweep = p.sweep,
-                             .iterations = p.crit == CRIT_FIXED ? p.iterations : 0};
+        *twin = (equiv_twin){
+            .present = 1, .sweep = p.sweep, .iterations = p.crit == CRIT_FIXED ? p.iterations : 0};
     return s;
 }
 
@@ -75,8 +74,8 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
     equiv_figures f = equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
     engine_say(notes,
                "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
-               sweep_order_names[p->sweep], cd_criterion_names[p->crit], p->iterations,
-               p->epsilon, p->delta, p->warm_start ? "on" : "off");
+               sweep_order_names[p->sweep], cd_criterion_names[p->crit], p->iterations, p->epsilon,
+               p->delta, p->warm_start ? "on" : "off");
     if (p->crit != CRIT_FIXED || !isfinite(f.q))
         return;
     engine_say(notes,

@@ -609,20 +609,15 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     return CDLAB_OK;
 }
 
-status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
+/* The first half of a velocity-Verlet step, one pass over the particles: half kick with the
+ * forces at t, then the drift (the step's movements, positions, orientations, wrapping, path
+ * since the last rebuild); the external forces are constant in the step: trapezoid of their
+ * values at t and t_new. Returns the longest path since the last rebuild. */
+static double kick_drift(world *W, dem_solver *S, double t, double t_new)
 {
-    status s;
-    if (!S->started && (s = dem_start(W, S, p, st, err)) != CDLAB_OK)
-        return s;
-    if ((s = ensure(S, W, err)) != CDLAB_OK)
-        return s;
     particles *P = &W->P;
-    int dim = P->dimension;
-    double dt = W->dt, h = 0.5 * dt, t = W->t, t_new = (double)(W->step + 1) * dt;
-    /* one pass over the particles: half kick with the forces at t, then the drift (the step's
-     * movements, positions, orientations, wrapping, path since the last rebuild); the external
-     * forces are constant in the step: trapezoid of their values at t and t_new */
-    int nb = n_blocks(P->n);
+    int dim = P->dimension, nb = n_blocks(P->n);
+    double dt = W->dt, h = 0.5 * dt;
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < nb; b++) {
         double w_ext = 0.0, pmax = 0.0;
@@ -653,7 +648,13 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
     double pmax = 0.0;
     for (int b = 0; b < nb; b++)
         pmax = fmax(pmax, S->blk[DEM_NSUM * b + 1]);
-    double wall_step = 0.0;
+    return pmax;
+}
+
+/* The pistons' half kick and drift, their work (trapezoid of the applied force). */
+static void pistons_kick_drift(world *W, dem_solver *S, double t, double t_new)
+{
+    double dt = W->dt, h = 0.5 * dt, wall_step = 0.0;
     for (int k = 0; k < W->n_walls; k++) {
         wall *w = &W->walls[k];
         if (w->kind == WALL_PISTON)
@@ -668,11 +669,15 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
             0.5 * (wall_piston_force(w, t) + wall_piston_force(w, t_new)) * S->piston_ds[k];
     }
     S->wall_path += wall_step;
-    if ((s = contacts_and_forces(W, S, p, pmax, st, err)) != CDLAB_OK)
-        return s;
-    W->t = t_new;
-    W->step++;
-    /* second pass: half kick with the forces at t_new, kinetic energy, finiteness */
+}
+
+/* The second half kick with the forces at t_new (particles, then pistons), the kinetic
+ * energies; returns the first particle whose position or velocity is not finite (P->n: none). */
+static int kick(world *W, dem_solver *S, double t_new)
+{
+    particles *P = &W->P;
+    int dim = P->dimension, nb = n_blocks(P->n);
+    double h = 0.5 * W->dt;
     int bad = P->n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
     for (int b = 0; b < nb; b++) {
@@ -706,27 +711,54 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
         w->contact_force = S->piston_F[k];
     }
     S->E.kin_piston = kp;
-    if (p->abort_overlap > 0.0 && bad == P->n) {
-        /* the cheap test first: the largest overlap against the smallest radius allowed */
-        double rmin = INFINITY;
-        for (int i = 0; i < P->n && st->max_overlap > 0.0; i++)
-            rmin = fmin(rmin, P->r[i]);
-        for (int k = 0; k < S->npair && st->max_overlap > p->abort_overlap * rmin; k++) {
-            const dem_pair *c = &S->pair[k];
-            if (c->zeta >= 0.0 &&
-                (s = world_overlap_error(W, c->i, c->j, -c->zeta, p->abort_overlap,
-                                         "dem.abort_overlap",
-                                         " (time step too large for the stiffness, or a "
-                                         "collision too fast?)",
-                                         err)) != CDLAB_OK)
-                return s;
-        }
+    return bad;
+}
+
+/* dem.abort_overlap: the first pair overlapping by more than its fraction of the smaller
+ * radius stops the run. */
+static status check_overlaps(const world *W, const dem_solver *S, const dem_params *p,
+                             const dem_stats *st, diag *err)
+{
+    /* the cheap test first: the largest overlap against the smallest radius allowed */
+    double rmin = INFINITY;
+    for (int i = 0; i < W->P.n && st->max_overlap > 0.0; i++)
+        rmin = fmin(rmin, W->P.r[i]);
+    for (int k = 0; k < S->npair && st->max_overlap > p->abort_overlap * rmin; k++) {
+        const dem_pair *c = &S->pair[k];
+        status s;
+        if (c->zeta >= 0.0 &&
+            (s = world_overlap_error(W, c->i, c->j, -c->zeta, p->abort_overlap, "dem.abort_overlap",
+                                     " (time step too large for the stiffness, or a "
+                                     "collision too fast?)",
+                                     err)) != CDLAB_OK)
+            return s;
     }
-    if (bad < P->n)
+    return CDLAB_OK;
+}
+
+status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
+{
+    status s;
+    if (!S->started && (s = dem_start(W, S, p, st, err)) != CDLAB_OK)
+        return s;
+    if ((s = ensure(S, W, err)) != CDLAB_OK)
+        return s;
+    double t = W->t, t_new = (double)(W->step + 1) * W->dt;
+    double pmax = kick_drift(W, S, t, t_new);
+    pistons_kick_drift(W, S, t, t_new);
+    if ((s = contacts_and_forces(W, S, p, pmax, st, err)) != CDLAB_OK)
+        return s;
+    W->t = t_new;
+    W->step++;
+    int bad = kick(W, S, t_new);
+    if (p->abort_overlap > 0.0 && bad == W->P.n &&
+        (s = check_overlaps(W, S, p, st, err)) != CDLAB_OK)
+        return s;
+    if (bad < W->P.n)
         return diag_set(err, CDLAB_ERR_NUMERIC,
                         "step %ld: particle %d has a non-finite position or velocity "
                         "(time step above the critical one?)",
-                        W->step, P->id[bad]);
+                        W->step, W->P.id[bad]);
     return CDLAB_OK;
 }
 

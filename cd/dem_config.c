@@ -6,6 +6,85 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* dem.stiffness_from_cd = N_I: Unger & Kertesz eqs. (67)-(68), kappa = q m N_I/dt^2 and
+ * gamma = q m N_I/dt, with the CD run's dt and sweep order, and the mean particle mass. */
+static status stiffness_from_cd(config *c, const scene_info *info, const equiv_twin *twin,
+                                long from_cd, dem_setup *d, diag *err)
+{
+    const char *S = "dem";
+    dem_params *p = &d->p;
+    int is_twin = twin && twin->present;
+    status s;
+    double cd_dt, file_dt = NAN;
+    const char *fdt = is_twin ? config_file_value(c, "system", "dt") : NULL;
+    if (fdt) {
+        char *end;
+        file_dt = strtod(fdt, &end);
+        if (end == fdt || *end != '\0' || !(file_dt > 0.0) || !isfinite(file_dt))
+            file_dt = NAN; /* config_double below then asks for dem.cd_dt */
+    }
+    int sweep;
+    if ((s = config_double(c, S, "cd_dt", !isfinite(file_dt), file_dt, 0.0, 1, INFINITY, &cd_dt,
+                           err)) ||
+        (s = config_enum(c, S, "cd_sweep", 0, is_twin ? (int)twin->sweep : SWEEP_RANDOM,
+                         sweep_order_names, &sweep, err)))
+        return s;
+    d->cd_sweep = sweep;
+    d->cd_dt = cd_dt;
+    double q = equiv_q((sweep_order)sweep);
+    if (!isfinite(q))
+        return config_error(c, S, "cd_sweep", err,
+                            "no q for the %s sweep; give dem.k_n and the dashpot yourself",
+                            sweep_order_names[sweep]);
+    for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL}; *k;
+         k++)
+        if (config_has(c, S, *k))
+            return config_error(c, S, *k, err,
+                                "is set by dem.stiffness_from_cd; give one or the other");
+    equiv_figures e = equiv_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
+    p->law.k_n = e.kappa;
+    p->damp_n = e.gamma;
+    p->damp_absolute = 1;
+    config_record(c, S, "k_n", "%.17g", e.kappa);
+    config_record(c, S, "damping", "absolute");
+    config_record(c, S, "damping_normal", "%.17g", e.gamma);
+    if ((s = config_double(c, S, "k_t", 0, 0.0, 0.0, 0, INFINITY, &p->law.k_t, err)))
+        return s;
+    return CDLAB_OK;
+}
+
+/* [drive]: every particle moved by a rigid rotation or an affine increment per step */
+static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
+{
+    status s;
+    const char *motions[] = {"none", "rotation", "affine", NULL};
+    int motion;
+    if ((s = config_enum(c, "drive", "motion", 0, DRIVE_NONE, motions, &motion, err)))
+        return s;
+    d->drive = (drive_motion)motion;
+    if (d->drive != DRIVE_NONE) {
+        vec3 centroid = v3_zero();
+        for (int i = 0; i < W->P.n; i++)
+            centroid = v3_add(centroid, v3_scale(W->P.x[i], 1.0 / W->P.n));
+        const double zero9[9] = {0};
+        double g[9];
+        if ((s = config_vec3(c, "drive", "centre", 0, centroid, &d->centre, err)) ||
+            (d->drive == DRIVE_ROTATION &&
+             (s = config_vec3(c, "drive", "rotation", 1, v3_zero(), &d->rotation, err))) ||
+            (d->drive == DRIVE_AFFINE &&
+             (s = config_doubles(c, "drive", "gradient", 1, 9, zero9, g, err))))
+            return s;
+        if (d->drive == DRIVE_AFFINE)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    d->G[a][b] = g[3 * a + b];
+    } else if (config_section_line(c, "drive") >= 0) {
+        return config_error(c, "drive", "motion", err,
+                            "a [drive] section needs motion = rotation or affine");
+    }
+    return CDLAB_OK;
+}
+
 status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err)
 {
@@ -26,43 +105,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         return s;
     d->from_cd = (int)from_cd;
     if (from_cd > 0) {
-        /* Unger & Kertesz eqs. (67)-(68): kappa = q m N_I/dt^2, gamma = q m N_I/dt, with the
-         * CD run's dt and sweep order, and the mean particle mass */
-        double cd_dt, file_dt = NAN;
-        const char *fdt = is_twin ? config_file_value(c, "system", "dt") : NULL;
-        if (fdt) {
-            char *end;
-            file_dt = strtod(fdt, &end);
-            if (end == fdt || *end != '\0' || !(file_dt > 0.0) || !isfinite(file_dt))
-                file_dt = NAN; /* config_double below then asks for dem.cd_dt */
-        }
-        int sweep;
-        if ((s = config_double(c, S, "cd_dt", !isfinite(file_dt), file_dt, 0.0, 1, INFINITY,
-                               &cd_dt, err)) ||
-            (s = config_enum(c, S, "cd_sweep", 0, is_twin ? (int)twin->sweep : SWEEP_RANDOM,
-                             sweep_order_names, &sweep, err)))
-            return s;
-        d->cd_sweep = sweep;
-        d->cd_dt = cd_dt;
-        double q = equiv_q((sweep_order)sweep);
-        if (!isfinite(q))
-            return config_error(c, S, "cd_sweep", err,
-                                "no q for the %s sweep; give dem.k_n and the dashpot yourself",
-                                sweep_order_names[sweep]);
-        for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL};
-             *k; k++)
-            if (config_has(c, S, *k))
-                return config_error(c, S, *k, err,
-                                    "is set by dem.stiffness_from_cd; give one or the other");
-        equiv_figures e =
-            equiv_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
-        p->law.k_n = e.kappa;
-        p->damp_n = e.gamma;
-        p->damp_absolute = 1;
-        config_record(c, S, "k_n", "%.17g", e.kappa);
-        config_record(c, S, "damping", "absolute");
-        config_record(c, S, "damping_normal", "%.17g", e.gamma);
-        if ((s = config_double(c, S, "k_t", 0, 0.0, 0.0, 0, INFINITY, &p->law.k_t, err)))
+        if ((s = stiffness_from_cd(c, info, twin, from_cd, d, err)))
             return s;
     } else {
         if ((s = config_double(c, S, "k_n", 1, 0, 0.0, 1, INFINITY, &p->law.k_n, err)) ||
@@ -94,32 +137,8 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
     if ((s = config_double(c, S, "stress_volume", 0, 0.0, 0.0, 0, INFINITY, &d->stress_volume,
                            err)))
         return s;
-    /* [drive]: every particle moved by a rigid rotation or an affine increment per step */
-    const char *motions[] = {"none", "rotation", "affine", NULL};
-    int motion;
-    if ((s = config_enum(c, "drive", "motion", 0, DRIVE_NONE, motions, &motion, err)))
+    if ((s = read_drive(c, W, d, err)))
         return s;
-    d->drive = (drive_motion)motion;
-    if (d->drive != DRIVE_NONE) {
-        vec3 centroid = v3_zero();
-        for (int i = 0; i < W->P.n; i++)
-            centroid = v3_add(centroid, v3_scale(W->P.x[i], 1.0 / W->P.n));
-        const double zero9[9] = {0};
-        double g[9];
-        if ((s = config_vec3(c, "drive", "centre", 0, centroid, &d->centre, err)) ||
-            (d->drive == DRIVE_ROTATION &&
-             (s = config_vec3(c, "drive", "rotation", 1, v3_zero(), &d->rotation, err))) ||
-            (d->drive == DRIVE_AFFINE &&
-             (s = config_doubles(c, "drive", "gradient", 1, 9, zero9, g, err))))
-            return s;
-        if (d->drive == DRIVE_AFFINE)
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
-                    d->G[a][b] = g[3 * a + b];
-    } else if (config_section_line(c, "drive") >= 0) {
-        return config_error(c, "drive", "motion", err,
-                            "a [drive] section needs motion = rotation or affine");
-    }
     d->dt_crit = dem_critical_dt(W, p);
     config_record(c, S, "critical_dt", "%.6g", d->dt_crit);
     if (W->dt > d->dt_crit && !d->allow_unstable && d->drive == DRIVE_NONE)

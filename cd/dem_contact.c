@@ -46,6 +46,61 @@ static void rotate_sliding_direction(const dem_law *L, double fn_s, double dzeta
     *ft_end = v3_scale(m_end, L->mu * fn_end); /* line 43, eq. (21) */
 }
 
+/* Lines 22-27: the fraction alpha_s of the step's movement before the tangential force
+ * reaches the friction circle (eqs. 10-14), for a contact that was touching (normal force
+ * fn_old, tangential ft_old) and moves by dzeta, dxi. In [0, 1]. */
+static double onset_of_slip(const dem_law *L, double fn_old, double dzeta, vec3 ft_old, vec3 dxi)
+{
+    double kdz = L->mu * L->k_n * dzeta;
+    vec3 kdxi = v3_scale(dxi, L->k_t);
+    double A = kdz * kdz - v3_norm2(kdxi); /* eq. (11) */
+    double B =
+        L->mu * L->mu * L->k_n * fn_old * dzeta - L->k_t * v3_dot(ft_old, dxi); /* eq. (12) */
+    double C = L->mu * L->mu * fn_old * fn_old - v3_norm2(ft_old);              /* eq. (13) */
+    double muf = L->mu * fn_old;
+    double alpha_s;
+    if (fabs(C) < L->eps * muf * muf) { /* line 25 */
+        /* At the limit, g(a) = A a^2 + 2 B a (limit^2 - |f|^2) has roots 0
+         * and -2B/A. Line 25 takes max(0, -2B/A); but when B < 0 the force
+         * leaves the circle at once, whatever the sign of A. With a shrinking
+         * circle (dzeta < 0, A > 0) line 25 would take the far root and treat
+         * the whole step as elastic (measured: 1.1 deg error against sub-steps,
+         * test unit_kuhn_rotation_with_normal_change). */
+        alpha_s = B < 0.0 ? 0.0 : fmax(0.0, -2.0 * B / A);
+    } else if (fabs(A) < L->eps * (kdz * kdz + v3_norm2(kdxi))) { /* line 26 */
+        alpha_s = -C / (2.0 * B);                                 /* eq. (14) */
+    } else {
+        double disc = fmax(0.0, B * B - A * C);
+        alpha_s = (-B - sqrt(disc)) / A; /* eq. (10) */
+    }
+    if (!(alpha_s >= 0.0))
+        alpha_s = 0.0; /* round-off (or NaN from 0/0) at the limit */
+    if (alpha_s > 1.0)
+        alpha_s = 1.0;
+    return alpha_s;
+}
+
+/* Line 49, eq. (23): the tangential force turned by the angle spin about n. Eq. (23),
+ * f - s (f x n), is the first-order form of the rotation by s about n; the rotation itself
+ * keeps |f_t| (the linear form grows it by sqrt(1 + s^2) a step). */
+static vec3 twirl(vec3 ft, vec3 n, double spin)
+{
+    vec3 along = v3_scale(n, v3_dot(ft, n));
+    vec3 perp = v3_sub(ft, along);
+    double cs, sn;
+    if (fabs(spin) < 1e-2) {
+        /* series to double precision (next terms below 1e-17 relative) */
+        double s2 = spin * spin;
+        sn =
+            spin * (1.0 - s2 * (1.0 / 6.0) * (1.0 - s2 * (1.0 / 20.0) * (1.0 - s2 * (1.0 / 42.0))));
+        cs = 1.0 - s2 * 0.5 * (1.0 - s2 * (1.0 / 12.0) * (1.0 - s2 * (1.0 / 30.0)));
+    } else {
+        cs = cos(spin);
+        sn = sin(spin);
+    }
+    return v3_add(along, v3_add(v3_scale(perp, cs), v3_scale(v3_cross(n, perp), sn)));
+}
+
 void dem_contact_force(const dem_law *L, const dem_contact_in *in, dem_contact_out *out)
 {
     vec3 n = in->n;
@@ -98,32 +153,7 @@ void dem_contact_force(const dem_law *L, const dem_contact_in *in, dem_contact_o
                     ft_new = v3_scale(ft_new, limit / v3_norm(ft_new));
                     dW_t = v3_dot(dxi, v3_scale(v3_add(ft_old, ft_new), 0.5));
                 } else {
-                    double kdz = L->mu * L->k_n * dzeta;
-                    vec3 kdxi = v3_scale(dxi, L->k_t);
-                    double A = kdz * kdz - v3_norm2(kdxi); /* eq. (11) */
-                    double B = L->mu * L->mu * L->k_n * fn_old * dzeta -
-                               L->k_t * v3_dot(ft_old, dxi);                       /* eq. (12) */
-                    double C = L->mu * L->mu * fn_old * fn_old - v3_norm2(ft_old); /* eq. (13) */
-                    double muf = L->mu * fn_old;
-                    double alpha_s;
-                    if (fabs(C) < L->eps * muf * muf) { /* line 25 */
-                        /* At the limit, g(a) = A a^2 + 2 B a (limit^2 - |f|^2) has roots 0
-                         * and -2B/A. Line 25 takes max(0, -2B/A); but when B < 0 the force
-                         * leaves the circle at once, whatever the sign of A. With a shrinking
-                         * circle (dzeta < 0, A > 0) line 25 would take the far root and treat
-                         * the whole step as elastic (measured: 1.1 deg error against sub-steps,
-                         * test unit_kuhn_rotation_with_normal_change). */
-                        alpha_s = B < 0.0 ? 0.0 : fmax(0.0, -2.0 * B / A);
-                    } else if (fabs(A) < L->eps * (kdz * kdz + v3_norm2(kdxi))) { /* line 26 */
-                        alpha_s = -C / (2.0 * B);                                 /* eq. (14) */
-                    } else {
-                        double disc = fmax(0.0, B * B - A * C);
-                        alpha_s = (-B - sqrt(disc)) / A; /* eq. (10) */
-                    }
-                    if (!(alpha_s >= 0.0))
-                        alpha_s = 0.0; /* round-off (or NaN from 0/0) at the limit */
-                    if (alpha_s > 1.0)
-                        alpha_s = 1.0;
+                    double alpha_s = onset_of_slip(L, fn_old, dzeta, ft_old, dxi);
                     /* line 28: elastic work before slip */
                     dW_t = alpha_s * v3_dot(dxi, v3_axpy(0.5 * alpha_s * L->k_t, dxi, ft_old));
                     /* line 29, eq. (15): forces at the onset of slip */
@@ -141,25 +171,8 @@ void dem_contact_force(const dem_law *L, const dem_contact_in *in, dem_contact_o
     }
     if (L->projection) /* line 48, eq. (22): onto the new tangent plane */
         ft_new = v3_axpy(-v3_dot(ft_new, n), n, ft_new);
-    if (L->twirl) { /* line 49, eq. (23): mean spin of the pair about the normal */
-        /* Eq. (23), f - s (f x n), is the first-order form of the rotation by s about n; the
-         * rotation itself keeps |f_t| (the linear form grows it by sqrt(1 + s^2) a step). */
-        double spin = 0.5 * v3_dot(v3_add(in->dth_p, in->dth_q), n);
-        vec3 along = v3_scale(n, v3_dot(ft_new, n));
-        vec3 perp = v3_sub(ft_new, along);
-        double cs, sn;
-        if (fabs(spin) < 1e-2) {
-            /* series to double precision (next terms below 1e-17 relative) */
-            double s2 = spin * spin;
-            sn = spin *
-                 (1.0 - s2 * (1.0 / 6.0) * (1.0 - s2 * (1.0 / 20.0) * (1.0 - s2 * (1.0 / 42.0))));
-            cs = 1.0 - s2 * 0.5 * (1.0 - s2 * (1.0 / 12.0) * (1.0 - s2 * (1.0 / 30.0)));
-        } else {
-            cs = cos(spin);
-            sn = sin(spin);
-        }
-        ft_new = v3_add(along, v3_add(v3_scale(perp, cs), v3_scale(v3_cross(n, perp), sn)));
-    }
+    if (L->twirl) /* line 49, eq. (23): mean spin of the pair about the normal */
+        ft_new = twirl(ft_new, n, 0.5 * v3_dot(v3_add(in->dth_p, in->dth_q), n));
     out->fn = fn_new;
     out->ft = ft_new;
     out->f = v3_axpy(-fn_new, n, ft_new);        /* line 50, eq. (3) */

@@ -83,8 +83,8 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                                   : "fraction of critical",
                p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
     if (d->drive == DRIVE_NONE)
-        engine_say(notes, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", d->dt_crit,
-                   W->dt, W->dt / d->dt_crit,
+        engine_say(notes, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", d->dt_crit, W->dt,
+                   W->dt / d->dt_crit,
                    W->dt > d->dt_crit ? "  WARNING: above it (dem.allow_unstable_dt)" : "");
     else if (d->drive == DRIVE_ROTATION)
         engine_say(notes,
@@ -224,9 +224,9 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
 {
     dem_engine *E = DEM_OF(e);
     const dem_energy *En = &E->S.E;
-    double v[SER_N] = {En->kin_trans,     En->kin_rot,     En->kin_piston, En->elastic_n,
-                       En->elastic_t,     En->friction,    En->damping,    En->work_external,
-                       En->work_piston,   dem_energy_residual(En)};
+    double v[SER_N] = {
+        En->kin_trans, En->kin_rot, En->kin_piston,    En->elastic_n,   En->elastic_t,
+        En->friction,  En->damping, En->work_external, En->work_piston, dem_energy_residual(En)};
     double sigma[3][3];
     dem_stress(W, &E->S, stress_volume(W, E->set.stress_volume), sigma);
     status s;
@@ -254,8 +254,8 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
 {
     const dem_engine *E = DEM_OF(e);
     const dem_solver *S = &E->S;
-    engine_records r = {.kind = "dem_pair", .bytes = PAIR_BYTES, .n = S->npair,
-                        .rebuilds = S->rebuilds};
+    engine_records r = {
+        .kind = "dem_pair", .bytes = PAIR_BYTES, .n = S->npair, .rebuilds = S->rebuilds};
     status s = engine_checkpoint_write_records(h, g, &r, S->pair, &E->rng, err);
     if (s != CDLAB_OK)
         return s;
@@ -293,8 +293,7 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
         const dem_pair *p = &S->pair[k];
         if (p->j < 0 || p->j >= W->P.n || p->i >= W->P.n || p->i < -W->n_walls)
             s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file, k);
-        else if (!(isfinite(p->ft.x) && isfinite(p->ft.y) && isfinite(p->ft.z) &&
-                   !isnan(p->zeta)))
+        else if (!(isfinite(p->ft.x) && isfinite(p->ft.y) && isfinite(p->ft.z) && !isnan(p->zeta)))
             s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (pair %ld)", file, k);
     }
     if (s != CDLAB_OK || (s = dem_resume(W, S, &E->set.p, err)) != CDLAB_OK)

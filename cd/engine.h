@@ -101,8 +101,7 @@ typedef struct engine_ops {
     void (*contact)(const engine *e, const world *W, int k, contact *c);
     /* its state in checkpoint group g (the pipeline writes the world's), and back: the world
      * is restored first; a corrupt or hostile file is refused, never run */
-    status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W,
-                               diag *err);
+    status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W, diag *err);
     status (*checkpoint_read)(engine *e, h5in *h, const char *g, const char *file, world *W,
                               diag *err);
     void (*free)(engine *e);

@@ -24,8 +24,8 @@ status engine_checkpoint_write_records(h5out *h, const char *g, const engine_rec
     return h5out_array(h, path, H5IO_INT64, 2, dims, records, err);
 }
 
-status engine_checkpoint_count_records(h5in *h, const char *g, const char *file,
-                                       engine_records *r, diag *err)
+status engine_checkpoint_count_records(h5in *h, const char *g, const char *file, engine_records *r,
+                                       diag *err)
 {
     long long nc, cb, rb, held;
     char path[400];
@@ -35,8 +35,9 @@ status engine_checkpoint_count_records(h5in *h, const char *g, const char *file,
         (s = h5in_attr_int(h, g, "dem_rebuilds", &rb, err)))
         return s;
     if (rb < 0 || nc < 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint %s (%lld contacts, %lld rebuilds)",
-                        file, g, nc, rb);
+        return diag_set(err, CDLAB_ERR_IO,
+                        "%s: corrupt checkpoint %s (%lld contacts, %lld rebuilds)", file, g, nc,
+                        rb);
     if (cb != r->bytes || nc > INT32_MAX / 2)
         return diag_set(err, CDLAB_ERR_IO,
                         "%s: checkpoint of %lld %lld-byte contact records does not match this "
@@ -55,8 +56,7 @@ status engine_checkpoint_count_records(h5in *h, const char *g, const char *file,
 }
 
 status engine_checkpoint_read_records(h5in *h, const char *g, const char *file,
-                                      const engine_records *r, void *records, pcg32 *rng,
-                                      diag *err)
+                                      const engine_records *r, void *records, pcg32 *rng, diag *err)
 {
     char path[400];
     int64_t st[2];
@@ -73,7 +73,8 @@ status engine_checkpoint_read_records(h5in *h, const char *g, const char *file,
      * constant and the sweep's bounded draws would never end */
     if (!(rng->inc & 1u))
         return diag_set(err, CDLAB_ERR_IO,
-                        "%s: corrupt checkpoint %s: the random stream's increment is even", file, g);
+                        "%s: corrupt checkpoint %s: the random stream's increment is even", file,
+                        g);
     return CDLAB_OK;
 }
 

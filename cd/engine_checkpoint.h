@@ -19,8 +19,8 @@ status engine_checkpoint_write_records(h5out *h, const char *g, const engine_rec
                                        const void *records, const pcg32 *rng, diag *err);
 /* Reads r->n and r->rebuilds of group g and checks them against r->kind and r->bytes and
  * the stored size, before anything is allocated for the records. */
-status engine_checkpoint_count_records(h5in *h, const char *g, const char *file,
-                                       engine_records *r, diag *err);
+status engine_checkpoint_count_records(h5in *h, const char *g, const char *file, engine_records *r,
+                                       diag *err);
 /* Reads the r->n records (into room for them) and the random stream (refused when it cannot
  * be PCG32's: an even increment). */
 status engine_checkpoint_read_records(h5in *h, const char *g, const char *file,

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stddef.h>
 
-const char *const sweep_order_names[] = {"random", "forward", "backward", "jacobi", "colored",
-                                         NULL};
+const char *const sweep_order_names[] = {"random", "forward", "backward",
+                                         "jacobi", "colored", NULL};
 
 double equiv_q(sweep_order s)
 {

@@ -55,9 +55,9 @@ double equiv_critical_dt(double k, double c, double m);
  * criterion is a fixed iteration count. The CD engine fills it from its own section when a DEM
  * run's config has one (system.mode = dem on a CD config); the run pipeline hands it over. */
 typedef struct equiv_twin {
-    int present;     /* the config describes a CD run */
+    int present; /* the config describes a CD run */
     sweep_order sweep;
-    int iterations;  /* N_I of a fixed-count criterion; 0 for the local or global criterion */
+    int iterations; /* N_I of a fixed-count criterion; 0 for the local or global criterion */
 } equiv_twin;
 
 #endif

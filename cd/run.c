@@ -34,8 +34,8 @@ typedef struct run_state {
     state_def sdef;
     engine_record rec; /* the last step's (or the start's) */
     char fclib_path[600];
-    long first;          /* the first step index of this run (a restart's checkpoint step) */
-    long rebuilds;       /* the engine's neighbour-list rebuilds so far */
+    long first;    /* the first step index of this run (a restart's checkpoint step) */
+    long rebuilds; /* the engine's neighbour-list rebuilds so far */
     double t0, sweeps_total;
     thread_tuner tuner;
 } run_state;
@@ -121,8 +121,7 @@ static status begin(run_state *R, diag *err)
     if (hk && hk->restart) {
         engine_say(&R->notes, "restart: continuing from step %ld of %s", W->step, hk->restart);
         if ((s = h5out_group(R->w.h, "/restart", err)) == CDLAB_OK &&
-            (s = h5out_attr_string(R->w.h, "/restart", "from_file", hk->restart, err)) ==
-                CDLAB_OK)
+            (s = h5out_attr_string(R->w.h, "/restart", "from_file", hk->restart, err)) == CDLAB_OK)
             s = h5out_attr_int(R->w.h, "/restart", "from_step", W->step, err);
     } else {
         s = S->E.ops->start(&S->E, W, &R->rec, err);

@@ -32,9 +32,9 @@ typedef struct run_hooks {
     volatile int *stop;
     /* Continue from the last checkpoint of this cdlab output file (NULL: a new run). */
     const char *restart;
-    /* Engines with a contact problem (CD) only: write the contact problem of this step (1 = the first step; 0: none) as an
-     * FCLIB local problem with cdlab's solution, to fclib_path (NULL: OUTPUT-stepN.fclib.h5
-     * next to the output file). */
+    /* Engines with a contact problem (CD) only: write the contact problem of this step (1 = the
+     * first step; 0: none) as an FCLIB local problem with cdlab's solution, to fclib_path (NULL:
+     * OUTPUT-stepN.fclib.h5 next to the output file). */
     long fclib_step;
     const char *fclib_path;
     /* The command as typed (stored in the output's root attribute command_line); may be NULL. */
@@ -54,8 +54,8 @@ typedef struct run_summary {
     double solve_seconds; /* of which in the CD solver's sweeps */
     double timed_step_seconds; /* step_seconds without the first output.timing_warmup steps */
     long timed_steps;
-    char out_file[640];     /* where the output is: OUT.h5, or OUT.h5.partial when the run did not
-                               complete and an older OUT.h5 was kept (kept_partial) */
+    char out_file[640]; /* where the output is: OUT.h5, or OUT.h5.partial when the run did not
+                           complete and an older OUT.h5 was kept (kept_partial) */
     int kept_partial;
     long snapshot_step;     /* the last snapshot flushed to the file (-1: none) */
     long checkpoint_step;   /* the last complete checkpoint in the file (-1: none) */

@@ -39,12 +39,13 @@ state_def run_state_def(const run_setup *S)
     d.walls = FNV_START;
     for (int k = 0; k < W->n_walls; k++) {
         const wall *w = &W->walls[k];
-        double def[10] = {w->kind, w->p.x, w->p.y, w->p.z, w->n.x, w->n.y, w->n.z, w->radius,
-                          w->inside, w->mu};
+        double def[10] = {w->kind, w->p.x, w->p.y,    w->p.z,    w->n.x,
+                          w->n.y,  w->n.z, w->radius, w->inside, w->mu};
         d.walls = fnv1a(fnv1a(d.walls, def, sizeof def), &w->mass, sizeof w->mass);
     }
-    double box[9] = {P->box.periodic[0], P->box.periodic[1], P->box.periodic[2], P->box.lo.x,
-                     P->box.lo.y, P->box.lo.z, P->box.L.x, P->box.L.y, P->box.L.z};
+    double box[9] = {P->box.periodic[0], P->box.periodic[1], P->box.periodic[2],
+                     P->box.lo.x,        P->box.lo.y,        P->box.lo.z,
+                     P->box.L.x,         P->box.L.y,         P->box.L.z};
     d.box = fnv1a(FNV_START, box, sizeof box);
     S->E.ops->constants(&S->E, d.k);
     return d;
@@ -63,8 +64,8 @@ static const struct {
     {"friction", "contact.friction", offsetof(state_def, friction), 0},
     {"k_n", "dem.k_n (or dem.stiffness_from_cd, cd_dt, cd_sweep)", offsetof(state_def, k[0]), 0},
     {"k_t", "dem.k_t", offsetof(state_def, k[1]), 0},
-    {"damping_normal", "dem.damping_normal (or dem.stiffness_from_cd)",
-     offsetof(state_def, k[2]), 0},
+    {"damping_normal", "dem.damping_normal (or dem.stiffness_from_cd)", offsetof(state_def, k[2]),
+     0},
     {"damping_tangential", "dem.damping_tangential", offsetof(state_def, k[3]), 0},
     {"dem_law", "dem.tangential, projection, twirl or damping", offsetof(state_def, k[4]), 0},
     {"bodies_checksum", "the particles' radii, masses or frozen flags ([particles])",
@@ -186,10 +187,10 @@ static status last_complete(h5in *h, const char *file, char *g, size_t n, diag *
     for (;;) {
         status s = h5in_last_child(h, "/checkpoints", before, last, err);
         if (s != CDLAB_OK)
-            return before ? diag_set(err, CDLAB_ERR_IO,
-                                     "%s: no complete checkpoint (the last ones were cut short)",
-                                     file)
-                          : s;
+            return before
+                       ? diag_set(err, CDLAB_ERR_IO,
+                                  "%s: no complete checkpoint (the last ones were cut short)", file)
+                       : s;
         snprintf(g, n, "/checkpoints/%s", last);
         long long complete = 0;
         diag ignore;
@@ -224,8 +225,7 @@ static status check_header(h5in *h, const char *file, const char *g, const run_s
         (s = h5in_attr_int(h, g, "walls", &nw, err)))
         return s;
     if (*step < 0 || *step > LONG_MAX / 2)
-        return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint %s (step %lld)", file, g,
-                        *step);
+        return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint %s (step %lld)", file, g, *step);
     if (n != S->W.P.n || nw != S->W.n_walls)
         return diag_set(err, CDLAB_ERR_CONFIG,
                         "--restart %s: its checkpoint has %lld particles and %lld walls, this "

@@ -40,8 +40,7 @@ typedef struct run_writer {
 } run_writer;
 
 /* Provenance, parameters, the engine's groups and series, the common series, the walls. */
-status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks *hk,
-                         diag *err);
+status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks *hk, diag *err);
 /* One row of every series: the engine's, then the common ones from rec. A kinetic energy that
  * is not finite stops the run (CDLAB_ERR_NUMERIC) after its row is written. */
 status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, diag *err);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 /* sections that belong to no engine (the engines' come from their tables) */
-static const char *const common_sections[] = {"particles", "contact", "load", "output",
+static const char *const common_sections[] = {"particles", "contact", "load",      "output",
                                               "plane.",    "piston.", "cylinder.", NULL};
 
 static status read_output(config *c, const world *W, output_params *o, diag *err)
@@ -64,8 +64,8 @@ static status check_memory(config *c, const engine_ops *ops, diag *err)
  * twin (--set system.mode=dem): an engine with read_other checks their values and describes
  * its run for the equivalence (twin); the others' key names are checked. The sections present
  * are named in S->notice; note is what the run's engine adds to it. */
-static status read_other_engines(config *c, run_setup *S, equiv_twin *twin, char *present,
-                                 size_t n, diag *err)
+static status read_other_engines(config *c, run_setup *S, equiv_twin *twin, char *present, size_t n,
+                                 diag *err)
 {
     status s;
     for (int k = 0; engine_registry[k]; k++) {
@@ -196,8 +196,8 @@ void run_announce(const run_setup *S, const run_hooks *hk)
  * twice (output, its sidecar and temporary names, restart, config, FCLIB export: the same file
  * through another path or a link counts); the FCLIB export can be written. Computes the FCLIB
  * file name (OUT.h5 -> OUT-stepN.fclib.h5 unless given). */
-status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk,
-                       char *fclib_path, size_t n, diag *err)
+status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk, char *fclib_path,
+                       size_t n, diag *err)
 {
     const char *out = S->out.file;
     char partial[OUTFILE_PATH_MAX + 16], xmf[OUTFILE_PATH_MAX];

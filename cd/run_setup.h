@@ -42,7 +42,7 @@ void run_announce(const run_setup *S, const run_hooks *hk);
 
 /* The files of a run, checked before any is created (see run_setup.c); computes the FCLIB
  * export's file name into fclib_path. */
-status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk,
-                       char *fclib_path, size_t n, diag *err);
+status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk, char *fclib_path,
+                       size_t n, diag *err);
 
 #endif

@@ -20,9 +20,8 @@ void run_choose_threads(run_setup *S, long requested)
 {
     int cores = cdlab_cores();
     char reason[96];
-    const char *serial = S->E.ops->serial_reason
-                             ? S->E.ops->serial_reason(&S->E, reason, sizeof reason)
-                             : NULL;
+    const char *serial =
+        S->E.ops->serial_reason ? S->E.ops->serial_reason(&S->E, reason, sizeof reason) : NULL;
     S->tune = 0;
     if (requested > 0) {
         S->threads = (int)requested;
@@ -68,10 +67,9 @@ static void decide(thread_tuner *T, long k, const engine_notes *notes)
     int best = T->sum[1] < T->sum[0] ? T->cores : 1;
     cdlab_set_threads(best);
     if (best != T->chosen)
-        engine_say(notes,
-                   "threads: %d from step %ld (measured: %.3g ms per step at 1 thread, %.3g at %d)",
-                   best, k + 1, 1e3 * T->sum[0] / TUNE_STEPS, 1e3 * T->sum[1] / TUNE_STEPS,
-                   T->cores);
+        engine_say(
+            notes, "threads: %d from step %ld (measured: %.3g ms per step at 1 thread, %.3g at %d)",
+            best, k + 1, 1e3 * T->sum[0] / TUNE_STEPS, 1e3 * T->sum[1] / TUNE_STEPS, T->cores);
     T->interval = best == T->chosen && T->interval > 0 ? 2 * T->interval : TUNE_EVERY;
     if (T->interval > 64 * TUNE_EVERY)
         T->interval = 64 * TUNE_EVERY;

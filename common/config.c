@@ -374,7 +374,7 @@ int config_documented(const config *c, const char *section, const char *key)
         const char *s = c->schema[k].section;
         size_t l = strlen(s);
         int sec_ok = l > 0 && s[l - 1] == '.' ? strncmp(section, s, l) == 0 && section[l] != '\0'
-                                               : strcmp(section, s) == 0;
+                                              : strcmp(section, s) == 0;
         if (sec_ok && strcmp(key, c->schema[k].key) == 0)
             return 1;
     }

@@ -56,12 +56,12 @@ static int solve5(double A[5][5], double b[5])
     return 1;
 }
 
-status fit_damped_sine(const double *t, const double *x, int n, damped_sine *out, diag *err)
+/* The starting point: Prony's x[k+1] = a x[k] + b x[k-1] + c by normal equations (3x3) gives
+ * the decay and frequency, a scan of the phase and the amplitude's sign the rest. Returns 0
+ * when the Prony system is singular. */
+static int prony_start(const double *t, const double *x, int n, double p[5])
 {
-    if (n < 10)
-        return diag_set(err, CDLAB_ERR_ARG, "damped-sine fit needs at least 10 points (got %d)", n);
     double h = t[1] - t[0];
-    /* Prony: x[k+1] = a x[k] + b x[k-1] + c, by normal equations (3x3). */
     double M[3][3] = {{0}}, v[3] = {0};
     for (int k = 1; k + 1 < n; k++) {
         double row[3] = {x[k], x[k - 1], 1.0};
@@ -79,10 +79,11 @@ status fit_damped_sine(const double *t, const double *x, int n, damped_sine *out
     }
     A5[3][3] = A5[4][4] = 1.0;
     if (!solve5(A5, b5))
-        return diag_set(err, CDLAB_ERR_NUMERIC, "damped-sine fit: singular Prony system");
+        return 0;
     double rho = sqrt(fmax(-b5[1], 1e-300));
     double cw = fmax(-1.0, fmin(1.0, b5[0] / (2.0 * rho)));
-    double p[5] = {x[n - 1], 0.0, rho < 1.0 ? -h / log(rho) : 1e3 * h * n, acos(cw) / h, 0.0};
+    double p0[5] = {x[n - 1], 0.0, rho < 1.0 ? -h / log(rho) : 1e3 * h * n, acos(cw) / h, 0.0};
+    memcpy(p, p0, sizeof p0);
     /* phase and amplitude sign scan for a start in the right basin */
     double amp = fabs(x[0] - x[n - 1]) + 1e-300, best = INFINITY;
     for (int s = -1; s <= 1; s += 2)
@@ -95,6 +96,13 @@ status fit_damped_sine(const double *t, const double *x, int n, damped_sine *out
                 p[4] = q[4];
             }
         }
+    return 1;
+}
+
+/* Levenberg-Marquardt from p until the relative drop of the sum of squares falls below
+ * FIT_REL_TOL (or FIT_MAX_ITER); returns the sum of squares. */
+static double levenberg_marquardt(const double *t, const double *x, int n, double p[5])
+{
     double lambda = 1e-3, S = sumsq(t, x, n, p);
     for (int it = 0; it < FIT_MAX_ITER; it++) {
         double JTJ[5][5] = {{0}}, JTr[5] = {0};
@@ -127,7 +135,7 @@ status fit_damped_sine(const double *t, const double *x, int n, damped_sine *out
             double Sq = q[2] > 0.0 ? sumsq(t, x, n, q) : INFINITY;
             if (Sq < S) {
                 double drop = (S - Sq) / (S > 0 ? S : 1.0);
-                memcpy(p, q, sizeof p);
+                memcpy(p, q, 5 * sizeof *p);
                 S = Sq;
                 lambda = fmax(lambda / 10, 1e-12);
                 improved = drop > FIT_REL_TOL;
@@ -138,6 +146,17 @@ status fit_damped_sine(const double *t, const double *x, int n, damped_sine *out
         if (!improved)
             break;
     }
+    return S;
+}
+
+status fit_damped_sine(const double *t, const double *x, int n, damped_sine *out, diag *err)
+{
+    if (n < 10)
+        return diag_set(err, CDLAB_ERR_ARG, "damped-sine fit needs at least 10 points (got %d)", n);
+    double p[5];
+    if (!prony_start(t, x, n, p))
+        return diag_set(err, CDLAB_ERR_NUMERIC, "damped-sine fit: singular Prony system");
+    double S = levenberg_marquardt(t, x, n, p);
     if (p[1] < 0) { /* canonical sign: A > 0 */
         p[1] = -p[1];
         p[4] += CDLAB_PI;

@@ -93,6 +93,28 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
     return CDLAB_OK;
 }
 
+/* The numbers of a data line into v: their count, want + 1 when there are more than want,
+ * -1 at anything that is not a decimal number (strtod would read "0x10" as 16). */
+static int parse_numbers(char *p, double *v, int want)
+{
+    int got = 0;
+    for (;;) {
+        char *end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\n' || *p == '\r' || *p == '\0')
+            return got;
+        if (got == want)
+            return got + 1; /* too many columns */
+        v[got] = strtod(p, &end);
+        if (end == p || (*end && !strchr(" \t\r\n", *end)) || memchr(p, 'x', (size_t)(end - p)) ||
+            memchr(p, 'X', (size_t)(end - p)))
+            return -1;
+        got++;
+        p = end;
+    }
+}
+
 status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
                           diag *err)
 {
@@ -120,27 +142,7 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
             continue;
         double v[11];
-        int got = 0;
-        for (;;) {
-            char *end;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (*p == '\n' || *p == '\r' || *p == '\0')
-                break;
-            if (got == want) {
-                got++; /* too many columns */
-                break;
-            }
-            v[got] = strtod(p, &end);
-            /* decimal numbers only (strtod would read "0x10" as 16) */
-            if (end == p || (*end && !strchr(" \t\r\n", *end)) || memchr(p, 'x', (size_t)(end - p)) ||
-                memchr(p, 'X', (size_t)(end - p))) {
-                got = -1;
-                break;
-            }
-            got++;
-            p = end;
-        }
+        int got = parse_numbers(p, v, want);
         if (got != want) {
             s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: expected %s", path, lineno, what);
             break;

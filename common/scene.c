@@ -195,143 +195,165 @@ static status check_initial_overlaps(config *c, world *W, double max_frac, diag 
  * energies (m v^2 with m ~ r^3) stay finite in double precision (1e50^2 * 1e150 < 1e308). */
 #define SCENE_MAX_MAGNITUDE 1e50
 
-static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng, diag *err)
+/* particles.source = file: the file's path (relative to the config's directory), format and
+ * tiling, and its particle count checked against particles.count. */
+typedef struct file_source {
+    char path[1024];
+    int fmt;
+    double tile[3];
+} file_source;
+
+static status read_file_source(config *c, const particles *P, long count, file_source *f, diag *err)
 {
-    particles *P = &W->P;
-    int dim = P->dimension;
     const char *sec = "particles";
-    const char *sources[] = {"chain", "random", "file", NULL};
-    int source;
-    long count;
-    status s;
-    /* an empty system has nothing to simulate: refused rather than run */
-    if ((s = config_int(c, sec, "count", 1, 0, 1, 100000000L, &count, err)) ||
-        (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)))
-        return s;
-    char path[1024] = "";
-    int fmt = PARTICLE_FORMAT_XYZR;
-    double tile[3] = {1, 1, 1};
     long tiles = 1;
-    if (source == 2) {
-        int in_file;
-        char given[512];
-        if ((s = config_string(c, sec, "file", 1, "", given, sizeof given, err)))
-            return s;
-        /* a relative path is relative to the config file's directory */
-        const char *slash = strrchr(c->file, '/');
-        if (given[0] != '/' && slash)
-            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->file), c->file, given);
-        else
-            snprintf(path, sizeof path, "%s", given);
-        const char *formats[] = {"xyzr", "chute", NULL};
-        const double one3[3] = {1, 1, 1};
-        if ((s = config_enum(c, sec, "format", 0, PARTICLE_FORMAT_XYZR, formats, &fmt, err)) ||
-            (s = config_doubles(c, sec, "tile", 0, 3, one3, tile, err)))
-            return s;
-        const char axis[] = "xyz";
-        for (int a = 0; a < 3; a++) {
-            if (!(tile[a] >= 1.0 && tile[a] <= 1e6 && tile[a] == floor(tile[a])))
-                return config_error(c, sec, "tile", err,
-                                    "needs three whole numbers >= 1 (copies along x, y, z)");
-            if (tile[a] > 1.0 && !P->box.periodic[a])
-                return config_error(c, sec, "tile", err,
-                                    "tiling along %c needs a periodic %c axis (system.periodic): "
-                                    "the file is one periodic cell of the box divided by tile",
-                                    axis[a], axis[a]);
-            tiles *= (long)tile[a];
-        }
-        if ((s = generate_load_file(NULL, path, (particle_format)fmt, &in_file, err)))
-            return s;
-        if ((long)in_file * tiles != count)
-            return config_error(c, sec, "count", err, "the file %s holds %d particles%s, not %ld",
-                                path, in_file, tiles > 1 ? " per tile" : "",
-                                tiles > 1 ? count / tiles : count);
-    }
-    pbox box = P->box;
-    if ((s = particles_init(P, (int)count, dim, err)))
+    int in_file;
+    char given[512];
+    status s;
+    f->fmt = PARTICLE_FORMAT_XYZR;
+    if ((s = config_string(c, sec, "file", 1, "", given, sizeof given, err)))
         return s;
-    P->box = box;
-    if (source == 0) {
-        double r, spacing;
-        vec3 origin, dir;
-        if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &r, err)) ||
-            /* a negative spacing makes overlapping neighbours (less than a diameter) */
-            (s = config_double(c, sec, "spacing", 0, 0.0, -2.0 * r, 1, INFINITY, &spacing, err)) ||
-            (s = config_vec3(c, sec, "origin", 0, v3_zero(), &origin, err)) ||
-            (s = config_vec3(c, sec, "direction", 0, v3(1, 0, 0), &dir, err)) ||
-            (s = unit_vec(c, sec, "direction", &dir, err)))
-            return s;
-        if ((dim == 1 && (dir.y != 0.0 || dir.z != 0.0)) || (dim == 2 && dir.z != 0.0))
-            return config_error(
-                c, sec, "direction", err,
-                "must be along x in dimension 1 and in the xy plane in dimension 2");
-        generate_chain(P, r, spacing, origin, dir);
-    } else if (source == 1) {
-        double rmin, rmax;
-        vec3 lo, hi;
-        if ((s = config_double(c, sec, "radius_min", 1, 0, 0.0, 1, INFINITY, &rmin, err)) ||
-            (s = config_double(c, sec, "radius_max", 1, 0, rmin, 0, INFINITY, &rmax, err)) ||
-            (s = config_vec3(c, sec, "box_min", 1, v3_zero(), &lo, err)) ||
-            (s = config_vec3(c, sec, "box_max", 1, v3_zero(), &hi, err)))
-            return s;
-        if (!(hi.x - lo.x > 2 * rmax) || (dim >= 2 && !(hi.y - lo.y > 2 * rmax)) ||
-            (dim == 3 && !(hi.z - lo.z > 2 * rmax)))
-            return config_error(c, sec, "box_max", err,
-                                "the box must be wider than the largest diameter in every "
-                                "direction used");
-        if ((s = generate_random_box(P, rng, rmin, rmax, lo, hi, err))) {
-            char msg[sizeof err->msg];
-            memcpy(msg, err->msg, sizeof msg);
-            return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %.900s", c->file, msg);
-        }
-    } else {
-        int n;
-        if ((s = generate_load_file(P, path, (particle_format)fmt, &n, err)))
-            return s;
-        /* copies of the cell, shifted by the cell's period (box / tile) */
-        vec3 cell = v3(P->box.L.x / tile[0], P->box.L.y / tile[1], P->box.L.z / tile[2]);
-        int k = n;
-        for (int tz = 0; tz < (int)tile[2]; tz++)
-            for (int ty = 0; ty < (int)tile[1]; ty++)
-                for (int tx = 0; tx < (int)tile[0]; tx++) {
-                    if (tx == 0 && ty == 0 && tz == 0)
-                        continue;
-                    vec3 shift = v3(tx * cell.x, ty * cell.y, tz * cell.z);
-                    for (int i = 0; i < n; i++, k++) {
-                        P->x[k] = v3_add(P->x[i], shift);
-                        P->r[k] = P->r[i];
-                        P->v[k] = P->v[i];
-                        P->w[k] = P->w[i];
-                        P->frozen[k] = P->frozen[i];
-                    }
-                }
-        /* motion along a locked axis would be kept (and move the particle there): refused */
-        for (int i = 0; i < n; i++) {
-            vec3 v = P->v[i], w = P->w[i];
-            const char *bad = dim == 1 && (v.y != 0.0 || v.z != 0.0)       ? "vy or vz"
-                              : dim == 1 && (w.x != 0.0 || w.y != 0.0 || w.z != 0.0) ? "an angular velocity"
-                              : dim == 2 && v.z != 0.0                       ? "vz"
-                              : dim == 2 && (w.x != 0.0 || w.y != 0.0)       ? "wx or wy"
-                                                                           : NULL;
-            if (bad)
-                return config_error(c, sec, "file", err,
-                                    "%s: particle %d (data line %d) has %s, but in dimension %d "
-                                    "it moves %s only: set them to 0",
-                                    path, i, i + 1, bad, dim,
-                                    dim == 1 ? "along x" : "in the xy plane and turns about z");
-        }
+    /* a relative path is relative to the config file's directory */
+    const char *slash = strrchr(c->file, '/');
+    if (given[0] != '/' && slash)
+        snprintf(f->path, sizeof f->path, "%.*s/%s", (int)(slash - c->file), c->file, given);
+    else
+        snprintf(f->path, sizeof f->path, "%s", given);
+    const char *formats[] = {"xyzr", "chute", NULL};
+    const double one3[3] = {1, 1, 1};
+    if ((s = config_enum(c, sec, "format", 0, PARTICLE_FORMAT_XYZR, formats, &f->fmt, err)) ||
+        (s = config_doubles(c, sec, "tile", 0, 3, one3, f->tile, err)))
+        return s;
+    const char axis[] = "xyz";
+    for (int a = 0; a < 3; a++) {
+        if (!(f->tile[a] >= 1.0 && f->tile[a] <= 1e6 && f->tile[a] == floor(f->tile[a])))
+            return config_error(c, sec, "tile", err,
+                                "needs three whole numbers >= 1 (copies along x, y, z)");
+        if (f->tile[a] > 1.0 && !P->box.periodic[a])
+            return config_error(c, sec, "tile", err,
+                                "tiling along %c needs a periodic %c axis (system.periodic): "
+                                "the file is one periodic cell of the box divided by tile",
+                                axis[a], axis[a]);
+        tiles *= (long)f->tile[a];
     }
-    /* mass: either mass (all particles) or density x volume (3D) / area (1D, 2D) */
-    int has_mass = config_has(c, sec, "mass"), has_density = config_has(c, sec, "density");
+    if ((s = generate_load_file(NULL, f->path, (particle_format)f->fmt, &in_file, err)))
+        return s;
+    if ((long)in_file * tiles != count)
+        return config_error(c, sec, "count", err, "the file %s holds %d particles%s, not %ld",
+                            f->path, in_file, tiles > 1 ? " per tile" : "",
+                            tiles > 1 ? count / tiles : count);
+    return CDLAB_OK;
+}
+
+/* particles.source = chain: equal disks along a line. */
+static status place_chain(config *c, particles *P, diag *err)
+{
+    const char *sec = "particles";
+    int dim = P->dimension;
+    double r, spacing;
+    vec3 origin, dir;
+    status s;
+    if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &r, err)) ||
+        /* a negative spacing makes overlapping neighbours (less than a diameter) */
+        (s = config_double(c, sec, "spacing", 0, 0.0, -2.0 * r, 1, INFINITY, &spacing, err)) ||
+        (s = config_vec3(c, sec, "origin", 0, v3_zero(), &origin, err)) ||
+        (s = config_vec3(c, sec, "direction", 0, v3(1, 0, 0), &dir, err)) ||
+        (s = unit_vec(c, sec, "direction", &dir, err)))
+        return s;
+    if ((dim == 1 && (dir.y != 0.0 || dir.z != 0.0)) || (dim == 2 && dir.z != 0.0))
+        return config_error(c, sec, "direction", err,
+                            "must be along x in dimension 1 and in the xy plane in dimension 2");
+    generate_chain(P, r, spacing, origin, dir);
+    return CDLAB_OK;
+}
+
+/* particles.source = random: radii uniform in [radius_min, radius_max], no overlaps, in a box. */
+static status place_random(config *c, particles *P, pcg32 *rng, diag *err)
+{
+    const char *sec = "particles";
+    int dim = P->dimension;
+    double rmin, rmax;
+    vec3 lo, hi;
+    status s;
+    if ((s = config_double(c, sec, "radius_min", 1, 0, 0.0, 1, INFINITY, &rmin, err)) ||
+        (s = config_double(c, sec, "radius_max", 1, 0, rmin, 0, INFINITY, &rmax, err)) ||
+        (s = config_vec3(c, sec, "box_min", 1, v3_zero(), &lo, err)) ||
+        (s = config_vec3(c, sec, "box_max", 1, v3_zero(), &hi, err)))
+        return s;
+    if (!(hi.x - lo.x > 2 * rmax) || (dim >= 2 && !(hi.y - lo.y > 2 * rmax)) ||
+        (dim == 3 && !(hi.z - lo.z > 2 * rmax)))
+        return config_error(c, sec, "box_max", err,
+                            "the box must be wider than the largest diameter in every "
+                            "direction used");
+    if ((s = generate_random_box(P, rng, rmin, rmax, lo, hi, err))) {
+        char msg[sizeof err->msg];
+        memcpy(msg, err->msg, sizeof msg);
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %.900s", c->file, msg);
+    }
+    return CDLAB_OK;
+}
+
+/* particles.source = file: the file's particles, copied into every tile of the box. */
+static status place_from_file(config *c, particles *P, const file_source *f, diag *err)
+{
+    int n, dim = P->dimension;
+    status s;
+    if ((s = generate_load_file(P, f->path, (particle_format)f->fmt, &n, err)))
+        return s;
+    /* copies of the cell, shifted by the cell's period (box / tile) */
+    vec3 cell = v3(P->box.L.x / f->tile[0], P->box.L.y / f->tile[1], P->box.L.z / f->tile[2]);
+    int k = n;
+    for (int tz = 0; tz < (int)f->tile[2]; tz++)
+        for (int ty = 0; ty < (int)f->tile[1]; ty++)
+            for (int tx = 0; tx < (int)f->tile[0]; tx++) {
+                if (tx == 0 && ty == 0 && tz == 0)
+                    continue;
+                vec3 shift = v3(tx * cell.x, ty * cell.y, tz * cell.z);
+                for (int i = 0; i < n; i++, k++) {
+                    P->x[k] = v3_add(P->x[i], shift);
+                    P->r[k] = P->r[i];
+                    P->v[k] = P->v[i];
+                    P->w[k] = P->w[i];
+                    P->frozen[k] = P->frozen[i];
+                }
+            }
+    /* motion along a locked axis would be kept (and move the particle there): refused */
+    for (int i = 0; i < n; i++) {
+        vec3 v = P->v[i], w = P->w[i];
+        const char *bad = dim == 1 && (v.y != 0.0 || v.z != 0.0) ? "vy or vz"
+                          : dim == 1 && (w.x != 0.0 || w.y != 0.0 || w.z != 0.0)
+                              ? "an angular velocity"
+                          : dim == 2 && v.z != 0.0                 ? "vz"
+                          : dim == 2 && (w.x != 0.0 || w.y != 0.0) ? "wx or wy"
+                                                                   : NULL;
+        if (bad)
+            return config_error(c, "particles", "file", err,
+                                "%s: particle %d (data line %d) has %s, but in dimension %d "
+                                "it moves %s only: set them to 0",
+                                f->path, i, i + 1, bad, dim,
+                                dim == 1 ? "along x" : "in the xy plane and turns about z");
+    }
+    return CDLAB_OK;
+}
+
+/* Masses (mass for all, or density x volume in 3D / area in 1D and 2D), the placement checked
+ * against the dimension, and the system's mean diameter, mean mass and size L into info. */
+static status assign_masses(config *c, particles *P, scene_info *info, diag *err)
+{
+    const char *sec = "particles";
+    int dim = P->dimension, has_mass = config_has(c, sec, "mass"),
+        has_density = config_has(c, sec, "density");
     if (has_mass && has_density)
         return config_error(c, sec, "density", err, "give either mass or density, not both");
     double mass = 0.0, density = 1.0;
+    status s;
     if (has_mass) {
         if ((s = config_double(c, sec, "mass", 1, 0, 0.0, 1, INFINITY, &mass, err)))
             return s;
     } else if ((s = config_double(c, sec, "density", 0, 1.0, 0.0, 1, INFINITY, &density, err))) {
         return s;
     }
+    long count = P->n;
     vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
     double dsum = 0.0, msum = 0.0, z0 = count > 0 ? P->x[0].z : 0.0;
     for (int i = 0; i < P->n; i++) {
@@ -350,7 +372,16 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         dsum += 2.0 * P->r[i];
         msum += m;
     }
-    /* magnitudes no unit system needs, and that overflow energies (m v^2, I w^2) */
+    info->d_mean = count > 0 ? dsum / (double)count : 0.0;
+    info->m_mean = count > 0 ? msum / (double)count : 0.0;
+    info->length =
+        count > 0 ? fmax(hi.x - lo.x, fmax(hi.y - lo.y, hi.z - lo.z)) + info->d_mean : 0.0;
+    return CDLAB_OK;
+}
+
+/* Magnitudes no unit system needs, and that overflow energies (m v^2, I w^2): refused. */
+static status check_magnitudes(config *c, const particles *P, const char *key, diag *err)
+{
     for (int i = 0; i < P->n; i++) {
         vec3 x = P->x[i], v = P->v[i], w = P->w[i];
         double big = fmax(fmax(fabs(x.x), fmax(fabs(x.y), fabs(x.z))),
@@ -359,12 +390,39 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         if (!(big <= SCENE_MAX_MAGNITUDE) || !(P->r[i] <= SCENE_MAX_MAGNITUDE) ||
             !isfinite(P->m[i]) || !(P->m[i] > 0.0) || !isfinite(P->inv_I[i]) ||
             !(P->inv_I[i] > 0.0) || !isfinite(P->inv_m[i]))
-            return config_error(c, sec, source == 2 ? "file" : "source", err,
+            return config_error(c, "particles", key, err,
                                 "particle %d: radius %g, mass %g, position, velocity or angular "
                                 "velocity up to %g: beyond %g, or a mass or moment of inertia that "
                                 "is not a finite positive number",
                                 i, P->r[i], P->m[i], big, SCENE_MAX_MAGNITUDE);
     }
+    return CDLAB_OK;
+}
+
+static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng, diag *err)
+{
+    particles *P = &W->P;
+    const char *sec = "particles";
+    const char *sources[] = {"chain", "random", "file", NULL};
+    int source;
+    long count;
+    status s;
+    file_source f = {.fmt = PARTICLE_FORMAT_XYZR, .tile = {1, 1, 1}};
+    /* an empty system has nothing to simulate: refused rather than run */
+    if ((s = config_int(c, sec, "count", 1, 0, 1, 100000000L, &count, err)) ||
+        (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)) ||
+        (source == 2 && (s = read_file_source(c, P, count, &f, err))))
+        return s;
+    pbox box = P->box;
+    if ((s = particles_init(P, (int)count, P->dimension, err)))
+        return s;
+    P->box = box;
+    s = source == 0   ? place_chain(c, P, err)
+        : source == 1 ? place_random(c, P, rng, err)
+                      : place_from_file(c, P, &f, err);
+    if (s || (s = assign_masses(c, P, info, err)) ||
+        (s = check_magnitudes(c, P, source == 2 ? "file" : "source", err)))
+        return s;
     particles_apply_frozen(P);
     int wrapped = 0;
     particles_wrap(P);
@@ -373,10 +431,6 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     info->wrapped = wrapped;
     /* the images of the input are not displacements: start counting from here */
     memset(P->image, 0, (size_t)P->n * 3 * sizeof *P->image);
-    info->d_mean = count > 0 ? dsum / (double)count : 0.0;
-    info->m_mean = count > 0 ? msum / (double)count : 0.0;
-    info->length =
-        count > 0 ? fmax(hi.x - lo.x, fmax(hi.y - lo.y, hi.z - lo.z)) + info->d_mean : 0.0;
     return CDLAB_OK;
 }
 
@@ -402,9 +456,8 @@ status scene_particle_list(config *c, const char *sec, const char *key, int n, i
                              n);
         for (int j = 0; j < k && s == CDLAB_OK; j++)
             if (idx[j] == id) /* [load] would apply its force twice */
-                s = config_error(c, sec, key, err,
-                                 "particle %ld is listed twice (as %ld and %ld)", id, ids[j],
-                                 ids[k]);
+                s = config_error(c, sec, key, err, "particle %ld is listed twice (as %ld and %ld)",
+                                 id, ids[j], ids[k]);
         if (s != CDLAB_OK) {
             free(ids);
             free(idx);

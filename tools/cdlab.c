@@ -23,21 +23,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage:\n"
-               "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
-               "            [--overwrite]             replace an existing OUT.h5 (once the run has\n"
-               "                                      completed; until then it is kept)\n"
-               "            [--restart PREVIOUS.h5]   continue from its last checkpoint\n"
-               "            [--export-fclib STEP [--fclib-out FILE]]  write the contact problem\n"
-               "                                      of that step (CD) as an FCLIB local problem\n"
-               "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
-               "  cdlab info OUT.h5\n"
-               "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
-               "  cdlab help [COMMAND]               what a command does, with an example\n"
-               "  cdlab help config [SECTION]        every configuration key: type, default, meaning\n"
-               "  cdlab --version                    version, commit, results epoch, build options\n"
-               "Every command answers --help.\n"
-               "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
+    fprintf(f,
+            "usage:\n"
+            "  cdlab run CONFIG.ini [-o OUT.h5] [--set section.key=value ...] [--quiet]\n"
+            "            [--overwrite]             replace an existing OUT.h5 (once the run has\n"
+            "                                      completed; until then it is kept)\n"
+            "            [--restart PREVIOUS.h5]   continue from its last checkpoint\n"
+            "            [--export-fclib STEP [--fclib-out FILE]]  write the contact problem\n"
+            "                                      of that step (CD) as an FCLIB local problem\n"
+            "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
+            "  cdlab info OUT.h5\n"
+            "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
+            "  cdlab help [COMMAND]               what a command does, with an example\n"
+            "  cdlab help config [SECTION]        every configuration key: type, default, meaning\n"
+            "  cdlab --version                    version, commit, results epoch, build options\n"
+            "Every command answers --help.\n"
+            "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
 }
 
 /* What each command does, its arguments and an example: `cdlab COMMAND --help`, `cdlab help
@@ -46,7 +47,8 @@ static const struct {
     const char *name, *synopsis, *what, *options, *example;
 } commands[] = {
     {"run", "cdlab run CONFIG.ini [-o OUT.h5] [options]",
-     "Runs the simulation CONFIG.ini describes (contact dynamics or DEM) and writes OUT.h5: series,\n"
+     "Runs the simulation CONFIG.ini describes (contact dynamics or DEM) and writes OUT.h5: "
+     "series,\n"
      "snapshots, checkpoints, provenance (docs/output.md), with an XDMF sidecar OUT.xmf. While it\n"
      "runs the output is OUT.h5.partial; it becomes OUT.h5 when the run ends. An existing OUT.h5\n"
      "is kept unless --overwrite is given. Ctrl-C ends the run cleanly after the current step.",
@@ -54,7 +56,8 @@ static const struct {
      "  --set section.key=value    override a config key (repeatable; docs/config.md)\n"
      "  --overwrite                replace an existing OUT.h5 once the run has completed\n"
      "  --restart PREVIOUS.h5      continue from its last complete checkpoint\n"
-     "  --export-fclib STEP        write that CD step's contact problem as FCLIB (OUT-stepSTEP.fclib.h5)\n"
+     "  --export-fclib STEP        write that CD step's contact problem as FCLIB "
+     "(OUT-stepSTEP.fclib.h5)\n"
      "  --fclib-out FILE           ... to FILE instead\n"
      "  --threads N                threads (as system.threads; default: automatic, see\n"
      "                             docs/config.md: every core only where the work pays)\n"
@@ -70,8 +73,8 @@ static const struct {
      "  cdlab check my.ini --set system.mode=dem --set system.dt=0.01"},
     {"info", "cdlab info OUT.h5",
      "Prints what a cdlab output holds: provenance (config text, overrides, command line, build),\n"
-     "resolved parameters, the run's summary, and how many steps and snapshots it recorded.", "",
-     "  cdlab info chain.h5"},
+     "resolved parameters, the run's summary, and how many steps and snapshots it recorded.",
+     "", "  cdlab info chain.h5"},
     {"equiv", "cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]",
      "The CD <-> DEM equivalence of Unger & Kertesz (sec. 3.4) for a CD run of N_I sweeps per\n"
      "step of DT with particles of mass MASS: q of the sweep order, the effective contact\n"
@@ -171,9 +174,9 @@ typedef struct progress_state {
     int shown;
     /* the rate of steps for the remaining time: an average over the recent steps (the first
      * steps are not representative: set-up, warm caches, a transient) */
-    double rate;          /* steps per second, smoothed (0: none yet) */
-    double rate_t;        /* time of the last rate sample */
-    long rate_step;       /* step of the last rate sample */
+    double rate;    /* steps per second, smoothed (0: none yet) */
+    double rate_t;  /* time of the last rate sample */
+    long rate_step; /* step of the last rate sample */
     int rate_samples;
 } progress_state;
 
@@ -292,92 +295,95 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
             "be incomplete)",
             sum->out_file, sum->snapshot_step);
     if (sum->checkpoint_step >= 0)
-        fprintf(stderr, "; its last complete checkpoint is at step %ld: to continue, cdlab run %s "
-                        "-o NEW.h5 --restart %s\n",
+        fprintf(stderr,
+                "; its last complete checkpoint is at step %ld: to continue, cdlab run %s "
+                "-o NEW.h5 --restart %s\n",
                 sum->checkpoint_step, cfg_path, sum->out_file);
     else
         fprintf(stderr, "; it has no checkpoint to continue from\n");
 }
 
-static int cmd_run(int argc, char **argv, int check_only)
+/* The arguments of cdlab run and cdlab check. */
+typedef struct run_args {
+    const char *cfg_path, *out, *restart, *fclib_out;
+    long fclib_step;
+    char **sets;
+    int nset, quiet, overwrite;
+} run_args;
+
+/* Returns 0, or the exit status of a bad command line (its message printed). */
+static int parse_run_args(int argc, char **argv, int check_only, run_args *a)
 {
-    const char *cfg_path = NULL, *out = NULL, *restart = NULL, *fclib_out = NULL;
-    long fclib_step = 0;
-    char **sets = calloc((size_t)argc, sizeof *sets);
-    int nset = 0, quiet = 0, overwrite = 0;
+    static char threads_set[64];
     for (int k = 0; k < argc; k++) {
         if (strcmp(argv[k], "-o") == 0 && k + 1 < argc && !check_only) {
-            out = argv[++k];
+            a->out = argv[++k];
         } else if (strcmp(argv[k], "--set") == 0 && k + 1 < argc) {
-            sets[nset++] = argv[++k];
+            a->sets[a->nset++] = argv[++k];
         } else if (strncmp(argv[k], "--set=", 6) == 0) {
-            sets[nset++] = argv[k] + 6;
+            a->sets[a->nset++] = argv[k] + 6;
         } else if (strcmp(argv[k], "--restart") == 0 && k + 1 < argc) {
-            restart = argv[++k];
+            a->restart = argv[++k];
         } else if (strcmp(argv[k], "--export-fclib") == 0 && k + 1 < argc && !check_only) {
             char *end;
-            fclib_step = strtol(argv[++k], &end, 10);
-            if (*end != '\0' || end == argv[k] || fclib_step < 1) {
+            a->fclib_step = strtol(argv[++k], &end, 10);
+            if (*end != '\0' || end == argv[k] || a->fclib_step < 1) {
                 fprintf(stderr, "cdlab: --export-fclib: '%s' is not a step number >= 1\n", argv[k]);
-                free(sets);
                 return 2;
             }
         } else if (strcmp(argv[k], "--fclib-out") == 0 && k + 1 < argc && !check_only) {
-            fclib_out = argv[++k];
+            a->fclib_out = argv[++k];
         } else if (strcmp(argv[k], "--threads") == 0 && k + 1 < argc) {
             /* the same as --set system.threads=N (recorded with the overrides) */
-            static char buf[64];
             char *end;
             long t = strtol(argv[++k], &end, 10);
             if (*end != '\0' || end == argv[k] || t < 1 || t > 4096) {
                 fprintf(stderr, "cdlab: --threads: '%s' is not a thread count (1 to 4096)\n",
                         argv[k]);
-                free(sets);
                 return 2;
             }
-            snprintf(buf, sizeof buf, "system.threads=%ld", t);
-            sets[nset++] = buf;
+            snprintf(threads_set, sizeof threads_set, "system.threads=%ld", t);
+            a->sets[a->nset++] = threads_set;
         } else if (strcmp(argv[k], "--overwrite") == 0 && !check_only) {
-            overwrite = 1;
+            a->overwrite = 1;
         } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
-            quiet = 1;
-        } else if (argv[k][0] == '-' || cfg_path) {
+            a->quiet = 1;
+        } else if (argv[k][0] == '-' || a->cfg_path) {
             fprintf(stderr, "cdlab: unexpected argument '%s'\n", argv[k]);
             usage(stderr);
-            free(sets);
             return 2;
         } else {
-            cfg_path = argv[k];
+            a->cfg_path = argv[k];
         }
     }
-    if (!cfg_path) {
+    if (!a->cfg_path) {
         fprintf(stderr, "cdlab: missing CONFIG.ini\n");
         usage(stderr);
-        free(sets);
         return 2;
     }
-    config c;
+    return 0;
+}
+
+/* cdlab check: the banner and "ok", or the first error (exit 2). */
+static int check_config(config *c, const run_args *a)
+{
+    progress_state cps = {.quiet = a->quiet};
+    run_hooks chk = {.message = show_message, .user = &cps};
     diag err = {{0}};
-    if (!load_config(&c, cfg_path, nset, sets, &err)) {
+    status s = run_validate(c, &chk, &err);
+    if (s != CDLAB_OK) {
         fprintf(stderr, "cdlab: %s\n", err.msg);
-        config_free(&c);
-        free(sets);
         return 2;
     }
-    free(sets);
-    if (check_only) {
-        progress_state cps = {.quiet = quiet};
-        run_hooks chk = {.message = show_message, .user = &cps};
-        status s = run_validate(&c, &chk, &err);
-        config_free(&c);
-        if (s != CDLAB_OK) {
-            fprintf(stderr, "cdlab: %s\n", err.msg);
-            return 2;
-        }
-        printf("%s: ok\n", cfg_path);
-        return 0;
-    }
-    progress_state ps = {.quiet = quiet, .tty = isatty(STDERR_FILENO), .last_decile = -1};
+    printf("%s: ok\n", a->cfg_path);
+    return 0;
+}
+
+/* cdlab run: the run with progress, Ctrl-C ending it cleanly; the exit status (docs: cdlab help
+ * run). */
+static int run_config(config *c, const run_args *a, int argc, char **argv)
+{
+    progress_state ps = {.quiet = a->quiet, .tty = isatty(STDERR_FILENO), .last_decile = -1};
     /* the command as typed, for the output's provenance */
     char command[8192] = "cdlab run";
     for (int k = 0; k < argc; k++) {
@@ -390,10 +396,10 @@ static int cmd_run(int argc, char **argv, int check_only)
                        .result = show_result,
                        .user = &ps,
                        .stop = &stop_signal,
-                       .restart = restart,
-                       .fclib_step = fclib_step,
-                       .fclib_path = fclib_out,
-                       .overwrite = overwrite,
+                       .restart = a->restart,
+                       .fclib_step = a->fclib_step,
+                       .fclib_path = a->fclib_out,
+                       .overwrite = a->overwrite,
                        .armed = &armed};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -402,28 +408,46 @@ static int cmd_run(int argc, char **argv, int check_only)
     for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; k++)
         sigaction(stop_signals[k], &sa, NULL);
     run_summary sum;
-    status s = run_simulation(&c, out, &hooks, &sum, &err);
-    config_free(&c);
+    diag err = {{0}};
+    status s = run_simulation(c, a->out, &hooks, &sum, &err);
     if (s != CDLAB_OK) {
         if (ps.tty && ps.shown)
             fputc('\n', stderr);
         fprintf(stderr, "cdlab: %s\n", err.msg);
         if (sum.started)
-            report_kept(&sum, cfg_path);
+            report_kept(&sum, a->cfg_path);
         if (s == CDLAB_ERR_INTERRUPTED)
             return 128 + stop_signal;
         return sum.started ? 1 : 2;
     }
-    if (!quiet && !sum.iterative)
+    if (!a->quiet && !sum.iterative)
         fprintf(stderr, "done: %ld steps in %.2f s; output %s\n", sum.steps_done, sum.wall_seconds,
                 sum.out_file);
-    else if (!quiet)
+    else if (!a->quiet)
         fprintf(stderr,
                 "done: %ld steps in %.2f s, %.1f sweeps per step on average, %ld steps "
                 "not converged; output %s\n",
                 sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps,
                 sum.out_file);
     return 0;
+}
+
+static int cmd_run(int argc, char **argv, int check_only)
+{
+    run_args a = {.sets = calloc((size_t)argc + 1, sizeof(char *))};
+    int rc = a.sets ? parse_run_args(argc, argv, check_only, &a) : 2;
+    config c;
+    diag err = {{0}};
+    if (rc == 0 && !load_config(&c, a.cfg_path, a.nset, a.sets, &err)) {
+        fprintf(stderr, "cdlab: %s\n", err.msg);
+        config_free(&c);
+        rc = 2;
+    } else if (rc == 0) {
+        rc = check_only ? check_config(&c, &a) : run_config(&c, &a, argc, argv);
+        config_free(&c);
+    }
+    free(a.sets);
+    return rc;
 }
 
 static int parse_pos(const char *s, double *v)
