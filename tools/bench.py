@@ -13,7 +13,10 @@
    in LAMMPS (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed.
 3. Scaling: CD step time against particle count, 2D lattices of 1e3 to 1e6 disks, N_I = 10;
    log-log slope; peak memory (max RSS) per particle and per contact.
-Every figure is the median of 3 runs."""
+Every figure is the median of 3 runs.
+
+`tools/bench.py --against OLD_BINARY` runs only the CD and DEM rows, with OLD_BINARY and
+$CDLAB alternating, for a change that should not cost time (bench/results/*-side-by-side.md)."""
 import datetime
 import os
 import platform
@@ -240,7 +243,67 @@ def small_runs(tmp, out):
     out.append("")
 
 
+def side_by_side(old, tmp):
+    """The CD and DEM rows with two builds, alternating run by run (the machine's drift hits
+    both alike): `tools/bench.py --against OLD_BINARY` (a change that should not cost time)."""
+    builds = [("old", old), ("new", CDLAB)]
+    cases = []
+    for dim, ns in [(2, 100), (2, 316), (3, 22), (3, 46)]:
+        lat = os.path.join(tmp, f"lat{dim}_{ns}.txt")
+        n = lattice(dim, ns, lat)
+        for sweep, threads in (("random", 1), ("colored", 2)):
+            ini = os.path.join(tmp, f"b{dim}_{ns}_{sweep}.ini")
+            open(ini, "w").write(config(dim, ns, n, lat, sweep, 50, 2))
+            cases.append((f"CD {dim}D {n}, {sweep}, {threads} thread(s), contact updates/s", ini, [], threads,
+                          lambda s: float(s["contact_updates"]) / float(s["solve_seconds"])))
+    chute = os.path.join(root, "bench", "chute.ini")
+    for law in ("kuhn", "conventional"):
+        for threads in (1, 2):
+            cases.append((f"DEM chute, {law}, {threads} thread(s), particle-steps/s", chute,
+                          ["--set", f"dem.tangential={law}", "--set", "system.steps=2100",
+                           "--set", "output.timing_warmup=100"], threads,
+                          lambda s: 64000 * int(s["timed_steps"]) / float(s["timed_step_seconds"])))
+    rows = []
+    for name, ini, extra, threads, rate in cases:
+        got = {b: [] for b, _ in builds}
+        for rep in range(3):
+            for b, binary in builds:
+                h5 = os.path.join(tmp, "o.h5")
+                run([binary, "run", ini, "-o", h5, "--overwrite", "--quiet"] + extra, threads)
+                got[b].append(rate(Run(h5).summary))
+        o, n_ = statistics.median(got["old"]), statistics.median(got["new"])
+        spread = max(got["old"] + got["new"]) / min(got["old"] + got["new"])
+        rows.append((name, o, n_, n_ / o, spread))
+        print(f"{name}: old {o:.3e}, new {n_:.3e}, new/old {n_ / o:.3f} (all six runs within {spread:.2f}x)",
+              flush=True)
+    return rows
+
+
+def main_against(old):
+    t_start = time.time()
+    commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    old_commit = subprocess.run([old, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = side_by_side(old, tmp)
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
+               platform.processor())
+    date = datetime.date.today().isoformat()
+    md = [f"# cdlab side by side {date}: commit {commit} against {old_commit}", "",
+          f"- machine: {cpu}, {os.cpu_count()} cores; flags: `{os.environ.get('BENCH_FLAGS', '?')}` (both builds)",
+          "- each row: median of 3 runs per build, the builds alternating run by run; spread: the largest over "
+          f"the smallest of all six runs; wall time {(time.time() - t_start) / 60:.1f} min", "",
+          "| case | old | new | new/old | spread |", "|---|---|---|---|---|"]
+    md += [f"| {r[0]} | {r[1]:.3e} | {r[2]:.3e} | {r[3]:.3f} | {r[4]:.2f} |" for r in rows]
+    path = os.path.join(root, "bench", "results", f"{date}-{commit}-side-by-side.md")
+    open(path, "w").write("\n".join(md) + "\n")
+    print("\n".join(md))
+    print(f"written: {path}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--against":
+        return main_against(os.path.abspath(sys.argv[2]))
     t_start = time.time()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
