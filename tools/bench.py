@@ -283,7 +283,8 @@ def main_against(old):
     t_start = time.time()
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    old_commit = subprocess.run([old, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    version = subprocess.run([old, "--version"], capture_output=True, text=True).stdout.split("\n")
+    old_commit = next((l for l in version if l.startswith("commit")), version[0])
     with tempfile.TemporaryDirectory() as tmp:
         rows = side_by_side(old, tmp)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
