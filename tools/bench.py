@@ -263,10 +263,14 @@ def side_by_side(old, tmp):
                           ["--set", f"dem.tangential={law}", "--set", "system.steps=2100",
                            "--set", "output.timing_warmup=100"], threads,
                           lambda s: 64000 * int(s["timed_steps"]) / float(s["timed_step_seconds"])))
+    # BENCH_ROWS=cd or dem: only those; BENCH_REPS: runs per build (default 3)
+    only = os.environ.get("BENCH_ROWS", "all")
+    cases = [c for c in cases if only == "all" or c[0].lower().startswith(only)]
+    reps = int(os.environ.get("BENCH_REPS", "3"))
     rows = []
     for name, ini, extra, threads, rate in cases:
         got = {b: [] for b, _ in builds}
-        for rep in range(3):
+        for rep in range(reps):
             for b, binary in builds:
                 h5 = os.path.join(tmp, "o.h5")
                 run([binary, "run", ini, "-o", h5, "--overwrite", "--quiet"] + extra, threads)
@@ -274,7 +278,7 @@ def side_by_side(old, tmp):
         o, n_ = statistics.median(got["old"]), statistics.median(got["new"])
         spread = max(got["old"] + got["new"]) / min(got["old"] + got["new"])
         rows.append((name, o, n_, n_ / o, spread))
-        print(f"{name}: old {o:.3e}, new {n_:.3e}, new/old {n_ / o:.3f} (all six runs within {spread:.2f}x)",
+        print(f"{name}: old {o:.3e}, new {n_:.3e}, new/old {n_ / o:.3f} (all {2 * reps} runs within {spread:.2f}x)",
               flush=True)
     return rows
 
@@ -292,11 +296,13 @@ def main_against(old):
     date = datetime.date.today().isoformat()
     md = [f"# cdlab side by side {date}: commit {commit} against {old_commit}", "",
           f"- machine: {cpu}, {os.cpu_count()} cores; flags: `{os.environ.get('BENCH_FLAGS', '?')}` (both builds)",
-          "- each row: median of 3 runs per build, the builds alternating run by run; spread: the largest over "
-          f"the smallest of all six runs; wall time {(time.time() - t_start) / 60:.1f} min", "",
+          f"- each row: median of {os.environ.get('BENCH_REPS', '3')} runs per build, the builds alternating run by "
+          f"run; spread: the largest over the smallest of all runs of the row; rows: "
+          f"{os.environ.get('BENCH_ROWS', 'all')}; wall time {(time.time() - t_start) / 60:.1f} min", "",
           "| case | old | new | new/old | spread |", "|---|---|---|---|---|"]
     md += [f"| {r[0]} | {r[1]:.3e} | {r[2]:.3e} | {r[3]:.3f} | {r[4]:.2f} |" for r in rows]
-    path = os.path.join(root, "bench", "results", f"{date}-{commit}-side-by-side.md")
+    path = os.path.join(root, "bench", "results",
+                        f"{date}-{commit}-side-by-side{'-' + os.environ['BENCH_ROWS'] if 'BENCH_ROWS' in os.environ else ''}.md")
     open(path, "w").write("\n".join(md) + "\n")
     print("\n".join(md))
     print(f"written: {path}")
