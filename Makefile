@@ -54,7 +54,7 @@ FORCE:
 $(BUILD)/config_schema.h: docs/config.md tools/config_schema.py
 	@mkdir -p $(BUILD)
 	$(PYTHON) tools/config_schema.py docs/config.md > $@.tmp && mv $@.tmp $@
-$(BUILD)/cd/run_setup.o $(BUILD)/tools/cdlab.o: $(BUILD)/config_schema.h
+$(BUILD)/cd/run_setup.o $(BUILD)/tools/cdlab.o $(BUILD)/tests/check_engine.o: $(BUILD)/config_schema.h
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -7,8 +7,15 @@
 
 /* One line per engine: its table, defined in its <name>_engine.c. */
 const engine_ops *const engine_registry[] = {&cd_engine_ops, &dem_engine_ops, NULL};
-/* the same order (config_enum takes a list of names) */
-const char *const engine_names[] = {"cd", "dem", NULL};
+
+int engine_list_names(const char **names, int max)
+{
+    int n = 0;
+    for (int k = 0; engine_registry[k] && n < max - 1; k++)
+        names[n++] = engine_registry[k]->name;
+    names[n] = NULL;
+    return n;
+}
 
 const engine_ops *engine_find(const char *name)
 {

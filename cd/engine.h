@@ -112,9 +112,11 @@ struct engine {
     void *content;
 };
 
-/* The registered engines (NULL-terminated) and their names (system.mode's values). */
+/* The registered engines (NULL-terminated). */
 extern const engine_ops *const engine_registry[];
-extern const char *const engine_names[];
+/* Their names (system.mode's values), in registry order, NULL-terminated in names[max]. */
+#define ENGINE_MAX 16
+int engine_list_names(const char **names, int max);
 /* The engine of system.mode = name, or NULL. */
 const engine_ops *engine_find(const char *name);
 

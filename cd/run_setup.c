@@ -116,7 +116,9 @@ status run_setup_read(config *c, run_setup *S, diag *err)
     config_use_schema(c, config_schema, CONFIG_SCHEMA_N);
     status s;
     int mode;
-    if ((s = config_enum(c, "system", "mode", 0, 0, engine_names, &mode, err)))
+    const char *names[ENGINE_MAX + 1];
+    engine_list_names(names, ENGINE_MAX + 1);
+    if ((s = config_enum(c, "system", "mode", 0, 0, names, &mode, err)))
         return s;
     S->E.ops = engine_registry[mode];
     if ((s = check_memory(c, S->E.ops, err)) || (s = scene_build(c, &S->W, &S->info, err)))

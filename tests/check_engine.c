@@ -1,0 +1,81 @@
+/* The engine interface: every registered engine's table is complete and documented, the
+ * registry finds each by name, and the CD <-> DEM equivalence's figures match their closed
+ * forms (Unger & Kertesz eqs. 45-46, 54, 57, 63, 67-68). */
+#include "suites.h"
+
+#include "config_schema.h" /* generated from docs/config.md into the build folder */
+#include "engine.h"
+#include "equiv.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A table with a missing operation would crash the run pipeline at that call; a section that
+ * docs/config.md lacks could not be read (the reader refuses undocumented keys). */
+START_TEST(unit_registry_tables_complete)
+{
+    int n = 0;
+    for (int k = 0; engine_registry[k]; k++, n++) {
+        const engine_ops *o = engine_registry[k];
+        ck_assert_msg(o->name && o->title && o->program && o->sections, "engine %d: names", k);
+        ck_assert_msg(o->bytes_per_particle && o->read && o->announce && o->estimate &&
+                          o->constants && o->header && o->start && o->step && o->row &&
+                          o->contact_count && o->contact && o->checkpoint_write &&
+                          o->checkpoint_read && o->free,
+                      "engine %s: an operation the pipeline calls is missing", o->name);
+        ck_assert_ptr_eq(engine_find(o->name), o);
+        for (int j = 0; j < k; j++)
+            ck_assert_msg(strcmp(engine_registry[j]->name, o->name) != 0, "two engines named %s",
+                          o->name);
+        for (int m = 0; o->sections[m]; m++) {
+            int documented = 0;
+            for (int q = 0; q < CONFIG_SCHEMA_N; q++)
+                documented += strcmp(config_schema[q].section, o->sections[m]) == 0;
+            ck_assert_msg(documented > 0, "engine %s: section [%s] is not in docs/config.md",
+                          o->name, o->sections[m]);
+        }
+        /* the memory estimate is per particle: between 100 B and 100 kB is all that makes sense */
+        for (int dim = 1; dim <= 3; dim++)
+            ck_assert(o->bytes_per_particle(dim) > 100.0 && o->bytes_per_particle(dim) < 1e5);
+    }
+    ck_assert_int_ge(n, 2);
+    ck_assert_ptr_null(engine_find("nope"));
+    const char *names[ENGINE_MAX + 1];
+    ck_assert_int_eq(engine_list_names(names, ENGINE_MAX + 1), n);
+    ck_assert_str_eq(names[0], "cd"); /* the default of system.mode is the first */
+    ck_assert_ptr_null(names[n]);
+}
+END_TEST
+
+/* N_I = 40 random sweeps, dt = 0.5, d = 2, m = 3: the closed forms, to rounding (1e-14
+ * relative: a few operations in double precision). */
+START_TEST(analytic_equivalence_figures)
+{
+    double q = (4.0 * sqrt(exp(1.0)) - 5.0) / 2.0, N = 40, dt = 0.5, d = 2, m = 3;
+    equiv_figures f = equiv_of(SWEEP_RANDOM, 40, dt, d, m);
+    double D = q * N * d * d / dt;
+    ck_assert_double_eq_tol(f.q, 0.7974425414002564, 1e-15); /* eq. (46) */
+    ck_assert_double_eq_tol(f.D / D, 1.0, 1e-14);
+    ck_assert_double_eq_tol(f.c / (sqrt(q * N) * d / dt), 1.0, 1e-14);
+    ck_assert_double_eq_tol(f.l_diff / sqrt(4.0 * D * dt), 1.0, 1e-14);
+    ck_assert_double_eq_tol(f.kappa / (q * m * N / (dt * dt)), 1.0, 1e-14);
+    ck_assert_double_eq_tol(f.gamma / (q * m * N / dt), 1.0, 1e-14);
+    ck_assert(equiv_q(SWEEP_JACOBI) == 0.5); /* eq. (45), exactly */
+    /* l_diff = 2 sqrt(q N_I) d: a pure number of diameters, whatever dt */
+    ck_assert_double_eq_tol(f.l_diff / (2.0 * sqrt(q * N) * d), 1.0, 1e-14);
+    /* undamped: 2 / omega with omega = 2 sqrt(k/m); k = 4, m = 1 -> 0.5 */
+    ck_assert_double_eq_tol(equiv_critical_dt(4.0, 0.0, 1.0), 0.5, 1e-15);
+    /* damping shortens it: xi = c omega / (2 k) = 1 for c = 2 -> 0.5 (sqrt 2 - 1) */
+    ck_assert_double_eq_tol(equiv_critical_dt(4.0, 2.0, 1.0), 0.5 * (sqrt(2.0) - 1.0), 1e-15);
+}
+END_TEST
+
+Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("engine");
+    tcase_add_test(tc, unit_registry_tables_complete);
+    tcase_add_test(tc, analytic_equivalence_figures);
+    suite_add_tcase(s, tc);
+    return s;
+}
