@@ -1,5 +1,6 @@
 /* DEM time step and kinematic driver. */
 #include "dem.h"
+#include "equiv.h"
 
 #include "grow.h"
 #include "parallel.h"

@@ -6,7 +6,6 @@
 #define CDLAB_DEM_H
 
 #include "dem_contact.h"
-#include "equiv.h"
 #include "world.h"
 
 typedef struct dem_params {
