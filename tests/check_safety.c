@@ -338,10 +338,19 @@ START_TEST(io_concurrent_runs_and_killed_run)
     nanosleep(&(struct timespec){0, 300000000L}, NULL);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("short.ini"), at("live.h5")), 2);
     ck_assert_msg(strstr(msg, "another cdlab run is writing"), "%s", msg);
-    /* reading the running file: its first snapshot is there */
-    h5in *h;
+    /* reading the running file: its first snapshot is there. Without HDF5's SWMR mode a read
+     * that meets the writer in the middle of a flush can fail to open (measured: 1 in 12 and
+     * 1 in 24 runs of this test, the build before the redesign included; docs/output.md says
+     * to open again), so a failed open is retried, 20 ms apart, while the run runs */
+    h5in *h = NULL;
     diag err;
-    ck_assert_msg(h5in_open(&h, at("live.h5.partial"), &err) == CDLAB_OK, "%s", err.msg);
+    status opened = CDLAB_ERR_IO;
+    for (int k = 0; k < 25 && opened != CDLAB_OK; k++) {
+        opened = h5in_open(&h, at("live.h5.partial"), &err);
+        if (opened != CDLAB_OK)
+            nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ck_assert_msg(opened == CDLAB_OK, "%s", err.msg);
     double *x = malloc(60 * 3 * sizeof *x);
     ck_assert_msg(h5in_read(h, "/snapshots/00000000/position", H5IO_DOUBLE, x, 60 * 3, &err) ==
                       CDLAB_OK,
