@@ -25,6 +25,7 @@ Suite *fuzz_regress_suite(void);
 Suite *safety_suite(void);
 Suite *engine_suite(void);
 Suite *dem_deform_suite(void);
+Suite *dem_bond_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);
