@@ -34,8 +34,7 @@ typedef struct run_state {
     state_def sdef;
     engine_record rec; /* the last step's (or the start's) */
     char fclib_path[600];
-    long first;    /* the first step index of this run (a restart's checkpoint step) */
-    long rebuilds; /* the engine's neighbour-list rebuilds so far */
+    long first; /* the first step index of this run (a restart's checkpoint step) */
     double t0, sweeps_total;
     thread_tuner tuner;
 } run_state;
@@ -125,7 +124,6 @@ static status begin(run_state *R, diag *err)
             s = h5out_attr_int(R->w.h, "/restart", "from_step", W->step, err);
     } else {
         s = S->E.ops->start(&S->E, W, &R->rec, err);
-        R->rebuilds = R->rec.rebuilds;
     }
     if (s == CDLAB_OK)
         s = run_output_row(&R->w, S, &R->rec, err);
@@ -203,7 +201,6 @@ static status loop(run_state *R, run_summary *sum, diag *err)
             sum->timed_steps++;
         }
         R->sweeps_total += R->rec.sweeps;
-        R->rebuilds = R->rec.rebuilds;
         if (!R->rec.converged)
             sum->unconverged_steps++;
         sum->steps_done = W->step;
@@ -231,7 +228,7 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     sum->mean_sweeps = sum->steps_done > 0 ? R->sweeps_total / (double)sum->steps_done : 0.0;
     diag tmp;
     diag *e2 = s == CDLAB_OK ? err : &tmp;
-    run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rebuilds, e2);
+    run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rec.rebuilds, e2);
     status s2 = h5out_close(R->w.h, e2);
     if (s == CDLAB_OK)
         s = s2;

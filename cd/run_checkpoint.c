@@ -121,7 +121,8 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
     return CDLAB_OK;
 }
 
-/* The walls' state: per wall (s, u, contact force). */
+/* The world's state: the particles' x, v, w, q and image counts, and per wall its position,
+ * velocity and contact force (s, u, contact_force). */
 static status write_world(h5out *h, const char *g, const world *W, diag *err)
 {
     const particles *P = &W->P;
