@@ -78,12 +78,12 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     contact_list *L = &W->C;
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
-    int loaded = t_new > W->load_start;
+    double loaded = world_load_factor(W, t_new);
     CDLAB_PARALLEL_FOR
     for (int i = 0; i < P->n; i++) {
         vec3 f = v3_scale(W->gravity, P->m[i]);
-        if (loaded)
-            f = v3_add(f, P->f_ext[i]);
+        if (loaded > 0.0)
+            f = v3_axpy(loaded, P->f_ext[i], f);
         P->v[i] = v3_add(P->v[i], dof_project_lin(dim, v3_scale(f, dt * P->inv_m[i])));
     }
     for (int k = 0; k < W->n_walls; k++) {

@@ -1,5 +1,6 @@
 /* DEM time step and kinematic driver. */
 #include "dem.h"
+#include "dem_bond.h"
 #include "equiv.h"
 
 #include "grow.h"
@@ -24,8 +25,9 @@ dem_params dem_params_default(void)
 
 double dem_energy_residual(const dem_energy *E)
 {
-    return E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t + E->friction +
-           E->damping - E->work_external - E->work_piston - E->initial;
+    return E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t +
+           E->elastic_particles + E->friction + E->damping - E->work_external - E->work_piston -
+           E->initial;
 }
 
 void dem_solver_init(dem_solver *S)
@@ -50,39 +52,59 @@ void dem_solver_free(dem_solver *S)
     free(S->pair);
     free(S->pair_old);
     free(S->refs);
+    free(S->bond);
+    free(S->bond_of);
+    free(S->sig);
+    free(S->ell);
+    free(S->eload);
+    free(S->gsig);
     cells_free(&S->grid);
     memset(S, 0, sizeof *S);
 }
 
 /* The per-particle buffers share one capacity, the per-wall ones another; both grow
  * geometrically, so the step allocates nothing once the sizes have settled. */
-static status ensure(dem_solver *S, const world *W, diag *err)
+static status ensure(dem_solver *S, const world *W, const dem_params *p, diag *err)
 {
-    if (W->P.n > S->cap || !S->F) {
+    if (W->P.n > S->cap || !S->F || (p->deformable && !S->ell)) {
         int cap = W->P.n > 32 ? 2 * W->P.n : 64;
         vec3 **arrays[] = {&S->F, &S->T, &S->du, &S->dth};
         for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
-            vec3 *p = realloc(*arrays[k], (size_t)cap * sizeof *p);
-            if (!p)
+            vec3 *grown = realloc(*arrays[k], (size_t)cap * sizeof *grown);
+            if (!grown)
                 return diag_set(err, CDLAB_ERR_NOMEM,
                                 "cannot allocate DEM buffers for %d particles", W->P.n);
-            *arrays[k] = p;
+            *arrays[k] = grown;
         }
         double *path = realloc(S->path, (size_t)cap * sizeof *path);
         if (!path)
             return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM buffers for %d particles",
                             W->P.n);
         S->path = path;
+        if (p->deformable) {
+            double *sig = realloc(S->sig, (size_t)cap * 3 * sizeof *sig);
+            if (sig)
+                S->sig = sig;
+            dem_ellipse *ell = realloc(S->ell, (size_t)cap * sizeof *ell);
+            if (ell)
+                S->ell = ell;
+            double *eload = realloc(S->eload, (size_t)cap * sizeof *eload);
+            if (!sig || !ell || !eload)
+                return diag_set(err, CDLAB_ERR_NOMEM,
+                                "cannot allocate the deformable discs' state for %d particles",
+                                W->P.n);
+            S->eload = eload;
+        }
         S->cap = cap;
     }
     if (W->n_walls > S->wcap || !S->piston_F) {
         int cap = W->n_walls > 4 ? 2 * W->n_walls : 8;
         double **arrays[] = {&S->piston_F, &S->piston_ds};
         for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
-            double *p = realloc(*arrays[k], (size_t)cap * sizeof *p);
-            if (!p)
+            double *grown = realloc(*arrays[k], (size_t)cap * sizeof *grown);
+            if (!grown)
                 return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM wall buffers");
-            *arrays[k] = p;
+            *arrays[k] = grown;
         }
         S->wcap = cap;
     }
@@ -91,7 +113,7 @@ static status ensure(dem_solver *S, const world *W, diag *err)
 
 /* Block size of the deterministic reductions (fixed: never derived from the thread count). */
 #define DEM_BLOCK 1024
-#define DEM_NSUM 8
+#define DEM_NSUM 9
 
 static int n_blocks(int n)
 {
@@ -182,9 +204,26 @@ double dem_critical_dt(const world *W, const dem_params *p)
     return equiv_critical_dt(k_max, c, m_min);
 }
 
+/* Each pair's intact bond (bond_of[k], or -1): both lists are in key order. */
+static status link_bonds(dem_solver *S, const world *W, diag *err)
+{
+    int *of = grow_array(S->bond_of, &S->bond_of_cap, S->npair + 1, sizeof *of);
+    if (!of)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the bond index");
+    S->bond_of = of;
+    int b = 0;
+    for (int k = 0; k < S->npair; k++) {
+        uint64_t key = contact_pair_key(S->pair[k].i, S->pair[k].j, &W->P, W->n_walls);
+        while (b < S->nbond && S->bond[b].key < key)
+            b++;
+        of[k] = b < S->nbond && S->bond[b].key == key && S->bond[b].intact ? b : -1;
+    }
+    return CDLAB_OK;
+}
+
 /* Everything derived from a new pair list (a rebuild, or a list restored from a
  * checkpoint): the per-contact force buffer (zeroed: a pair that stays apart never writes
- * it), the adjacency and the reduction blocks. */
+ * it) and stress terms, the bonds of the pairs, the adjacency and the reduction blocks. */
 static status index_contact_list(dem_solver *S, const world *W, diag *err)
 {
     vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * S->npair + 3, sizeof *gf);
@@ -192,7 +231,17 @@ static status index_contact_list(dem_solver *S, const world *W, diag *err)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
     S->gf = gf;
     memset(gf, 0, (size_t)(3 * S->npair) * sizeof *gf);
-    status s = build_adjacency(S, W, err);
+    if (S->ell) {
+        double *gs = grow_array(S->gsig, &S->gsig_cap, 6 * S->npair + 6, sizeof *gs);
+        if (!gs)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the stress terms");
+        S->gsig = gs;
+        memset(gs, 0, (size_t)(6 * S->npair) * sizeof *gs);
+    }
+    status s;
+    if (S->nbond > 0 && (s = link_bonds(S, W, err)) != CDLAB_OK)
+        return s;
+    s = build_adjacency(S, W, err);
     if (s != CDLAB_OK)
         return s;
     return ensure_blocks(S, S->npair > W->P.n ? S->npair : W->P.n, err);
@@ -212,6 +261,23 @@ static status grow_pairs(dem_pair **p, int *cap, int need, diag *err)
 status dem_reserve_pairs(dem_solver *S, int n, diag *err)
 {
     return grow_pairs(&S->pair, &S->pair_cap, n, err);
+}
+
+status dem_reserve_bonds(dem_solver *S, int n, diag *err)
+{
+    dem_bond_state *b = grow_array(S->bond, &S->bond_cap, n + 1, sizeof *b);
+    if (!b)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d bonds", n);
+    S->bond = b;
+    return CDLAB_OK;
+}
+
+int dem_bonds_intact(const dem_solver *S)
+{
+    int n = 0;
+    for (int b = 0; b < S->nbond; b++)
+        n += S->bond[b].intact;
+    return n;
 }
 
 /* Movement of body 0 (a particle, a piston, or a fixed wall) in the step. */
@@ -237,26 +303,49 @@ static inline vec3 relative_movement(const world *W, const dem_solver *S, int i,
     return v3_add(v3_sub(S->du[j], du_p), v3_sub(v3_cross(S->dth[j], l1), v3_cross(dth_p, l0)));
 }
 
+/* Frame of two particles at separation d: with their radii, or for deformable discs with
+ * their ellipses' reaches along the line of centres. */
+static inline contact_frame frame_particles(const world *W, const dem_solver *S, int i, int j,
+                                            vec3 d)
+{
+    const particles *P = &W->P;
+    if (!S->ell)
+        return contact_frame_particles(d, P->r[i], P->r[j]);
+    double dist = v3_norm(d);
+    vec3 n = dist > 0.0 ? v3_scale(d, 1.0 / dist) : v3(1.0, 0.0, 0.0);
+    return contact_frame_particles(d, dem_deform_reach(&S->ell[i], n),
+                                   dem_deform_reach(&S->ell[j], n));
+}
+
+/* Frame of wall w (at position s) and particle j at x: with its radius, or for a deformable
+ * disc with its reach along the wall's normal there. */
+static inline contact_frame frame_wall(const dem_solver *S, const wall *w, double s, int j, vec3 x,
+                                       double r)
+{
+    contact_frame f = contact_frame_wall(w, s, x, r);
+    return S->ell ? contact_frame_wall(w, s, x, dem_deform_reach(&S->ell[j], f.n)) : f;
+}
+
 /* Frame of pair (i, j) now; for a particle pair d is the minimum-image separation of now. */
-static inline contact_frame frame_now(const world *W, int i, int j, vec3 d)
+static inline contact_frame frame_now(const world *W, const dem_solver *S, int i, int j, vec3 d)
 {
     const particles *P = &W->P;
     if (i >= 0)
-        return contact_frame_particles(d, P->r[i], P->r[j]);
+        return frame_particles(W, S, i, j, d);
     const wall *w = &W->walls[-1 - i];
-    return contact_frame_wall(w, w->s, P->x[j], P->r[j]);
+    return frame_wall(S, w, w->s, j, P->x[j], P->r[j]);
 }
 
 /* Frame of pair (i, j) at the start of the step just moved: positions (and piston) minus the
- * step's movements. */
+ * step's movements (deformable discs: with the same shapes, those of the step's start). */
 static inline contact_frame frame_start(const world *W, const dem_solver *S, int i, int j, vec3 d)
 {
     const particles *P = &W->P;
     if (i >= 0)
-        return contact_frame_particles(v3_sub(d, v3_sub(S->du[j], S->du[i])), P->r[i], P->r[j]);
+        return frame_particles(W, S, i, j, v3_sub(d, v3_sub(S->du[j], S->du[i])));
     const wall *w = &W->walls[-1 - i];
     double ds = w->kind == WALL_PISTON ? S->piston_ds[-1 - i] : 0.0;
-    return contact_frame_wall(w, w->s - ds, v3_sub(P->x[j], S->du[j]), P->r[j]);
+    return frame_wall(S, w, w->s - ds, j, v3_sub(P->x[j], S->du[j]), P->r[j]);
 }
 
 static inline vec3 pair_separation(const world *W, int i, int j)
@@ -283,6 +372,15 @@ static inline int nonzero(vec3 a)
     return a.x != 0.0 || a.y != 0.0 || a.z != 0.0;
 }
 
+/* The intact bond of pair k, or NULL. */
+static inline dem_bond_state *bond_of_pair(const dem_solver *S, int k)
+{
+    if (!S->bond_of || S->bond_of[k] < 0)
+        return NULL;
+    dem_bond_state *b = &S->bond[S->bond_of[k]];
+    return b->intact ? b : NULL;
+}
+
 /* The second half of the work of pair c's last dashpot force (see damping_work_before), with
  * the frame f0 of the step's start. */
 static inline double dashpot_second_half(const world *W, const dem_solver *S, const dem_pair *c,
@@ -292,13 +390,18 @@ static inline double dashpot_second_half(const world *W, const dem_solver *S, co
 }
 
 /* Contact force on body 1 (R = -f, f the force on body 0) and its torques on both bodies
- * (frame f1 of now) into the pair's entries of the gather buffer. */
-static inline void store_force(vec3 *gf, vec3 f, contact_frame f1)
+ * (frame f1 of now) into the pair's entries of the gather buffer; for deformable discs the
+ * pair's terms of both particles' stresses (eq. 12, lever arms to the contact point) into gs. */
+static inline void store_force(vec3 *gf, double *gs, vec3 f, contact_frame f1)
 {
     vec3 R = v3_scale(f, -1.0);
     gf[0] = R;
     gf[1] = v3_cross(f1.l1, R);
     gf[2] = v3_cross(f1.l0, R);
+    if (gs) {
+        dem_deform_term(f1.l1, R, gs);
+        dem_deform_term(f1.l0, f, gs + 3);
+    }
 }
 
 /* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
@@ -316,7 +419,7 @@ static void damping_work_before(world *W, dem_solver *S)
         int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++) {
             const dem_pair *c = &S->pair[k];
-            if (c->zeta >= 0.0 && nonzero(c->fd))
+            if ((c->zeta >= 0.0 || bond_of_pair(S, k)) && nonzero(c->fd))
                 d += dashpot_second_half(
                     W, S, c, frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j)));
         }
@@ -325,24 +428,119 @@ static void damping_work_before(world *W, dem_solver *S)
     S->E.damping += block_sum(S, nb, 0);
 }
 
-/* Force of pair c at the end of a step from the step's movements: the contact force on body 1
- * and its torques on both bodies into gf[0..2], the history into c, the energies and
- * statistics into acc[]. With book set, first the second half of the work of its last dashpot
- * force (see damping_work_before) with the lever arms of the step's start. A pair that was
- * apart and still is writes nothing (its gf stays zero). */
-static inline void contact_force(world *W, dem_solver *S, const dem_params *p, dem_pair *c,
-                                 int book, double *acc, vec3 *gf)
+/* Dashpot force on body 0 of pair (i, j) in frame f1 (Kuhn et al. end of sec. 2, Cundall &
+ * Strack contact damping): (c_n du_n n + c_t du_t)/dt from the step's relative movement, c
+ * from dem.damping (a fraction of c_cr = 2 sqrt(m_eff k) is Rojek et al.'s eq. 11); the first
+ * half of its work is added to *work (see damping_work_before for the second). */
+static inline vec3 dashpot_force(const world *W, const dem_solver *S, const dem_params *p, int i,
+                                 int j, contact_frame f1, double *work)
 {
+    double cn = p->damp_n, ct = p->damp_t;
+    if (p->damp_rate) {
+        double m = dashpot_mass(W, i, j);
+        cn *= m;
+        ct *= m;
+    } else if (!p->damp_absolute) {
+        double m = dashpot_mass(W, i, j);
+        cn *= 2.0 * sqrt(m * p->law.k_n);
+        ct *= 2.0 * sqrt(m * p->law.k_t);
+    }
+    vec3 du_rel = relative_movement(W, S, i, j, f1.l0, f1.l1);
+    double dun = v3_dot(du_rel, f1.n);
+    vec3 dut = v3_axpy(-dun, f1.n, du_rel);
+    vec3 fd = v3_scale(v3_axpy(cn * dun, f1.n, v3_scale(dut, ct)), 1.0 / W->dt);
+    *work += 0.5 * v3_dot(fd, du_rel);
+    return fd;
+}
+
+/* Force of bonded pair c (bond b) at the end of a step, as contact_force for a frictional one:
+ * the bond's springs (dem_bond_force) from the change of the gap since the bond was made and
+ * the tangential displacement since then (last step's turned into the new tangent plane with
+ * its length kept, plus the step's tangential movement at mid-step lever arms), and the
+ * dashpots. A bond whose elastic force passes its strength breaks: the pair goes on as a
+ * frictional contact with the bond's tangential force (if touching), and the elastic energy
+ * the break releases is booked as dissipated (acc[2]); acc[8] counts the breaks. */
+static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_pair *c,
+                              dem_bond_state *b, int book, double *acc, vec3 *gf, double *gs)
+{
+    int i = c->i, j = c->j;
+    vec3 d = pair_separation(W, i, j);
+    contact_frame f1 = frame_now(W, S, i, j, d), f0 = frame_start(W, S, i, j, d);
+    if (book && nonzero(c->fd))
+        acc[3] += dashpot_second_half(W, S, c, f0);
+    vec3 du_rel = relative_movement(W, S, i, j, v3_scale(v3_add(f1.l0, f0.l0), 0.5),
+                                    v3_scale(v3_add(f1.l1, f0.l1), 0.5));
+    vec3 ut = v3_reject(b->u_t, f1.n);
+    double len = v3_norm(b->u_t), plen = v3_norm(ut);
+    if (plen > 0.0)
+        ut = v3_scale(ut, len / plen);
+    ut = v3_add(ut, v3_reject(du_rel, f1.n));
+    const double k_n = p->law.k_n, k_t = p->law.k_t;
+    dem_bond_law L = {k_n, k_t, 0.0, 0.0, p->bond_strength_n, p->bond_strength_t};
+    dem_bond_in in = {.h = f1.gap - b->gap0, .u_t = ut, .m_0 = 1.0, .m_1 = 1.0};
+    dem_bond_out out;
+    dem_bond_force(&L, &in, &out);
+    vec3 f = v3_axpy(out.f_n, f1.n, out.f_t), fd = v3_zero(); /* on body 0 */
+    if (p->damp_n > 0.0 || p->damp_t > 0.0) {
+        fd = dashpot_force(W, S, p, i, j, f1, &acc[3]);
+        f = v3_add(f, fd);
+    }
+    double zeta = -f1.gap, e_n = 0.5 * k_n * in.h * in.h, e_t = 0.5 * k_t * v3_norm2(ut);
+    c->fd = fd;
+    c->zeta = zeta;
+    c->ft = out.f_t;
+    b->u_t = ut;
+    if (out.broken) {
+        b->intact = 0;
+        acc[8] += 1.0;
+        double released = e_n + e_t;
+        if (zeta >= 0.0) {
+            e_n = 0.5 * k_n * zeta * zeta;
+            e_t = k_t > 0.0 ? v3_norm2(out.f_t) / (2.0 * k_t) : 0.0;
+        } else {
+            /* apart: marked as just touching, so that the next step passes the law (which
+             * writes the pair's zero force over the bond's last) instead of skipping it */
+            c->zeta = 0.0;
+            c->ft = v3_zero();
+            e_n = e_t = 0.0;
+        }
+        acc[2] += released - e_n - e_t;
+    }
+    store_force(gf, gs, f, f1);
+    acc[0] += e_n;
+    acc[1] += e_t;
+    acc[4] += 1.0;
+    acc[5] += fmax(zeta, 0.0);
+    acc[7] = fmax(acc[7], zeta);
+}
+
+/* Force of pair k (c) at the end of a step from the step's movements: the contact force on
+ * body 1 and its torques on both bodies into gf[0..2] (deformable discs: the stress terms into
+ * gs), the history into c, the energies and statistics into acc[]. With book set, first the
+ * second half of the work of its last dashpot force (see damping_work_before) with the lever
+ * arms of the step's start. A pair that was apart and still is writes nothing (its gf stays
+ * zero). */
+static inline void contact_force(world *W, dem_solver *S, const dem_params *p, int k, int book,
+                                 double *acc)
+{
+    dem_pair *c = &S->pair[k];
+    vec3 *gf = &S->gf[3 * k];
+    double *gs = S->gsig ? &S->gsig[6 * k] : NULL;
+    dem_bond_state *bond = bond_of_pair(S, k);
+    if (bond) {
+        bond_force(W, S, p, c, bond, book, acc, gf, gs);
+        return;
+    }
     const particles *P = &W->P;
     int i = c->i, j = c->j;
     int was_touching = c->zeta >= 0.0;
     vec3 d = pair_separation(W, i, j);
     if (!was_touching && i >= 0) { /* the common case first: apart before and now */
-        double reach = P->r[i] + P->r[j];
+        double reach = P->r[i] + P->r[j] + 2.0 * S->ext_max;
         if (v3_norm2(d) > reach * reach)
             return;
     }
-    contact_frame f1 = frame_now(W, i, j, d);
+    contact_frame f1 = frame_now(W, S, i, j, d);
     double zeta_new = -f1.gap;
     if (!was_touching && zeta_new < 0.0)
         return;
@@ -370,30 +568,13 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, d
     dem_contact_force(&law, &in, &out);
     vec3 f = out.f, fd = v3_zero();
     if (zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
-        /* dashpots on the relative movement of the step (Kuhn et al. end of sec. 2,
-         * Cundall & Strack contact damping): f += (c_n du_n n + c_t du_t)/dt on p */
-        double cn = p->damp_n, ct = p->damp_t;
-        if (p->damp_rate) {
-            double m = dashpot_mass(W, i, j);
-            cn *= m;
-            ct *= m;
-        } else if (!p->damp_absolute) {
-            double m = dashpot_mass(W, i, j);
-            cn *= 2.0 * sqrt(m * law.k_n);
-            ct *= 2.0 * sqrt(m * law.k_t);
-        }
-        vec3 du_rel = relative_movement(W, S, i, j, f1.l0, f1.l1);
-        double dun = v3_dot(du_rel, f1.n);
-        vec3 dut = v3_axpy(-dun, f1.n, du_rel);
-        fd = v3_scale(v3_axpy(cn * dun, f1.n, v3_scale(dut, ct)), 1.0 / W->dt);
+        fd = dashpot_force(W, S, p, i, j, f1, &acc[3]);
         f = v3_add(f, fd);
-        /* first half of its work (see damping_work_before for the second) */
-        acc[3] += 0.5 * v3_dot(fd, du_rel);
     }
     c->fd = fd;
     c->ft = out.ft;
     c->zeta = zeta_new;
-    store_force(gf, f, f1);
+    store_force(gf, gs, f, f1);
     acc[0] += out.W_n;
     acc[1] += law.k_t > 0.0 ? v3_norm2(out.ft) / (2.0 * law.k_t) : 0.0;
     acc[2] += out.dW_t_irrev;
@@ -405,27 +586,103 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, d
     acc[7] = fmax(acc[7], zeta_new);
 }
 
+/* Deformable discs: the shapes (ellipses) of the stresses in S->sig, their strain energy, the
+ * largest reach beyond a radius, and the strain along each load's direction. With t finite,
+ * the work of the loads in the step that ended at t on the movement of their points of action
+ * by the strain (the point s = -r u of a load F = |F| u moves by eps s: work -r |F| u . d eps .
+ * u, trapezoid of |F| over the step) is added to work_external. */
+static void shapes(const world *W, dem_solver *S, const dem_params *p, double t)
+{
+    const particles *P = &W->P;
+    int nb = n_blocks(P->n);
+    double ext = 0.0, f_mean = 0.0;
+    if (isfinite(t))
+        f_mean = 0.5 * (world_load_factor(W, t - W->dt) + world_load_factor(W, t));
+#pragma omp parallel for schedule(static) reduction(max : ext)
+    for (int b = 0; b < nb; b++) {
+        double energy = 0.0, work = 0.0;
+        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        for (int i = b * DEM_BLOCK; i < end; i++) {
+            const double *s = &S->sig[3 * i];
+            double eps[3];
+            dem_deform_strain(p->young, p->poisson, s, eps);
+            S->ell[i] = dem_deform_ellipse(P->r[i], eps);
+            ext = fmax(ext, S->ell[i].a - P->r[i]);
+            /* 1/2 sigma : eps V (plane strain: eps_zz = 0) */
+            energy += 0.5 * (s[0] * eps[0] + s[1] * eps[1] + 2.0 * s[2] * eps[2]) * CDLAB_PI *
+                      P->r[i] * P->r[i] * p->thickness;
+            double fm = v3_norm(P->f_ext[i]), e = 0.0;
+            if (fm > 0.0) {
+                vec3 u = v3_scale(P->f_ext[i], 1.0 / fm);
+                e = eps[0] * u.x * u.x + eps[1] * u.y * u.y + 2.0 * eps[2] * u.x * u.y;
+                work -= P->r[i] * fm * f_mean * (e - S->eload[i]);
+            }
+            S->eload[i] = e;
+        }
+        S->blk[DEM_NSUM * b] = energy;
+        S->blk[DEM_NSUM * b + 1] = work;
+    }
+    S->E.elastic_particles = block_sum(S, nb, 0);
+    if (isfinite(t))
+        S->E.work_external += block_sum(S, nb, 1);
+    S->ext_max = ext;
+}
+
+void dem_deform_shapes(const world *W, dem_solver *S, const dem_params *p)
+{
+    shapes(W, S, p, NAN);
+}
+
+/* Deformable discs: each particle's stress from its contacts' terms (gathered into S->sig) and
+ * its load at time t (acting at the surface point it pushes on, s = -r F/|F|), divided by
+ * V = pi r^2 thickness; then the shapes. */
+static void deform_update(world *W, dem_solver *S, const dem_params *p, double t)
+{
+    const particles *P = &W->P;
+    double loaded = world_load_factor(W, t);
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < P->n; i++) {
+        double *s = &S->sig[3 * i];
+        vec3 F = v3_scale(P->f_ext[i], loaded);
+        double fm = v3_norm(F);
+        if (fm > 0.0) {
+            double term[3];
+            dem_deform_term(v3_scale(F, -P->r[i] / fm), F, term);
+            for (int k = 0; k < 3; k++)
+                s[k] += term[k];
+        }
+        double V = CDLAB_PI * P->r[i] * P->r[i] * p->thickness;
+        for (int k = 0; k < 3; k++)
+            s[k] /= V;
+    }
+    shapes(W, S, p, t);
+}
+
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
- * each particle's total force and torque. */
+ * each particle's total force and torque (and, for deformable discs, the contact part of its
+ * stress). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
     particles *P = &W->P;
     int np = S->npair, nb = n_blocks(np);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < nb; b++) {
-        double acc[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY};
+        double acc[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY, 0};
         int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++)
-            contact_force(W, S, p, &S->pair[k], book, acc, &S->gf[3 * k]);
+            contact_force(W, S, p, k, book, acc);
         memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
     }
     /* gather: every particle adds its contacts' forces in contact order */
     const int *as = S->adj_start, *adj = S->adj;
+    const double *gs = S->gsig;
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < P->n; i++) {
         vec3 F = v3_zero(), T = v3_zero();
+        double sig[3] = {0.0, 0.0, 0.0};
         for (int e = as[i]; e < as[i + 1]; e++) {
-            const vec3 *g = &S->gf[3 * (adj[e] >> 1)];
+            int k = adj[e] >> 1;
+            const vec3 *g = &S->gf[3 * k];
             if (g[0].x == 0.0 && g[0].y == 0.0 && g[0].z == 0.0)
                 continue;
             if (adj[e] & 1) { /* body 1 receives R at its lever arm l1 */
@@ -435,9 +692,14 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
                 F = v3_sub(F, g[0]);
                 T = v3_sub(T, g[2]);
             }
+            if (gs)
+                for (int q = 0; q < 3; q++)
+                    sig[q] += gs[6 * k + 3 * !(adj[e] & 1) + q];
         }
         S->F[i] = F;
         S->T[i] = T;
+        if (gs)
+            memcpy(&S->sig[3 * i], sig, sizeof sig);
     }
     memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
     for (int e = 0; e < S->n_wall_adj; e++) {
@@ -451,6 +713,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     S->E.elastic_t = block_sum(S, nb, 1);
     S->E.friction += block_sum(S, nb, 2);
     S->E.damping += block_sum(S, nb, 3);
+    S->bonds_broken += (long)block_sum(S, nb, 8);
     st->n_contacts = np;
     st->n_active = (int)block_sum(S, nb, 4);
     st->mean_overlap = st->n_active > 0 ? block_sum(S, nb, 5) / st->n_active : 0.0;
@@ -487,8 +750,9 @@ static void kinetic(world *W, dem_solver *S)
 static vec3 external_force(const world *W, int i, double t)
 {
     vec3 f = v3_scale(W->gravity, W->P.m[i]);
-    if (t > W->load_start)
-        f = v3_add(f, W->P.f_ext[i]);
+    double loaded = world_load_factor(W, t);
+    if (loaded > 0.0)
+        f = v3_axpy(loaded, W->P.f_ext[i], f);
     return dof_project_lin(W->P.dimension, f);
 }
 
@@ -508,19 +772,29 @@ static status rebuild(world *W, dem_solver *S, diag *err)
     S->pair_old = old;
     S->pair_old_cap = oldcap;
     S->npair = 0;
-    if ((s = grow_pairs(&S->pair, &S->pair_cap, nref, err)) != CDLAB_OK)
+    if ((s = grow_pairs(&S->pair, &S->pair_cap, nref + S->nbond, err)) != CDLAB_OK)
         return s;
-    int a = 0;
-    for (int b = 0; b < nref; b++) {
-        const pair_ref *r = &S->refs[b];
-        while (a < nold && contact_pair_key(old[a].i, old[a].j, &W->P, W->n_walls) < r->key)
+    /* the candidates and the intact bonds (a bonded pair stays listed however far apart), in
+     * key order; a pair kept from the old list keeps its history */
+    int a = 0, b = 0, q = 0, m = 0;
+    while (b < nref || q < S->nbond) {
+        if (q < S->nbond && !S->bond[q].intact) {
+            q++;
+            continue;
+        }
+        uint64_t kr = b < nref ? S->refs[b].key : UINT64_MAX,
+                 kb = q < S->nbond ? S->bond[q].key : UINT64_MAX, key = kr < kb ? kr : kb;
+        int i = kr <= kb ? S->refs[b].i : S->bond[q].i, j = kr <= kb ? S->refs[b].j : S->bond[q].j;
+        b += kr == key;
+        q += kb == key;
+        while (a < nold && contact_pair_key(old[a].i, old[a].j, &W->P, W->n_walls) < key)
             a++;
-        if (a < nold && old[a].i == r->i && old[a].j == r->j)
-            S->pair[b] = old[a];
+        if (a < nold && old[a].i == i && old[a].j == j)
+            S->pair[m++] = old[a];
         else
-            S->pair[b] = (dem_pair){r->i, r->j, -INFINITY, v3_zero(), v3_zero()};
+            S->pair[m++] = (dem_pair){i, j, -INFINITY, v3_zero(), v3_zero()};
     }
-    S->npair = nref;
+    S->npair = m;
     if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
     memset(S->path, 0, (size_t)W->P.n * sizeof *S->path);
@@ -534,13 +808,16 @@ static status rebuild(world *W, dem_solver *S, diag *err)
 static int needs_rebuild(const world *W, const dem_solver *S, double pmax)
 {
     double skin = W->detect.gap;
-    return 2.0 * pmax >= skin || pmax + S->wall_path >= skin || !(skin > 0.0);
+    /* deformable discs reach up to ext_max beyond their radii (0 for rigid ones) */
+    return 2.0 * (pmax + S->ext_max) >= skin || pmax + S->ext_max + S->wall_path >= skin ||
+           !(skin > 0.0);
 }
 
-/* Contacts and forces after a movement: a rebuild (booking the old list's dashpot work
- * first), or the fused geometry update and force computation. */
+/* Contacts and forces after a movement to time t: a rebuild (booking the old list's dashpot
+ * work first), or the fused geometry update and force computation; then the deformable discs'
+ * stresses and shapes. */
 static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, double pmax,
-                                  dem_stats *st, diag *err)
+                                  double t, dem_stats *st, diag *err)
 {
     if (needs_rebuild(W, S, pmax)) {
         status s;
@@ -551,28 +828,40 @@ static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, 
     } else {
         compute_forces(W, S, p, 1, st);
     }
+    if (S->ell)
+        deform_update(W, S, p, t);
     return CDLAB_OK;
+}
+
+status dem_prepare(world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    return ensure(S, W, p, err);
 }
 
 status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
 {
     status s;
-    if ((s = ensure(S, W, err)) != CDLAB_OK)
+    if ((s = ensure(S, W, p, err)) != CDLAB_OK)
         return s;
     if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
+    if (S->ell)
+        dem_deform_shapes(W, S, p);
     /* the contact forces of the end of the last step, from the pairs' state, as contact_force
-     * computed them (the law's f = -k_n zeta n + f_t, plus the dashpot) */
+     * computed them (the law's f = -k_n zeta n + f_t, plus the dashpot; a bond's f = k_n h n +
+     * f_t, plus the dashpot) */
     int dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
     for (int k = 0; k < S->npair; k++) {
         const dem_pair *c = &S->pair[k];
-        if (!(c->zeta >= 0.0))
+        const dem_bond_state *b = bond_of_pair(S, k);
+        if (!(c->zeta >= 0.0) && !b)
             continue;
-        contact_frame f1 = frame_now(W, c->i, c->j, pair_separation(W, c->i, c->j));
-        vec3 f = v3_axpy(-(p->law.k_n * c->zeta), f1.n, c->ft);
+        contact_frame f1 = frame_now(W, S, c->i, c->j, pair_separation(W, c->i, c->j));
+        vec3 f = b ? v3_axpy(p->law.k_n * (f1.gap - b->gap0), f1.n, c->ft)
+                   : v3_axpy(-(p->law.k_n * c->zeta), f1.n, c->ft);
         if (dashpots)
             f = v3_add(f, c->fd);
-        store_force(&S->gf[3 * k], f, f1);
+        store_force(&S->gf[3 * k], S->gsig ? &S->gsig[6 * k] : NULL, f, f1);
     }
     S->started = 1;
     return CDLAB_OK;
@@ -588,11 +877,36 @@ void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
     c->key = contact_pair_key(pr->i, pr->j, &W->P, W->n_walls);
     c->mu = pr->i >= 0 ? W->detect.mu : W->walls[-1 - pr->i].mu;
     c->R = dem_pair_force(S, k);
+    if (S->ell) { /* deformable discs: the gap between the ellipses */
+        contact_frame f = frame_now(W, S, pr->i, pr->j, pair_separation(W, pr->i, pr->j));
+        c->gap = f.gap;
+        c->a0 = f.a0;
+        c->a1 = f.a1;
+    }
+}
+
+/* dem.bond: every particle pair of the list closer than bond_gap is bonded (at the start). */
+static status make_bonds(world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    status s;
+    if ((s = dem_reserve_bonds(S, S->npair, err)) != CDLAB_OK)
+        return s;
+    S->nbond = 0;
+    for (int k = 0; k < S->npair; k++) {
+        const dem_pair *c = &S->pair[k];
+        if (c->i < 0)
+            continue;
+        contact_frame f = frame_now(W, S, c->i, c->j, pair_separation(W, c->i, c->j));
+        if (f.gap < p->bond_gap)
+            S->bond[S->nbond++] = (dem_bond_state){
+                contact_pair_key(c->i, c->j, &W->P, W->n_walls), c->i, c->j, f.gap, v3_zero(), 1};
+    }
+    return link_bonds(S, W, err);
 }
 
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
 {
-    status s = ensure(S, W, err);
+    status s = ensure(S, W, p, err);
     if (s != CDLAB_OK)
         return s;
     memset(S->du, 0, (size_t)W->P.n * sizeof *S->du);
@@ -601,11 +915,21 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     particles_wrap(&W->P);
     if ((s = rebuild(W, S, err)) != CDLAB_OK)
         return s;
+    if (S->ell) { /* unstressed discs to begin with */
+        memset(S->sig, 0, (size_t)W->P.n * 3 * sizeof *S->sig);
+        memset(S->eload, 0, (size_t)W->P.n * sizeof *S->eload);
+        dem_deform_shapes(W, S, p);
+    }
+    if (p->bond && (s = make_bonds(W, S, p, err)) != CDLAB_OK)
+        return s;
     compute_forces(W, S, p, 0, st);
-    S->E.friction = S->E.damping = 0.0; /* nothing dissipated before the first step */
+    if (S->ell)
+        deform_update(W, S, p, W->t);
+    /* nothing dissipated or done before the first step */
+    S->E.friction = S->E.damping = S->E.work_external = 0.0;
     kinetic(W, S);
-    S->E.initial =
-        S->E.kin_trans + S->E.kin_rot + S->E.kin_piston + S->E.elastic_n + S->E.elastic_t;
+    S->E.initial = S->E.kin_trans + S->E.kin_rot + S->E.kin_piston + S->E.elastic_n +
+                   S->E.elastic_t + S->E.elastic_particles;
     S->started = 1;
     return CDLAB_OK;
 }
@@ -742,12 +1066,12 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
     status s;
     if (!S->started && (s = dem_start(W, S, p, st, err)) != CDLAB_OK)
         return s;
-    if ((s = ensure(S, W, err)) != CDLAB_OK)
+    if ((s = ensure(S, W, p, err)) != CDLAB_OK)
         return s;
     double t = W->t, t_new = (double)(W->step + 1) * W->dt;
     double pmax = kick_drift(W, S, t, t_new);
     pistons_kick_drift(W, S, t, t_new);
-    if ((s = contacts_and_forces(W, S, p, pmax, st, err)) != CDLAB_OK)
+    if ((s = contacts_and_forces(W, S, p, pmax, t_new, st, err)) != CDLAB_OK)
         return s;
     W->t = t_new;
     W->step++;
@@ -786,7 +1110,8 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
     }
     for (int k = 0; k < W->n_walls; k++)
         S->piston_ds[k] = 0.0;
-    if ((s = contacts_and_forces(W, S, p, pmax, st, err)) != CDLAB_OK)
+    if ((s = contacts_and_forces(W, S, p, pmax, (double)(W->step + 1) * W->dt, st, err)) !=
+        CDLAB_OK)
         return s;
     W->step++;
     W->t = (double)W->step * W->dt;

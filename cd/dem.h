@@ -6,7 +6,10 @@
 #define CDLAB_DEM_H
 
 #include "dem_contact.h"
+#include "dem_deform.h"
 #include "world.h"
+
+#include <stdint.h>
 
 typedef struct dem_params {
     dem_law law;           /* k_n, k_t, eps, tangential, projection, twirl (mu is per contact) */
@@ -15,6 +18,15 @@ typedef struct dem_params {
     int damp_rate;         /* damp_n, damp_t are rates gamma: c = m_eff gamma (LAMMPS style) */
     double abort_overlap;  /* stop when an overlap exceeds this fraction of the smaller radius
                               (of the particle's radius against a wall); 0: never */
+    /* bonded contacts (Rojek et al. eqs. 1-11, cd/dem_bond.h): every particle pair closer than
+     * bond_gap at the start is bonded; the bond's dashpots are damp_n, damp_t */
+    int bond;
+    double bond_gap;
+    double bond_strength_n, bond_strength_t; /* elastic tension / shear that break it (0: never) */
+    /* deformable discs (Rojek et al. eqs. 12-13, cd/dem_deform.h), dimension 2 */
+    int deformable;
+    double young, poisson; /* the particles' E_p and nu_p */
+    double thickness;      /* V = pi r^2 thickness */
 } dem_params;
 
 dem_params dem_params_default(void);
@@ -29,6 +41,10 @@ typedef struct dem_energy {
     double work_external;        /* work of gravity and loads */
     double work_piston;          /* work of the pistons' applied forces */
     double initial;              /* kinetic + elastic at the start */
+    /* deformable discs: their strain energy, sum of 1/2 sigma : eps V (recomputed from the
+     * stresses; a checkpoint stores the fields above it); work_external then includes the work
+     * of the loads on the movement of their points of action by the discs' strain */
+    double elastic_particles;
 } dem_energy;
 
 /* kinetic + elastic + dissipated - input work - initial: zero for a closed ledger */
@@ -38,6 +54,17 @@ double dem_energy_residual(const dem_energy *E);
  * cache line. Its geometry (normal, gap, lever arms, now and at the start of the step) is
  * recomputed from the positions and the step's movements, its force on body 1 is kept in the
  * solver's per-contact force buffer. */
+/* A bond (dem_params.bond): made at the start between the pair (i, j) of key `key`, with the
+ * gap it had then; u_t is the tangential displacement of the contact points since then (in the
+ * tangent plane of the last step). The table is sorted by key; a broken bond stays in it. */
+typedef struct dem_bond_state {
+    uint64_t key;
+    int i, j;
+    double gap0;
+    vec3 u_t;
+    int intact;
+} dem_bond_state;
+
 typedef struct dem_pair {
     int i;       /* body 0: particle index (>= 0), or wall w encoded as -1 - w */
     int j;       /* body 1: particle index */
@@ -80,7 +107,23 @@ typedef struct dem_solver {
     double *blk; /* per-block partial sums */
     int blk_cap;
     long rebuilds; /* neighbour-list rebuilds so far */
-    int started;   /* forces at t = 0 computed */
+    /* bonds: the table (key order), per pair the index of its intact bond or -1 */
+    dem_bond_state *bond;
+    int nbond, bond_cap;
+    int *bond_of;
+    int bond_of_cap;
+    long bonds_broken;
+    /* deformable discs: per particle the stress {xx, yy, xy} from the forces and loads of the
+     * current time and the ellipse of its strain (the shape the next step's contacts see);
+     * per contact the stress terms of body 1 and body 0 ({xx, yy, xy} each); ext_max: the
+     * largest reach beyond the radius (r max(eps_1, 0)) over the particles */
+    double *sig;
+    dem_ellipse *ell;
+    double *eload; /* the strain along the particle's load (f_ext) direction, u . eps . u */
+    double *gsig;
+    int gsig_cap;
+    double ext_max;
+    int started; /* forces at t = 0 computed */
     dem_energy E;
 } dem_solver;
 
@@ -106,6 +149,9 @@ status dem_reserve_pairs(dem_solver *S, int n, diag *err);
  * path, wall_path, E): rebuilds the derived buffers and the contact forces of the pairs; the
  * next dem_step continues exactly as the original run would have. */
 status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err);
+/* The per-particle buffers (a checkpoint reader fills S->sig of deformable discs before
+ * dem_resume). */
+status dem_prepare(world *W, dem_solver *S, const dem_params *p, diag *err);
 /* Contact force on body 1 of pair k at the current time. */
 static inline vec3 dem_pair_force(const dem_solver *S, int k)
 {
@@ -115,6 +161,14 @@ static inline vec3 dem_pair_force(const dem_solver *S, int k)
  * force on body 1. */
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
+/* Bonds: intact ones now (the broken ones are S->bonds_broken). */
+int dem_bonds_intact(const dem_solver *S);
+/* Room for n bonds in S->bond (for a checkpoint reader, which then fills them in key order and
+ * sets S->nbond). */
+status dem_reserve_bonds(dem_solver *S, int n, diag *err);
+/* Deformable discs: the ellipses of the stresses in S->sig (after a checkpoint restored them;
+ * before dem_resume). */
+void dem_deform_shapes(const world *W, dem_solver *S, const dem_params *p);
 
 /* Kinematic driver: moves particle i by du[i] and rotates it by dth[i] (no dynamics), then
  * recomputes the contact forces with the DEM law. Pistons do not move. */

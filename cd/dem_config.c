@@ -85,6 +85,72 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
     return CDLAB_OK;
 }
 
+/* dem.bond and its strengths (every key refused without bond = true, rather than ignored) */
+static status read_bonds(config *c, const world *W, dem_params *p, diag *err)
+{
+    const char *S = "dem";
+    status s;
+    if ((s = config_bool(c, S, "bond", 0, 0, &p->bond, err)))
+        return s;
+    if (!p->bond) {
+        for (const char *const *k = (const char *const[]){"bond_gap", "bond_strength_normal",
+                                                          "bond_strength_shear", NULL};
+             *k; k++)
+            if (config_has(c, S, *k))
+                return config_error(c, S, *k, err, "is used only with dem.bond = true");
+        return CDLAB_OK;
+    }
+    double rmin = INFINITY;
+    for (int i = 0; i < W->P.n; i++)
+        rmin = fmin(rmin, W->P.r[i]);
+    if ((s = config_double(c, S, "bond_gap", 0, 1e-6 * rmin, 0.0, 0, INFINITY, &p->bond_gap,
+                           err)) ||
+        (s = config_double(c, S, "bond_strength_normal", 0, 0.0, 0.0, 0, INFINITY,
+                           &p->bond_strength_n, err)) ||
+        (s = config_double(c, S, "bond_strength_shear", 0, 0.0, 0.0, 0, INFINITY,
+                           &p->bond_strength_t, err)))
+        return s;
+    /* the pairs bonded are taken from the neighbour list, which holds the pairs within the
+     * skin */
+    if (p->bond_gap >= W->detect.gap)
+        return config_error(c, S, "bond_gap", err,
+                            "%g is not below the neighbour-list skin contact.detect_gap = %g: "
+                            "raise the skin or lower bond_gap",
+                            p->bond_gap, W->detect.gap);
+    return CDLAB_OK;
+}
+
+/* dem.deformable: discs only, E_p > 0, -1 < nu_p < 0.5 (plane strain needs 1 - 2 nu > 0) */
+static status read_deformable(config *c, const world *W, const scene_info *info, dem_params *p,
+                              diag *err)
+{
+    const char *S = "dem";
+    status s;
+    if ((s = config_bool(c, S, "deformable", 0, 0, &p->deformable, err)))
+        return s;
+    if (!p->deformable) {
+        for (const char *const *k = (const char *const[]){"young_modulus", "poisson_ratio", NULL};
+             *k; k++)
+            if (config_has(c, S, *k))
+                return config_error(c, S, *k, err, "is used only with dem.deformable = true");
+        return CDLAB_OK;
+    }
+    if (W->P.dimension != 2)
+        return config_error(c, S, "deformable", err,
+                            "deformable particles are discs: system.dimension must be 2, not %d "
+                            "(spheres becoming ellipsoids are designed, not built: "
+                            "docs/physics.md)",
+                            W->P.dimension);
+    if ((s = config_double(c, S, "young_modulus", 1, 0.0, 0.0, 1, INFINITY, &p->young, err)) ||
+        (s = config_double(c, S, "poisson_ratio", 1, 0.0, -1.0, 1, 0.5, &p->poisson, err)))
+        return s;
+    if (!(p->poisson < 0.5))
+        return config_error(c, S, "poisson_ratio", err,
+                            "must be below 0.5 (the plane-strain compliance needs 1 - 2 nu > 0)");
+    p->thickness = info->thickness;
+    return CDLAB_OK;
+}
+
 status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err)
 {
@@ -137,7 +203,8 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
     if ((s = config_double(c, S, "stress_volume", 0, 0.0, 0.0, 0, INFINITY, &d->stress_volume,
                            err)))
         return s;
-    if ((s = read_drive(c, W, d, err)))
+    if ((s = read_drive(c, W, d, err)) || (s = read_bonds(c, W, p, err)) ||
+        (s = read_deformable(c, W, info, p, err)))
         return s;
     d->dt_crit = dem_critical_dt(W, p);
     config_record(c, S, "critical_dt", "%.6g", d->dt_crit);

@@ -3,17 +3,24 @@
 
 #include <math.h>
 
+void dem_deform_term(vec3 s, vec3 F, double term[3])
+{
+    term[0] = s.x * F.x;
+    term[1] = s.y * F.y;
+    term[2] = 0.5 * (s.x * F.y + F.x * s.y);
+}
+
 void dem_deform_stress(int n, const vec3 *s, const vec3 *F, double V, double sigma[3])
 {
-    double xx = 0.0, yy = 0.0, xy = 0.0;
+    double sum[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < n; c++) {
-        xx += s[c].x * F[c].x;
-        yy += s[c].y * F[c].y;
-        xy += 0.5 * (s[c].x * F[c].y + F[c].x * s[c].y);
+        double t[3];
+        dem_deform_term(s[c], F[c], t);
+        for (int k = 0; k < 3; k++)
+            sum[k] += t[k];
     }
-    sigma[0] = xx / V;
-    sigma[1] = yy / V;
-    sigma[2] = xy / V;
+    for (int k = 0; k < 3; k++)
+        sigma[k] = sum[k] / V;
 }
 
 void dem_deform_strain(double E, double nu, const double sigma[3], double eps[3])

@@ -1,5 +1,5 @@
 /* Deformable discs (Rojek et al., "New formulation of the DEM", DDEM): the mechanics of one
- * disc, for the DEM engine's deformable mode (issue 17; the engine part is not built yet).
+ * disc, for the DEM engine's deformable mode (dem.deformable, cd/dem.c).
  *
  * A disc carries a uniform stress, the Love-Weber average of its contact forces (eq. 12); its
  * strain follows from the plane-strain compliance (eq. 13); under that strain the circle
@@ -15,6 +15,8 @@
  * to contact point c and F_c the force on the disc there; V = pi r^2 times the thickness the
  * masses use. Only x and y components are used. */
 void dem_deform_stress(int n, const vec3 *s, const vec3 *F, double V, double sigma[3]);
+/* One contact's term of that sum, 1/2 (s (x) F + F (x) s) as {xx, yy, xy} (not divided by V). */
+void dem_deform_term(vec3 s, vec3 F, double term[3]);
 
 /* Eq. (13), plane strain (eps_zz = 0): eps = D : sigma with
  *   eps_xx = (1 + nu)/E ((1 - nu) s_xx - nu s_yy), eps_yy likewise, eps_xy = (1 + nu)/E s_xy

@@ -8,6 +8,7 @@
 #include "engine_checkpoint.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ typedef struct dem_engine {
      * so the stream of system.seed is stored as it was seeded (the next format can drop it) */
     pcg32 rng;
     int ser[SER_N], ser_stress;
+    int ser_bonds[2];  /* intact, broken (with dem.bond) */
+    int ser_particles; /* the discs' strain energy (with dem.deformable) */
 } dem_engine;
 
 #define DEM_OF(e) ((dem_engine *)(e)->content)
@@ -82,6 +85,17 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                : p->damp_absolute ? "absolute"
                                   : "fraction of critical",
                p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+    if (p->bond)
+        engine_say(notes,
+                   "DEM: bonds between the particle pairs closer than %g at the start (springs "
+                   "k_n, k_t from the bonded state, the dashpots above); strengths: tension %g, "
+                   "shear %g (0: never breaks)",
+                   p->bond_gap, p->bond_strength_n, p->bond_strength_t);
+    if (p->deformable)
+        engine_say(notes,
+                   "DEM: deformable discs (Rojek et al. eqs. 12-13): E_p = %g, nu_p = %g, "
+                   "thickness %g; k_n/(t E_p) = %.4g; shapes from the forces of the step before",
+                   p->young, p->poisson, p->thickness, p->law.k_n / (p->thickness * p->young));
     if (d->drive == DRIVE_NONE)
         engine_say(notes, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", d->dt_crit, W->dt,
                    W->dt / d->dt_crit,
@@ -117,7 +131,7 @@ static void dem_constants(const engine *e, double k[ENGINE_CONSTANTS])
     k[2] = p->damp_n;
     k[3] = p->damp_t;
     k[4] = p->law.tangential * 1000 + p->law.projection * 100 + p->law.twirl * 10 +
-           p->damp_absolute * 2 + p->damp_rate;
+           p->damp_absolute * 2 + p->damp_rate + p->bond * 10000 + p->deformable * 100000;
 }
 
 static status dem_header(engine *e, h5out *h, const world *W, const scene_info *info, diag *err)
@@ -137,6 +151,23 @@ static status dem_header(engine *e, h5out *h, const world *W, const scene_info *
                                : p->damp_absolute ? "absolute"
                                                   : "fraction",
                                err)))
+        return s;
+    if (p->bond &&
+        ((s = h5out_attr_double(h, "/dem", "bond_gap", p->bond_gap, err)) ||
+         (s = h5out_attr_double(h, "/dem", "bond_strength_normal", p->bond_strength_n, err)) ||
+         (s = h5out_attr_double(h, "/dem", "bond_strength_shear", p->bond_strength_t, err)) ||
+         (s = h5out_series(h, "/series/bonds/intact", H5IO_DOUBLE, 0, NULL, &E->ser_bonds[0],
+                           err)) ||
+         (s = h5out_series(h, "/series/bonds/broken", H5IO_DOUBLE, 0, NULL, &E->ser_bonds[1],
+                           err))))
+        return s;
+    if (p->deformable && ((s = h5out_attr_double(h, "/dem", "young_modulus", p->young, err)) ||
+                          (s = h5out_attr_double(h, "/dem", "poisson_ratio", p->poisson, err)) ||
+                          (s = h5out_attr_double(h, "/dem", "thickness", p->thickness, err)) ||
+                          (s = h5out_attr_double(h, "/dem", "stiffness_ratio",
+                                                 p->law.k_n / (p->thickness * p->young), err)) ||
+                          (s = h5out_series(h, "/series/energy/elastic_particles", H5IO_DOUBLE, 0,
+                                            NULL, &E->ser_particles, err))))
         return s;
     for (int k = 0; k < SER_N; k++)
         if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &E->ser[k], err)))
@@ -233,6 +264,15 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
     for (int k = 0; k < SER_N; k++)
         if ((s = h5out_series_append(h, E->ser[k], &v[k], err)))
             return s;
+    if (E->set.p.deformable &&
+        (s = h5out_series_append(h, E->ser_particles, &En->elastic_particles, err)))
+        return s;
+    if (E->set.p.bond) {
+        double intact = dem_bonds_intact(&E->S), broken = (double)E->S.bonds_broken;
+        if ((s = h5out_series_append(h, E->ser_bonds[0], &intact, err)) ||
+            (s = h5out_series_append(h, E->ser_bonds[1], &broken, err)))
+            return s;
+    }
     return h5out_series_append(h, E->ser_stress, &sigma[0][0], err);
 }
 
@@ -247,7 +287,68 @@ static void dem_contact(const engine *e, const world *W, int k, contact *c)
     dem_contact_record(W, &DEM_OF(e)->S, k, c);
 }
 
+static const xdmf_field deform_fields[] = {
+    {"stress", "Tensor", "3 3"}, {"strain", "Tensor", "3 3"},     {"ellipse_a", "Scalar", ""},
+    {"ellipse_b", "Scalar", ""}, {"ellipse_axis", "Vector", "3"}, {"", "", ""}};
+
+static const xdmf_field *dem_snapshot_fields(const engine *e)
+{
+    return DEM_OF(e)->set.p.deformable ? deform_fields : NULL;
+}
+
+/* Deformable discs: each disc's stress and strain (3x3, plane strain: sigma_zz = nu_p
+ * (sigma_xx + sigma_yy), eps_zz = 0) and its ellipse (semi-axes a >= b, unit vector of a). */
+static status dem_snapshot(const engine *e, h5out *h, const char *g, const world *W, diag *err)
+{
+    const dem_engine *E = DEM_OF(e);
+    const dem_params *p = &E->set.p;
+    if (!p->deformable)
+        return CDLAB_OK;
+    long n = W->P.n, n33[3] = {n, 3, 3}, n3[2] = {n, 3};
+    size_t m = (size_t)(n > 0 ? n : 1);
+    double *sig = calloc(m * 9, sizeof *sig), *eps = calloc(m * 9, sizeof *eps);
+    double *a = malloc(m * sizeof *a), *b = malloc(m * sizeof *b), *ax = malloc(m * 3 * sizeof *ax);
+    status s = CDLAB_OK;
+    if (!sig || !eps || !a || !b || !ax)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    for (long i = 0; i < n && s == CDLAB_OK; i++) {
+        const double *si = &E->S.sig[3 * i];
+        double ei[3];
+        dem_deform_strain(p->young, p->poisson, si, ei);
+        double *S9 = &sig[9 * i], *E9 = &eps[9 * i];
+        S9[0] = si[0], S9[4] = si[1], S9[1] = S9[3] = si[2];
+        S9[8] = p->poisson * (si[0] + si[1]);
+        E9[0] = ei[0], E9[4] = ei[1], E9[1] = E9[3] = ei[2];
+        const dem_ellipse *el = &E->S.ell[i];
+        a[i] = el->a, b[i] = el->b;
+        ax[3 * i] = el->e1.x, ax[3 * i + 1] = el->e1.y, ax[3 * i + 2] = 0.0;
+    }
+    struct {
+        const char *name;
+        int rank;
+        const long *dims;
+        const double *data;
+    } arr[] = {{"stress", 3, n33, sig},
+               {"strain", 3, n33, eps},
+               {"ellipse_a", 1, &n, a},
+               {"ellipse_b", 1, &n, b},
+               {"ellipse_axis", 2, n3, ax}};
+    char path[128];
+    for (size_t k = 0; k < sizeof arr / sizeof arr[0] && s == CDLAB_OK; k++) {
+        snprintf(path, sizeof path, "%s/%s", g, arr[k].name);
+        s = h5out_array(h, path, H5IO_DOUBLE, arr[k].rank, arr[k].dims, arr[k].data, err);
+    }
+    free(sig);
+    free(eps);
+    free(a);
+    free(b);
+    free(ax);
+    return s;
+}
+
 #define PAIR_BYTES ((long)sizeof(dem_pair))
+/* a bond in a checkpoint: i, j, gap0, u_t (3), intact, as doubles (ids are exact) */
+#define BOND_WIDTH 7
 
 static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, const world *W,
                                    diag *err)
@@ -261,7 +362,7 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
         return s;
     char path[128];
     long n = W->P.n, n3[2] = {n, 3}, nw = W->n_walls, one = 1;
-    long ne = (long)(sizeof S->E / sizeof(double));
+    long ne = (long)(offsetof(dem_energy, elastic_particles) / sizeof(double));
 #define CK(name, rank, dims, data)                                                                 \
     do {                                                                                           \
         snprintf(path, sizeof path, "%s/%s", g, name);                                             \
@@ -274,8 +375,69 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
     CK("dem_piston_F", 1, &nw, S->piston_F);
     CK("dem_energy", 1, &ne, &S->E);
     CK("dem_wall_path", 1, &one, &S->wall_path);
+    if (E->set.p.deformable)
+        CK("dem_disc_stress", 2, n3, S->sig);
+    if (E->set.p.bond) {
+        long nb[2] = {S->nbond, BOND_WIDTH}, broken = 1;
+        double *t = malloc((size_t)(S->nbond > 0 ? S->nbond : 1) * BOND_WIDTH * sizeof *t);
+        if (!t)
+            return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a checkpoint");
+        for (int k = 0; k < S->nbond; k++) {
+            const dem_bond_state *b = &S->bond[k];
+            double row[BOND_WIDTH] = {b->i, b->j, b->gap0, b->u_t.x, b->u_t.y, b->u_t.z, b->intact};
+            memcpy(&t[BOND_WIDTH * k], row, sizeof row);
+        }
+        double nbroken = (double)S->bonds_broken;
+        snprintf(path, sizeof path, "%s/%s", g, "dem_bonds");
+        s = h5out_array(h, path, H5IO_DOUBLE, 2, nb, t, err);
+        free(t);
+        if (s != CDLAB_OK)
+            return s;
+        CK("dem_bonds_broken", 1, &broken, &nbroken);
+    }
 #undef CK
     return CDLAB_OK;
+}
+
+/* The bonds of a checkpoint (dem.bond), checked: pairs of existing particles in key order. */
+static status read_bonds(h5in *h, const char *g, const char *file, world *W, dem_solver *S,
+                         diag *err)
+{
+    char path[400];
+    long long count;
+    snprintf(path, sizeof path, "%s/dem_bonds", g);
+    status s = h5in_size(h, path, &count, err);
+    if (s != CDLAB_OK)
+        return s;
+    if (count % BOND_WIDTH != 0 || count / BOND_WIDTH > W->P.n * 8LL)
+        return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (%lld bond count)", file, count);
+    int n = (int)(count / BOND_WIDTH);
+    double *t = malloc((size_t)(n > 0 ? n : 1) * BOND_WIDTH * sizeof *t);
+    if (!t)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
+    if ((s = h5in_read(h, path, H5IO_DOUBLE, t, (long)count, err)) == CDLAB_OK)
+        s = dem_reserve_bonds(S, n, err);
+    for (int k = 0; k < n && s == CDLAB_OK; k++) {
+        const double *r = &t[BOND_WIDTH * k];
+        int ok = r[0] >= 0 && r[0] < W->P.n && r[1] >= 0 && r[1] < W->P.n && r[0] == (int)r[0] &&
+                 r[1] == (int)r[1] && (r[6] == 0.0 || r[6] == 1.0) &&
+                 isfinite(r[2] + r[3] + r[4] + r[5]);
+        dem_bond_state b = {0, (int)r[0], (int)r[1], r[2], v3(r[3], r[4], r[5]), (int)r[6]};
+        if (ok)
+            b.key = contact_pair_key(b.i, b.j, &W->P, W->n_walls);
+        if (!ok || (k > 0 && !(b.key > S->bond[k - 1].key)))
+            s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (bond %d)", file, k);
+        else
+            S->bond[k] = b;
+    }
+    free(t);
+    if (s == CDLAB_OK)
+        S->nbond = n;
+    double broken = 0.0;
+    snprintf(path, sizeof path, "%s/dem_bonds_broken", g);
+    if (s == CDLAB_OK && (s = h5in_read(h, path, H5IO_DOUBLE, &broken, 1, err)) == CDLAB_OK)
+        S->bonds_broken = (long)broken;
+    return s;
 }
 
 static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
@@ -296,10 +458,22 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
         else if (!(isfinite(p->ft.x) && isfinite(p->ft.y) && isfinite(p->ft.z) && !isnan(p->zeta)))
             s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (pair %ld)", file, k);
     }
+    char path[400];
+    long n = W->P.n, ne = (long)(offsetof(dem_energy, elastic_particles) / sizeof(double));
+    /* what the forces of the pairs depend on, before dem_resume recomputes them: the bonds and
+     * the discs' stresses (their shapes) */
+    if (s == CDLAB_OK && E->set.p.bond)
+        s = read_bonds(h, g, file, W, S, err);
+    if (s == CDLAB_OK && (s = dem_prepare(W, S, &E->set.p, err)) == CDLAB_OK &&
+        E->set.p.deformable) {
+        snprintf(path, sizeof path, "%s/dem_disc_stress", g);
+        s = h5in_read(h, path, H5IO_DOUBLE, S->sig, 3 * n, err);
+        for (long i = 0; i < 3 * n && s == CDLAB_OK; i++)
+            if (!isfinite(S->sig[i]))
+                s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (disc stress)", file);
+    }
     if (s != CDLAB_OK || (s = dem_resume(W, S, &E->set.p, err)) != CDLAB_OK)
         return s;
-    char path[400];
-    long n = W->P.n, ne = (long)(sizeof S->E / sizeof(double));
 #define RD(name, data, count)                                                                      \
     if (s == CDLAB_OK) {                                                                           \
         snprintf(path, sizeof path, "%s/%s", g, name);                                             \
@@ -350,6 +524,8 @@ const engine_ops dem_engine_ops = {
     .row = dem_row,
     .contact_count = dem_contact_count,
     .contact = dem_contact,
+    .snapshot = dem_snapshot,
+    .snapshot_fields = dem_snapshot_fields,
     .checkpoint_write = dem_checkpoint_write,
     .checkpoint_read = dem_checkpoint_read,
     .free = dem_engine_free,

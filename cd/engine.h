@@ -22,6 +22,7 @@
 #include "h5io.h"
 #include "scene.h"
 #include "world.h"
+#include "xdmf.h"
 
 /* One row of the per-step diagnostics that every engine gives (docs/output.md, /series). */
 typedef struct engine_record {
@@ -99,6 +100,10 @@ typedef struct engine_ops {
      * force on body 1 in c->R */
     int (*contact_count)(const engine *e, const world *W);
     void (*contact)(const engine *e, const world *W, int k, contact *c);
+    /* per-particle arrays of its own in a snapshot, in group g (after the pipeline's), and the
+     * list of them for the XDMF sidecar (name = "" ends it); NULL: none */
+    status (*snapshot)(const engine *e, h5out *h, const char *g, const world *W, diag *err);
+    const xdmf_field *(*snapshot_fields)(const engine *e);
     /* its state in checkpoint group g (the pipeline writes the world's), and back: the world
      * is restored first; a corrupt or hostile file is refused, never run */
     status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W, diag *err);

@@ -304,15 +304,17 @@ status run_output_snapshot(run_writer *w, const run_setup *S, diag *err)
     status s;
     if ((s = h5out_group(w->h, g, err)) || (s = h5out_attr_int(w->h, g, "step", W->step, err)) ||
         (s = h5out_attr_double(w->h, g, "time", W->t, err)) ||
-        (s = snapshot_particles(w->h, g, &W->P, err)) || (s = snapshot_contacts(w->h, g, S, err)))
+        (s = snapshot_particles(w->h, g, &W->P, err)) || (s = snapshot_contacts(w->h, g, S, err)) ||
+        (S->E.ops->snapshot && (s = S->E.ops->snapshot(&S->E, w->h, g, W, err))))
         return s;
     /* every frame reaches the file: a killed run leaves a readable file up to here */
     if ((s = h5out_flush(w->h, err)))
         return s;
     w->snapshot_step = W->step;
-    return w->xmf
-               ? xdmf_add_snapshot(w->xmf, g, W->t, W->P.n, S->E.ops->contact_count(&S->E, W), err)
-               : CDLAB_OK;
+    return w->xmf ? xdmf_add_snapshot(
+                        w->xmf, g, W->t, W->P.n, S->E.ops->contact_count(&S->E, W),
+                        S->E.ops->snapshot_fields ? S->E.ops->snapshot_fields(&S->E) : NULL, err)
+                  : CDLAB_OK;
 }
 
 status run_output_summary(run_writer *w, const char *status_text, const run_summary *sum,

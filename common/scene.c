@@ -347,6 +347,14 @@ static status assign_masses(config *c, particles *P, scene_info *info, diag *err
         return config_error(c, sec, "density", err, "give either mass or density, not both");
     double mass = 0.0, density = 1.0;
     status s;
+    /* a disc's thickness: its volume is pi r^2 t (mass from density, and the deformable discs'
+     * stress); only dimension 2 has one */
+    if (dim != 2 && config_has(c, sec, "thickness"))
+        return config_error(c, sec, "thickness", err, "only discs (dimension 2) have a thickness");
+    info->thickness = 1.0;
+    if (dim == 2 &&
+        (s = config_double(c, sec, "thickness", 0, 1.0, 0.0, 1, INFINITY, &info->thickness, err)))
+        return s;
     if (has_mass) {
         if ((s = config_double(c, sec, "mass", 1, 0, 0.0, 1, INFINITY, &mass, err)))
             return s;
@@ -358,6 +366,8 @@ static status assign_masses(config *c, particles *P, scene_info *info, diag *err
     double dsum = 0.0, msum = 0.0, z0 = count > 0 ? P->x[0].z : 0.0;
     for (int i = 0; i < P->n; i++) {
         double m = has_mass ? mass : particles_mass_from_density(dim, P->r[i], density);
+        if (!has_mass && dim == 2)
+            m *= info->thickness;
         particles_set_body(P, i, P->r[i], m);
         if (dim <= 2 && P->x[i].z != z0)
             return config_error(c, sec, "source", err,
@@ -471,23 +481,36 @@ status scene_particle_list(config *c, const char *sec, const char *key, int n, i
     return CDLAB_OK;
 }
 
+/* [load]: force on `particles`, -force on `opposite` (a specimen loaded from both ends). */
 static status build_load(config *c, world *W, diag *err)
 {
-    int *idx, n;
+    int *idx, *opp = NULL, n, m = 0;
     vec3 f;
     status s;
     if ((s = scene_particle_list(c, "load", "particles", W->P.n, &idx, &n, err)))
         return s;
-    if ((s = config_vec3(c, "load", "force", n > 0, v3_zero(), &f, err)) ||
+    if ((s = scene_particle_list(c, "load", "opposite", W->P.n, &opp, &m, err)) ||
+        (s = config_vec3(c, "load", "force", n + m > 0, v3_zero(), &f, err)) ||
         (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start,
-                           err))) {
+                           err)) ||
+        (s = config_double(c, "load", "ramp", 0, 0.0, 0.0, 0, INFINITY, &W->load_ramp, err))) {
         free(idx);
+        free(opp);
         return s;
     }
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < m && s == CDLAB_OK; k++)
+        for (int j = 0; j < n; j++)
+            if (idx[j] == opp[k])
+                s = config_error(c, "load", "opposite", err,
+                                 "particle %d is also in load.particles (the forces would cancel)",
+                                 opp[k]);
+    for (int k = 0; k < n && s == CDLAB_OK; k++)
         W->P.f_ext[idx[k]] = v3_add(W->P.f_ext[idx[k]], f);
+    for (int k = 0; k < m && s == CDLAB_OK; k++)
+        W->P.f_ext[opp[k]] = v3_sub(W->P.f_ext[opp[k]], f);
     free(idx);
-    return CDLAB_OK;
+    free(opp);
+    return s;
 }
 
 status scene_build(config *c, world *W, scene_info *info, diag *err)

@@ -14,6 +14,7 @@ typedef struct scene_info {
     double d_mean; /* mean particle diameter */
     double m_mean; /* mean particle mass */
     int wrapped;   /* particles moved into the periodic box at the start */
+    double thickness; /* discs (dimension 2): particles.thickness (1 otherwise) */
 } scene_info;
 
 status scene_build(config *c, world *W, scene_info *info, diag *err);

@@ -14,12 +14,23 @@ typedef struct world {
     detect_params detect;
     vec3 gravity;      /* acceleration of gravity */
     double load_start; /* the particles' f_ext act in steps ending after this time */
+    double load_ramp;  /* ... rising linearly from 0 over this time after load_start (0: at once) */
     double dt;         /* time step */
     double t;          /* current time */
     long step;         /* steps done */
 } world;
 
 void world_free(world *W);
+/* The fraction of the particles' f_ext that acts at time t: 0 up to load_start, then rising
+ * linearly to 1 over load_ramp (at once when load_ramp = 0). */
+static inline double world_load_factor(const world *W, double t)
+{
+    if (!(t > W->load_start))
+        return 0.0;
+    if (W->load_ramp > 0.0 && t < W->load_start + W->load_ramp)
+        return (t - W->load_start) / W->load_ramp;
+    return 1.0;
+}
 /* Kinetic energy of particles (translation + rotation) and piston(s). */
 double world_kinetic_energy(const world *W);
 /* For a kinetic energy that is not finite: CDLAB_ERR_NUMERIC naming the step, the first

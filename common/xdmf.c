@@ -122,7 +122,8 @@ static void attribute(xdmf *x, int to_buf, const char *g, const char *name, cons
     OUT(x, to_buf, "     </Attribute>\n");
 }
 
-status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, diag *err)
+status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, const xdmf_field *extra,
+                         diag *err)
 {
     char d1[32], d3[48], c1[32], c2[48], c3[48], e3[48];
     snprintf(d1, sizeof d1, "%ld", n);
@@ -147,6 +148,11 @@ status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, diag
     attribute(x, 0, g, "velocity", "Vector", "Node", d3, 0);
     attribute(x, 0, g, "angular_velocity", "Vector", "Node", d3, 0);
     attribute(x, 0, g, "id", "Scalar", "Node", d1, 1);
+    for (const xdmf_field *e = extra; e && e->name[0]; e++) {
+        char de[64];
+        snprintf(de, sizeof de, "%ld%s%s", n, e->dims[0] ? " " : "", e->dims);
+        attribute(x, 0, g, e->name, e->type, "Node", de, 0);
+    }
     fprintf(x->f, "   </Grid>\n");
     if (ferror(x->f))
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));

@@ -16,13 +16,22 @@
 
 typedef struct xdmf xdmf;
 
+/* A per-particle array of a snapshot beyond the standard ones: its dataset name in the
+ * snapshot's group, XDMF attribute type (Scalar, Vector, Tensor) and the dimensions after the
+ * particle count ("", "3", "3 3"). A list ends with name[0] == 0. */
+typedef struct xdmf_field {
+    const char *name, *type, *dims;
+} xdmf_field;
+
 /* OUT.h5 -> OUT.xmf (other names: name + ".xmf"); buf receives the sidecar's path. */
 void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n);
 /* Creates (truncates) the sidecar file `path` for the HDF5 file h5_path (named in the sidecar by
  * its base name: the two live in one folder). */
 status xdmf_create(xdmf **x, const char *path, const char *h5_path, diag *err);
-/* Adds the snapshot in HDF5 group `group` (n particles, nc contacts) at time t. */
-status xdmf_add_snapshot(xdmf *x, const char *group, double t, long n, long nc, diag *err);
+/* Adds the snapshot in HDF5 group `group` (n particles, nc contacts) at time t, with the extra
+ * particle fields (NULL: none). */
+status xdmf_add_snapshot(xdmf *x, const char *group, double t, long n, long nc,
+                         const xdmf_field *extra, diag *err);
 /* Writes the contacts collection and closes; safe on NULL. */
 status xdmf_close(xdmf *x, diag *err);
 

@@ -121,6 +121,33 @@ START_TEST(determinism_restart_dem_bit_identical)
 }
 END_TEST
 
+/* Bonded deformable discs (a 6 x 4 lattice loaded from both ends, dashpots): the bonds, their
+ * tangential displacements and the discs' stresses (their shapes) cross the restart; N steps
+ * plus N more end bit-identical to 2N. */
+START_TEST(determinism_restart_ddem_bit_identical)
+{
+    char lat[32] = "/tmp/cdlab_latticeXXXXXX";
+    int fd = mkstemp(lat);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 4; c++)
+            fprintf(f, "%.17g %.17g 0 0.001\n", (2 * c + 1) * 1e-3, (2 * r + 1) * 1e-3);
+    fclose(f);
+    char fmt[1024];
+    snprintf(fmt, sizeof fmt,
+             "[system]\nmode = dem\ndimension = 2\ndt = 1e-7\nsteps = %%ld\n"
+             "[particles]\ncount = 24\nsource = file\nfile = %s\ndensity = 2000\nthickness = 10\n"
+             "[dem]\nk_n = 7e10\nk_t = 7e10\ndamping_normal = 0.2\ndamping_tangential = 0.2\n"
+             "bond = true\ndeformable = true\nyoung_modulus = 2e10\npoisson_ratio = 0.35\n"
+             "[load]\nparticles = 20 21 22 23\nopposite = 0 1 2 3\nforce = 3000 -10000 0\n"
+             "ramp = 1e-5\n[output]\nevery = 0\n",
+             lat);
+    check_restart_identical(fmt, 24, 0, 150);
+    unlink(lat);
+}
+END_TEST
+
 /* The same config and seed give bit-identical final states, in both modes. */
 START_TEST(determinism_same_config_same_state)
 {
@@ -165,7 +192,8 @@ START_TEST(errors_restart_files)
         {"/nonexistent/run.h5", CD_PILE, "cannot open restart file", 10},
         {txt, CD_PILE, "not an HDF5 file", 10},
         {foreign, CD_PILE, "no /checkpoints group", 10},
-        {good, DEM_PILE, "its checkpoint is of a system.mode = cd run, this is a system.mode = dem", 10},
+        {good, DEM_PILE, "its checkpoint is of a system.mode = cd run, this is a system.mode = dem",
+         10},
         {good, CD_PILE, "nothing to do", 5},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -244,6 +272,7 @@ Suite *restart_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, determinism_restart_cd_bit_identical);
     tcase_add_test(t, determinism_restart_dem_bit_identical);
+    tcase_add_test(t, determinism_restart_ddem_bit_identical);
     tcase_add_test(t, determinism_same_config_same_state);
     tcase_add_test(t, errors_restart_files);
     tcase_add_test(t, io_sigint_ends_cleanly_and_restarts);

@@ -5,7 +5,9 @@ difference of each dataset reported.
 
     tools/identity.py run BINARY DIR              # the runs below with BINARY, outputs in DIR
     tools/identity.py compare OLD_DIR NEW_DIR     # exit 0: every output bit-identical
-    tools/identity.py OLD_BINARY NEW_BINARY [--dir D]   # both, in D/old and D/new
+    tools/identity.py OLD_BINARY NEW_BINARY [--dir D] [--new-keys K1,K2]
+                                                  # both, in D/old and D/new; K: config keys
+                                                  # the new build adds (their echo is allowed)
 
 The runs (short versions of the repository's configs, about a minute in all on 2 cores):
   cd_3d          CD, 3D, random sweep, local criterion, piston, probes, checkpoints, and an
@@ -73,7 +75,7 @@ def run_all(binary, out):
         print(f"identity: ran {name}", flush=True)
 
 
-def compare_dirs(old, new):
+def compare_dirs(old, new, new_keys=()):
     files = sorted(f for f in os.listdir(old) if f.endswith(".h5"))
     if not files:
         sys.exit(f"identity: no outputs in {old}")
@@ -83,7 +85,7 @@ def compare_dirs(old, new):
             print(f"{f}: missing in {new}")
             bad += 1
             continue
-        n = h5compare.compare(os.path.join(old, f), os.path.join(new, f))
+        n = h5compare.compare(os.path.join(old, f), os.path.join(new, f), new_keys=new_keys)
         print(f"{f}: {'bit-identical' if n == 0 else f'{n} differences'}", flush=True)
         bad += n != 0
     # the XDMF sidecars: text, byte for byte (they name the HDF5 file relative to themselves)
@@ -112,18 +114,23 @@ def main():
         ap.add_argument("cmd")
         ap.add_argument("old")
         ap.add_argument("new")
+        ap.add_argument("--new-keys", default="")
         a = ap.parse_args()
-        return compare_dirs(a.old, a.new)
+        return compare_dirs(a.old, a.new, tuple(k for k in a.new_keys.split(",") if k))
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("old_binary")
     ap.add_argument("new_binary")
     ap.add_argument("--dir", help="where the outputs go (default: a temporary folder)")
+    ap.add_argument("--new-keys", default="",
+                    help="comma-separated config keys the new build adds: their echo in "
+                         "/parameters (with the default) is listed, not counted as a difference")
     a = ap.parse_args()
     d = os.path.abspath(a.dir) if a.dir else tempfile.mkdtemp(prefix="cdlab-identity-")
     run_all(a.old_binary, os.path.join(d, "old"))
     run_all(a.new_binary, os.path.join(d, "new"))
-    return compare_dirs(os.path.join(d, "old"), os.path.join(d, "new"))
+    return compare_dirs(os.path.join(d, "old"), os.path.join(d, "new"),
+                        tuple(k for k in a.new_keys.split(",") if k))
 
 
 if __name__ == "__main__":
