@@ -165,7 +165,8 @@ START_TEST(unit_bond_breaks_in_tension)
 END_TEST
 
 /* The 20 x 9 specimen, loaded, then damped to rest (dashpots 0.5 of critical, 1.5 ms; dt =
- * 1e-7: with deformable discs 2e-7 is unstable at this damping, see docs/physics.md): standard
+ * 1e-7: the bonded lattice with these dashpots is unstable from about 1.5e-7 once its lateral
+ * modes are excited, experiments/ddem): standard
  * DEM gives E = k_n/t (to 1e-6) and nu = 0 exactly (no x movement at all); deformable discs at
  * k_n/(t E_p) = 0.35, nu_p = 0.35 give the series estimate of docs/physics.md, E_DDEM/E_DEM =
  * 0.71888 and nu = 0.15137, within 1e-3 (measured 0.71890 and 0.15136). */

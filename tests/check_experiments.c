@@ -13,9 +13,9 @@ START_TEST(slow_experiments_quick)
                     "build/experiments_quick.log 2>&1");
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "make experiments QUICK=1 failed (see build/experiments_quick.log)");
-    const char *names[] = {"chain1d",     "piston2d", "cd_vs_dem",
-                           "convergence", "kuhn",     "sliding_pair"};
-    for (int k = 0; k < 6; k++) {
+    const char *names[] = {"chain1d", "piston2d",     "cd_vs_dem", "convergence",
+                           "kuhn",    "sliding_pair", "ddem"};
+    for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
         char path[256];
         snprintf(path, sizeof path, "../experiments/%s/summary_quick.md", names[k]);
         FILE *f = fopen(path, "r");
