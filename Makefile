@@ -7,7 +7,7 @@
 #   make demo       install deps, build, run the 1D wave test experiment end to end
 #   make check-asan the whole suite under AddressSanitizer + UBSan (build-debug/); `debug` too
 #   make fuzz       libFuzzer on the config and particle-file readers (FUZZ_SECONDS each)
-#   make memcheck   valgrind on a short CD and a short DEM run
+#   make memcheck   valgrind on a short CD, a short DEM and a short bonded deformable-disc run
 #   make render     a 2D packing rendered with ParaView from its XDMF sidecar (build/render/)
 #   make format     clang-format the tree
 
@@ -151,7 +151,7 @@ memcheck: deps
 	@CDLAB_EXTRA_PKGS=valgrind bash tools/deps.sh
 	$(MAKE) --no-print-directory $(BUILD)/cdlab
 	@mkdir -p $(BUILD)/memcheck
-	for m in cd dem; do \
+	for m in cd dem ddem; do \
 	    OMP_NUM_THREADS=1 valgrind --leak-check=full --errors-for-leak-kinds=definite,possible \
 	        --error-exitcode=9 $(BUILD)/cdlab run tests/memcheck/$$m.ini \
 	        -o $(BUILD)/memcheck/$$m.h5 --overwrite --quiet $$( [ $$m = cd ] && echo --export-fclib 60 ) \

@@ -45,13 +45,30 @@ void sim_steps(sim *s, long n)
     }
 }
 
+status read_config_text(const char *ini, const char *name, int dem, diag *err)
+{
+    config c;
+    ck_assert_msg(config_load_string(&c, ini, name, err) == CDLAB_OK, "%s", err->msg);
+    world W;
+    scene_info info;
+    status s = scene_build(&c, &W, &info, err);
+    if (s == CDLAB_OK && dem) {
+        dem_setup d;
+        s = dem_config_read(&c, &W, &info, NULL, &d, err);
+    }
+    world_free(&W); /* scene_build leaves a world that world_free takes, built or not */
+    config_free(&c);
+    return s;
+}
+
 void dsim_open(dsim *s, const char *ini)
 {
     config c;
     diag err = {{0}};
     ck_assert_msg(config_load_string(&c, ini, "dem.ini", &err) == CDLAB_OK, "%s", err.msg);
     ck_assert_msg(scene_build(&c, &s->W, &s->info, &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, NULL, &s->d, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(dem_config_read(&c, &s->W, &s->info, NULL, &s->d, &err) == CDLAB_OK, "%s",
+                  err.msg);
     config_free(&c);
     dem_solver_init(&s->S);
 }

@@ -43,6 +43,10 @@ void sim_close(sim *s);
 /* n steps; fails the test on any error. */
 void sim_steps(sim *s, long n);
 
+/* Reads INI text (named name in messages) as a run would: the scene, and with dem the [dem]
+ * section; everything freed; returns the status (err: its message). */
+status read_config_text(const char *ini, const char *name, int dem, diag *err);
+
 /* The same for DEM mode. */
 typedef struct dsim {
     world W;
@@ -57,8 +61,8 @@ void dsim_start(dsim *s);
 void dsim_steps(dsim *s, long n);
 void dsim_close(dsim *s);
 
-/* Runs INI text (named name in messages) through run_simulation into a fresh temporary file whose path
- * (32 bytes) is returned in path; the caller unlinks it. */
+/* Runs INI text (named name in messages) through run_simulation into a fresh temporary file whose
+ * path (32 bytes) is returned in path; the caller unlinks it. */
 status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err);
 /* The same, continuing from the last checkpoint of restart (NULL: a new run). */
 status run_to_temp_from(const char *ini, const char *name, const char *restart, char *path,

@@ -174,7 +174,7 @@ def main():
            "energy has decayed below 10⁻⁹ of the work put in, from the mean displacements of the "
            "top and bottom rows (centres 38 mm apart) and of the outer columns (16 mm apart), "
            "σ = 90 kN/(A t).", "",
-           "## Figs. 5 and 6: displacement fields at the end of the load ramp (t = 0.1 ms)", "",
+           "## Figs. 5 and 6: displacement fields", "", "The plots show the end of the load ramp (t = 0.1 ms, as the paper); the table the state at rest (t = 1.5 ms).", "",
            "| run | max \\|u_x\\| | max \\|u_y\\| | E/E_DEM | ν | kinetic/work at the end | expectation | result |",
            "|---|---|---|---|---|---|---|---|",
            f"| standard DEM | {ux_dem:.3g} m | {np.abs(u0[:, 1]).max():.3g} m | {E0:.6f} | {nu0:.3g} | "
