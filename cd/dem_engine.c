@@ -96,6 +96,11 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                    "DEM: deformable discs (Rojek et al. eqs. 12-13): E_p = %g, nu_p = %g, "
                    "thickness %g; k_n/(t E_p) = %.4g; shapes from the forces of the step before",
                    p->young, p->poisson, p->thickness, p->law.k_n / (p->thickness * p->young));
+    if (p->bond && d->drive == DRIVE_NONE)
+        engine_say(notes,
+                   "DEM: the critical time step below is a pair's; a bonded lattice is less "
+                   "stable (experiments/ddem: unstable above 0.86 of it, 0.67 with dashpots of "
+                   "0.5 of critical)");
     if (d->drive == DRIVE_NONE)
         engine_say(notes, "DEM: critical time step %.6g, dt = %g (%.3g of it)%s", d->dt_crit, W->dt,
                    W->dt / d->dt_crit,
