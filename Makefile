@@ -15,7 +15,7 @@ OPENMP ?= 1
 BUILD  ?= build
 PYTHON ?= /usr/bin/python3
 
-PKGS    := hdf5 check inih fclib
+PKGS    := hdf5 check inih fclib ompi-c
 CC      ?= gcc
 CSTD    := -std=c11
 WARN    := -Wall -Wextra -Wpedantic -Wshadow

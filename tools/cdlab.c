@@ -7,6 +7,7 @@
  *
  * Exit status: 0 success, 1 failure during the run (the output file is kept, readable up to
  * the last recorded step), 2 bad command line, bad configuration or missing input. */
+#include "comm.h"
 #include "equiv.h"
 #include "run.h"
 #include "build_info.h"
@@ -537,7 +538,7 @@ static int cmd_equiv(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int cdlab_main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(argc < 2 ? stderr : stdout);
@@ -593,4 +594,31 @@ int main(int argc, char **argv)
     fprintf(stderr, "cdlab: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
+}
+
+/* Under mpirun: MPI is started, and a job of more than one rank is refused on every rank (the
+ * message once, from rank 0) until the engines are distributed (issue 18); one rank runs as
+ * one process. */
+int main(int argc, char **argv)
+{
+    diag err = {{0}};
+    if (comm_init(&argc, &argv, &err) != CDLAB_OK) {
+        fprintf(stderr, "cdlab: %s\n", err.msg);
+        comm_finalize();
+        return 2;
+    }
+    int rc;
+    if (comm_size() > 1) {
+        if (comm_rank() == 0)
+            fprintf(stderr,
+                    "cdlab: this build runs as one process: distributed runs over %d MPI ranks "
+                    "are not built yet (docs/parallel.md); start it without mpirun, or with "
+                    "mpirun -np 1\n",
+                    comm_size());
+        rc = 2;
+    } else {
+        rc = cdlab_main(argc, argv);
+    }
+    comm_finalize();
+    return rc;
 }

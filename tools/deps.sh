@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages cdlab needs, only those missing. Does nothing when all are present.
 set -euo pipefail
-pkgs=(build-essential pkg-config libhdf5-dev check libinih-dev libfclib-dev
+pkgs=(build-essential pkg-config libhdf5-dev check libinih-dev libfclib-dev libopenmpi-dev openmpi-bin
       python3-numpy python3-scipy python3-matplotlib python3-h5py)
 # extra packages for one target (make bench: lammps for the side-by-side timing)
 # shellcheck disable=SC2206

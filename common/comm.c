@@ -1,0 +1,94 @@
+/* MPI behind comm.h. */
+#include "comm.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+
+static int g_rank = 0, g_size = 1, g_mpi = 0;
+
+int comm_job_size(void)
+{
+    /* OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE; Slurm's PMI sets PMI_SIZE */
+    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    for (int k = 0; names[k]; k++) {
+        const char *v = getenv(names[k]);
+        if (v && *v) {
+            int n = atoi(v);
+            return n > 0 ? n : 1;
+        }
+    }
+    return 1;
+}
+
+int comm_launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+status comm_init(int *argc, char ***argv, diag *err)
+{
+    if (!comm_launched())
+        return CDLAB_OK;
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return diag_set(err, CDLAB_ERR_IO, "MPI_Init_thread failed");
+    g_mpi = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (provided < MPI_THREAD_FUNNELED)
+        return diag_set(err, CDLAB_ERR_IO,
+                        "this MPI library does not support threads (MPI_THREAD_FUNNELED)");
+    return CDLAB_OK;
+}
+
+void comm_finalize(void)
+{
+    if (g_mpi) {
+        MPI_Finalize();
+        g_mpi = 0;
+    }
+}
+
+int comm_rank(void)
+{
+    return g_rank;
+}
+
+int comm_size(void)
+{
+    return g_size;
+}
+
+void comm_allreduce(double *v, int n, comm_op op)
+{
+    if (g_size == 1 || n <= 0)
+        return;
+    double *all = g_rank == 0 ? malloc((size_t)n * (size_t)g_size * sizeof *all) : NULL;
+    if (g_rank == 0 && !all)
+        comm_abort(3);
+    MPI_Gather(v, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        for (int r = 1; r < g_size; r++)
+            for (int k = 0; k < n; k++) {
+                double x = all[(size_t)r * (size_t)n + (size_t)k];
+                v[k] = op == COMM_SUM   ? v[k] + x
+                       : op == COMM_MAX ? (x > v[k] ? x : v[k])
+                                        : (x < v[k] ? x : v[k]);
+            }
+        free(all);
+    }
+    MPI_Bcast(v, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+void comm_barrier(void)
+{
+    if (g_mpi)
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void comm_abort(int code)
+{
+    if (g_mpi)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}

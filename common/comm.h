@@ -1,0 +1,34 @@
+/* The processes of a run: one, or the P ranks of an MPI job started by mpirun. This is the only
+ * code that calls MPI. A process started without mpirun never initialises MPI, so it runs (and
+ * is tested, sanitised and profiled) exactly as a build without MPI would.
+ *
+ * Reductions are made in rank order, so that every rank gets the same bits and a run with the
+ * same P gets the same bits every time. */
+#ifndef CDLAB_COMM_H
+#define CDLAB_COMM_H
+
+#include "status.h"
+
+typedef enum comm_op { COMM_SUM, COMM_MAX, COMM_MIN } comm_op;
+
+/* Started by mpirun (its environment names a job size): MPI is initialised (threads funnelled
+ * through the main thread). Otherwise nothing happens: rank 0 of 1. */
+status comm_init(int *argc, char ***argv, diag *err);
+/* Ends MPI if comm_init started it (safe to call always, once). */
+void comm_finalize(void);
+int comm_rank(void);
+int comm_size(void);
+/* 1 when mpirun started this process (whatever the job size). */
+int comm_launched(void);
+/* The job size mpirun announced in the environment (1 without mpirun), readable before
+ * comm_init. */
+int comm_job_size(void);
+
+/* v[0..n-1] combined over the ranks with op, the same on every rank: rank 0 combines the
+ * ranks' values in rank order and sends the result back. */
+void comm_allreduce(double *v, int n, comm_op op);
+void comm_barrier(void);
+/* Ends every rank now (a rank that cannot go on while the others wait for it). */
+void comm_abort(int code);
+
+#endif

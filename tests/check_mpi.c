@@ -1,0 +1,102 @@
+/* Under mpirun (OpenMPI, started as a subprocess): a job of one rank runs as one process; a job of
+ * more ranks is refused on every rank with one message and no output (distributed runs are not
+ * built yet: docs/parallel.md), and nothing hangs (every command has a timeout). */
+#include "suites.h"
+
+#include "h5io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* mpirun as root needs the OMPI_ALLOW variables. Under check-asan the leak check is off for
+ * the processes mpirun starts: OpenMPI unloads its plugins at MPI_Finalize, and LeakSanitizer
+ * then reports their allocations from "unknown modules" that no suppression can name (cdlab's
+ * own allocations are leak-checked by every other test, in the same code paths). */
+#define MPIRUN                                                                                     \
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "                                   \
+    "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 timeout 120 mpirun --oversubscribe "
+
+static int run_shell(const char *cmd)
+{
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static long count_in_file(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    long c = 0;
+    for (const char *p = buf; (p = strstr(p, needle)); p++)
+        c++;
+    return c;
+}
+
+START_TEST(errors_mpi_job_of_two_refused_once)
+{
+    char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    unlink(out); /* the run must not create it */
+    fd = mkstemp(err);
+    close(fd);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s run memcheck/dem.ini -o %s > /dev/null 2> %s",
+             cdlab_bin(), out, err);
+    ck_assert_int_eq(run_shell(cmd), 2);
+    ck_assert_int_eq(count_in_file(err, "are not built yet"), 1);
+    ck_assert_int_ne(access(out, F_OK), 0);
+    unlink(err);
+}
+END_TEST
+
+/* mpirun -np 1 gives the file a run without mpirun gives (final positions bit for bit). */
+START_TEST(io_mpi_job_of_one_is_one_process)
+{
+    char a[] = "/tmp/cdlab_mpiaXXXXXX", b[] = "/tmp/cdlab_mpibXXXXXX";
+    int fd = mkstemp(a);
+    close(fd);
+    fd = mkstemp(b);
+    close(fd);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s run memcheck/dem.ini -o %s --overwrite --quiet --set system.steps=200",
+             cdlab_bin(), a);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             MPIRUN
+             "-np 1 %s run memcheck/dem.ini -o %s --overwrite --quiet --set system.steps=200",
+             cdlab_bin(), b);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    double *xa, *xb;
+    long na, nb;
+    diag e;
+    ck_assert_int_eq(h5in_read_doubles(a, "/snapshots/00000200/position", &xa, &na, &e), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(b, "/snapshots/00000200/position", &xb, &nb, &e), CDLAB_OK);
+    ck_assert_int_eq(na, nb);
+    ck_assert(memcmp(xa, xb, (size_t)na * sizeof *xa) == 0);
+    free(xa);
+    free(xb);
+    remove_output(a);
+    remove_output(b);
+}
+END_TEST
+
+Suite *mpi_suite(void)
+{
+    Suite *s = suite_create("mpi");
+    TCase *t = tcase_create("mpi");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, errors_mpi_job_of_two_refused_once);
+    tcase_add_test(t, io_mpi_job_of_one_is_one_process);
+    suite_add_tcase(s, t);
+    return s;
+}
