@@ -1,0 +1,30 @@
+/* Exact, order-free summation of doubles: every addend is added exactly into a fixed-point
+ * integer that spans the whole range of double (2^-1074 to 2^1024), and the total is rounded to
+ * the nearest double (ties to even) once, at the end. The result therefore does not depend on
+ * the order of the additions, on how they were split between threads or ranks (partial sums
+ * merge exactly), and it is the correctly rounded sum.
+ *
+ * For the distributed engines (docs/parallel.md): the diagnostics' sums must be the same bits
+ * for any number of ranks. Cost: a few integer operations per addend; 540 bytes per sum. */
+#ifndef CDLAB_XSUM_H
+#define CDLAB_XSUM_H
+
+#include <stdint.h>
+
+#define XSUM_LIMBS 67 /* 32-bit digits (in 64-bit limbs, for deferred carries) over 2,144 bits */
+
+typedef struct xsum {
+    int64_t limb[XSUM_LIMBS];
+    int32_t adds;     /* additions since the carries were last propagated */
+    int32_t inf, nan; /* +1 / -1: an infinity of that sign was added (both: NaN); nan: a NaN */
+} xsum;
+
+void xsum_init(xsum *s);
+void xsum_add(xsum *s, double x);
+/* s += t (exact). */
+void xsum_merge(xsum *s, const xsum *t);
+/* The sum rounded to the nearest double (ties to even); +-inf beyond the range, NaN after a NaN
+ * or infinities of both signs. */
+double xsum_round(const xsum *s);
+
+#endif
