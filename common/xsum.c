@@ -25,30 +25,29 @@ static void carry(xsum *s)
 
 void xsum_add(xsum *s, double x)
 {
-    if (x == 0.0)
-        return;
-    if (!isfinite(x)) {
-        if (isnan(x))
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int ex = (int)((u >> 52) & 0x7ff);
+    int64_t m = (int64_t)(u & 0xfffffffffffffULL);
+    if (ex == 0x7ff) { /* infinity or NaN */
+        if (m != 0)
             s->nan = 1;
-        else if (x > 0)
-            s->inf |= 1;
         else
-            s->inf |= 2;
+            s->inf |= (u >> 63) ? 2 : 1;
         return;
     }
-    int e;
-    double f = frexp(fabs(x), &e); /* |x| = f 2^e, 0.5 <= f < 1 */
-    int64_t m = (int64_t)ldexp(f, 53);
-    int b = e - 53 + 1074; /* bit position of m's lowest bit */
-    if (b < 0) {           /* a subnormal: m has trailing zeros below 2^-1074 */
-        m >>= -b;
-        b = 0;
-    }
+    if (ex == 0 && m == 0)
+        return;
+    /* |x| = m 2^(ex - 1075) (normal: the hidden bit added) or m 2^-1074 (subnormal): m's lowest
+     * bit is bit b of the fixed-point number */
+    int b = ex > 0 ? ex - 1 : 0;
+    if (ex > 0)
+        m |= (int64_t)1 << 52;
     int k = b >> 5, sh = b & 31;
     int64_t lo = m & MASK32, hi = m >> 32; /* 32 and 21 bits */
     int64_t l = lo << sh, h = hi << sh;    /* at most 63 and 52 bits */
     int64_t d0 = l & MASK32, d1 = (l >> 32) + (h & MASK32), d2 = h >> 32;
-    if (x < 0) {
+    if (u >> 63) {
         d0 = -d0;
         d1 = -d1;
         d2 = -d2;
