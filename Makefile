@@ -77,7 +77,7 @@ deps:
 
 # Quick suites only; CK_EXCLUDE_TAGS is Check's own tag filter.
 test: deps
-	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab
+	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab $(BUILD)/cdlab-lab
 	cd tests && CK_EXCLUDE_TAGS=slow ../$(BUILD)/check_all
 	@$(PYTHON) tools/experiments_status.py || echo "(informational: make test does not fail on stale studies)"
 
@@ -87,7 +87,7 @@ experiments-status:
 	@$(PYTHON) tools/experiments_status.py
 
 test-slow: deps
-	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab
+	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab $(BUILD)/cdlab-lab
 	cd tests && CK_INCLUDE_TAGS=slow ../$(BUILD)/check_all
 
 test-all: test test-slow
@@ -126,7 +126,7 @@ gallery:
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 check-asan: deps
 	$(MAKE) --no-print-directory BUILD=build-debug OPT="$(SAN_FLAGS)" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" build-debug/check_all build-debug/cdlab
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" build-debug/check_all build-debug/cdlab build-debug/cdlab-lab
 	cd tests && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    CDLAB_BIN=../build-debug/cdlab CK_FORK=no ../build-debug/check_all
 debug: check-asan

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int g_rank = 0, g_size = 1, g_mpi = 0;
 
@@ -78,6 +79,62 @@ void comm_allreduce(double *v, int n, comm_op op)
         free(all);
     }
     MPI_Bcast(v, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
+                     diag *err)
+{
+    int P = g_size;
+    long total = 0;
+    if (P == 1) {
+        rcount[0] = scount[0];
+        total = scount[0];
+    } else {
+        MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < P; r++)
+            total += rcount[r];
+    }
+    if (total > 2147483647L)
+        return diag_set(err, CDLAB_ERR_NOMEM, "exchange of %ld values: too many", total);
+    *rtotal = (int)total;
+    *recv = malloc((size_t)(total > 0 ? total : 1) * sizeof **recv);
+    if (!*recv)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange of %ld values", total);
+    if (P == 1) {
+        if (total > 0)
+            memcpy(*recv, send, (size_t)total * sizeof **recv);
+        return CDLAB_OK;
+    }
+    int *sd = malloc((size_t)P * sizeof *sd), *rd = malloc((size_t)P * sizeof *rd);
+    if (!sd || !rd) {
+        free(sd);
+        free(rd);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
+    }
+    sd[0] = rd[0] = 0;
+    for (int r = 1; r < P; r++) {
+        sd[r] = sd[r - 1] + scount[r - 1];
+        rd[r] = rd[r - 1] + rcount[r - 1];
+    }
+    MPI_Alltoallv(send, scount, sd, MPI_DOUBLE, *recv, rcount, rd, MPI_DOUBLE, MPI_COMM_WORLD);
+    free(sd);
+    free(rd);
+    return CDLAB_OK;
+}
+
+status comm_agree(status s, diag *err)
+{
+    if (g_size == 1)
+        return s;
+    int mine[2] = {(int)s, g_rank}, worst[2];
+    /* the largest status; among the ranks with it, the lowest */
+    MPI_Allreduce(mine, worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    if (worst[0] == CDLAB_OK)
+        return CDLAB_OK;
+    /* MPI_MAXLOC gives the lowest rank among those with the largest value */
+    int from = worst[1];
+    MPI_Bcast(err->msg, (int)sizeof err->msg, MPI_CHAR, from, MPI_COMM_WORLD);
+    return (status)worst[0];
 }
 
 void comm_barrier(void)

@@ -28,6 +28,15 @@ int comm_job_size(void);
  * ranks' values in rank order and sends the result back. */
 void comm_allreduce(double *v, int n, comm_op op);
 void comm_barrier(void);
+/* All-to-all of doubles: send holds the segment for rank 0 (scount[0] doubles), then rank 1, ...;
+ * *recv (malloc'ed, caller frees) receives rank 0's segment for this rank, then rank 1's, ...,
+ * rcount[r] doubles from rank r, *rtotal in all. One rank: a copy. */
+status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
+                     diag *err);
+/* The largest of the ranks' statuses (CDLAB_OK = 0 when all are fine), and from the lowest rank
+ * that has it, its message into err on every rank: every rank stops together, with one
+ * message. */
+status comm_agree(status s, diag *err);
 /* Ends every rank now (a rank that cannot go on while the others wait for it). */
 void comm_abort(int code);
 

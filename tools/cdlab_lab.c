@@ -3,8 +3,14 @@
  *
  *   cdlab-lab fig4 [Z1/Z0]     final force angle vs movement (Kuhn et al. Fig. 4)
  *   cdlab-lab fig6             stress after a 90 deg rigid rotation, four variants (Fig. 6)
- *   cdlab-lab sliding-pair     normal and shear force over time (docs/physics.md) */
+ *   cdlab-lab sliding-pair     normal and shear force over time (docs/physics.md)
+ *   cdlab-lab exchange-selftest [periodic]
+ *                              under mpirun: migration and halo copies of particles between
+ *                              ranks against the global truth (tests/check_mpi.c) */
+#include "comm.h"
 #include "dem_lab.h"
+#include "exchange.h"
+#include "pcg32.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +74,170 @@ static int sliding_pair(void)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* A failed check: the message (with the rank), and the test fails. */
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond) && s == CDLAB_OK)                                                              \
+            s = diag_set(&err, CDLAB_ERR_NUMERIC, __VA_ARGS__);                                    \
+    } while (0)
+
+/* The global particles of the self-test (every rank makes the same ones): n spheres in the box
+ * [0,4) x [0,3) x [0,2), positions moved by step (0: the start) pseudo-random amounts. */
+static void selftest_world(particles *G, int n, int step, int periodic)
+{
+    diag e;
+    particles_init(G, n, 3, &e);
+    G->box.periodic[0] = G->box.periodic[1] = periodic;
+    G->box.any = periodic;
+    G->box.lo = v3(0, 0, 0);
+    pbox_set_period(&G->box, v3(4, 3, 2));
+    pcg32 r;
+    pcg32_seed(&r, 2026, 5);
+    for (int i = 0; i < n; i++) {
+        G->x[i] = v3(4 * pcg32_uniform(&r), 3 * pcg32_uniform(&r), 2 * pcg32_uniform(&r));
+        G->v[i] = v3(pcg32_uniform(&r), i, -1.0 * i);
+        particles_set_body(G, i, 0.05, 1.0);
+    }
+    for (int k = 0; k < step; k++)
+        for (int i = 0; i < n; i++)
+            G->x[i] = v3_add(G->x[i], v3(pcg32_uniform(&r) - 0.3, 0.8 * pcg32_uniform(&r) - 0.4,
+                                         periodic ? 0.0 : 0.2 * pcg32_uniform(&r) - 0.1));
+    particles_wrap(G);
+}
+
+/* Checks this rank's particles after a migration with D against the global truth G: owned
+ * exactly, in id order, with G's records; over all ranks each id once. */
+static status selftest_owned(const particles *P, const particles *G, const decomp *D, diag *e)
+{
+    status s = CDLAB_OK;
+    diag err = {{0}};
+    double sums[3] = {P->n, 0, 0}, rec[PARTICLE_RECORD], grec[PARTICLE_RECORD];
+    for (int i = 0; i < P->n; i++) {
+        int id = P->id[i];
+        CHECK(id >= 0 && id < G->n, "rank %d: particle id %d", comm_rank(), id);
+        if (s != CDLAB_OK)
+            break;
+        CHECK(i == 0 || P->id[i - 1] < id, "rank %d: ids out of order at %d", comm_rank(), i);
+        CHECK(decomp_owner(D, G->x[id]) == comm_rank(), "rank %d holds particle %d of rank %d",
+              comm_rank(), id, decomp_owner(D, G->x[id]));
+        particles_pack(P, i, rec);
+        particles_pack(G, id, grec);
+        CHECK(memcmp(rec, grec, sizeof rec) == 0, "rank %d: particle %d differs", comm_rank(), id);
+        sums[1] += id;
+        sums[2] += (double)id * id;
+    }
+    comm_allreduce(sums, 3, COMM_SUM);
+    double n = G->n;
+    CHECK(sums[0] == n && sums[1] == n * (n - 1) / 2 && sums[2] == (n - 1) * n * (2 * n - 1) / 6,
+          "particles lost or duplicated: %g of %g", sums[0], n);
+    *e = err;
+    return s;
+}
+
+/* Checks the halo copies (after P's own n_owned) against the ids the brute-force search over G
+ * expects, and their records against G's (velocities shifted by dv). */
+static status selftest_halo(const particles *P, const halo *H, const particles *G, const decomp *D,
+                            double range, double dv, diag *e)
+{
+    status s = CDLAB_OK;
+    diag err = {{0}};
+    int me = comm_rank(), expect = 0, *near = malloc((size_t)D->parts * sizeof *near);
+    unsigned char *want = calloc((size_t)G->n, 1);
+    for (int j = 0; j < G->n; j++) {
+        if (decomp_owner(D, G->x[j]) == me)
+            continue;
+        int m = decomp_near(D, G->x[j], range, near);
+        for (int k = 0; k < m; k++)
+            if (near[k] == me)
+                want[j] = 1;
+        expect += want[j];
+    }
+    CHECK(H->n_ghost == expect, "rank %d: %d halo copies, %d expected", me, H->n_ghost, expect);
+    double rec[PARTICLE_RECORD], grec[PARTICLE_RECORD];
+    for (int k = 0; k < H->n_ghost && s == CDLAB_OK; k++) {
+        int id = P->id[H->n_owned + k];
+        CHECK(id >= 0 && id < G->n && want[id], "rank %d: unexpected copy of %d", me, id);
+        if (s != CDLAB_OK)
+            break;
+        want[id] = 0; /* each once */
+        particles_pack(P, H->n_owned + k, rec);
+        particles_pack(G, id, grec);
+        grec[4] += dv;
+        CHECK(memcmp(rec, grec, sizeof rec) == 0, "rank %d: copy of %d differs", me, id);
+    }
+    free(near);
+    free(want);
+    *e = err;
+    return s;
+}
+
+static int exchange_selftest(int periodic)
+{
+    const int n = 3000;
+    const double range = 0.3;
+    diag err = {{0}};
+    status s = CDLAB_OK;
+    particles G, P;
+    selftest_world(&G, n, 0, periodic);
+    /* this rank starts with every R-th particle */
+    int R = comm_size(), me = comm_rank(), mine = 0;
+    for (int i = me; i < n; i += R)
+        mine++;
+    particles_init(&P, mine, 3, &err);
+    P.box = G.box;
+    double rec[PARTICLE_RECORD];
+    for (int i = me, k = 0; i < n; i += R, k++) {
+        particles_pack(&G, i, rec);
+        particles_unpack(&P, k, rec);
+    }
+    decomp D;
+    halo H;
+    long ghosts = 0;
+    for (int step = 0; step < 3 && s == CDLAB_OK; step++) {
+        if (step > 0) { /* everything moves; the decomposition follows the new positions */
+            particles_free(&G);
+            selftest_world(&G, n, step, periodic);
+            for (int i = 0; i < P.n; i++)
+                P.x[i] = G.x[P.id[i]],
+                memcpy(&P.image[3 * i], &G.image[3 * P.id[i]], 3 * sizeof *P.image);
+            decomp_free(&D);
+        }
+        s = decomp_build(&D, R, G.x, NULL, n, 3, &G.box, &err);
+        if (s == CDLAB_OK)
+            s = exchange_migrate(&P, &D, &err);
+        if (s == CDLAB_OK)
+            s = selftest_owned(&P, &G, &D, &err);
+        if ((s = comm_agree(s, &err)) != CDLAB_OK)
+            break;
+        if ((s = exchange_halo(&P, &D, range, &H, &err)) == CDLAB_OK)
+            s = selftest_halo(&P, &H, &G, &D, range, 0.0, &err);
+        for (int i = 0; i < H.n_owned && s == CDLAB_OK; i++)
+            P.v[i].y += 0.5;
+        if (s == CDLAB_OK && (s = exchange_halo_update(&P, &H, &err)) == CDLAB_OK)
+            s = selftest_halo(&P, &H, &G, &D, range, 0.5, &err);
+        for (int i = 0; i < H.n_owned; i++)
+            P.v[i].y -= 0.5;
+        ghosts += H.n_ghost;
+        exchange_halo_drop(&P, &H);
+        s = comm_agree(s, &err);
+    }
+    double g = (double)ghosts;
+    comm_allreduce(&g, 1, COMM_SUM);
+    if (me == 0) {
+        if (s == CDLAB_OK)
+            printf("exchange-selftest: ok (%d ranks, %d particles, %s, %.0f halo copies over 3 "
+                   "partitions)\n",
+                   R, n, periodic ? "x, y periodic" : "open", g);
+        else
+            fprintf(stderr, "exchange-selftest: FAILED: %s\n", err.msg);
+    }
+    decomp_free(&D);
+    particles_free(&P);
+    particles_free(&G);
+    return s == CDLAB_OK ? 0 : 1;
+}
+
+static int lab_main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "fig4") == 0)
         return fig4(argc - 2, argv + 2);
@@ -76,6 +245,22 @@ int main(int argc, char **argv)
         return fig6();
     if (argc == 2 && strcmp(argv[1], "sliding-pair") == 0)
         return sliding_pair();
-    fprintf(stderr, "usage: cdlab-lab fig4 [Z1/Z0] | fig6 | sliding-pair\n");
+    if (argc >= 2 && strcmp(argv[1], "exchange-selftest") == 0)
+        return exchange_selftest(argc >= 3 && strcmp(argv[2], "periodic") == 0);
+    fprintf(stderr, "usage: cdlab-lab fig4 [Z1/Z0] | fig6 | sliding-pair | exchange-selftest "
+                    "[periodic]\n");
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    diag err = {{0}};
+    if (comm_init(&argc, &argv, &err) != CDLAB_OK) {
+        fprintf(stderr, "cdlab-lab: %s\n", err.msg);
+        comm_finalize();
+        return 2;
+    }
+    int rc = lab_main(argc, argv);
+    comm_finalize();
+    return rc;
 }

@@ -1,0 +1,208 @@
+/* Particles between ranks: see exchange.h. */
+#include "exchange.h"
+
+#include "comm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void particles_pack(const particles *P, int i, double *r)
+{
+    vec3 a[4] = {P->x[i], P->v[i], P->w[i], P->f_ext[i]};
+    for (int k = 0; k < 3; k++) {
+        r[3 * k] = a[k].x;
+        r[3 * k + 1] = a[k].y;
+        r[3 * k + 2] = a[k].z;
+    }
+    memcpy(r + 9, &P->q[4 * i], 4 * sizeof *r);
+    r[13] = a[3].x, r[14] = a[3].y, r[15] = a[3].z;
+    r[16] = P->r[i], r[17] = P->m[i], r[18] = P->inv_m[i], r[19] = P->inv_I[i];
+    r[20] = P->id[i];
+    for (int k = 0; k < 3; k++)
+        r[21 + k] = P->image[3 * i + k];
+    r[24] = P->frozen[i];
+}
+
+void particles_unpack(particles *P, int i, const double *r)
+{
+    P->x[i] = v3(r[0], r[1], r[2]);
+    P->v[i] = v3(r[3], r[4], r[5]);
+    P->w[i] = v3(r[6], r[7], r[8]);
+    memcpy(&P->q[4 * i], r + 9, 4 * sizeof *r);
+    P->f_ext[i] = v3(r[13], r[14], r[15]);
+    P->r[i] = r[16], P->m[i] = r[17], P->inv_m[i] = r[18], P->inv_I[i] = r[19];
+    P->id[i] = (int)r[20];
+    for (int k = 0; k < 3; k++)
+        P->image[3 * i + k] = (int)r[21 + k];
+    P->frozen[i] = (unsigned char)r[24];
+}
+
+/* P rebuilt from n records (its dimension and box kept). */
+static status from_records(particles *P, const double *rec, int n, diag *err)
+{
+    particles Q;
+    status s = particles_init(&Q, n, P->dimension, err);
+    if (s != CDLAB_OK)
+        return s;
+    Q.box = P->box;
+    for (int i = 0; i < n; i++)
+        particles_unpack(&Q, i, rec + (size_t)i * PARTICLE_RECORD);
+    particles_free(P);
+    *P = Q;
+    return CDLAB_OK;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    double x = ((const double *)a)[20], y = ((const double *)b)[20];
+    return (x > y) - (x < y);
+}
+
+/* Packs the particles list[0..n-1] (grouped by destination, count per rank in scount) into a
+ * send buffer and exchanges it. */
+static status send_records(const particles *P, const int *list, int n, const int *pcount,
+                           double **recv, int *nrecv, diag *err)
+{
+    int R = comm_size();
+    double *buf = malloc((size_t)(n > 0 ? n : 1) * PARTICLE_RECORD * sizeof *buf);
+    int *sc = malloc((size_t)R * sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    status s = CDLAB_OK;
+    if (!buf || !sc || !rc)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the exchange of %d particles", n);
+    for (int k = 0; k < n && s == CDLAB_OK; k++)
+        particles_pack(P, list[k], buf + (size_t)k * PARTICLE_RECORD);
+    for (int r = 0; r < R && s == CDLAB_OK; r++)
+        sc[r] = pcount[r] * PARTICLE_RECORD;
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_exchange(buf, sc, recv, rc, &total, err);
+    *nrecv = total / PARTICLE_RECORD;
+    free(buf);
+    free(sc);
+    free(rc);
+    return s;
+}
+
+status exchange_migrate(particles *P, const decomp *D, diag *err)
+{
+    int R = comm_size(), n = P->n;
+    int *owner = malloc((size_t)(n > 0 ? n : 1) * sizeof *owner);
+    int *count = calloc((size_t)R, sizeof *count),
+        *list = malloc((size_t)(n > 0 ? n : 1) * sizeof *list);
+    int *at = malloc((size_t)R * sizeof *at);
+    status s = CDLAB_OK;
+    if (!owner || !count || !list || !at)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the migration of %d particles", n);
+    for (int i = 0; i < n && s == CDLAB_OK; i++)
+        count[owner[i] = decomp_owner(D, P->x[i])]++;
+    /* every particle goes into the exchange, this rank's to itself: one code path */
+    for (int r = 0, a = 0; r < R && s == CDLAB_OK; r++) {
+        at[r] = a;
+        a += count[r];
+    }
+    for (int i = 0; i < n && s == CDLAB_OK; i++)
+        list[at[owner[i]]++] = i;
+    double *recv = NULL;
+    int m = 0;
+    if (s == CDLAB_OK)
+        s = send_records(P, list, n, count, &recv, &m, err);
+    if (s == CDLAB_OK) {
+        qsort(recv, (size_t)m, PARTICLE_RECORD * sizeof *recv, by_id);
+        s = from_records(P, recv, m, err);
+    }
+    free(recv);
+    free(owner);
+    free(count);
+    free(list);
+    free(at);
+    return s;
+}
+
+status exchange_halo(particles *P, const decomp *D, double range, halo *H, diag *err)
+{
+    memset(H, 0, sizeof *H);
+    int R = comm_size(), me = comm_rank(), n = P->n;
+    H->n_owned = n;
+    H->scount = calloc((size_t)R, sizeof *H->scount);
+    int *near = malloc((size_t)D->parts * sizeof *near);
+    int *pairs = NULL, np = 0, cap = 0; /* (rank, particle) */
+    status s = CDLAB_OK;
+    if (!H->scount || !near)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo");
+    for (int i = 0; i < n && s == CDLAB_OK; i++) {
+        int m = decomp_near(D, P->x[i], range, near);
+        for (int k = 0; k < m && s == CDLAB_OK; k++) {
+            if (near[k] == me)
+                continue;
+            if (np == cap) {
+                cap = cap ? 2 * cap : 256;
+                int *g = realloc(pairs, (size_t)cap * 2 * sizeof *g);
+                if (!g) {
+                    s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo");
+                    break;
+                }
+                pairs = g;
+            }
+            pairs[2 * np] = near[k];
+            pairs[2 * np + 1] = i;
+            np++;
+            H->scount[near[k]]++;
+        }
+    }
+    H->send = malloc((size_t)(np > 0 ? np : 1) * sizeof *H->send);
+    int *at = malloc((size_t)R * sizeof *at);
+    if (s == CDLAB_OK && (!H->send || !at))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo");
+    for (int r = 0, a = 0; r < R && s == CDLAB_OK; r++) {
+        at[r] = a;
+        a += H->scount[r];
+    }
+    for (int k = 0; k < np && s == CDLAB_OK; k++) /* by rank, in particle order */
+        H->send[at[pairs[2 * k]]++] = pairs[2 * k + 1];
+    H->nsend = np;
+    free(pairs);
+    free(near);
+    free(at);
+    double *recv = NULL;
+    int m = 0;
+    if (s == CDLAB_OK)
+        s = send_records(P, H->send, np, H->scount, &recv, &m, err);
+    if (s == CDLAB_OK) { /* own particles, then the copies */
+        double *all = malloc((size_t)(n + m > 0 ? n + m : 1) * PARTICLE_RECORD * sizeof *all);
+        if (!all) {
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo");
+        } else {
+            for (int i = 0; i < n; i++)
+                particles_pack(P, i, all + (size_t)i * PARTICLE_RECORD);
+            memcpy(all + (size_t)n * PARTICLE_RECORD, recv,
+                   (size_t)m * PARTICLE_RECORD * sizeof *all);
+            s = from_records(P, all, n + m, err);
+            free(all);
+        }
+    }
+    H->n_ghost = m;
+    free(recv);
+    return s;
+}
+
+status exchange_halo_update(particles *P, const halo *H, diag *err)
+{
+    double *recv = NULL;
+    int m = 0;
+    status s = send_records(P, H->send, H->nsend, H->scount, &recv, &m, err);
+    if (s == CDLAB_OK && m != H->n_ghost)
+        s = diag_set(err, CDLAB_ERR_IO, "halo update: %d copies received, %d expected", m,
+                     H->n_ghost);
+    for (int k = 0; k < m && s == CDLAB_OK; k++)
+        particles_unpack(P, H->n_owned + k, recv + (size_t)k * PARTICLE_RECORD);
+    free(recv);
+    return s;
+}
+
+void exchange_halo_drop(particles *P, halo *H)
+{
+    P->n = H->n_owned;
+    free(H->send);
+    free(H->scount);
+    memset(H, 0, sizeof *H);
+}

@@ -1,0 +1,38 @@
+/* Particles between ranks, for distributed runs (docs/parallel.md): a particle's whole state as
+ * a flat record, migration to the rank whose box holds it, and halo copies of the particles near
+ * other ranks' boxes, refreshed on demand. One rank: migration keeps everything and there are no
+ * halo copies. */
+#ifndef CDLAB_EXCHANGE_H
+#define CDLAB_EXCHANGE_H
+
+#include "decomp.h"
+#include "particles.h"
+
+/* x v w (9), q (4), f_ext (3), r m inv_m inv_I (4), id, image (3), frozen: ids, image counts and
+ * flags are stored exactly as doubles */
+#define PARTICLE_RECORD 25
+
+void particles_pack(const particles *P, int i, double *rec);
+void particles_unpack(particles *P, int i, const double *rec);
+
+/* Each particle goes to the rank whose box holds it: afterwards every rank holds exactly the
+ * particles it owns (P holds no halo copies before or after), in increasing id order, so that the
+ * storage order does not depend on the history of the run. */
+status exchange_migrate(particles *P, const decomp *D, diag *err);
+
+/* Halo copies: for each rank, the owned particles within range of its box (decomp_near) are sent
+ * to it and appended after the receiver's own particles, in rank order and the sender's order.
+ * P->n becomes n_owned + n_ghost. */
+typedef struct halo {
+    int n_owned, n_ghost;
+    int *send;   /* owned particles to send, grouped by destination rank */
+    int *scount; /* per rank: how many of them */
+    int nsend;
+} halo;
+status exchange_halo(particles *P, const decomp *D, double range, halo *H, diag *err);
+/* Sends the same particles' current records again and overwrites the copies. */
+status exchange_halo_update(particles *P, const halo *H, diag *err);
+/* Drops the copies (P->n back to n_owned) and frees the lists. */
+void exchange_halo_drop(particles *P, halo *H);
+
+#endif
