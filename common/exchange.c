@@ -37,18 +37,34 @@ void particles_unpack(particles *P, int i, const double *r)
     P->frozen[i] = (unsigned char)r[24];
 }
 
-/* P rebuilt from n records (its dimension and box kept). */
-static status from_records(particles *P, const double *rec, int n, diag *err)
+/* P rebuilt from n records of PARTICLE_RECORD + width doubles (its dimension and box kept);
+ * the extra doubles of each into *extra (malloc'ed, the old array freed). */
+static status from_records(particles *P, const double *rec, int n, double **extra, int width,
+                           diag *err)
 {
     particles Q;
     status s = particles_init(&Q, n, P->dimension, err);
     if (s != CDLAB_OK)
         return s;
+    double *ex = NULL;
+    if (width > 0 && !(ex = malloc((size_t)(n > 0 ? n : 1) * (size_t)width * sizeof *ex))) {
+        particles_free(&Q);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d particles' data", n);
+    }
     Q.box = P->box;
-    for (int i = 0; i < n; i++)
-        particles_unpack(&Q, i, rec + (size_t)i * PARTICLE_RECORD);
+    size_t rw = PARTICLE_RECORD + (size_t)width;
+    for (int i = 0; i < n; i++) {
+        particles_unpack(&Q, i, rec + (size_t)i * rw);
+        if (width > 0)
+            memcpy(ex + (size_t)i * (size_t)width, rec + (size_t)i * rw + PARTICLE_RECORD,
+                   (size_t)width * sizeof *ex);
+    }
     particles_free(P);
     *P = Q;
+    if (width > 0) {
+        free(*extra);
+        *extra = ex;
+    }
     return CDLAB_OK;
 }
 
@@ -58,32 +74,37 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Packs the particles list[0..n-1] (grouped by destination, count per rank in scount) into a
- * send buffer and exchanges it. */
-static status send_records(const particles *P, const int *list, int n, const int *pcount,
-                           double **recv, int *nrecv, diag *err)
+/* Packs the particles list[0..n-1] (grouped by destination, count per rank in pcount), each
+ * with its width doubles of extra, and exchanges them. */
+static status send_records(const particles *P, const double *extra, int width, const int *list,
+                           int n, const int *pcount, double **recv, int *nrecv, diag *err)
 {
     int R = comm_size();
-    double *buf = malloc((size_t)(n > 0 ? n : 1) * PARTICLE_RECORD * sizeof *buf);
+    size_t rw = PARTICLE_RECORD + (size_t)width;
+    double *buf = malloc((size_t)(n > 0 ? n : 1) * rw * sizeof *buf);
     int *sc = malloc((size_t)R * sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
     status s = CDLAB_OK;
     if (!buf || !sc || !rc)
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the exchange of %d particles", n);
-    for (int k = 0; k < n && s == CDLAB_OK; k++)
-        particles_pack(P, list[k], buf + (size_t)k * PARTICLE_RECORD);
+    for (int k = 0; k < n && s == CDLAB_OK; k++) {
+        particles_pack(P, list[k], buf + (size_t)k * rw);
+        if (width > 0)
+            memcpy(buf + (size_t)k * rw + PARTICLE_RECORD, extra + (size_t)list[k] * (size_t)width,
+                   (size_t)width * sizeof *buf);
+    }
     for (int r = 0; r < R && s == CDLAB_OK; r++)
-        sc[r] = pcount[r] * PARTICLE_RECORD;
+        sc[r] = pcount[r] * (int)rw;
     int total = 0;
     if (s == CDLAB_OK)
         s = comm_exchange(buf, sc, recv, rc, &total, err);
-    *nrecv = total / PARTICLE_RECORD;
+    *nrecv = total / (int)rw;
     free(buf);
     free(sc);
     free(rc);
     return s;
 }
 
-status exchange_migrate(particles *P, const decomp *D, diag *err)
+status exchange_migrate(particles *P, const decomp *D, double **extra, int width, diag *err)
 {
     int R = comm_size(), n = P->n;
     int *owner = malloc((size_t)(n > 0 ? n : 1) * sizeof *owner);
@@ -105,10 +126,10 @@ status exchange_migrate(particles *P, const decomp *D, diag *err)
     double *recv = NULL;
     int m = 0;
     if (s == CDLAB_OK)
-        s = send_records(P, list, n, count, &recv, &m, err);
+        s = send_records(P, extra ? *extra : NULL, width, list, n, count, &recv, &m, err);
     if (s == CDLAB_OK) {
-        qsort(recv, (size_t)m, PARTICLE_RECORD * sizeof *recv, by_id);
-        s = from_records(P, recv, m, err);
+        qsort(recv, (size_t)m, (PARTICLE_RECORD + (size_t)width) * sizeof *recv, by_id);
+        s = from_records(P, recv, m, extra, width, err);
     }
     free(recv);
     free(owner);
@@ -118,7 +139,8 @@ status exchange_migrate(particles *P, const decomp *D, diag *err)
     return s;
 }
 
-status exchange_halo(particles *P, const decomp *D, double range, halo *H, diag *err)
+status exchange_halo(particles *P, const decomp *D, double range, double **extra, int width,
+                     halo *H, diag *err)
 {
     memset(H, 0, sizeof *H);
     int R = comm_size(), me = comm_rank(), n = P->n;
@@ -166,17 +188,22 @@ status exchange_halo(particles *P, const decomp *D, double range, halo *H, diag 
     double *recv = NULL;
     int m = 0;
     if (s == CDLAB_OK)
-        s = send_records(P, H->send, np, H->scount, &recv, &m, err);
+        s = send_records(P, extra ? *extra : NULL, width, H->send, np, H->scount, &recv, &m, err);
+    H->width = width;
+    size_t rw = PARTICLE_RECORD + (size_t)width;
     if (s == CDLAB_OK) { /* own particles, then the copies */
-        double *all = malloc((size_t)(n + m > 0 ? n + m : 1) * PARTICLE_RECORD * sizeof *all);
+        double *all = malloc((size_t)(n + m > 0 ? n + m : 1) * rw * sizeof *all);
         if (!all) {
             s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo");
         } else {
-            for (int i = 0; i < n; i++)
-                particles_pack(P, i, all + (size_t)i * PARTICLE_RECORD);
-            memcpy(all + (size_t)n * PARTICLE_RECORD, recv,
-                   (size_t)m * PARTICLE_RECORD * sizeof *all);
-            s = from_records(P, all, n + m, err);
+            for (int i = 0; i < n; i++) {
+                particles_pack(P, i, all + (size_t)i * rw);
+                if (width > 0)
+                    memcpy(all + (size_t)i * rw + PARTICLE_RECORD,
+                           *extra + (size_t)i * (size_t)width, (size_t)width * sizeof *all);
+            }
+            memcpy(all + (size_t)n * rw, recv, (size_t)m * rw * sizeof *all);
+            s = from_records(P, all, n + m, extra, width, err);
             free(all);
         }
     }
@@ -185,16 +212,21 @@ status exchange_halo(particles *P, const decomp *D, double range, halo *H, diag 
     return s;
 }
 
-status exchange_halo_update(particles *P, const halo *H, diag *err)
+status exchange_halo_update(particles *P, double *extra, const halo *H, diag *err)
 {
     double *recv = NULL;
-    int m = 0;
-    status s = send_records(P, H->send, H->nsend, H->scount, &recv, &m, err);
+    int m = 0, width = H->width;
+    size_t rw = PARTICLE_RECORD + (size_t)width;
+    status s = send_records(P, extra, width, H->send, H->nsend, H->scount, &recv, &m, err);
     if (s == CDLAB_OK && m != H->n_ghost)
         s = diag_set(err, CDLAB_ERR_IO, "halo update: %d copies received, %d expected", m,
                      H->n_ghost);
-    for (int k = 0; k < m && s == CDLAB_OK; k++)
-        particles_unpack(P, H->n_owned + k, recv + (size_t)k * PARTICLE_RECORD);
+    for (int k = 0; k < m && s == CDLAB_OK; k++) {
+        particles_unpack(P, H->n_owned + k, recv + (size_t)k * rw);
+        if (width > 0)
+            memcpy(extra + (size_t)(H->n_owned + k) * (size_t)width,
+                   recv + (size_t)k * rw + PARTICLE_RECORD, (size_t)width * sizeof *extra);
+    }
     free(recv);
     return s;
 }

@@ -17,21 +17,26 @@ void particles_unpack(particles *P, int i, const double *rec);
 
 /* Each particle goes to the rank whose box holds it: afterwards every rank holds exactly the
  * particles it owns (P holds no halo copies before or after), in increasing id order, so that the
- * storage order does not depend on the history of the run. */
-status exchange_migrate(particles *P, const decomp *D, diag *err);
+ * storage order does not depend on the history of the run. With width > 0, *extra holds width
+ * doubles per particle (an engine's per-particle state) that travel with it; it is replaced by
+ * the array of the new particles. */
+status exchange_migrate(particles *P, const decomp *D, double **extra, int width, diag *err);
 
 /* Halo copies: for each rank, the owned particles within range of its box (decomp_near) are sent
  * to it and appended after the receiver's own particles, in rank order and the sender's order.
  * P->n becomes n_owned + n_ghost. */
 typedef struct halo {
     int n_owned, n_ghost;
+    int width;   /* extra doubles per particle */
     int *send;   /* owned particles to send, grouped by destination rank */
     int *scount; /* per rank: how many of them */
     int nsend;
 } halo;
-status exchange_halo(particles *P, const decomp *D, double range, halo *H, diag *err);
-/* Sends the same particles' current records again and overwrites the copies. */
-status exchange_halo_update(particles *P, const halo *H, diag *err);
+status exchange_halo(particles *P, const decomp *D, double range, double **extra, int width,
+                     halo *H, diag *err);
+/* Sends the same particles' current records (and extras, width as built) again and overwrites
+ * the copies. */
+status exchange_halo_update(particles *P, double *extra, const halo *H, diag *err);
 /* Drops the copies (P->n back to n_owned) and frees the lists. */
 void exchange_halo_drop(particles *P, halo *H);
 

@@ -186,9 +186,12 @@ static int exchange_selftest(int periodic)
     particles_init(&P, mine, 3, &err);
     P.box = G.box;
     double rec[PARTICLE_RECORD];
+    /* two extra doubles per particle travel with it: (id, -id), and +0.5 in the halo update */
+    double *ex = malloc((size_t)(mine > 0 ? mine : 1) * 2 * sizeof *ex);
     for (int i = me, k = 0; i < n; i += R, k++) {
         particles_pack(&G, i, rec);
         particles_unpack(&P, k, rec);
+        ex[2 * k] = i, ex[2 * k + 1] = -i;
     }
     decomp D;
     halo H;
@@ -204,19 +207,25 @@ static int exchange_selftest(int periodic)
         }
         s = decomp_build(&D, R, G.x, NULL, n, 3, &G.box, &err);
         if (s == CDLAB_OK)
-            s = exchange_migrate(&P, &D, &err);
+            s = exchange_migrate(&P, &D, &ex, 2, &err);
         if (s == CDLAB_OK)
             s = selftest_owned(&P, &G, &D, &err);
         if ((s = comm_agree(s, &err)) != CDLAB_OK)
             break;
-        if ((s = exchange_halo(&P, &D, range, &H, &err)) == CDLAB_OK)
+        for (int i = 0; i < P.n; i++)
+            CHECK(ex[2 * i] == P.id[i] && ex[2 * i + 1] == -P.id[i],
+                  "rank %d: the extra data of particle %d did not follow it", me, P.id[i]);
+        if ((s = exchange_halo(&P, &D, range, &ex, 2, &H, &err)) == CDLAB_OK)
             s = selftest_halo(&P, &H, &G, &D, range, 0.0, &err);
         for (int i = 0; i < H.n_owned && s == CDLAB_OK; i++)
-            P.v[i].y += 0.5;
-        if (s == CDLAB_OK && (s = exchange_halo_update(&P, &H, &err)) == CDLAB_OK)
+            P.v[i].y += 0.5, ex[2 * i] += 0.5;
+        if (s == CDLAB_OK && (s = exchange_halo_update(&P, ex, &H, &err)) == CDLAB_OK)
             s = selftest_halo(&P, &H, &G, &D, range, 0.5, &err);
+        for (int i = 0; i < P.n; i++)
+            CHECK(ex[2 * i] == P.id[i] + 0.5 && ex[2 * i + 1] == -P.id[i],
+                  "rank %d: the extra data of copy %d is not the owner's", me, P.id[i]);
         for (int i = 0; i < H.n_owned; i++)
-            P.v[i].y -= 0.5;
+            P.v[i].y -= 0.5, ex[2 * i] -= 0.5;
         ghosts += H.n_ghost;
         exchange_halo_drop(&P, &H);
         s = comm_agree(s, &err);
@@ -234,6 +243,7 @@ static int exchange_selftest(int periodic)
     decomp_free(&D);
     particles_free(&P);
     particles_free(&G);
+    free(ex);
     return s == CDLAB_OK ? 0 : 1;
 }
 
