@@ -138,6 +138,13 @@ static double block_sum(const dem_solver *S, int nb, int q)
     return t;
 }
 
+/* The particles this process integrates: all of them, or in a distributed run its own
+ * [0, n_owned) (the rest are halo copies, moved by their owners). */
+static inline int n_own(const world *W, const dem_solver *S)
+{
+    return S->dist ? S->n_owned : W->P.n;
+}
+
 /* Adjacency of the contact list (after a rebuild): for every particle its contact sides in
  * contact order, and the wall contacts. */
 static status build_adjacency(dem_solver *S, const world *W, diag *err)
@@ -663,7 +670,6 @@ static void deform_update(world *W, dem_solver *S, const dem_params *p, double t
  * stress). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
-    particles *P = &W->P;
     int np = S->npair, nb = n_blocks(np);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < nb; b++) {
@@ -676,8 +682,9 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     /* gather: every particle adds its contacts' forces in contact order */
     const int *as = S->adj_start, *adj = S->adj;
     const double *gs = S->gsig;
+    int nown = n_own(W, S);
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < P->n; i++) {
+    for (int i = 0; i < nown; i++) {
         vec3 F = v3_zero(), T = v3_zero();
         double sig[3] = {0.0, 0.0, 0.0};
         for (int e = as[i]; e < as[i + 1]; e++) {
@@ -724,11 +731,11 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
 static void kinetic(world *W, dem_solver *S)
 {
     const particles *P = &W->P;
-    int nb = n_blocks(P->n);
+    int n = n_own(W, S), nb = n_blocks(n);
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < nb; b++) {
         double kt = 0.0, kr = 0.0;
-        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
         for (int i = b * DEM_BLOCK; i < end; i++) {
             kt += 0.5 * P->m[i] * v3_norm2(P->v[i]);
             if (P->inv_I[i] > 0.0)
@@ -758,13 +765,25 @@ static vec3 external_force(const world *W, int i, double t)
 
 /* A full rebuild of the neighbour list (pairs within the skin detect.gap): the candidates in
  * key order, merged with the previous list so that surviving pairs keep their history. */
-static status rebuild(world *W, dem_solver *S, diag *err)
+static status rebuild(world *W, dem_solver *S, const dem_params *p, diag *err)
 {
     status s;
     int nref;
+    if (S->dist && (s = S->dist->redistribute(S->dist, W, S, p, err)) != CDLAB_OK)
+        return s;
     if ((s = contacts_find_pairs(&S->grid, &W->P, W->walls, W->n_walls, W->detect.gap, &S->refs,
                                  &nref, &S->ref_cap, err)) != CDLAB_OK)
         return s;
+    if (S->dist) { /* the pairs of this rank's particles (not two halo copies, not a wall and
+                      a copy) */
+        int m = 0;
+        for (int b = 0; b < nref; b++) {
+            const pair_ref *r = &S->refs[b];
+            if (r->j < S->n_owned || (r->i >= 0 && r->i < S->n_owned))
+                S->refs[m++] = *r;
+        }
+        nref = m;
+    }
     dem_pair *old = S->pair;
     int nold = S->npair, oldcap = S->pair_cap;
     S->pair = S->pair_old;
@@ -805,9 +824,11 @@ static status rebuild(world *W, dem_solver *S, diag *err)
 
 /* After the particles moved (pmax: the longest path since the last rebuild): could a pair
  * outside the list have come within reach? */
-static int needs_rebuild(const world *W, const dem_solver *S, double pmax)
+static int needs_rebuild(const world *W, dem_solver *S, double pmax)
 {
     double skin = W->detect.gap;
+    if (S->dist) /* every rank decides alike */
+        pmax = S->dist->max(S->dist, pmax);
     /* deformable discs reach up to ext_max beyond their radii (0 for rigid ones) */
     return 2.0 * (pmax + S->ext_max) >= skin || pmax + S->ext_max + S->wall_path >= skin ||
            !(skin > 0.0);
@@ -822,7 +843,7 @@ static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, 
     if (needs_rebuild(W, S, pmax)) {
         status s;
         damping_work_before(W, S);
-        if ((s = rebuild(W, S, err)) != CDLAB_OK)
+        if ((s = rebuild(W, S, p, err)) != CDLAB_OK)
             return s;
         compute_forces(W, S, p, 0, st);
     } else {
@@ -913,7 +934,7 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     memset(S->dth, 0, (size_t)W->P.n * sizeof *S->dth);
     memset(S->piston_ds, 0, (size_t)W->n_walls * sizeof *S->piston_ds);
     particles_wrap(&W->P);
-    if ((s = rebuild(W, S, err)) != CDLAB_OK)
+    if ((s = rebuild(W, S, p, err)) != CDLAB_OK)
         return s;
     if (S->ell) { /* unstressed discs to begin with */
         memset(S->sig, 0, (size_t)W->P.n * 3 * sizeof *S->sig);
@@ -941,12 +962,12 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
 static double kick_drift(world *W, dem_solver *S, double t, double t_new)
 {
     particles *P = &W->P;
-    int dim = P->dimension, nb = n_blocks(P->n);
+    int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n);
     double dt = W->dt, h = 0.5 * dt;
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < nb; b++) {
         double w_ext = 0.0, pmax = 0.0;
-        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
         for (int i = b * DEM_BLOCK; i < end; i++) {
             vec3 fe0 = external_force(W, i, t);
             vec3 f = v3_add(dof_project_lin(dim, S->F[i]), fe0);
@@ -997,17 +1018,17 @@ static void pistons_kick_drift(world *W, dem_solver *S, double t, double t_new)
 }
 
 /* The second half kick with the forces at t_new (particles, then pistons), the kinetic
- * energies; returns the first particle whose position or velocity is not finite (P->n: none). */
+ * energies; returns the first particle whose position or velocity is not finite (n_own: none). */
 static int kick(world *W, dem_solver *S, double t_new)
 {
     particles *P = &W->P;
-    int dim = P->dimension, nb = n_blocks(P->n);
+    int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n);
     double h = 0.5 * W->dt;
-    int bad = P->n;
+    int bad = n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
     for (int b = 0; b < nb; b++) {
         double kt = 0.0, kr = 0.0;
-        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
+        int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
         for (int i = b * DEM_BLOCK; i < end; i++) {
             vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, t_new));
             vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
@@ -1071,15 +1092,16 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
     double t = W->t, t_new = (double)(W->step + 1) * W->dt;
     double pmax = kick_drift(W, S, t, t_new);
     pistons_kick_drift(W, S, t, t_new);
+    if (S->dist && (s = S->dist->refresh(S->dist, W, S, err)) != CDLAB_OK)
+        return s;
     if ((s = contacts_and_forces(W, S, p, pmax, t_new, st, err)) != CDLAB_OK)
         return s;
     W->t = t_new;
     W->step++;
-    int bad = kick(W, S, t_new);
-    if (p->abort_overlap > 0.0 && bad == W->P.n &&
-        (s = check_overlaps(W, S, p, st, err)) != CDLAB_OK)
+    int bad = kick(W, S, t_new), nown = n_own(W, S);
+    if (p->abort_overlap > 0.0 && bad == nown && (s = check_overlaps(W, S, p, st, err)) != CDLAB_OK)
         return s;
-    if (bad < W->P.n)
+    if (bad < nown)
         return diag_set(err, CDLAB_ERR_NUMERIC,
                         "step %ld: particle %d has a non-finite position or velocity "
                         "(time step above the critical one?)",

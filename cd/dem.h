@@ -84,6 +84,22 @@ typedef struct dem_pair {
  * forces of its contacts in contact order through an adjacency list (built at each rebuild).
  * Sums over contacts and particles (energies, statistics) are taken over fixed blocks and the
  * block results added in block order, so the results are bit-identical for any thread count. */
+struct dem_solver;
+/* Distributed runs (cd/dem_dist.c): what the step asks of the layer that moves particles and
+ * pairs between ranks. NULL in one process. */
+typedef struct dem_dist {
+    /* after the drift: the halo copies' positions, velocities, orientations and the step's
+     * movements from their owners */
+    status (*refresh)(struct dem_dist *d, world *W, struct dem_solver *S, diag *err);
+    /* at a rebuild, before the candidates are found: particles to their owners (with their
+     * step's movements), pair histories to the ranks that will need them (S->pair, in key
+     * order, local indices), new halo copies; sets S->n_owned */
+    status (*redistribute)(struct dem_dist *d, world *W, struct dem_solver *S,
+                           const dem_params *p, diag *err);
+    /* the largest of the ranks' values */
+    double (*max)(struct dem_dist *d, double v);
+} dem_dist;
+
 typedef struct dem_solver {
     vec3 *F, *T;       /* contact forces and torques on the particles at the current time */
     vec3 *du, *dth;    /* the last step's translations and rotations */
@@ -123,6 +139,10 @@ typedef struct dem_solver {
     double *gsig;
     int gsig_cap;
     double ext_max;
+    /* distributed runs: particles [0, n_owned) are this rank's, the others halo copies (one
+     * process: n_owned = P->n, dist = NULL) */
+    int n_owned;
+    dem_dist *dist;
     int started; /* forces at t = 0 computed */
     dem_energy E;
 } dem_solver;

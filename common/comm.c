@@ -122,6 +122,40 @@ status comm_exchange(const double *send, const int *scount, double **recv, int *
     return CDLAB_OK;
 }
 
+status comm_allgather(const double *v, int n, double **all, int *total, diag *err)
+{
+    int P = g_size;
+    int *cnt = malloc((size_t)P * sizeof *cnt), *dsp = malloc((size_t)P * sizeof *dsp);
+    if (!cnt || !dsp) {
+        free(cnt);
+        free(dsp);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    }
+    if (P == 1)
+        cnt[0] = n;
+    else
+        MPI_Allgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+    long t = 0;
+    for (int r = 0; r < P; r++) {
+        dsp[r] = (int)t;
+        t += cnt[r];
+    }
+    *all = malloc((size_t)(t > 0 ? t : 1) * sizeof **all);
+    if (!*all || t > 2147483647L) {
+        free(cnt);
+        free(dsp);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather of %ld values", t);
+    }
+    *total = (int)t;
+    if (P == 1 && n > 0)
+        memcpy(*all, v, (size_t)n * sizeof *v);
+    else if (P > 1)
+        MPI_Allgatherv(v, n, MPI_DOUBLE, *all, cnt, dsp, MPI_DOUBLE, MPI_COMM_WORLD);
+    free(cnt);
+    free(dsp);
+    return CDLAB_OK;
+}
+
 status comm_agree(status s, diag *err)
 {
     if (g_size == 1)

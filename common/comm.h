@@ -33,6 +33,8 @@ void comm_barrier(void);
  * rcount[r] doubles from rank r, *rtotal in all. One rank: a copy. */
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
                      diag *err);
+/* Every rank's n doubles, concatenated in rank order, into *all (malloc'ed; *total doubles). */
+status comm_allgather(const double *v, int n, double **all, int *total, diag *err);
 /* The largest of the ranks' statuses (CDLAB_OK = 0 when all are fine), and from the lowest rank
  * that has it, its message into err on every rank: every rank stops together, with one
  * message. */

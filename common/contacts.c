@@ -133,7 +133,10 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
         }
     }
     /* Particle pairs: each particle against its own and the 26 (or fewer) adjacent cells,
-     * keeping j > i so that each pair is found once. Two frozen particles never interact. */
+     * keeping id_j > id_i so that each pair is found once, oriented by the ids (in one process
+     * the ids are the storage order; a rank of a distributed run holds its particles and the
+     * halo copies in another order, and must orient its pairs as one process would). Two frozen
+     * particles never interact. */
     for (int i = 0; i < P->n; i++) {
         int c = G->cell_of[i];
         int ic[3] = {c % G->nx, (c / G->nx) % G->ny, c / (G->nx * G->ny)};
@@ -158,7 +161,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                     int cc = (z * G->ny + y) * G->nx + x;
                     for (int k = G->start[cc]; k < G->start[cc + 1]; k++) {
                         int j = G->order[k];
-                        if (j <= i || (P->frozen[i] && P->frozen[j]))
+                        if (P->id[j] <= P->id[i] || (P->frozen[i] && P->frozen[j]))
                             continue;
                         vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
                         double reach = P->r[i] + P->r[j] + gap;

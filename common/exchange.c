@@ -68,6 +68,22 @@ static status from_records(particles *P, const double *rec, int n, double **extr
     return CDLAB_OK;
 }
 
+status exchange_keep(particles *P, const unsigned char *keep, diag *err)
+{
+    int m = 0;
+    for (int i = 0; i < P->n; i++)
+        m += keep[i] != 0;
+    double *rec = malloc((size_t)(m > 0 ? m : 1) * PARTICLE_RECORD * sizeof *rec);
+    if (!rec)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d particles", m);
+    for (int i = 0, k = 0; i < P->n; i++)
+        if (keep[i])
+            particles_pack(P, i, rec + (size_t)k++ * PARTICLE_RECORD);
+    status s = from_records(P, rec, m, NULL, 0, err);
+    free(rec);
+    return s;
+}
+
 static int by_id(const void *a, const void *b)
 {
     double x = ((const double *)a)[20], y = ((const double *)b)[20];

@@ -15,6 +15,9 @@
 void particles_pack(const particles *P, int i, double *rec);
 void particles_unpack(particles *P, int i, const double *rec);
 
+/* Keeps the particles i with keep[i] (in their order). */
+status exchange_keep(particles *P, const unsigned char *keep, diag *err);
+
 /* Each particle goes to the rank whose box holds it: afterwards every rank holds exactly the
  * particles it owns (P holds no halo copies before or after), in increasing id order, so that the
  * storage order does not depend on the history of the run. With width > 0, *extra holds width

@@ -6,8 +6,13 @@
  *   cdlab-lab sliding-pair     normal and shear force over time (docs/physics.md)
  *   cdlab-lab exchange-selftest [periodic]
  *                              under mpirun: migration and halo copies of particles between
- *                              ranks against the global truth (tests/check_mpi.c) */
+ *                              ranks against the global truth (tests/check_mpi.c)
+ *   cdlab-lab dem-selftest [STEPS]
+ *                              under mpirun: a DEM pile distributed over the ranks against the
+ *                              same pile in one process, bit for bit (tests/check_mpi.c) */
 #include "comm.h"
+#include "dem_config.h"
+#include "dem_dist.h"
 #include "dem_lab.h"
 #include "exchange.h"
 #include "pcg32.h"
@@ -247,6 +252,87 @@ static int exchange_selftest(int periodic)
     return s == CDLAB_OK ? 0 : 1;
 }
 
+/* A periodic-x-y pile of 600 spheres falling onto a floor (the restart test's pile, without its
+ * piston, stirred): Kuhn law, friction, dashpots, neighbour-list rebuilds. */
+static const char *DEM_SELFTEST =
+    "[system]\nmode = dem\ndimension = 3\ndt = 2e-4\nsteps = 1\ngravity = 0 0 -10\nseed = 3\n"
+    "periodic = x y\nbox_min = 0 0 0\nbox_max = 8 6 0\n"
+    "[particles]\nsource = random\ncount = 600\nradius_min = 0.25\nradius_max = 0.3\n"
+    "box_min = 0 0 0\nbox_max = 8 6 9\n"
+    "[contact]\nfriction = 0.4\ndetect_gap = 0.05\n"
+    "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.2\ndamping_tangential = 0.1\n"
+    "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n";
+
+static status selftest_dem_open(world *W, dem_setup *d, dem_solver *S, diag *err)
+{
+    config c;
+    scene_info info;
+    status s = config_load_string(&c, DEM_SELFTEST, "dem-selftest", err);
+    if (s == CDLAB_OK && (s = scene_build(&c, W, &info, err)) == CDLAB_OK)
+        s = dem_config_read(&c, W, &info, NULL, d, err);
+    /* a stirred pile: 5 m/s in every direction, so that the neighbour list is rebuilt (and
+     * particles change rank) every few steps */
+    for (int i = 0; i < W->P.n && s == CDLAB_OK; i++)
+        W->P.v[i] = v3_scale(v3(sin(1.7 * i), cos(2.3 * i), 0.5 * sin(0.9 * i)), 5.0);
+    config_free(&c);
+    dem_solver_init(S);
+    return s;
+}
+
+/* The pile run for steps in one process (every rank, the reference) and distributed over the
+ * ranks: every rank's own particles have the reference's position, velocity, angular velocity
+ * and orientation, bit for bit, and each id is owned once. */
+static int dem_selftest(long steps)
+{
+    diag err = {{0}};
+    world A, B;
+    dem_setup da, db;
+    dem_solver Sa, Sb;
+    dem_stats st;
+    dem_mpi M;
+    memset(&M, 0, sizeof M);
+    memset(&B, 0, sizeof B);
+    dem_solver_init(&Sb);
+    status s = selftest_dem_open(&A, &da, &Sa, &err);
+    for (long k = 0; k < steps && s == CDLAB_OK; k++)
+        s = dem_step(&A, &Sa, &da.p, &st, &err);
+    if (s == CDLAB_OK && (s = selftest_dem_open(&B, &db, &Sb, &err)) == CDLAB_OK)
+        s = dem_mpi_init(&M, &B, &Sb, &db.p, &err);
+    for (long k = 0; k < steps && s == CDLAB_OK; k++)
+        s = dem_step(&B, &Sb, &db.p, &st, &err);
+    s = comm_agree(s, &err);
+    double c[4] = {0, 0, 0, 0}; /* owned, differing, sum of ids, migrations */
+    for (int i = 0; i < Sb.n_owned && s == CDLAB_OK; i++) {
+        int id = B.P.id[i];
+        c[0] += 1;
+        c[2] += id;
+        int same = id >= 0 && id < A.P.n && A.P.id[id] == id &&
+                   memcmp(&A.P.x[id], &B.P.x[i], sizeof(vec3)) == 0 &&
+                   memcmp(&A.P.v[id], &B.P.v[i], sizeof(vec3)) == 0 &&
+                   memcmp(&A.P.w[id], &B.P.w[i], sizeof(vec3)) == 0 &&
+                   memcmp(&A.P.q[4 * id], &B.P.q[4 * i], 4 * sizeof(double)) == 0;
+        c[1] += !same;
+    }
+    c[3] = (double)M.migrated;
+    comm_allreduce(c, 4, COMM_SUM);
+    double n = A.P.n;
+    int ok = s == CDLAB_OK && c[0] == n && c[1] == 0 && c[2] == n * (n - 1) / 2;
+    if (comm_rank() == 0) {
+        if (s != CDLAB_OK)
+            fprintf(stderr, "dem-selftest: FAILED: %s\n", err.msg);
+        else
+            printf("dem-selftest: %s (%d ranks, %.0f particles, %ld steps, %ld rebuilds, %.0f "
+                   "migrations; %.0f owned, %.0f differ from one process)\n",
+                   ok ? "ok" : "FAILED", comm_size(), n, steps, Sb.rebuilds, c[3], c[0], c[1]);
+    }
+    dem_mpi_free(&M);
+    dem_solver_free(&Sa);
+    dem_solver_free(&Sb);
+    world_free(&A);
+    world_free(&B);
+    return ok ? 0 : 1;
+}
+
 static int lab_main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "fig4") == 0)
@@ -255,6 +341,8 @@ static int lab_main(int argc, char **argv)
         return fig6();
     if (argc == 2 && strcmp(argv[1], "sliding-pair") == 0)
         return sliding_pair();
+    if (argc >= 2 && strcmp(argv[1], "dem-selftest") == 0)
+        return dem_selftest(argc >= 3 ? atol(argv[2]) : 600);
     if (argc >= 2 && strcmp(argv[1], "exchange-selftest") == 0)
         return exchange_selftest(argc >= 3 && strcmp(argv[2], "periodic") == 0);
     fprintf(stderr, "usage: cdlab-lab fig4 [Z1/Z0] | fig6 | sliding-pair | exchange-selftest "

@@ -1,0 +1,285 @@
+/* DEM across MPI ranks: see dem_dist.h. */
+#include "dem_dist.h"
+
+#include "comm.h"
+#include "grow.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MOVES 6 /* per particle: the step's translation and rotation (du, dth) */
+/* a pair history: body 0 (id, or the wall code < 0), body 1 (id), zeta, f_t (3), dashpot force
+ * (3), 1 when body 0 is a particle (the key is rebuilt from the ids) */
+#define PAIR_REC 10
+
+static void moves_pack(const dem_solver *S, int n, double *e)
+{
+    for (int i = 0; i < n; i++) {
+        double *r = e + (size_t)i * MOVES;
+        r[0] = S->du[i].x, r[1] = S->du[i].y, r[2] = S->du[i].z;
+        r[3] = S->dth[i].x, r[4] = S->dth[i].y, r[5] = S->dth[i].z;
+    }
+}
+
+static void moves_unpack(dem_solver *S, int from, int n, const double *e)
+{
+    for (int i = from; i < n; i++) {
+        const double *r = e + (size_t)i * MOVES;
+        S->du[i] = v3(r[0], r[1], r[2]);
+        S->dth[i] = v3(r[3], r[4], r[5]);
+    }
+}
+
+static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
+{
+    dem_mpi *M = (dem_mpi *)d;
+    if (!M->have_halo)
+        return CDLAB_OK;
+    double *e = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * MOVES * sizeof *e);
+    if (!e)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo refresh");
+    moves_pack(S, W->P.n, e);
+    status s = exchange_halo_update(&W->P, e, &M->H, err);
+    if (s == CDLAB_OK)
+        moves_unpack(S, M->H.n_owned, W->P.n, e);
+    free(e);
+    return comm_agree(s, err);
+}
+
+static double max_over_ranks(dem_dist *d, double v)
+{
+    (void)d;
+    comm_allreduce(&v, 1, COMM_MAX);
+    return v;
+}
+
+typedef struct id_index {
+    int id, index;
+} id_index;
+
+static int by_idx_id(const void *a, const void *b)
+{
+    int x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int local_of(const id_index *map, int n, int id)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (map[mid].id == id)
+            return map[mid].index;
+        if (map[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+typedef struct keyed_pair {
+    uint64_t key;
+    dem_pair p;
+} keyed_pair;
+
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = ((const keyed_pair *)a)->key, y = ((const keyed_pair *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* The pairs' histories to the new owners of their particles (decomposition M->D, the current
+ * local positions): *rec, rcount as received. */
+static status send_pairs(dem_mpi *M, const world *W, const dem_solver *S, double **recv, int *nrecv,
+                         diag *err)
+{
+    int R = comm_size(), np = S->npair;
+    int *dest = malloc((size_t)(2 * np + 1) * sizeof *dest), *cnt = calloc((size_t)R, sizeof *cnt);
+    double *buf = malloc((size_t)(2 * np + 1) * PAIR_REC * sizeof *buf);
+    int *sc = malloc((size_t)R * sizeof *sc), *rc = malloc((size_t)R * sizeof *rc),
+        *at = malloc((size_t)R * sizeof *at);
+    status s = CDLAB_OK;
+    if (!dest || !cnt || !buf || !sc || !rc || !at)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the exchange of %d pairs", np);
+    for (int k = 0; k < np && s == CDLAB_OK; k++) {
+        const dem_pair *c = &S->pair[k];
+        int oj = decomp_owner(&M->D, W->P.x[c->j]);
+        int oi = c->i >= 0 ? decomp_owner(&M->D, W->P.x[c->i]) : oj;
+        dest[2 * k] = oj;
+        dest[2 * k + 1] = oi != oj ? oi : -1;
+        cnt[oj]++;
+        if (oi != oj)
+            cnt[oi]++;
+    }
+    for (int r = 0, a = 0; r < R && s == CDLAB_OK; r++) {
+        at[r] = a;
+        a += cnt[r];
+        sc[r] = cnt[r] * PAIR_REC;
+    }
+    for (int k = 0; k < np && s == CDLAB_OK; k++)
+        for (int h = 0; h < 2; h++) {
+            int r = dest[2 * k + h];
+            if (r < 0)
+                continue;
+            const dem_pair *c = &S->pair[k];
+            double *o = buf + (size_t)at[r]++ * PAIR_REC;
+            o[0] = c->i >= 0 ? W->P.id[c->i] : c->i;
+            o[1] = W->P.id[c->j];
+            o[2] = c->zeta;
+            o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
+            o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
+            o[9] = c->i >= 0 ? 1.0 : 0.0;
+        }
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_exchange(buf, sc, recv, rc, &total, err);
+    *nrecv = total / PAIR_REC;
+    free(dest);
+    free(cnt);
+    free(buf);
+    free(sc);
+    free(rc);
+    free(at);
+    return s;
+}
+
+/* The received pair histories as the old neighbour list (local indices, key order, each pair
+ * once; pairs of particles this rank does not hold are dropped). */
+static status install_pairs(const world *W, dem_solver *S, const double *rec, int n, diag *err)
+{
+    int N = W->P.n;
+    id_index *map = malloc((size_t)(N > 0 ? N : 1) * sizeof *map);
+    keyed_pair *kp = malloc((size_t)(n > 0 ? n : 1) * sizeof *kp);
+    if (!map || !kp) {
+        free(map);
+        free(kp);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d pairs", n);
+    }
+    for (int i = 0; i < N; i++)
+        map[i] = (id_index){W->P.id[i], i};
+    qsort(map, (size_t)N, sizeof *map, by_idx_id);
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        const double *r = rec + (size_t)k * PAIR_REC;
+        int j = local_of(map, N, (int)r[1]);
+        int i = r[9] != 0.0 ? local_of(map, N, (int)r[0]) : (int)r[0];
+        if (j < 0 || (r[9] != 0.0 && i < 0))
+            continue;
+        kp[m].key = contact_pair_key(i, j, &W->P, W->n_walls);
+        kp[m].p = (dem_pair){i, j, r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
+        m++;
+    }
+    qsort(kp, (size_t)m, sizeof *kp, by_key);
+    status s = dem_reserve_pairs(S, m, err);
+    int u = 0;
+    for (int k = 0; k < m && s == CDLAB_OK; k++)
+        if (k == 0 || kp[k].key != kp[k - 1].key) /* both holders sent the same record */
+            S->pair[u++] = kp[k].p;
+    S->npair = u;
+    free(map);
+    free(kp);
+    return s;
+}
+
+static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    dem_mpi *M = (dem_mpi *)d;
+    particles *P = &W->P;
+    int own = M->have_halo ? M->H.n_owned : P->n;
+    /* the new decomposition from everyone's own particles */
+    double *x = malloc((size_t)(own > 0 ? own : 1) * 3 * sizeof *x), *all = NULL;
+    int total = 0;
+    status s = x ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < own && s == CDLAB_OK; i++)
+        x[3 * i] = P->x[i].x, x[3 * i + 1] = P->x[i].y, x[3 * i + 2] = P->x[i].z;
+    if (s == CDLAB_OK)
+        s = comm_allgather(x, 3 * own, &all, &total, err);
+    free(x);
+    if (s == CDLAB_OK) {
+        if (M->have_decomp)
+            decomp_free(&M->D);
+        M->have_decomp = 0;
+        s = decomp_build(&M->D, comm_size(), (const vec3 *)all, NULL, total / 3, P->dimension,
+                         &P->box, err);
+        M->have_decomp = s == CDLAB_OK;
+    }
+    free(all);
+    /* the pairs' histories, while the halo copies they name are still here */
+    double *prec = NULL, *e = NULL;
+    int npr = 0;
+    if (s == CDLAB_OK)
+        s = send_pairs(M, W, S, &prec, &npr, err);
+    if (M->have_halo) {
+        exchange_halo_drop(P, &M->H);
+        M->have_halo = 0;
+    }
+    /* own particles to their owners, with their step's movements; then the halo copies */
+    if (s == CDLAB_OK && !(e = malloc((size_t)(P->n > 0 ? P->n : 1) * MOVES * sizeof *e)))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the migration");
+    if (s == CDLAB_OK) {
+        moves_pack(S, P->n, e);
+        for (int i = 0; i < P->n; i++)
+            M->migrated += decomp_owner(&M->D, P->x[i]) != comm_rank();
+        s = exchange_migrate(P, &M->D, &e, MOVES, err);
+    }
+    if (s == CDLAB_OK && (s = exchange_halo(P, &M->D, M->range, &e, MOVES, &M->H, err)) == CDLAB_OK)
+        M->have_halo = 1;
+    if (s == CDLAB_OK && (s = dem_prepare(W, S, p, err)) == CDLAB_OK) {
+        moves_unpack(S, 0, P->n, e);
+        S->n_owned = M->H.n_owned;
+        s = install_pairs(W, S, prec, npr, err);
+    }
+    M->redistributions++;
+    free(e);
+    free(prec);
+    return comm_agree(s, err);
+}
+
+status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    memset(M, 0, sizeof *M);
+    M->ops = (dem_dist){.refresh = refresh, .redistribute = redistribute, .max = max_over_ranks};
+    for (int k = 0; k < W->n_walls; k++)
+        if (W->walls[k].kind == WALL_PISTON)
+            return diag_set(err, CDLAB_ERR_CONFIG,
+                            "distributed DEM: pistons are not distributed yet (docs/parallel.md)");
+    if (p->deformable || p->bond)
+        return diag_set(err, CDLAB_ERR_CONFIG,
+                        "distributed DEM: bonds and deformable discs are not distributed yet "
+                        "(docs/parallel.md)");
+    double rmax = 0.0;
+    for (int i = 0; i < W->P.n; i++)
+        rmax = fmax(rmax, W->P.r[i]);
+    comm_allreduce(&rmax, 1, COMM_MAX);
+    M->range = W->detect.gap + 2.0 * rmax;
+    for (int a = 0; a < 3; a++) {
+        double L = a == 0 ? W->P.box.L.x : a == 1 ? W->P.box.L.y : W->P.box.L.z;
+        if (W->P.box.periodic[a] && !(M->range < 0.5 * L))
+            return diag_set(err, CDLAB_ERR_CONFIG,
+                            "distributed DEM: the halo range %g is not below half the period %g",
+                            M->range, L);
+    }
+    unsigned char *keep = malloc((size_t)(W->P.n > 0 ? W->P.n : 1));
+    if (!keep)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < W->P.n; i++)
+        keep[i] = W->P.id[i] % comm_size() == comm_rank();
+    status s = exchange_keep(&W->P, keep, err);
+    free(keep);
+    S->dist = &M->ops;
+    S->n_owned = W->P.n;
+    return s;
+}
+
+void dem_mpi_free(dem_mpi *M)
+{
+    if (M->have_decomp)
+        decomp_free(&M->D);
+    if (M->have_halo) {
+        free(M->H.send);
+        free(M->H.scount);
+    }
+    memset(M, 0, sizeof *M);
+}

@@ -1,0 +1,32 @@
+/* The DEM engine across MPI ranks (docs/parallel.md): the operations of dem_dist (dem.h) on top
+ * of the recursive bisection (common/decomp.c) and the particle exchange (common/exchange.c).
+ * Each rank integrates the particles in its box and holds halo copies of those within the
+ * detection range of it; its neighbour list holds every pair with one of its own particles,
+ * so a pair across a boundary is computed by both ranks from the same data, and a particle's
+ * force is gathered in global pair-key order: positions and velocities are the same bits as in
+ * one process, for any number of ranks. Not yet: pistons, deformable discs, bonds, and the
+ * diagnostics' sums (energies, statistics) across ranks. */
+#ifndef CDLAB_DEM_DIST_H
+#define CDLAB_DEM_DIST_H
+
+#include "decomp.h"
+#include "dem.h"
+#include "exchange.h"
+
+typedef struct dem_mpi {
+    dem_dist ops; /* first: S->dist points here */
+    decomp D;
+    halo H;
+    int have_decomp, have_halo;
+    double range;         /* halo range: the skin plus the largest diameter */
+    long redistributions; /* rebuilds that moved particles between ranks */
+    long migrated;        /* particles this rank sent to another */
+} dem_mpi;
+
+/* Every rank holds the whole world (as built from the config): keeps the particles of its
+ * initial share (id mod ranks = rank; the first rebuild sends them to their owners) and sets up
+ * M; S->dist = &M->ops. Refuses what is not distributed yet. */
+status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err);
+void dem_mpi_free(dem_mpi *M);
+
+#endif
