@@ -7,7 +7,7 @@
  *   cdlab-lab exchange-selftest [periodic]
  *                              under mpirun: migration and halo copies of particles between
  *                              ranks against the global truth (tests/check_mpi.c)
- *   cdlab-lab dem-selftest [STEPS]
+ *   cdlab-lab dem-selftest [STEPS [PARTICLES]]
  *                              under mpirun: a DEM pile distributed over the ranks against the
  *                              same pile in one process, bit for bit (tests/check_mpi.c) */
 #include "comm.h"
@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int fig4(int argc, char **argv)
 {
@@ -256,18 +257,21 @@ static int exchange_selftest(int periodic)
  * piston, stirred): Kuhn law, friction, dashpots, neighbour-list rebuilds. */
 static const char *DEM_SELFTEST =
     "[system]\nmode = dem\ndimension = 3\ndt = 2e-4\nsteps = 1\ngravity = 0 0 -10\nseed = 3\n"
-    "periodic = x y\nbox_min = 0 0 0\nbox_max = 8 6 0\n"
-    "[particles]\nsource = random\ncount = 600\nradius_min = 0.25\nradius_max = 0.3\n"
-    "box_min = 0 0 0\nbox_max = 8 6 9\n"
+    "periodic = x y\nbox_min = 0 0 0\nbox_max = %g %g 0\n"
+    "[particles]\nsource = random\ncount = %d\nradius_min = 0.25\nradius_max = 0.3\n"
+    "box_min = 0 0 0\nbox_max = %g %g 9\n"
     "[contact]\nfriction = 0.4\ndetect_gap = 0.05\n"
     "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.2\ndamping_tangential = 0.1\n"
     "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n";
 
-static status selftest_dem_open(world *W, dem_setup *d, dem_solver *S, diag *err)
+static status selftest_dem_open(world *W, dem_setup *d, dem_solver *S, int n, diag *err)
 {
     config c;
     scene_info info;
-    status s = config_load_string(&c, DEM_SELFTEST, "dem-selftest", err);
+    char ini[1024];
+    double scale = sqrt(n / 600.0), X = 8 * scale, Y = 6 * scale; /* the same height */
+    snprintf(ini, sizeof ini, DEM_SELFTEST, X, Y, n, X, Y);
+    status s = config_load_string(&c, ini, "dem-selftest", err);
     if (s == CDLAB_OK && (s = scene_build(&c, W, &info, err)) == CDLAB_OK)
         s = dem_config_read(&c, W, &info, NULL, d, err);
     /* a stirred pile: 5 m/s in every direction, so that the neighbour list is rebuilt (and
@@ -282,7 +286,14 @@ static status selftest_dem_open(world *W, dem_setup *d, dem_solver *S, diag *err
 /* The pile run for steps in one process (every rank, the reference) and distributed over the
  * ranks: every rank's own particles have the reference's position, velocity, angular velocity
  * and orientation, bit for bit, and each id is owned once. */
-static int dem_selftest(long steps)
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int dem_selftest(long steps, int n_particles)
 {
     diag err = {{0}};
     world A, B;
@@ -293,13 +304,19 @@ static int dem_selftest(long steps)
     memset(&M, 0, sizeof M);
     memset(&B, 0, sizeof B);
     dem_solver_init(&Sb);
-    status s = selftest_dem_open(&A, &da, &Sa, &err);
+    status s = selftest_dem_open(&A, &da, &Sa, n_particles, &err);
+    double t0 = now_s();
     for (long k = 0; k < steps && s == CDLAB_OK; k++)
         s = dem_step(&A, &Sa, &da.p, &st, &err);
-    if (s == CDLAB_OK && (s = selftest_dem_open(&B, &db, &Sb, &err)) == CDLAB_OK)
+    double t1 = now_s();
+    if (s == CDLAB_OK && (s = selftest_dem_open(&B, &db, &Sb, n_particles, &err)) == CDLAB_OK)
         s = dem_mpi_init(&M, &B, &Sb, &db.p, &err);
+    comm_barrier();
+    double t2 = now_s();
     for (long k = 0; k < steps && s == CDLAB_OK; k++)
         s = dem_step(&B, &Sb, &db.p, &st, &err);
+    comm_barrier();
+    double t3 = now_s();
     s = comm_agree(s, &err);
     double c[4] = {0, 0, 0, 0}; /* owned, differing, sum of ids, migrations */
     for (int i = 0; i < Sb.n_owned && s == CDLAB_OK; i++) {
@@ -322,8 +339,10 @@ static int dem_selftest(long steps)
             fprintf(stderr, "dem-selftest: FAILED: %s\n", err.msg);
         else
             printf("dem-selftest: %s (%d ranks, %.0f particles, %ld steps, %ld rebuilds, %.0f "
-                   "migrations; %.0f owned, %.0f differ from one process)\n",
-                   ok ? "ok" : "FAILED", comm_size(), n, steps, Sb.rebuilds, c[3], c[0], c[1]);
+                   "migrations; %.0f owned, %.0f differ from one process; one process %.3f s, "
+                   "distributed %.3f s)\n",
+                   ok ? "ok" : "FAILED", comm_size(), n, steps, Sb.rebuilds, c[3], c[0], c[1],
+                   t1 - t0, t3 - t2);
     }
     dem_mpi_free(&M);
     dem_solver_free(&Sa);
@@ -342,7 +361,7 @@ static int lab_main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "sliding-pair") == 0)
         return sliding_pair();
     if (argc >= 2 && strcmp(argv[1], "dem-selftest") == 0)
-        return dem_selftest(argc >= 3 ? atol(argv[2]) : 600);
+        return dem_selftest(argc >= 3 ? atol(argv[2]) : 600, argc >= 4 ? atoi(argv[3]) : 600);
     if (argc >= 2 && strcmp(argv[1], "exchange-selftest") == 0)
         return exchange_selftest(argc >= 3 && strcmp(argv[2], "periodic") == 0);
     fprintf(stderr, "usage: cdlab-lab fig4 [Z1/Z0] | fig6 | sliding-pair | exchange-selftest "
