@@ -114,10 +114,10 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                             "another name with -o",
                             final, o->partial);
         return diag_set(err, CDLAB_ERR_ARG,
-                        "%s exists: it was left by a run that was killed, and holds its data up "
-                        "to its last snapshot (cdlab info %s; continue it with --restart %s). "
-                        "Move or remove it first",
-                        o->partial, o->partial, o->partial);
+                        "%s exists: it was left by a run that was killed, or that failed while "
+                        "%s existed, and holds its data up to its last snapshot (cdlab info %s; "
+                        "continue it with --restart %s). Move or remove it first",
+                        o->partial, final, o->partial, o->partial);
     }
     if (fd < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot create: %s", o->partial, strerror(errno));

@@ -189,8 +189,9 @@ START_TEST(errors_refusals_keep_existing_output)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         /* relative names, in the test folder */
         char cmd[8192];
-        snprintf(cmd, sizeof cmd, "cd %s && %s run cd.ini -o good.h5 --overwrite %s --quiet "
-                                  "2>stderr.txt >/dev/null",
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && %s run cd.ini -o good.h5 --overwrite %s --quiet "
+                 "2>stderr.txt >/dev/null",
                  dir, bin(), cases[k].args);
         int st = system(cmd);
         long n;
@@ -210,9 +211,8 @@ START_TEST(errors_refusals_keep_existing_output)
     /* the sidecar's name a folder */
     ck_assert_int_eq(rename(at("good.xmf"), at("good.xmf.saved")), 0);
     ck_assert_int_eq(mkdir(at("good.xmf"), 0755), 0);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --overwrite", at("cd.ini"),
-                           at("good.h5")),
-                     2);
+    ck_assert_int_eq(
+        cdlab(msg, sizeof msg, "run %s -o %s --overwrite", at("cd.ini"), at("good.h5")), 2);
     ck_assert_msg(strstr(msg, "not a regular file"), "%s", msg);
     ck_assert(unchanged(at("good.h5"), good, glen));
     ck_assert_int_eq(rmdir(at("good.xmf")), 0);
@@ -228,8 +228,9 @@ START_TEST(errors_refusals_keep_existing_output)
         ck_assert_msg(strstr(msg, "is the config file"), "-o %s: %s", outs[k], msg);
         ck_assert(unchanged(at("cd.ini"), cfg, blen));
     }
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --export-fclib 25 "
-                                            "--fclib-out %s --set system.steps=30",
+    ck_assert_int_eq(cdlab(msg, sizeof msg,
+                           "run %s -o %s --restart %s --export-fclib 25 "
+                           "--fclib-out %s --set system.steps=30",
                            at("cd.ini"), at("new.h5"), at("good.h5"), at("good.h5")),
                      2);
     ck_assert_msg(strstr(msg, "is the restart file"), "%s", msg);
@@ -284,10 +285,9 @@ START_TEST(io_overwrite_policy)
     free(st_text);
     h5in_close(h);
     /* a .partial left behind holds data: refused until moved */
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --overwrite", at("cd.ini"),
-                           at("out.h5")),
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --overwrite", at("cd.ini"), at("out.h5")),
                      2);
-    ck_assert_msg(strstr(msg, "left by a run that was killed"), "%s", msg);
+    ck_assert_msg(strstr(msg, "left by a run that was killed, or that failed while"), "%s", msg);
     unlink(at("out.h5.partial"));
     /* completed with --overwrite: replaced */
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --overwrite --set system.steps=25",
@@ -307,8 +307,7 @@ static pid_t spawn(const char *ini, const char *out, const char *extra)
         int fd = open(at("bg_stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 2);
         if (extra)
-            execl(bin(), "cdlab", "run", ini, "-o", out, "--quiet", "--set", extra,
-                  (char *)NULL);
+            execl(bin(), "cdlab", "run", ini, "-o", out, "--quiet", "--set", extra, (char *)NULL);
         else
             execl(bin(), "cdlab", "run", ini, "-o", out, "--quiet", (char *)NULL);
         _exit(127);
@@ -389,8 +388,7 @@ START_TEST(io_concurrent_runs_and_killed_run)
     ck_assert_msg(readable, "three killed runs left no readable file with a checkpoint: %s",
                   err.msg);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=%ld",
-                           at("long.ini"), at("cont.h5"), at("killed.h5.partial"),
-                           atol(last) + 10),
+                           at("long.ini"), at("cont.h5"), at("killed.h5.partial"), atol(last) + 10),
                      0);
     teardown_dir();
 }
@@ -413,8 +411,9 @@ START_TEST(errors_restart_other_system)
         {"contact.friction=0.5", "contact.friction"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30 "
-                                                "--set %s",
+        ck_assert_int_eq(cdlab(msg, sizeof msg,
+                               "run %s -o %s --restart %s --set system.steps=30 "
+                               "--set %s",
                                at("cd.ini"), at("b.h5"), at("a.h5"), cases[k].set),
                          2);
         ck_assert_msg(strstr(msg, cases[k].expect), "--set %s: '%s' lacks '%s'", cases[k].set, msg,
@@ -630,8 +629,9 @@ START_TEST(errors_hostile_inputs)
         {3, "", "0x10 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "", "expected eleven", 2},
         {3, "seed = 0x10", "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "",
          "system.seed: expected a non-negative integer (got '0x10')", 2},
-        {3, "[load]\nparticles = 0 0\nforce = 1 0 0", "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n",
-         "", "", "load.particles: particle 0 is listed twice", 2},
+        {3, "[load]\nparticles = 0 0\nforce = 1 0 0",
+         "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "",
+         "load.particles: particle 0 is listed twice", 2},
         {3, "", "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "probes = 1 -1",
          "output.probes: particle 1 is listed twice (as 1 and -1)", 2},
         {3, "", "0 0 0 1 1e10 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "mass = 1e300", "",
@@ -655,8 +655,9 @@ START_TEST(errors_hostile_inputs)
     memset(longline, ' ', 4200);
     strcpy(longline + 4200, "series_every = 7\n");
     char *text = malloc(6000);
-    snprintf(text, 6000, "[system]\ndimension = 3\ndt = 0.01\nsteps = 3\n[particles]\ncount = 1\n"
-                         "radius = 0.5\nmass = 1\n[output]\nprobes = 0%s",
+    snprintf(text, 6000,
+             "[system]\ndimension = 3\ndt = 0.01\nsteps = 3\n[particles]\ncount = 1\n"
+             "radius = 0.5\nmass = 1\n[output]\nprobes = 0%s",
              longline);
     write_text(at("long.ini"), text);
     free(longline);
@@ -690,7 +691,8 @@ START_TEST(io_provenance_command_and_overrides)
     setup_dir();
     char msg[4096];
     write_config(at("cd.ini"), CD_INI, 20, 40, 10, 0);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --set system.steps=12 --set solver.iterations=9",
+    ck_assert_int_eq(cdlab(msg, sizeof msg,
+                           "run %s -o %s --set system.steps=12 --set solver.iterations=9",
                            at("cd.ini"), at("p.h5")),
                      0);
     h5in *h;
