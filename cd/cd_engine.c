@@ -308,6 +308,7 @@ const engine_ops cd_engine_ops = {
     .contact = cd_contact,
     .snapshot = NULL,
     .snapshot_fields = NULL,
+    .gather = NULL,
     .checkpoint_write = cd_checkpoint_write,
     .checkpoint_read = cd_checkpoint_read,
     .free = cd_free,

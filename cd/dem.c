@@ -270,6 +270,20 @@ status dem_reserve_pairs(dem_solver *S, int n, diag *err)
     return grow_pairs(&S->pair, &S->pair_cap, n, err);
 }
 
+status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair, diag *err)
+{
+    status s = ensure(S, W, p, err);
+    if (s == CDLAB_OK)
+        s = grow_pairs(&S->pair, &S->pair_cap, npair, err);
+    if (s != CDLAB_OK)
+        return s;
+    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * npair + 3, sizeof *gf);
+    if (!gf)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
+    S->gf = gf;
+    return CDLAB_OK;
+}
+
 status dem_reserve_bonds(dem_solver *S, int n, diag *err)
 {
     dem_bond_state *b = grow_array(S->bond, &S->bond_cap, n + 1, sizeof *b);
@@ -379,6 +393,13 @@ static inline int nonzero(vec3 a)
     return a.x != 0.0 || a.y != 0.0 || a.z != 0.0;
 }
 
+/* Does this process count pair c in the sums of energies and statistics? In a distributed run
+ * a pair across a boundary is computed by both ranks and counted by the owner of body 1. */
+static inline int counted(const dem_solver *S, const dem_pair *c)
+{
+    return !S->dist || c->j < S->n_owned;
+}
+
 /* The intact bond of pair k, or NULL. */
 static inline dem_bond_state *bond_of_pair(const dem_solver *S, int k)
 {
@@ -426,6 +447,8 @@ static void damping_work_before(world *W, dem_solver *S)
         int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++) {
             const dem_pair *c = &S->pair[k];
+            if (!counted(S, c))
+                continue;
             if ((c->zeta >= 0.0 || bond_of_pair(S, k)) && nonzero(c->fd))
                 d += dashpot_second_half(
                     W, S, c, frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j)));
@@ -675,8 +698,15 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     for (int b = 0; b < nb; b++) {
         double acc[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY, 0};
         int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
-        for (int k = b * DEM_BLOCK; k < end; k++)
-            contact_force(W, S, p, k, book, acc);
+        for (int k = b * DEM_BLOCK; k < end; k++) {
+            if (counted(S, &S->pair[k])) {
+                contact_force(W, S, p, k, book, acc);
+            } else { /* its energies and statistics are another rank's */
+                double other[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY, 0};
+                contact_force(W, S, p, k, book, other);
+                acc[7] = fmax(acc[7], other[7]);
+            }
+        }
         memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
     }
     /* gather: every particle adds its contacts' forces in contact order */
@@ -722,6 +752,11 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     S->E.damping += block_sum(S, nb, 3);
     S->bonds_broken += (long)block_sum(S, nb, 8);
     st->n_contacts = np;
+    if (S->dist) {
+        st->n_contacts = 0;
+        for (int k = 0; k < np; k++)
+            st->n_contacts += counted(S, &S->pair[k]);
+    }
     st->n_active = (int)block_sum(S, nb, 4);
     st->mean_overlap = st->n_active > 0 ? block_sum(S, nb, 5) / st->n_active : 0.0;
     st->n_sliding = (int)block_sum(S, nb, 6);

@@ -237,6 +237,145 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
     return comm_agree(s, err);
 }
 
+#define GATHER_EXTRA 7 /* F, T, path */
+
+typedef struct keyed_ref {
+    uint64_t key;
+    int rec;
+} keyed_ref;
+
+static int by_ref_key(const void *a, const void *b)
+{
+    uint64_t x = ((const keyed_ref *)a)->key, y = ((const keyed_ref *)b)->key;
+    return (x > y) - (x < y);
+}
+#define GATHER_PAIR 19 /* a pair history (PAIR_REC) and its gather entries (3 vec3) */
+
+/* Sends n records of width w to rank 0 (the others send nothing to anyone). */
+static status to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err)
+{
+    int R = comm_size(), *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    if (!sc || !rc) {
+        free(sc);
+        free(rc);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    }
+    sc[0] = n * w;
+    int total = 0;
+    status s = comm_exchange(rec, sc, recv, rc, &total, err);
+    *nrecv = total / w;
+    free(sc);
+    free(rc);
+    return s;
+}
+
+status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, world *Wg,
+                      dem_solver *Sg, diag *err)
+{
+    int own = S->n_owned, np = 0;
+    for (int k = 0; k < S->npair; k++)
+        np += S->pair[k].j < own;
+    size_t pw = PARTICLE_RECORD + GATHER_EXTRA;
+    double *pr = malloc((size_t)(own > 0 ? own : 1) * pw * sizeof *pr);
+    double *cr = malloc((size_t)(np > 0 ? np : 1) * GATHER_PAIR * sizeof *cr);
+    status s = pr && cr ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < own && s == CDLAB_OK; i++) {
+        double *r = pr + (size_t)i * pw;
+        particles_pack(&W->P, i, r);
+        double *e = r + PARTICLE_RECORD;
+        e[0] = S->F[i].x, e[1] = S->F[i].y, e[2] = S->F[i].z;
+        e[3] = S->T[i].x, e[4] = S->T[i].y, e[5] = S->T[i].z;
+        e[6] = S->path[i];
+    }
+    for (int k = 0, m = 0; k < S->npair && s == CDLAB_OK; k++) {
+        const dem_pair *c = &S->pair[k];
+        if (c->j >= own)
+            continue;
+        double *o = cr + (size_t)m++ * GATHER_PAIR;
+        o[0] = c->i >= 0 ? W->P.id[c->i] : c->i;
+        o[1] = W->P.id[c->j];
+        o[2] = c->zeta;
+        o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
+        o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
+        o[9] = c->i >= 0 ? 1.0 : 0.0;
+        for (int g = 0; g < 3; g++) {
+            vec3 v = S->gf[3 * k + g];
+            o[10 + 3 * g] = v.x, o[11 + 3 * g] = v.y, o[12 + 3 * g] = v.z;
+        }
+    }
+    double *prec = NULL, *crec = NULL;
+    int n = 0, m = 0;
+    if (s == CDLAB_OK)
+        s = to_rank0(pr, own, (int)pw, &prec, &n, err);
+    if (s == CDLAB_OK)
+        s = to_rank0(cr, np, GATHER_PAIR, &crec, &m, err);
+    free(pr);
+    free(cr);
+    if (s == CDLAB_OK && comm_rank() == 0) {
+        particles keep = Wg->P;
+        *Wg = *W; /* walls, time, settings: shared, not owned */
+        Wg->P = keep;
+        if (Wg->P.cap < n || Wg->P.dimension != W->P.dimension) {
+            particles_free(&Wg->P);
+            s = particles_init(&Wg->P, n, W->P.dimension, err);
+        }
+        Wg->P.n = n;
+        Wg->P.box = W->P.box;
+        for (int k = 0; k < n && s == CDLAB_OK; k++) { /* one process: index = id */
+            const double *r = prec + (size_t)k * pw;
+            int id = (int)r[20];
+            if (id < 0 || id >= n)
+                s = diag_set(err, CDLAB_ERR_NUMERIC, "gather: particle id %d of %d", id, n);
+            else
+                particles_unpack(&Wg->P, id, r);
+        }
+        if (s == CDLAB_OK)
+            s = dem_reserve_view(Wg, Sg, p, m, err);
+        for (int k = 0; k < n && s == CDLAB_OK; k++) {
+            const double *e = prec + (size_t)k * pw + PARTICLE_RECORD;
+            int id = (int)prec[(size_t)k * pw + 20];
+            Sg->F[id] = v3(e[0], e[1], e[2]);
+            Sg->T[id] = v3(e[3], e[4], e[5]);
+            Sg->path[id] = e[6];
+        }
+        /* the pairs in key order (the one-process list), each with its record */
+        keyed_ref *kr = malloc((size_t)(m > 0 ? m : 1) * sizeof *kr);
+        if (s == CDLAB_OK && !kr)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+        for (int k = 0; k < m && s == CDLAB_OK; k++) {
+            const double *r = crec + (size_t)k * GATHER_PAIR;
+            kr[k] = (keyed_ref){contact_pair_key((int)r[0], (int)r[1], &Wg->P, Wg->n_walls), k};
+        }
+        if (s == CDLAB_OK)
+            qsort(kr, (size_t)m, sizeof *kr, by_ref_key);
+        for (int k = 0; k < m && s == CDLAB_OK; k++) {
+            const double *r = crec + (size_t)kr[k].rec * GATHER_PAIR;
+            Sg->pair[k] =
+                (dem_pair){(int)r[0], (int)r[1], r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
+            for (int g = 0; g < 3; g++)
+                Sg->gf[3 * k + g] = v3(r[10 + 3 * g], r[11 + 3 * g], r[12 + 3 * g]);
+        }
+        free(kr);
+        Sg->npair = m;
+        Sg->rebuilds = S->rebuilds;
+        Sg->started = 1;
+        /* the walls' contact forces as one process sums them: over the wall pairs in key order */
+        for (int w = 0; w < W->n_walls && s == CDLAB_OK; w++)
+            Sg->piston_F[w] = 0.0;
+        for (int k = 0; k < m && s == CDLAB_OK; k++)
+            if (Sg->pair[k].i < 0) {
+                int w = -1 - Sg->pair[k].i;
+                Sg->piston_F[w] -= v3_dot(Sg->gf[3 * k], W->walls[w].n);
+            }
+        for (int w = 0; w < W->n_walls && s == CDLAB_OK; w++)
+            Wg->walls[w].contact_force = Sg->piston_F[w];
+        Sg->wall_path = 0.0;
+    }
+    free(prec);
+    free(crec);
+    return comm_agree(s, err);
+}
+
 status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
 {
     memset(M, 0, sizeof *M);

@@ -28,5 +28,12 @@ typedef struct dem_mpi {
  * M; S->dist = &M->ops. Refuses what is not distributed yet. */
 status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err);
 void dem_mpi_free(dem_mpi *M);
+/* Collective: rank 0 receives every rank's own particles (with their forces, torques and paths)
+ * and the pairs each rank counts (with their forces), and assembles in Wg (W's walls, time and
+ * settings, its own particles in id order) and Sg the state one process would hold: the same
+ * particles and pair list, the same forces, bit for bit (the ledger, Sg->E, is the caller's).
+ * Other ranks only send. */
+status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, world *Wg,
+                      dem_solver *Sg, diag *err);
 
 #endif

@@ -2,8 +2,10 @@
  * -> dem_setup, dem_step (or the kinematic drive) per step, the energy ledger and the
  * Love-Weber stress as series of their own, the pair store with its history and the solver's
  * forces, paths and ledger in checkpoints. */
+#include "comm.h"
 #include "dem.h"
 #include "dem_config.h"
+#include "dem_dist.h"
 #include "engine.h"
 #include "engine_checkpoint.h"
 
@@ -32,7 +34,19 @@ typedef struct dem_engine {
     int ser[SER_N], ser_stress;
     int ser_bonds[2];  /* intact, broken (with dem.bond) */
     int ser_particles; /* the discs' strain energy (with dem.deformable) */
+    /* distributed runs (more than one MPI rank, cd/dem_dist.c): the distribution, the ledger
+     * summed over the ranks, and on rank 0 the gathered world and state the output reports */
+    dem_mpi *M;
+    dem_energy Eg;
+    world Wg;
+    dem_solver Sg;
 } dem_engine;
+
+/* The state the output reports: this process's, or in a distributed run the gathered one. */
+static const dem_solver *view_of(const dem_engine *E)
+{
+    return E->M ? &E->Sg : &E->S;
+}
 
 #define DEM_OF(e) ((dem_engine *)(e)->content)
 
@@ -56,6 +70,19 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
     status s = dem_config_read(c, W, info, twin, &E->set, err);
     if (s != CDLAB_OK)
         return s;
+    if (comm_size() > 1) { /* refused before any file exists */
+        const char *what = E->set.drive != DRIVE_NONE ? "the kinematic drive ([drive])"
+                           : E->set.p.bond            ? "bonds (dem.bond)"
+                           : E->set.p.deformable      ? "deformable discs (dem.deformable)"
+                                                      : NULL;
+        for (int k = 0; k < W->n_walls && !what; k++)
+            if (W->walls[k].kind == WALL_PISTON)
+                what = "pistons";
+        if (what)
+            return diag_set(err, CDLAB_ERR_CONFIG,
+                            "%s: not distributed yet; run it with one process (docs/parallel.md)",
+                            what);
+    }
     if (E->set.from_cd > 0 && twin && twin->present)
         snprintf(note, note_n,
                  "; this is the DEM twin of its CD run (dem.stiffness_from_cd = %d, cd_sweep = "
@@ -187,9 +214,23 @@ static status dem_header(engine *e, h5out *h, const world *W, const scene_info *
     return h5out_attr_double(h, "/series/stress", "volume", E->set.stress_volume, err);
 }
 
-static void record_of(const dem_engine *E, const dem_stats *st, engine_record *rec)
+static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
 {
     const dem_energy *En = &E->S.E;
+    dem_stats g = *st;
+    if (E->M) { /* every rank's counted pairs and own particles: sums and maxima in rank order */
+        double v[4] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active,
+                       st->n_sliding};
+        comm_allreduce(v, 4, COMM_SUM);
+        g.max_overlap = st->max_overlap;
+        comm_allreduce(&g.max_overlap, 1, COMM_MAX);
+        g.n_contacts = (int)v[0], g.n_active = (int)v[1], g.n_sliding = (int)v[3];
+        g.mean_overlap = v[1] > 0 ? v[2] / v[1] : 0.0;
+        E->Eg = E->S.E;
+        comm_allreduce((double *)&E->Eg, (int)(sizeof E->Eg / sizeof(double)), COMM_SUM);
+        En = &E->Eg;
+        st = &g;
+    }
     double scale = fabs(En->initial) + fabs(En->work_external) + fabs(En->work_piston);
     *rec = (engine_record){.converged = 1,
                            .n_contacts = st->n_contacts,
@@ -206,7 +247,16 @@ static status dem_engine_start(engine *e, world *W, engine_record *rec, diag *er
     dem_engine *E = DEM_OF(e);
     dem_stats st;
     memset(&st, 0, sizeof st);
-    status s = dem_start(W, &E->S, &E->set.p, &st, err);
+    status s = CDLAB_OK;
+    if (comm_size() > 1) { /* each rank keeps its share; the first rebuild distributes them */
+        if (!(E->M = calloc(1, sizeof *E->M)))
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+        else
+            s = dem_mpi_init(E->M, W, &E->S, &E->set.p, err);
+        s = comm_agree(s, err);
+    }
+    if (s == CDLAB_OK)
+        s = comm_agree(dem_start(W, &E->S, &E->set.p, &st, err), err);
     record_of(E, &st, rec);
     rec->residual = 0.0; /* the initial row: the ledger starts balanced */
     return s;
@@ -259,12 +309,12 @@ static double stress_volume(const world *W, double given)
 static status dem_row(engine *e, h5out *h, const world *W, diag *err)
 {
     dem_engine *E = DEM_OF(e);
-    const dem_energy *En = &E->S.E;
+    const dem_energy *En = &view_of(E)->E;
     double v[SER_N] = {
         En->kin_trans, En->kin_rot, En->kin_piston,    En->elastic_n,   En->elastic_t,
         En->friction,  En->damping, En->work_external, En->work_piston, dem_energy_residual(En)};
     double sigma[3][3];
-    dem_stress(W, &E->S, stress_volume(W, E->set.stress_volume), sigma);
+    dem_stress(W, view_of(E), stress_volume(W, E->set.stress_volume), sigma);
     status s;
     for (int k = 0; k < SER_N; k++)
         if ((s = h5out_series_append(h, E->ser[k], &v[k], err)))
@@ -284,12 +334,12 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
 static int dem_contact_count(const engine *e, const world *W)
 {
     (void)W;
-    return DEM_OF(e)->S.npair;
+    return view_of(DEM_OF(e))->npair;
 }
 
 static void dem_contact(const engine *e, const world *W, int k, contact *c)
 {
-    dem_contact_record(W, &DEM_OF(e)->S, k, c);
+    dem_contact_record(W, view_of(DEM_OF(e)), k, c);
 }
 
 static const xdmf_field deform_fields[] = {
@@ -359,7 +409,7 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
                                    diag *err)
 {
     const dem_engine *E = DEM_OF(e);
-    const dem_solver *S = &E->S;
+    const dem_solver *S = view_of(E);
     engine_records r = {
         .kind = "dem_pair", .bytes = PAIR_BYTES, .n = S->npair, .rebuilds = S->rebuilds};
     status s = engine_checkpoint_write_records(h, g, &r, S->pair, &E->rng, err);
@@ -499,12 +549,32 @@ static void dem_engine_free(engine *e)
 {
     dem_engine *E = DEM_OF(e);
     if (E) {
+        if (E->M) {
+            dem_mpi_free(E->M);
+            free(E->M);
+            dem_solver_free(&E->Sg);
+            particles_free(&E->Wg.P); /* its walls are the run's */
+        }
         dem_solver_free(&E->S);
         free(E->du);
         free(E->dth);
     }
     free(E);
     e->content = NULL;
+}
+
+/* The world to write: this process's, or in a distributed run the state gathered on rank 0
+ * (NULL on the other ranks, which only send). Collective. */
+static status dem_gather(engine *e, world *W, world **view, diag *err)
+{
+    dem_engine *E = DEM_OF(e);
+    *view = W;
+    if (!E->M)
+        return CDLAB_OK;
+    status s = dem_mpi_gather(W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
+    E->Sg.E = E->Eg;
+    *view = comm_rank() == 0 ? &E->Wg : NULL;
+    return s;
 }
 
 static const char *const dem_sections[] = {"dem", "drive", NULL};
@@ -531,6 +601,7 @@ const engine_ops dem_engine_ops = {
     .contact = dem_contact,
     .snapshot = dem_snapshot,
     .snapshot_fields = dem_snapshot_fields,
+    .gather = dem_gather,
     .checkpoint_write = dem_checkpoint_write,
     .checkpoint_read = dem_checkpoint_read,
     .free = dem_engine_free,

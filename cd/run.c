@@ -10,9 +10,15 @@
  *     loop                  engine->step; rows, snapshots, checkpoints at their cadence;
  *                           thread tuning (run_threads.c); a signal ends it cleanly
  *     finish                /summary, close, OUT.h5.partial -> OUT.h5 (outfile.c)
+ *
+ * A distributed run (MPI, docs/parallel.md) goes through the same phases on every rank: the
+ * engine steps everywhere, rank 0 alone creates and writes the files, from the state the engine
+ * gathers on it before each output; every decision that could differ between ranks (a step's
+ * status, a signal, an output's status) is agreed on first, so that all ranks stop together.
  */
 #include "run.h"
 
+#include "comm.h"
 #include "outfile.h"
 #include "parallel.h"
 #include "run_checkpoint.h"
@@ -87,17 +93,25 @@ static status check_restart_export(run_state *R, diag *err)
 static status prepare(run_state *R, diag *err)
 {
     run_setup *S = &R->S;
-    status s = run_check_paths(R->c, S, R->hk, R->fclib_path, sizeof R->fclib_path, err);
+    status s = CDLAB_OK;
+    if (comm_size() > 1 && R->hk && R->hk->restart)
+        s = diag_set(err, CDLAB_ERR_ARG,
+                     "--restart: a distributed run does not restart yet; continue the "
+                     "checkpoint with one process (docs/parallel.md)");
+    if (s == CDLAB_OK)
+        s = run_check_paths(R->c, S, R->hk, R->fclib_path, sizeof R->fclib_path, err);
     if (s == CDLAB_OK)
         s = check_restart_export(R, err);
-    if (s == CDLAB_OK)
-        s = outfile_claim(&R->of, S->out.file, R->hk && R->hk->overwrite, err);
-    if (s != CDLAB_OK)
-        return s;
-    if ((s = h5out_create(&R->w.h, R->of.partial, err)) == CDLAB_OK &&
-        (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)
-        s = xdmf_create(&R->w.xmf, R->of.xmf_partial, R->of.final, err);
-    if (s != CDLAB_OK) { /* nothing of the run written: no file left behind */
+    int claimed = 0;
+    if (s == CDLAB_OK && comm_rank() == 0 &&
+        (s = outfile_claim(&R->of, S->out.file, R->hk && R->hk->overwrite, err)) == CDLAB_OK) {
+        claimed = 1;
+        if ((s = h5out_create(&R->w.h, R->of.partial, err)) == CDLAB_OK &&
+            (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)
+            s = xdmf_create(&R->w.xmf, R->of.xmf_partial, R->of.final, err);
+    }
+    s = comm_agree(s, err);
+    if (s != CDLAB_OK && claimed) { /* nothing of the run written: no file left behind */
         diag tmp;
         h5out_close(R->w.h, &tmp);
         xdmf_close(R->w.xmf, &tmp);
@@ -106,6 +120,34 @@ static status prepare(run_state *R, diag *err)
         outfile_abandon(&R->of);
     }
     return s;
+}
+
+/* The outputs of this step that are due (a row of the series, a snapshot, a checkpoint). One
+ * process writes its own state; a distributed run first gathers the state on rank 0
+ * (collective), which writes it from a view of the set-up with the gathered world. Every rank
+ * returns the same status. */
+static status output(run_state *R, int row, int snapshot, int checkpoint, diag *err)
+{
+    if (!row && !snapshot && !checkpoint)
+        return CDLAB_OK;
+    run_setup *S = &R->S, V;
+    status s = CDLAB_OK;
+    if (comm_size() > 1) {
+        world *view = NULL;
+        s = S->E.ops->gather(&S->E, &S->W, &view, err);
+        if (s != CDLAB_OK || !view)
+            return comm_agree(s, err);
+        V = *S;
+        V.W = *view;
+        S = &V;
+    }
+    if (row)
+        s = run_output_row(&R->w, S, &R->rec, err);
+    if (s == CDLAB_OK && snapshot)
+        s = run_output_snapshot(&R->w, S, err);
+    if (s == CDLAB_OK && checkpoint)
+        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+    return comm_agree(s, err);
 }
 
 /* The state the run starts from (restored, or the engine's at t = 0) as row 0 of the series
@@ -126,11 +168,7 @@ static status begin(run_state *R, diag *err)
         s = S->E.ops->start(&S->E, W, &R->rec, err);
     }
     if (s == CDLAB_OK)
-        s = run_output_row(&R->w, S, &R->rec, err);
-    if (s == CDLAB_OK)
-        s = run_output_snapshot(&R->w, S, err);
-    if (s == CDLAB_OK && R->first >= S->info.steps)
-        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+        s = output(R, 1, 1, R->first >= S->info.steps, err);
     return s;
 }
 
@@ -142,17 +180,15 @@ static status record_step(run_state *R, status s, diag *err)
     const world *W = &S->W;
     const output_params *o = &S->out;
     long steps = S->info.steps;
-    if (s != CDLAB_OK || W->step % o->series_every == 0 || W->step == steps) {
-        status sw = run_output_row(&R->w, S, &R->rec, s == CDLAB_OK ? err : &(diag){{0}});
-        if (s == CDLAB_OK)
-            s = sw;
+    int row = s != CDLAB_OK || W->step % o->series_every == 0 || W->step == steps;
+    int snap = s == CDLAB_OK && ((o->every > 0 && W->step % o->every == 0) || W->step == steps);
+    int ckpt = s == CDLAB_OK && ((o->checkpoint_every > 0 && W->step % o->checkpoint_every == 0) ||
+                                 W->step == steps);
+    if (s != CDLAB_OK) { /* the failed state's row; the step's message is the one reported */
+        output(R, row, 0, 0, &(diag){{0}});
+        return s;
     }
-    if (s == CDLAB_OK && ((o->every > 0 && W->step % o->every == 0) || W->step == steps))
-        s = run_output_snapshot(&R->w, S, err);
-    if (s == CDLAB_OK &&
-        ((o->checkpoint_every > 0 && W->step % o->checkpoint_every == 0) || W->step == steps))
-        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
-    return s;
+    return output(R, row, snap, ckpt, err);
 }
 
 /* A signal during the run: the step's snapshot and checkpoint (unless the cadence has just
@@ -163,14 +199,18 @@ static status stop_if_signalled(run_state *R, diag *err)
     const run_hooks *hk = R->hk;
     run_setup *S = &R->S;
     const world *W = &S->W;
-    if (!hk || !hk->stop || !*hk->stop || W->step >= S->info.steps)
+    double flag = hk && hk->stop ? *hk->stop : 0;
+    if (comm_size() > 1) /* a signal may reach the ranks at different steps: all stop at once */
+        comm_allreduce(&flag, 1, COMM_MAX);
+    if (flag == 0 || W->step >= S->info.steps)
         return CDLAB_OK;
-    int sig = *hk->stop;
-    status s = CDLAB_OK;
-    if (R->w.snapshot_step != W->step)
-        s = run_output_snapshot(&R->w, S, err);
-    if (s == CDLAB_OK && R->w.checkpoint_step != W->step)
-        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+    int sig = (int)flag;
+    /* rank 0 knows whether this step's snapshot and checkpoint are written */
+    int w0 = comm_rank() == 0;
+    double due[2] = {w0 && R->w.snapshot_step != W->step, w0 && R->w.checkpoint_step != W->step};
+    if (comm_size() > 1)
+        comm_allreduce(due, 2, COMM_MAX);
+    status s = output(R, 0, due[0] != 0, due[1] != 0, err);
     if (s == CDLAB_OK)
         s = diag_set(err, CDLAB_ERR_INTERRUPTED,
                      "interrupted by signal %d after step %ld of %ld; %s holds every frame so far",
@@ -189,7 +229,7 @@ static status loop(run_state *R, run_summary *sum, diag *err)
     R->tuner = run_tuner(R->first, S->threads);
     for (long k = R->first; k < S->info.steps && s == CDLAB_OK; k++) {
         double ts = run_now_seconds();
-        s = S->E.ops->step(&S->E, W, &R->rec, err);
+        s = comm_agree(S->E.ops->step(&S->E, W, &R->rec, err), err);
         double spent = run_now_seconds() - ts;
         if (S->tune) /* a trial: one thread, then every core; results do not depend on it */
             run_tune_threads(&R->tuner, k, spent, &R->notes);
@@ -226,6 +266,8 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
 {
     sum->wall_seconds = run_now_seconds() - R->t0;
     sum->mean_sweeps = sum->steps_done > 0 ? R->sweeps_total / (double)sum->steps_done : 0.0;
+    if (comm_rank() != 0) /* the files are rank 0's; its status is everyone's */
+        return comm_agree(s, err);
     diag tmp;
     diag *e2 = s == CDLAB_OK ? err : &tmp;
     run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rec.rebuilds, e2);
@@ -245,7 +287,7 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     sum->kept_partial = kept;
     snprintf(sum->out_file, sizeof sum->out_file, "%s",
              kept || s2 != CDLAB_OK ? R->of.partial : R->of.final);
-    return s;
+    return comm_size() > 1 ? comm_agree(s, err) : s;
 }
 
 status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_summary *sum,

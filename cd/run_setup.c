@@ -2,6 +2,8 @@
  * system.mode) and the output's parameters; the banner; the files checked. */
 #include "run_setup.h"
 
+#include "comm.h"
+
 #include "build_info.h"
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "outfile.h"
@@ -121,6 +123,11 @@ status run_setup_read(config *c, run_setup *S, diag *err)
     if ((s = config_enum(c, "system", "mode", 0, 0, names, &mode, err)))
         return s;
     S->E.ops = engine_registry[mode];
+    if (comm_size() > 1 && !S->E.ops->gather)
+        return config_error(c, "system", "mode", err,
+                            "%s runs in one process only: it is not distributed yet (this is a "
+                            "job of %d MPI ranks; docs/parallel.md)",
+                            S->E.ops->title, comm_size());
     if ((s = check_memory(c, S->E.ops, err)) || (s = scene_build(c, &S->W, &S->info, err)))
         return s;
     equiv_twin twin = {0};

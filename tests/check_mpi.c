@@ -7,6 +7,7 @@
 
 #include "h5io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,9 @@ static long count_in_file(const char *path, const char *needle)
     return c;
 }
 
-START_TEST(errors_mpi_job_of_two_refused_once)
+/* What a distributed run cannot do yet is refused on every rank before any file exists, with
+ * one message: a piston (tests/memcheck/dem.ini), a CD run, a command other than run/check. */
+START_TEST(errors_mpi_refusals_once)
 {
     char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
     int fd = mkstemp(out);
@@ -51,12 +54,136 @@ START_TEST(errors_mpi_job_of_two_refused_once)
     unlink(out); /* the run must not create it */
     fd = mkstemp(err);
     close(fd);
+    struct {
+        const char *args, *message;
+    } cases[] = {{"run memcheck/dem.ini", "pistons: not distributed yet"},
+                 {"run memcheck/cd.ini", "contact dynamics runs in one process only"},
+                 {"run mpi/pile.ini --restart nothing.h5", "does not restart yet"},
+                 {"equiv 10 0.01 1", "only cdlab run and cdlab check"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s %s -o %s > /dev/null 2> %s", cdlab_bin(),
+                 cases[k].args, out, err);
+        ck_assert_int_eq(run_shell(cmd), 2);
+        ck_assert_msg(count_in_file(err, cases[k].message) == 1, "%s: message not once",
+                      cases[k].args);
+        ck_assert_int_ne(access(out, F_OK), 0);
+    }
+    unlink(err);
+}
+END_TEST
+
+/* The datasets of b equal a's bit for bit (exact = 1), or within rtol of their largest value. */
+static void same_data(const char *a, const char *b, const char *const *names, int exact)
+{
+    for (int k = 0; names[k]; k++) {
+        double *x, *y;
+        long n, m;
+        diag e;
+        ck_assert_msg(h5in_read_doubles(a, names[k], &x, &n, &e) == CDLAB_OK, "%s", e.msg);
+        ck_assert_msg(h5in_read_doubles(b, names[k], &y, &m, &e) == CDLAB_OK, "%s", e.msg);
+        ck_assert_int_eq(n, m);
+        double big = 0.0, diff = 0.0;
+        for (long i = 0; i < n; i++) {
+            big = fmax(big, fabs(x[i]));
+            diff = fmax(diff, fabs(x[i] - y[i]));
+        }
+        if (exact)
+            ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs (by %g of %g)",
+                          names[k], diff, big);
+        else
+            ck_assert_msg(diff <= 1e-12 * big, "%s differs by %g of %g", names[k], diff, big);
+        free(x);
+        free(y);
+    }
+}
+
+/* cdlab run of tests/mpi/pile.ini (600 spheres falling on a floor, periodic x and y, rebuilds,
+ * probes) on 2 and 3 ranks against one process: snapshots (particles and contacts), probes,
+ * the stress and contact series and the checkpoint's pairs and forces bit for bit; the energy
+ * ledger (sums over the ranks) to 1e-12 (measured 2e-15). The 2-rank run's checkpoint,
+ * continued by one process for 100 steps, ends where the one-process run continued from its
+ * own does, bit for bit. */
+START_TEST(determinism_mpi_run_matches_one_process)
+{
+    char one[] = "/tmp/cdlab_mpi1XXXXXX", many[] = "/tmp/cdlab_mpiPXXXXXX";
+    char c1[] = "/tmp/cdlab_mpic1XXXXXX", cP[] = "/tmp/cdlab_mpicPXXXXXX";
+    char *files[4] = {one, many, c1, cP};
+    for (int k = 0; k < 4; k++) {
+        int fd = mkstemp(files[k]);
+        close(fd);
+    }
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s run memcheck/dem.ini -o %s > /dev/null 2> %s",
+    snprintf(cmd, sizeof cmd, "%s run mpi/pile.ini -o %s --overwrite --quiet", cdlab_bin(), one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/snapshots/00000400/position",
+                           "/snapshots/00000400/velocity",
+                           "/snapshots/00000400/angular_velocity",
+                           "/snapshots/00000400/orientation",
+                           "/snapshots/00000200/position",
+                           "/snapshots/00000400/contacts/pair",
+                           "/snapshots/00000400/contacts/force",
+                           "/series/probe_position",
+                           "/series/probe_velocity",
+                           "/series/stress",
+                           "/series/contacts",
+                           "/series/active_contacts",
+                           "/series/max_overlap",
+                           "/series/mean_overlap",
+                           "/checkpoints/00000400/x",
+                           "/checkpoints/00000400/dem_F",
+                           "/checkpoints/00000400/dem_T",
+                           NULL};
+    const char *ledger[] = {
+        "/series/energy/kinetic_translational", "/series/energy/elastic_normal",
+        "/series/energy/friction_dissipation",  "/series/energy/damping_dissipation",
+        "/series/energy/work_external",         NULL};
+    for (int np = 2; np <= 3; np++) {
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s run mpi/pile.ini -o %s --overwrite --quiet", np,
+                 cdlab_bin(), many);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        same_data(one, many, exact, 1);
+        same_data(one, many, ledger, 0);
+    }
+    /* the last (3-rank) file's checkpoint, continued by one process */
+    snprintf(cmd, sizeof cmd,
+             "%s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=500 --restart %s",
+             cdlab_bin(), c1, one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=500 --restart %s",
+             cdlab_bin(), cP, many);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *cont[] = {"/snapshots/00000500/position", "/snapshots/00000500/velocity", NULL};
+    same_data(c1, cP, cont, 1);
+    for (int k = 0; k < 4; k++)
+        remove_output(files[k]);
+}
+END_TEST
+
+/* An error on the ranks (an exploding overlap: dt far above the critical step) stops every
+ * rank: exit 1, the message once, the file kept with the state up to the failure; no hang. */
+START_TEST(errors_mpi_failure_stops_all_ranks)
+{
+    char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    unlink(out);
+    fd = mkstemp(err);
+    close(fd);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 2 %s run mpi/pile.ini -o %s --set system.dt=0.02 "
+                    "--set dem.allow_unstable_dt=true > /dev/null 2> %s",
              cdlab_bin(), out, err);
-    ck_assert_int_eq(run_shell(cmd), 2);
-    ck_assert_int_eq(count_in_file(err, "are not built yet"), 1);
-    ck_assert_int_ne(access(out, F_OK), 0);
+    ck_assert_int_eq(run_shell(cmd), 1);
+    ck_assert_int_eq(count_in_file(err, "exceeds dem.abort_overlap"), 1);
+    char *said;
+    diag e;
+    ck_assert_int_eq(h5in_read_attr_string(out, "/summary", "status", &said, &e), CDLAB_OK);
+    ck_assert_ptr_nonnull(strstr(said, "exceeds dem.abort_overlap"));
+    free(said);
+    remove_output(out);
     unlink(err);
 }
 END_TEST
@@ -136,7 +263,9 @@ Suite *mpi_suite(void)
     Suite *s = suite_create("mpi");
     TCase *t = tcase_create("mpi");
     tcase_set_timeout(t, 300);
-    tcase_add_test(t, errors_mpi_job_of_two_refused_once);
+    tcase_add_test(t, errors_mpi_refusals_once);
+    tcase_add_test(t, determinism_mpi_run_matches_one_process);
+    tcase_add_test(t, errors_mpi_failure_stops_all_ranks);
     tcase_add_test(t, io_mpi_job_of_one_is_one_process);
     tcase_add_test(t, io_mpi_migration_and_halo_1_to_4_ranks);
     tcase_add_test(t, determinism_dem_distributed_bit_identical_1_to_4_ranks);
