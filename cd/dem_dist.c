@@ -31,19 +31,33 @@ static void moves_unpack(dem_solver *S, int from, int n, const double *e)
     }
 }
 
+/* What the pair pass reads of a halo copy that changes in a step: its position and the step's
+ * movements (the rest of its record does not change between rebuilds). */
+#define REFRESH 9
+
 static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
 {
     dem_mpi *M = (dem_mpi *)d;
     if (!M->have_halo)
         return CDLAB_OK;
-    double *e = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * MOVES * sizeof *e);
-    if (!e)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo refresh");
-    moves_pack(S, W->P.n, e);
-    status s = exchange_halo_update(&W->P, e, &M->H, err);
-    if (s == CDLAB_OK)
-        moves_unpack(S, M->H.n_owned, W->P.n, e);
-    free(e);
+    int n = W->P.n;
+    double *v = malloc((size_t)(n > 0 ? n : 1) * REFRESH * sizeof *v);
+    if (!v)
+        return comm_agree(diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo refresh"), err);
+    for (int i = 0; i < M->H.n_owned; i++) {
+        double *r = v + (size_t)i * REFRESH;
+        vec3 a[3] = {W->P.x[i], S->du[i], S->dth[i]};
+        for (int k = 0; k < 3; k++)
+            r[3 * k] = a[k].x, r[3 * k + 1] = a[k].y, r[3 * k + 2] = a[k].z;
+    }
+    status s = exchange_halo_values(&M->H, v, REFRESH, err);
+    for (int i = M->H.n_owned; i < n && s == CDLAB_OK; i++) {
+        const double *r = v + (size_t)i * REFRESH;
+        W->P.x[i] = v3(r[0], r[1], r[2]);
+        S->du[i] = v3(r[3], r[4], r[5]);
+        S->dth[i] = v3(r[6], r[7], r[8]);
+    }
+    free(v);
     return comm_agree(s, err);
 }
 

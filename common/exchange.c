@@ -247,6 +247,34 @@ status exchange_halo_update(particles *P, double *extra, const halo *H, diag *er
     return s;
 }
 
+status exchange_halo_values(const halo *H, double *vals, int width, diag *err)
+{
+    int R = comm_size(), n = H->nsend;
+    double *buf = malloc((size_t)(n > 0 ? n : 1) * (size_t)width * sizeof *buf), *recv = NULL;
+    int *sc = malloc((size_t)R * sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    status s = CDLAB_OK;
+    if (!buf || !sc || !rc)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a halo exchange");
+    for (int k = 0; k < n && s == CDLAB_OK; k++)
+        memcpy(buf + (size_t)k * (size_t)width, vals + (size_t)H->send[k] * (size_t)width,
+               (size_t)width * sizeof *buf);
+    for (int r = 0; r < R && s == CDLAB_OK; r++)
+        sc[r] = H->scount[r] * width;
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_exchange(buf, sc, &recv, rc, &total, err);
+    if (s == CDLAB_OK && total != H->n_ghost * width)
+        s = diag_set(err, CDLAB_ERR_IO, "halo exchange: %d values received, %d expected", total,
+                     H->n_ghost * width);
+    if (s == CDLAB_OK)
+        memcpy(vals + (size_t)H->n_owned * (size_t)width, recv, (size_t)total * sizeof *vals);
+    free(buf);
+    free(recv);
+    free(sc);
+    free(rc);
+    return s;
+}
+
 void exchange_halo_drop(particles *P, halo *H)
 {
     P->n = H->n_owned;

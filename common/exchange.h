@@ -40,6 +40,10 @@ status exchange_halo(particles *P, const decomp *D, double range, double **extra
 /* Sends the same particles' current records (and extras, width as built) again and overwrites
  * the copies. */
 status exchange_halo_update(particles *P, double *extra, const halo *H, diag *err);
+/* width doubles per particle (vals, owned then copies, as P is laid out after exchange_halo):
+ * the owners' values sent along the same lists overwrite the copies'. What an engine needs of
+ * its halo copies every step, without the whole records. */
+status exchange_halo_values(const halo *H, double *vals, int width, diag *err);
 /* Drops the copies (P->n back to n_owned) and frees the lists. */
 void exchange_halo_drop(particles *P, halo *H);
 
