@@ -390,7 +390,8 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
     return comm_agree(s, err);
 }
 
-status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
+/* The operations, the halo range, and the refusals (collective: the largest radius). */
+static status setup(dem_mpi *M, const world *W, const dem_params *p, diag *err)
 {
     memset(M, 0, sizeof *M);
     M->ops = (dem_dist){.refresh = refresh, .redistribute = redistribute, .max = max_over_ranks};
@@ -414,16 +415,96 @@ status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, di
                             "distributed DEM: the halo range %g is not below half the period %g",
                             M->range, L);
     }
+    return CDLAB_OK;
+}
+
+status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    status s = setup(M, W, p, err);
+    if (s != CDLAB_OK)
+        return s;
     unsigned char *keep = malloc((size_t)(W->P.n > 0 ? W->P.n : 1));
     if (!keep)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     for (int i = 0; i < W->P.n; i++)
         keep[i] = W->P.id[i] % comm_size() == comm_rank();
-    status s = exchange_keep(&W->P, keep, err);
+    s = exchange_keep(&W->P, keep, NULL, 0, err);
     free(keep);
     S->dist = &M->ops;
     S->n_owned = W->P.n;
     return s;
+}
+
+#define RESTORED 7 /* F, T, path */
+
+status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    status s = setup(M, W, p, err);
+    particles *P = &W->P;
+    int n = P->n, me = comm_rank(), np = S->npair;
+    if (s == CDLAB_OK && (s = decomp_build(&M->D, comm_size(), P->x, NULL, n, P->dimension, &P->box,
+                                           err)) == CDLAB_OK)
+        M->have_decomp = 1;
+    /* this rank's pairs as histories (ids), its particles with their forces and paths */
+    double *pr = malloc((size_t)(np > 0 ? np : 1) * PAIR_REC * sizeof *pr);
+    double *ex = malloc((size_t)(n > 0 ? n : 1) * RESTORED * sizeof *ex), *e = NULL;
+    unsigned char *keep = malloc((size_t)(n > 0 ? n : 1));
+    if (s == CDLAB_OK && (!pr || !ex || !keep))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the distribution of a restart");
+    int m = 0;
+    for (int k = 0; k < np && s == CDLAB_OK; k++) {
+        const dem_pair *c = &S->pair[k];
+        if (decomp_owner(&M->D, P->x[c->j]) != me &&
+            !(c->i >= 0 && decomp_owner(&M->D, P->x[c->i]) == me))
+            continue;
+        double *o = pr + (size_t)m++ * PAIR_REC;
+        o[0] = c->i >= 0 ? P->id[c->i] : c->i;
+        o[1] = P->id[c->j];
+        o[2] = c->zeta;
+        o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
+        o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
+        o[9] = c->i >= 0 ? 1.0 : 0.0;
+    }
+    for (int i = 0; i < n && s == CDLAB_OK; i++) {
+        double *r = ex + (size_t)i * RESTORED;
+        r[0] = S->F[i].x, r[1] = S->F[i].y, r[2] = S->F[i].z;
+        r[3] = S->T[i].x, r[4] = S->T[i].y, r[5] = S->T[i].z;
+        r[6] = S->path[i];
+        keep[i] = decomp_owner(&M->D, P->x[i]) == me;
+    }
+    if (s == CDLAB_OK)
+        s = exchange_keep(P, keep, &ex, RESTORED, err);
+    int own = P->n;
+    if (s == CDLAB_OK && !(e = calloc((size_t)(own > 0 ? own : 1) * MOVES, sizeof *e)))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the distribution of a restart");
+    s = comm_agree(s, err);
+    if (s == CDLAB_OK && (s = exchange_halo(P, &M->D, M->range, &e, MOVES, &M->H, err)) == CDLAB_OK)
+        M->have_halo = 1;
+    if (s == CDLAB_OK && (s = dem_prepare(W, S, p, err)) == CDLAB_OK) {
+        moves_unpack(S, 0, P->n, e);
+        for (int i = 0; i < own; i++) {
+            const double *r = ex + (size_t)i * RESTORED;
+            S->F[i] = v3(r[0], r[1], r[2]);
+            S->T[i] = v3(r[3], r[4], r[5]);
+            S->path[i] = r[6];
+        }
+        S->n_owned = own;
+        S->dist = &M->ops;
+        s = install_pairs(W, S, pr, m, err);
+    }
+    /* the ledger is a sum over the ranks: rank 0 carries the restored totals */
+    if (me != 0) {
+        double rebuilds = (double)S->rebuilds;
+        memset(&S->E, 0, sizeof S->E);
+        S->rebuilds = (long)rebuilds;
+    }
+    if (s == CDLAB_OK)
+        s = dem_resume(W, S, p, err);
+    free(pr);
+    free(ex);
+    free(e);
+    free(keep);
+    return comm_agree(s, err);
 }
 
 void dem_mpi_free(dem_mpi *M)

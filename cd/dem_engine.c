@@ -542,6 +542,17 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
     RD("dem_wall_path", &S->wall_path, 1);
 #undef RD
     S->rebuilds = r.rebuilds;
+    if (comm_size() > 1) { /* every rank read the whole state: each keeps its share */
+        s = comm_agree(s, err);
+        if (s == CDLAB_OK && !(E->M = calloc(1, sizeof *E->M)))
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+        s = comm_agree(s, err);
+        if (s == CDLAB_OK)
+            s = dem_mpi_init_restored(E->M, W, S, &E->set.p, err);
+        /* the ledger of the first row (rank 0 carries the totals) */
+        E->Eg = S->E;
+        comm_allreduce((double *)&E->Eg, (int)(sizeof E->Eg / sizeof(double)), COMM_SUM);
+    }
     return s;
 }
 

@@ -93,13 +93,7 @@ static status check_restart_export(run_state *R, diag *err)
 static status prepare(run_state *R, diag *err)
 {
     run_setup *S = &R->S;
-    status s = CDLAB_OK;
-    if (comm_size() > 1 && R->hk && R->hk->restart)
-        s = diag_set(err, CDLAB_ERR_ARG,
-                     "--restart: a distributed run does not restart yet; continue the "
-                     "checkpoint with one process (docs/parallel.md)");
-    if (s == CDLAB_OK)
-        s = run_check_paths(R->c, S, R->hk, R->fclib_path, sizeof R->fclib_path, err);
+    status s = run_check_paths(R->c, S, R->hk, R->fclib_path, sizeof R->fclib_path, err);
     if (s == CDLAB_OK)
         s = check_restart_export(R, err);
     int claimed = 0;
@@ -161,9 +155,10 @@ static status begin(run_state *R, diag *err)
     R->rec = (engine_record){.converged = 1};
     if (hk && hk->restart) {
         engine_say(&R->notes, "restart: continuing from step %ld of %s", W->step, hk->restart);
-        if ((s = h5out_group(R->w.h, "/restart", err)) == CDLAB_OK &&
+        if (comm_rank() == 0 && (s = h5out_group(R->w.h, "/restart", err)) == CDLAB_OK &&
             (s = h5out_attr_string(R->w.h, "/restart", "from_file", hk->restart, err)) == CDLAB_OK)
             s = h5out_attr_int(R->w.h, "/restart", "from_step", W->step, err);
+        s = comm_agree(s, err);
     } else {
         s = S->E.ops->start(&S->E, W, &R->rec, err);
     }

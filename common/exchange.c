@@ -68,18 +68,25 @@ static status from_records(particles *P, const double *rec, int n, double **extr
     return CDLAB_OK;
 }
 
-status exchange_keep(particles *P, const unsigned char *keep, diag *err)
+status exchange_keep(particles *P, const unsigned char *keep, double **extra, int width,
+                     diag *err)
 {
     int m = 0;
     for (int i = 0; i < P->n; i++)
         m += keep[i] != 0;
-    double *rec = malloc((size_t)(m > 0 ? m : 1) * PARTICLE_RECORD * sizeof *rec);
+    size_t rw = PARTICLE_RECORD + (size_t)width;
+    double *rec = malloc((size_t)(m > 0 ? m : 1) * rw * sizeof *rec);
     if (!rec)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d particles", m);
     for (int i = 0, k = 0; i < P->n; i++)
-        if (keep[i])
-            particles_pack(P, i, rec + (size_t)k++ * PARTICLE_RECORD);
-    status s = from_records(P, rec, m, NULL, 0, err);
+        if (keep[i]) {
+            particles_pack(P, i, rec + (size_t)k * rw);
+            if (width > 0)
+                memcpy(rec + (size_t)k * rw + PARTICLE_RECORD, *extra + (size_t)i * (size_t)width,
+                       (size_t)width * sizeof *rec);
+            k++;
+        }
+    status s = from_records(P, rec, m, extra, width, err);
     free(rec);
     return s;
 }

@@ -15,8 +15,10 @@
 void particles_pack(const particles *P, int i, double *rec);
 void particles_unpack(particles *P, int i, const double *rec);
 
-/* Keeps the particles i with keep[i] (in their order). */
-status exchange_keep(particles *P, const unsigned char *keep, diag *err);
+/* Keeps the particles i with keep[i] (in their order), with their width doubles of *extra
+ * (replaced by the kept ones' array; width 0: none). */
+status exchange_keep(particles *P, const unsigned char *keep, double **extra, int width,
+                     diag *err);
 
 /* Each particle goes to the rank whose box holds it: afterwards every rank holds exactly the
  * particles it owns (P holds no halo copies before or after), in increasing id order, so that the

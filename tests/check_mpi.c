@@ -58,7 +58,6 @@ START_TEST(errors_mpi_refusals_once)
         const char *args, *message;
     } cases[] = {{"run memcheck/dem.ini", "pistons: not distributed yet"},
                  {"run memcheck/cd.ini", "contact dynamics runs in one process only"},
-                 {"run mpi/pile.ini --restart nothing.h5", "does not restart yet"},
                  {"equiv 10 0.01 1", "only cdlab run and cdlab check"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char cmd[1024];
@@ -101,15 +100,16 @@ static void same_data(const char *a, const char *b, const char *const *names, in
 /* cdlab run of tests/mpi/pile.ini (600 spheres falling on a floor, periodic x and y, rebuilds,
  * probes) on 2 and 3 ranks against one process: snapshots (particles and contacts), probes,
  * the stress and contact series and the checkpoint's pairs and forces bit for bit; the energy
- * ledger (sums over the ranks) to 1e-12 (measured 2e-15). The 2-rank run's checkpoint,
- * continued by one process for 100 steps, ends where the one-process run continued from its
- * own does, bit for bit. */
+ * ledger (sums over the ranks) to 1e-12 (measured 2e-15). Checkpoints cross rank counts: the
+ * 3-rank run's checkpoint continued by one process, and the one-process checkpoint continued
+ * by 2 ranks, for 100 steps, end where the one-process continuation does, bit for bit. */
 START_TEST(determinism_mpi_run_matches_one_process)
 {
     char one[] = "/tmp/cdlab_mpi1XXXXXX", many[] = "/tmp/cdlab_mpiPXXXXXX";
     char c1[] = "/tmp/cdlab_mpic1XXXXXX", cP[] = "/tmp/cdlab_mpicPXXXXXX";
-    char *files[4] = {one, many, c1, cP};
-    for (int k = 0; k < 4; k++) {
+    char c2[] = "/tmp/cdlab_mpic2XXXXXX";
+    char *files[5] = {one, many, c1, cP, c2};
+    for (int k = 0; k < 5; k++) {
         int fd = mkstemp(files[k]);
         close(fd);
     }
@@ -154,9 +154,21 @@ START_TEST(determinism_mpi_run_matches_one_process)
              "%s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=500 --restart %s",
              cdlab_bin(), cP, many);
     ck_assert_int_eq(run_shell(cmd), 0);
-    const char *cont[] = {"/snapshots/00000500/position", "/snapshots/00000500/velocity", NULL};
+    const char *cont[] = {"/snapshots/00000500/position", "/snapshots/00000500/velocity",
+                          "/snapshots/00000500/contacts/force", "/checkpoints/00000500/dem_F",
+                          NULL};
     same_data(c1, cP, cont, 1);
-    for (int k = 0; k < 4; k++)
+    /* the one-process checkpoint continued by 2 ranks */
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 2 %s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=500 "
+                    "--restart %s",
+             cdlab_bin(), c2, one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    same_data(c1, c2, cont, 1);
+    const char *cledger[] = {"/series/energy/kinetic_translational", "/series/energy/work_external",
+                             NULL};
+    same_data(c1, c2, cledger, 0);
+    for (int k = 0; k < 5; k++)
         remove_output(files[k]);
 }
 END_TEST

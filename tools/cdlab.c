@@ -598,8 +598,9 @@ static int cdlab_main(int argc, char **argv)
 
 /* Under mpirun: MPI is started. A job of more than one rank runs `cdlab run` and `cdlab check`
  * (the engine refuses what it cannot distribute) with everything printed by rank 0 only (the
- * other ranks' standard output and error go to /dev/null; every rank reaches the same exit
- * status); other commands are refused. One rank runs as one process. */
+ * other ranks' standard output and error go to /dev/null unless CDLAB_ALL_RANKS_PRINT is set,
+ * for debugging; every rank reaches the same exit status); other commands are refused. One rank
+ * runs as one process. */
 int main(int argc, char **argv)
 {
     diag err = {{0}};
@@ -609,7 +610,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int rc;
-    if (comm_size() > 1 && comm_rank() != 0 &&
+    if (comm_size() > 1 && comm_rank() != 0 && !getenv("CDLAB_ALL_RANKS_PRINT") &&
         (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)))
         comm_abort(2);
     if (comm_size() > 1 &&
