@@ -284,6 +284,25 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
     return CDLAB_OK;
 }
 
+double dem_mean_overlap(const dem_solver *S)
+{
+    /* as compute_forces sums it: over the pairs with a force, in blocks of DEM_BLOCK pairs in
+     * list order, the blocks' sums added in block order */
+    double total = 0.0;
+    int active = 0;
+    for (int b = 0; b < n_blocks(S->npair); b++) {
+        double part = 0.0;
+        int end = (b + 1) * DEM_BLOCK < S->npair ? (b + 1) * DEM_BLOCK : S->npair;
+        for (int k = b * DEM_BLOCK; k < end; k++)
+            if (v3_norm2(S->gf[3 * k]) > 0.0) {
+                part += fmax(S->pair[k].zeta, 0.0);
+                active++;
+            }
+        total += part;
+    }
+    return active > 0 ? total / active : 0.0;
+}
+
 status dem_reserve_bonds(dem_solver *S, int n, diag *err)
 {
     dem_bond_state *b = grow_array(S->bond, &S->bond_cap, n + 1, sizeof *b);

@@ -181,6 +181,9 @@ static inline vec3 dem_pair_force(const dem_solver *S, int k)
  * force on body 1. */
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
+/* The mean overlap of the pairs with a force, summed as dem_step sums it (for a state assembled
+ * from elsewhere: the same bits as the step's statistics). */
+double dem_mean_overlap(const dem_solver *S);
 /* Room for W's particles and npair pairs with their forces (gf), for a state assembled from
  * elsewhere (the gathered view of a distributed run, cd/dem_dist.c). */
 status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair, diag *err);

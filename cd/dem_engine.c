@@ -576,7 +576,7 @@ static void dem_engine_free(engine *e)
 
 /* The world to write: this process's, or in a distributed run the state gathered on rank 0
  * (NULL on the other ranks, which only send). Collective. */
-static status dem_gather(engine *e, world *W, world **view, diag *err)
+static status dem_gather(engine *e, world *W, world **view, engine_record *rec, diag *err)
 {
     dem_engine *E = DEM_OF(e);
     *view = W;
@@ -585,6 +585,8 @@ static status dem_gather(engine *e, world *W, world **view, diag *err)
     status s = dem_mpi_gather(W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
     E->Sg.E = E->Eg;
     *view = comm_rank() == 0 ? &E->Wg : NULL;
+    if (s == CDLAB_OK && comm_rank() == 0)
+        rec->mean_overlap = dem_mean_overlap(&E->Sg);
     return s;
 }
 

@@ -105,9 +105,9 @@ typedef struct engine_ops {
     status (*snapshot)(const engine *e, h5out *h, const char *g, const world *W, diag *err);
     const xdmf_field *(*snapshot_fields)(const engine *e);
     /* distributed runs: the world the output reports (collective): this process's W, or the
-     * state gathered on rank 0 (*view NULL on the other ranks); NULL: the engine runs in one
-     * process only */
-    status (*gather)(engine *e, world *W, world **view, diag *err);
+     * state gathered on rank 0 (*view NULL on the other ranks), with rec's figures made as one
+     * process makes them where the gathered state allows; NULL: one process only */
+    status (*gather)(engine *e, world *W, world **view, engine_record *rec, diag *err);
     /* its state in checkpoint group g (the pipeline writes the world's), and back: the world
      * is restored first; a corrupt or hostile file is refused, never run */
     status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W, diag *err);

@@ -128,7 +128,7 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
     status s = CDLAB_OK;
     if (comm_size() > 1) {
         world *view = NULL;
-        s = S->E.ops->gather(&S->E, &S->W, &view, err);
+        s = S->E.ops->gather(&S->E, &S->W, &view, &R->rec, err);
         if (s != CDLAB_OK || !view)
             return comm_agree(s, err);
         V = *S;

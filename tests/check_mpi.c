@@ -173,6 +173,46 @@ START_TEST(determinism_mpi_run_matches_one_process)
 }
 END_TEST
 
+/* The DEM chute benchmark (bench/chute.ini) reduced to one 4,100-sphere tile, 200 steps (the
+ * frozen rough base, periodic x and y, the Kuhn law, rate dashpots): 2, 3 and 4 ranks write the
+ * one-process final state bit for bit (positions, velocities, spins, orientations, contact
+ * forces, the stress and overlap series, the checkpoint's forces). */
+START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
+{
+    char one[] = "/tmp/cdlab_mpich1XXXXXX", many[] = "/tmp/cdlab_mpichPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *sets = "--set particles.tile=1,1,1 --set particles.count=4100 "
+                       "--set system.box_max=10,10,42 --set system.steps=200 --set output.every=0";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd ../bench && %s run chute.ini -o %s --overwrite --quiet %s",
+             cdlab_bin(), one, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/snapshots/00000200/position",
+                           "/snapshots/00000200/velocity",
+                           "/snapshots/00000200/angular_velocity",
+                           "/snapshots/00000200/orientation",
+                           "/snapshots/00000200/contacts/force",
+                           "/series/stress",
+                           "/series/mean_overlap",
+                           "/series/max_overlap",
+                           "/checkpoints/00000200/dem_F",
+                           "/checkpoints/00000200/dem_T",
+                           NULL};
+    for (int np = 2; np <= 4; np++) {
+        snprintf(cmd, sizeof cmd,
+                 "cd ../bench && " MPIRUN "-np %d %s run chute.ini -o %s --overwrite --quiet %s",
+                 np, cdlab_bin(), many, sets);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        same_data(one, many, exact, 1);
+    }
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
 /* An error on the ranks (an exploding overlap: dt far above the critical step) stops every
  * rank: exit 1, the message once, the file kept with the state up to the failure; no hang. */
 START_TEST(errors_mpi_failure_stops_all_ranks)
@@ -278,6 +318,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, errors_mpi_refusals_once);
     tcase_add_test(t, determinism_mpi_run_matches_one_process);
     tcase_add_test(t, errors_mpi_failure_stops_all_ranks);
+    tcase_add_test(t, determinism_mpi_chute_tile_2_to_4_ranks);
     tcase_add_test(t, io_mpi_job_of_one_is_one_process);
     tcase_add_test(t, io_mpi_migration_and_halo_1_to_4_ranks);
     tcase_add_test(t, determinism_dem_distributed_bit_identical_1_to_4_ranks);
