@@ -93,14 +93,15 @@ static int local_of(const id_index *map, int n, int id)
     return -1;
 }
 
-typedef struct keyed_pair {
+/* A pair's key and where its record is (for sorting records into key order). */
+typedef struct keyed_ref {
     uint64_t key;
-    dem_pair p;
-} keyed_pair;
+    int rec;
+} keyed_ref;
 
-static int by_key(const void *a, const void *b)
+static int by_ref_key(const void *a, const void *b)
 {
-    uint64_t x = ((const keyed_pair *)a)->key, y = ((const keyed_pair *)b)->key;
+    uint64_t x = ((const keyed_ref *)a)->key, y = ((const keyed_ref *)b)->key;
     return (x > y) - (x < y);
 }
 
@@ -165,10 +166,12 @@ static status install_pairs(const world *W, dem_solver *S, const double *rec, in
 {
     int N = W->P.n;
     id_index *map = malloc((size_t)(N > 0 ? N : 1) * sizeof *map);
-    keyed_pair *kp = malloc((size_t)(n > 0 ? n : 1) * sizeof *kp);
-    if (!map || !kp) {
+    dem_pair *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    keyed_ref *kr = malloc((size_t)(n > 0 ? n : 1) * sizeof *kr);
+    if (!map || !tmp || !kr) {
         free(map);
-        free(kp);
+        free(tmp);
+        free(kr);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d pairs", n);
     }
     for (int i = 0; i < N; i++)
@@ -181,19 +184,20 @@ static status install_pairs(const world *W, dem_solver *S, const double *rec, in
         int i = r[9] != 0.0 ? local_of(map, N, (int)r[0]) : (int)r[0];
         if (j < 0 || (r[9] != 0.0 && i < 0))
             continue;
-        kp[m].key = contact_pair_key(i, j, &W->P, W->n_walls);
-        kp[m].p = (dem_pair){i, j, r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
+        tmp[m] = (dem_pair){i, j, r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
+        kr[m] = (keyed_ref){contact_pair_key(i, j, &W->P, W->n_walls), m};
         m++;
     }
-    qsort(kp, (size_t)m, sizeof *kp, by_key);
+    qsort(kr, (size_t)m, sizeof *kr, by_ref_key);
     status s = dem_reserve_pairs(S, m, err);
     int u = 0;
     for (int k = 0; k < m && s == CDLAB_OK; k++)
-        if (k == 0 || kp[k].key != kp[k - 1].key) /* both holders sent the same record */
-            S->pair[u++] = kp[k].p;
+        if (k == 0 || kr[k].key != kr[k - 1].key) /* both holders sent the same record */
+            S->pair[u++] = tmp[kr[k].rec];
     S->npair = u;
     free(map);
-    free(kp);
+    free(tmp);
+    free(kr);
     return s;
 }
 
@@ -252,17 +256,6 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
 }
 
 #define GATHER_EXTRA 7 /* F, T, path */
-
-typedef struct keyed_ref {
-    uint64_t key;
-    int rec;
-} keyed_ref;
-
-static int by_ref_key(const void *a, const void *b)
-{
-    uint64_t x = ((const keyed_ref *)a)->key, y = ((const keyed_ref *)b)->key;
-    return (x > y) - (x < y);
-}
 #define GATHER_PAIR 19 /* a pair history (PAIR_REC) and its gather entries (3 vec3) */
 
 /* Sends n records of width w to rank 0 (the others send nothing to anyone). */
