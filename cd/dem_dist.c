@@ -9,9 +9,24 @@
 #include <string.h>
 
 #define MOVES 6 /* per particle: the step's translation and rotation (du, dth) */
-/* a pair history: body 0 (id, or the wall code < 0), body 1 (id), zeta, f_t (3), dashpot force
- * (3), 1 when body 0 is a particle (the key is rebuilt from the ids) */
-#define PAIR_REC 10
+/* a pair history: body 0 (its id, or the wall code < 0), body 1 (id), zeta, f_t (3), dashpot
+ * force (3); the key is rebuilt from the ids */
+#define PAIR_REC 9
+
+static void pair_pack(const world *W, const dem_pair *c, double *o)
+{
+    o[0] = c->i >= 0 ? W->P.id[c->i] : c->i;
+    o[1] = W->P.id[c->j];
+    o[2] = c->zeta;
+    o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
+    o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
+}
+
+/* The history of record r for bodies i, j (indices of the receiving side). */
+static dem_pair pair_unpack(const double *r, int i, int j)
+{
+    return (dem_pair){i, j, r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
+}
 
 static void moves_pack(const dem_solver *S, int n, double *e)
 {
@@ -138,14 +153,7 @@ static status send_pairs(dem_mpi *M, const world *W, const dem_solver *S, double
             int r = dest[2 * k + h];
             if (r < 0)
                 continue;
-            const dem_pair *c = &S->pair[k];
-            double *o = buf + (size_t)at[r]++ * PAIR_REC;
-            o[0] = c->i >= 0 ? W->P.id[c->i] : c->i;
-            o[1] = W->P.id[c->j];
-            o[2] = c->zeta;
-            o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
-            o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
-            o[9] = c->i >= 0 ? 1.0 : 0.0;
+            pair_pack(W, &S->pair[k], buf + (size_t)at[r]++ * PAIR_REC);
         }
     int total = 0;
     if (s == CDLAB_OK)
@@ -181,10 +189,10 @@ static status install_pairs(const world *W, dem_solver *S, const double *rec, in
     for (int k = 0; k < n; k++) {
         const double *r = rec + (size_t)k * PAIR_REC;
         int j = local_of(map, N, (int)r[1]);
-        int i = r[9] != 0.0 ? local_of(map, N, (int)r[0]) : (int)r[0];
-        if (j < 0 || (r[9] != 0.0 && i < 0))
+        int i = r[0] >= 0 ? local_of(map, N, (int)r[0]) : (int)r[0];
+        if (j < 0 || (r[0] >= 0 && i < 0))
             continue;
-        tmp[m] = (dem_pair){i, j, r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
+        tmp[m] = pair_unpack(r, i, j);
         kr[m] = (keyed_ref){contact_pair_key(i, j, &W->P, W->n_walls), m};
         m++;
     }
@@ -255,8 +263,8 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
     return comm_agree(s, err);
 }
 
-#define GATHER_EXTRA 7 /* F, T, path */
-#define GATHER_PAIR 19 /* a pair history (PAIR_REC) and its gather entries (3 vec3) */
+#define GATHER_EXTRA 7             /* F, T, path */
+#define GATHER_PAIR (PAIR_REC + 9) /* a pair history and its gather entries (3 vec3) */
 
 /* Sends n records of width w to rank 0 (the others send nothing to anyone). */
 static status to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err)
@@ -299,15 +307,11 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
         if (c->j >= own)
             continue;
         double *o = cr + (size_t)m++ * GATHER_PAIR;
-        o[0] = c->i >= 0 ? W->P.id[c->i] : c->i;
-        o[1] = W->P.id[c->j];
-        o[2] = c->zeta;
-        o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
-        o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
-        o[9] = c->i >= 0 ? 1.0 : 0.0;
+        pair_pack(W, c, o);
         for (int g = 0; g < 3; g++) {
             vec3 v = S->gf[3 * k + g];
-            o[10 + 3 * g] = v.x, o[11 + 3 * g] = v.y, o[12 + 3 * g] = v.z;
+            double *q = o + PAIR_REC + 3 * g;
+            q[0] = v.x, q[1] = v.y, q[2] = v.z;
         }
     }
     double *prec = NULL, *crec = NULL;
@@ -357,10 +361,11 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
             qsort(kr, (size_t)m, sizeof *kr, by_ref_key);
         for (int k = 0; k < m && s == CDLAB_OK; k++) {
             const double *r = crec + (size_t)kr[k].rec * GATHER_PAIR;
-            Sg->pair[k] =
-                (dem_pair){(int)r[0], (int)r[1], r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
-            for (int g = 0; g < 3; g++)
-                Sg->gf[3 * k + g] = v3(r[10 + 3 * g], r[11 + 3 * g], r[12 + 3 * g]);
+            Sg->pair[k] = pair_unpack(r, (int)r[0], (int)r[1]); /* one process: index = id */
+            for (int g = 0; g < 3; g++) {
+                const double *q = r + PAIR_REC + 3 * g;
+                Sg->gf[3 * k + g] = v3(q[0], q[1], q[2]);
+            }
         }
         free(kr);
         Sg->npair = m;
@@ -450,13 +455,7 @@ status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_para
         if (decomp_owner(&M->D, P->x[c->j]) != me &&
             !(c->i >= 0 && decomp_owner(&M->D, P->x[c->i]) == me))
             continue;
-        double *o = pr + (size_t)m++ * PAIR_REC;
-        o[0] = c->i >= 0 ? P->id[c->i] : c->i;
-        o[1] = P->id[c->j];
-        o[2] = c->zeta;
-        o[3] = c->ft.x, o[4] = c->ft.y, o[5] = c->ft.z;
-        o[6] = c->fd.x, o[7] = c->fd.y, o[8] = c->fd.z;
-        o[9] = c->i >= 0 ? 1.0 : 0.0;
+        pair_pack(W, c, pr + (size_t)m++ * PAIR_REC);
     }
     for (int i = 0; i < n && s == CDLAB_OK; i++) {
         double *r = ex + (size_t)i * RESTORED;

@@ -7,20 +7,6 @@
 
 static int g_rank = 0, g_size = 1, g_mpi = 0;
 
-int comm_job_size(void)
-{
-    /* OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE; Slurm's PMI sets PMI_SIZE */
-    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
-    for (int k = 0; names[k]; k++) {
-        const char *v = getenv(names[k]);
-        if (v && *v) {
-            int n = atoi(v);
-            return n > 0 ? n : 1;
-        }
-    }
-    return 1;
-}
-
 int comm_launched(void)
 {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");

@@ -20,9 +20,6 @@ int comm_rank(void);
 int comm_size(void);
 /* 1 when mpirun started this process (whatever the job size). */
 int comm_launched(void);
-/* The job size mpirun announced in the environment (1 without mpirun), readable before
- * comm_init. */
-int comm_job_size(void);
 
 /* v[0..n-1] combined over the ranks with op, the same on every rank: rank 0 combines the
  * ranks' values in rank order and sends the result back. */
