@@ -45,10 +45,26 @@ typedef struct cd_stats {
     double solve_seconds; /* wall time of the Gauss-Seidel sweeps in the step */
 } cd_stats;
 
+/* A distributed run's part of the step (cd/cd_dist.c; NULL in one process): what the step
+ * calls after detection (keep the contacts this rank computes, colour them), after the warm start
+ * (the halo copies' velocities from their owners) and in place of sweep_run. */
+typedef struct cd_dist cd_dist;
+struct cd_solver;
+struct sweep_result;
+struct cd_dist {
+    status (*detected)(cd_dist *d, world *W, struct cd_solver *S, const struct cd_params *p,
+                       diag *err);
+    status (*velocities)(cd_dist *d, world *W, diag *err);
+    status (*sweep)(cd_dist *d, world *W, struct cd_solver *S, const struct cd_params *p,
+                    int measure, struct sweep_result *r, diag *err);
+    double contacts; /* the step's contacts on all ranks (set by detected): sweep when > 0 */
+};
+
 typedef struct cd_solver {
-    pcg32 rng;    /* random sweep stream */
-    int *perm;    /* sweep order */
-    vec3 *R_next; /* Jacobi buffer */
+    cd_dist *dist; /* distributed run: its operations (NULL: one process) */
+    pcg32 rng;     /* random sweep stream */
+    int *perm;     /* sweep order */
+    vec3 *R_next;  /* Jacobi buffer */
     int perm_cap, R_next_cap;
     /* colored sweep: contacts grouped by colour (color_start[c] .. color_start[c+1]-1 in
      * perm), the colour order, per-body colour masks, per-block change measures */
@@ -70,6 +86,8 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
  * finish = position update, pistons, diagnostics. */
 status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err);
 status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err);
+/* finish's first part: positions and orientations, pistons, time (no diagnostics, no checks) */
+void cd_step_move(world *W);
 
 /* Internals shared by cd_step and the tests. */
 vec3 cd_relative_velocity(const world *W, const contact *c);
@@ -88,6 +106,28 @@ typedef struct sweep_result {
 /* measure = 0 skips the change measures (the fixed criterion needs them only in its last sweep). */
 status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *out,
                  diag *err);
+/* Updates the contacts idx[0..n) of the list in that order (idx padded with CD_PERM_PAD valid
+ * indices past n, for the prefetches); the change measures count contact k when count[k] (count
+ * NULL: all). jacobi: every update from the velocities before the sweep. */
+#define CD_PERM_PAD 16
+void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
+                    const unsigned char *count, int measure, sweep_result *r);
+/* Greedy colouring in list order of n contacts whose movable bodies are a[k], b[k] (indices
+ * below nb, or -1: none): two contacts with a common movable body get different colours, each
+ * the lowest free one. color[k] receives the colours; *ncolors their number. *mask (grown,
+ * *mask_cap; *mask_words: the bit-mask width, widened as needed) is the caller's buffer. */
+status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, int *ncolors,
+                        uint64_t **mask, int *mask_cap, int *mask_words, diag *err);
+/* S->color_of[0..n) (colours below S->n_colors) grouped: S->perm holds the contacts of colour c
+ * in list order at S->color_start[c] .. S->color_start[c + 1] - 1 (padded past n). */
+status cd_group_colors(struct cd_solver *S, int n, diag *err);
+/* Fisher-Yates shuffle of a[0..n-1] with the sweep's random stream (a NULL: only the draws). */
+void cd_shuffle(pcg32 *rng, int *a, int n);
+/* Diagnostics of the contacts whose body 1 is below n_owned (one process: all of them) on the
+ * current positions: counts, max overlap, the sum of the active contacts' overlaps in *sum. */
+void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum);
+/* Non-finite state or too large an overlap (p->abort_overlap): the error naming the particle. */
+status cd_check_state(const world *W, const cd_params *p, diag *err);
 /* Criterion decision after a sweep. */
 int criteria_met(const cd_params *p, const sweep_result *r, int sweeps_done, double *residual);
 

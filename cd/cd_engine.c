@@ -5,6 +5,8 @@
 #include "cd.h"
 #include "cd_config.h"
 #include "cd_contact_problem.h"
+#include "cd_dist.h"
+#include "comm.h"
 #include "engine.h"
 #include "engine_checkpoint.h"
 
@@ -22,6 +24,11 @@ typedef struct cd_engine {
     long export_step;
     char export_path[640], config_file[512];
     engine_notes notes;
+    /* distributed runs (more than one MPI rank, cd/cd_dist.c): the distribution, the state
+     * gathered on rank 0 for the output, the boundary-contact series */
+    cd_mpi *M;
+    world Wg;
+    int ser_across, have_across;
 } cd_engine;
 
 #define CD_OF(e) ((cd_engine *)(e)->content)
@@ -37,13 +44,18 @@ static double cd_bytes_per_particle(int dimension)
 static status cd_read(engine *e, config *c, const world *W, const scene_info *info,
                       const equiv_twin *twin, char *note, size_t note_n, diag *err)
 {
-    (void)W, (void)twin, (void)note, (void)note_n;
+    (void)twin, (void)note, (void)note_n;
     cd_engine *E = calloc(1, sizeof *E);
     if (!E)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     e->content = E;
     E->info = *info;
     cd_solver_init(&E->S, info->seed);
+    for (int k = 0; k < W->n_walls && comm_size() > 1; k++) /* refused before any file exists */
+        if (W->walls[k].kind == WALL_PISTON)
+            return diag_set(err, CDLAB_ERR_CONFIG,
+                            "pistons: not distributed yet; run it with one process "
+                            "(docs/parallel.md)");
     return cd_config_read(c, &E->prm, err);
 }
 
@@ -120,8 +132,11 @@ static void cd_constants(const engine *e, double k[ENGINE_CONSTANTS])
 static status cd_plan_export(engine *e, long step, const char *path, const char *config_file,
                              const engine_notes *notes, diag *err)
 {
-    (void)err;
     cd_engine *E = CD_OF(e);
+    if (comm_size() > 1)
+        return diag_set(err, CDLAB_ERR_CONFIG,
+                        "the FCLIB export is not distributed yet: export the step with one "
+                        "process (a checkpoint of the distributed run restarts there)");
     E->export_step = step;
     snprintf(E->export_path, sizeof E->export_path, "%s", path);
     snprintf(E->config_file, sizeof E->config_file, "%s", config_file);
@@ -192,24 +207,56 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
         (s = h5out_attr_double(h, g, "L", info->length, err)) ||
         (s = h5out_attr_double(h, g, "d_mean", info->d_mean, err)))
         return s;
-    return h5out_attr_double(h, g, "m_mean", info->m_mean, err);
+    if ((s = h5out_attr_double(h, g, "m_mean", info->m_mean, err)) || comm_size() == 1)
+        return s;
+    /* distributed: what the partition does to the sweep, and the boundary contacts' share */
+    int colored = p->sweep == SWEEP_COLORED;
+    if ((s = h5out_attr_string(h, "/parallel", "cd_sweep",
+                               colored ? "colored: the one-process sweep, bit for bit"
+                                       : "domain-wise (Shojaaee et al. 2012): boundary contacts "
+                                         "from the halo velocities of the previous sweep",
+                               err)))
+        return s;
+    s = h5out_series(h, "/series/parallel/boundary_fraction", H5IO_DOUBLE, 0, NULL,
+                     &CD_OF(e)->ser_across, err);
+    CD_OF(e)->have_across = s == CDLAB_OK;
+    return s;
+}
+
+/* Every rank holds the whole world (the start, or a restart's read): each keeps its share. */
+static status start_distributed(cd_engine *E, world *W, diag *err)
+{
+    status s = CDLAB_OK;
+    if (!(E->M = calloc(1, sizeof *E->M)))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    s = comm_agree(s, err);
+    return s == CDLAB_OK ? cd_mpi_init(E->M, W, &E->S, &E->prm, &E->info.par, E->info.seed, err)
+                         : s;
 }
 
 static status cd_start(engine *e, world *W, engine_record *rec, diag *err)
 {
-    (void)e, (void)W, (void)rec, (void)err; /* contacts are found by the first step */
-    return CDLAB_OK;
+    (void)rec; /* contacts are found by the first step */
+    cd_engine *E = CD_OF(e);
+    return comm_size() > 1 ? start_distributed(E, W, err) : CDLAB_OK;
 }
 
 static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
 {
     cd_engine *E = CD_OF(e);
     cd_stats st = {.converged = 1};
-    status s = cd_step_solve(W, &E->S, &E->prm, &st, err);
-    if (s == CDLAB_OK && E->export_step == W->step + 1)
-        s = export_fclib(E, W, &st, err);
-    if (s == CDLAB_OK)
-        s = cd_step_finish(W, &E->prm, &st, err);
+    status s;
+    if (E->M) {
+        s = cd_mpi_solve(E->M, W, &E->S, &E->prm, &st, err);
+        if (s == CDLAB_OK)
+            s = cd_mpi_finish(E->M, W, &E->prm, &st, err);
+    } else {
+        s = cd_step_solve(W, &E->S, &E->prm, &st, err);
+        if (s == CDLAB_OK && E->export_step == W->step + 1)
+            s = export_fclib(E, W, &st, err);
+        if (s == CDLAB_OK)
+            s = cd_step_finish(W, &E->prm, &st, err);
+    }
     *rec = (engine_record){.sweeps = st.sweeps,
                            .converged = st.converged,
                            .n_contacts = st.n_contacts,
@@ -224,8 +271,33 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
 
 static status cd_row(engine *e, h5out *h, const world *W, diag *err)
 {
-    (void)e, (void)h, (void)W, (void)err; /* no series beyond the common ones */
-    return CDLAB_OK;
+    (void)W;
+    const cd_engine *E = CD_OF(e);
+    if (!E->have_across) /* one process: no series beyond the common ones */
+        return CDLAB_OK;
+    double f = E->M && E->M->counted > 0.0 ? E->M->across / E->M->counted : 0.0;
+    return h5out_series_append(h, E->ser_across, &f, err);
+}
+
+/* The world to write: this process's, or in a distributed run the state gathered on rank 0
+ * (NULL on the other ranks, which only send), with the step's figures as one process makes
+ * them. Collective. */
+static status cd_gather(engine *e, world *W, world **view, engine_record *rec, diag *err)
+{
+    cd_engine *E = CD_OF(e);
+    *view = W;
+    if (!E->M)
+        return CDLAB_OK;
+    cd_stats st;
+    memset(&st, 0, sizeof st);
+    status s = cd_mpi_gather(E->M, W, &E->Wg, &st, err);
+    *view = comm_rank() == 0 ? &E->Wg : NULL;
+    /* the step's counts and largest overlap are exact sums and maxima over the ranks; its mean
+     * overlap is made again as one process makes it (a record not made by a step, the first
+     * row of a run or a restart, has no contacts) */
+    if (s == CDLAB_OK && comm_rank() == 0 && rec->n_active > 0)
+        rec->mean_overlap = st.mean_overlap;
+    return s;
 }
 
 static int cd_contact_count(const engine *e, const world *W)
@@ -272,14 +344,21 @@ static status cd_checkpoint_read(engine *e, h5in *h, const char *g, const char *
             !(isfinite(c->R.x) && isfinite(c->R.y) && isfinite(c->R.z)))
             return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file, k);
     }
-    return CDLAB_OK;
+    /* a distributed run: every rank read the whole state, each keeps its share */
+    return comm_size() > 1 ? start_distributed(CD_OF(e), W, err) : CDLAB_OK;
 }
 
 static void cd_free(engine *e)
 {
     cd_engine *E = CD_OF(e);
-    if (E)
+    if (E) {
         cd_solver_free(&E->S);
+        if (E->M)
+            cd_mpi_free(E->M);
+        free(E->M);
+        particles_free(&E->Wg.P);
+        contacts_free(&E->Wg.C);
+    }
     free(E);
     e->content = NULL;
 }
@@ -308,7 +387,7 @@ const engine_ops cd_engine_ops = {
     .contact = cd_contact,
     .snapshot = NULL,
     .snapshot_fields = NULL,
-    .gather = NULL,
+    .gather = cd_gather,
     .checkpoint_write = cd_checkpoint_write,
     .checkpoint_read = cd_checkpoint_read,
     .free = cd_free,

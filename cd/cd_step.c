@@ -42,7 +42,7 @@ void cd_solver_free(cd_solver *S)
     memset(S, 0, sizeof *S);
 }
 
-static status check_state(const world *W, const cd_params *p, diag *err)
+status cd_check_state(const world *W, const cd_params *p, diag *err)
 {
     const particles *P = &W->P;
     for (int i = 0; i < P->n; i++) {
@@ -75,6 +75,8 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
         return s;
     S->colored_at_step = -1; /* a new contact list: colour it afresh */
+    if (S->dist && (s = S->dist->detected(S->dist, W, S, p, err)) != CDLAB_OK)
+        return s;
     contact_list *L = &W->C;
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
@@ -96,6 +98,8 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     for (int k = 0; k < L->n; k++)
         if (L->c[k].R.x != 0.0 || L->c[k].R.y != 0.0 || L->c[k].R.z != 0.0)
             cd_apply_impulse(W, &L->c[k], v3_scale(L->c[k].R, dt));
+    if (S->dist && (s = S->dist->velocities(S->dist, W, err)) != CDLAB_OK)
+        return s;
 
     /* 4. Gauss-Seidel sweeps until the criterion holds (or the cap) */
     struct timespec t0, t1;
@@ -103,13 +107,16 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     st->sweeps = 0;
     st->converged = 1;
     st->residual = 0.0;
-    if (L->n > 0) {
+    /* a distributed run sweeps on every rank while any has contacts (the sweeps exchange) */
+    if ((S->dist ? S->dist->contacts : (double)L->n) > 0.0) {
         st->converged = 0;
         while (st->sweeps < p->iterations) {
             sweep_result r;
             /* the fixed criterion reports the residual of its last sweep only */
             int measure = p->crit != CRIT_FIXED || st->sweeps + 1 >= p->iterations;
-            if ((s = sweep_run(W, S, p, measure, &r, err)) != CDLAB_OK)
+            s = S->dist ? S->dist->sweep(S->dist, W, S, p, measure, &r, err)
+                        : sweep_run(W, S, p, measure, &r, err);
+            if (s != CDLAB_OK)
                 return s;
             st->sweeps++;
             if (criteria_met(p, &r, st->sweeps, &st->residual)) {
@@ -125,6 +132,17 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
 }
 
 status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
+{
+    cd_step_move(W);
+    /* 6. diagnostics on the new configuration */
+    double sum;
+    cd_diagnostics(W, W->P.n, st, &sum);
+    if (st->n_active > 0)
+        st->mean_overlap = sum / st->n_active;
+    return cd_check_state(W, p, err);
+}
+
+void cd_step_move(world *W)
 {
     particles *P = &W->P;
     contact_list *L = &W->C;
@@ -150,14 +168,20 @@ status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
     }
     W->t = t_new;
     W->step++;
+}
 
-    /* 6. diagnostics on the new configuration */
-    st->n_contacts = L->n;
-    st->n_active = st->n_sliding = 0;
+void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum_overlap)
+{
+    particles *P = &W->P;
+    contact_list *L = &W->C;
+    st->n_contacts = st->n_active = st->n_sliding = 0;
     st->mean_overlap = st->max_overlap = 0.0;
     double sum = 0.0;
     for (int k = 0; k < L->n; k++) {
         contact *c = &L->c[k];
+        if (c->j >= n_owned)
+            continue;
+        st->n_contacts++;
         contact_geometry(c, P, W->walls);
         double ov = c->gap < 0.0 ? -c->gap : 0.0;
         if (ov > st->max_overlap)
@@ -172,9 +196,7 @@ status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
                 st->n_sliding++;
         }
     }
-    if (st->n_active > 0)
-        st->mean_overlap = sum / st->n_active;
-    return check_state(W, p, err);
+    *sum_overlap = sum;
 }
 
 status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)

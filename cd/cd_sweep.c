@@ -101,7 +101,7 @@ vec3 cd_contact_update_reference(const world *W, const contact *c)
 }
 
 /* perm holds this many entries past the contacts, for the prefetches (pad_perm) */
-#define PERM_PAD 16
+#define PERM_PAD CD_PERM_PAD
 
 static status ensure(cd_solver *S, int n, diag *err)
 {
@@ -139,39 +139,30 @@ static inline void set_force(world *W, const cd_params *p, contact *c, vec3 R_ne
     c->R = R_new;
 }
 
-/* Greedy colouring of the contact graph in list order: two contacts conflict when they share
- * a movable body (a particle that is not frozen, or a piston); fixed walls and frozen particles
- * do not count. Colours are kept as bit masks per body (particles, then walls); when a contact
- * finds no free colour among 64 * mask_words, the masks are widened and the colouring
- * restarts. Deterministic: depends only on the contact list. */
-static status color_contacts(world *W, cd_solver *S, diag *err)
+/* Fills perm[n .. n + PERM_PAD) with a valid contact index for the prefetches. */
+static void pad_perm(int *perm, int n)
 {
-    const contact_list *L = &W->C;
-    const particles *P = &W->P;
-    int n = L->n, nb = P->n + W->n_walls;
-    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
-    if (!color_of)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    S->color_of = color_of;
+    for (int k = n; k < n + PERM_PAD; k++)
+        perm[k] = 0;
+}
+
+status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, int *ncolors,
+                        uint64_t **mask, int *mask_cap, int *mask_words, diag *err)
+{
     for (;;) {
-        int mw = S->mask_words;
-        uint64_t *mask = grow_array(S->mask, &S->mask_cap, nb * mw, sizeof *mask);
-        if (!mask)
+        int mw = *mask_words;
+        uint64_t *m = grow_array(*mask, mask_cap, nb * mw, sizeof *m);
+        if (!m)
             return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-        S->mask = mask;
-        memset(mask, 0, (size_t)nb * mw * sizeof *mask);
+        *mask = m;
+        memset(m, 0, (size_t)nb * mw * sizeof *m);
         int ncol = 0, overflow = 0;
         for (int k = 0; k < n && !overflow; k++) {
-            const contact *c = &L->c[k];
-            /* the movable bodies of the contact: their mask rows (or NULL) */
-            uint64_t *a = P->frozen[c->j] ? NULL : &mask[(size_t)c->j * mw], *b = NULL;
-            if (c->i >= 0)
-                b = P->frozen[c->i] ? NULL : &mask[(size_t)c->i * mw];
-            else if (W->walls[contact_wall_index(c)].kind == WALL_PISTON)
-                b = &mask[(size_t)(P->n + contact_wall_index(c)) * mw];
+            uint64_t *ra = a[k] >= 0 ? &m[(size_t)a[k] * mw] : NULL;
+            uint64_t *rb = b[k] >= 0 ? &m[(size_t)b[k] * mw] : NULL;
             int col = -1;
             for (int w = 0; w < mw && col < 0; w++) {
-                uint64_t used = (a ? a[w] : 0) | (b ? b[w] : 0);
+                uint64_t used = (ra ? ra[w] : 0) | (rb ? rb[w] : 0);
                 if (~used)
                     col = 64 * w + __builtin_ctzll(~used);
             }
@@ -179,25 +170,69 @@ static status color_contacts(world *W, cd_solver *S, diag *err)
                 overflow = 1;
                 break;
             }
-            color_of[k] = col;
-            if (a)
-                a[col / 64] |= 1ull << (col % 64);
-            if (b)
-                b[col / 64] |= 1ull << (col % 64);
+            color[k] = col;
+            if (ra)
+                ra[col / 64] |= 1ull << (col % 64);
+            if (rb)
+                rb[col / 64] |= 1ull << (col % 64);
             if (col + 1 > ncol)
                 ncol = col + 1;
         }
         if (!overflow) {
-            S->n_colors = ncol;
-            break;
+            *ncolors = ncol;
+            return CDLAB_OK;
         }
-        if (S->mask_words >= 1 << 16)
+        if (*mask_words >= 1 << 16)
             return diag_set(err, CDLAB_ERR_NOMEM, "contact graph needs more than %d colours",
                             64 << 16);
-        S->mask_words *= 2;
+        *mask_words *= 2;
     }
+}
+
+/* Greedy colouring of the contact graph in list order (cd_greedy_colors): two contacts conflict
+ * when they share a movable body (a particle that is not frozen, or a piston); fixed walls and
+ * frozen particles do not count. Bodies are numbered particles, then walls. Deterministic:
+ * depends only on the contact list. */
+static status color_contacts(world *W, cd_solver *S, diag *err)
+{
+    const contact_list *L = &W->C;
+    const particles *P = &W->P;
+    int n = L->n, nb = P->n + W->n_walls;
+    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
+    if (color_of)
+        S->color_of = color_of;
+    int *ab = malloc((size_t)(2 * n + 1) * sizeof *ab);
+    if (!color_of || !ab) {
+        free(ab);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
+    }
+    for (int k = 0; k < n; k++) {
+        const contact *c = &L->c[k];
+        ab[k] = P->frozen[c->j] ? -1 : c->j;
+        if (c->i >= 0)
+            ab[n + k] = P->frozen[c->i] ? -1 : c->i;
+        else
+            ab[n + k] = W->walls[contact_wall_index(c)].kind == WALL_PISTON
+                            ? P->n + contact_wall_index(c)
+                            : -1;
+    }
+    status s = cd_greedy_colors(n, ab, ab + n, nb, color_of, &S->n_colors, &S->mask, &S->mask_cap,
+                                &S->mask_words, err);
+    free(ab);
+    if (s != CDLAB_OK)
+        return s;
+    S->colored_at_step = W->step;
+    return cd_group_colors(S, n, err);
+}
+
+status cd_group_colors(cd_solver *S, int n, diag *err)
+{
     /* contacts grouped by colour, in list order within a colour (counting sort into perm) */
     int nc = S->n_colors;
+    const int *color_of = S->color_of;
+    status s = ensure(S, n, err);
+    if (s != CDLAB_OK)
+        return s;
     int *cs = grow_array(S->color_start, &S->color_start_cap, nc + 1, sizeof *cs);
     int *co = grow_array(S->color_order, &S->color_order_cap, nc, sizeof *co);
     if (cs)
@@ -216,7 +251,7 @@ static status color_contacts(world *W, cd_solver *S, diag *err)
     for (int c = nc; c > 0; c--)
         cs[c] = cs[c - 1];
     cs[0] = 0;
-    S->colored_at_step = W->step;
+    pad_perm(S->perm, n);
     return CDLAB_OK;
 }
 
@@ -254,21 +289,16 @@ static inline void prefetch_ahead(const world *W, const int *perm, int k)
     }
 }
 
-/* Fills perm[n .. n + PERM_PAD) with a valid contact index for the prefetches. */
-static void pad_perm(int *perm, int n)
-{
-    for (int k = n; k < n + PERM_PAD; k++)
-        perm[k] = 0;
-}
-
 /* Fisher-Yates: a uniform random permutation of a[0..n-1] in place. */
-static void shuffle(pcg32 *rng, int *a, int n)
+void cd_shuffle(pcg32 *rng, int *a, int n)
 {
     for (int k = n - 1; k > 0; k--) {
         int m = (int)pcg32_bounded_fast(rng, (uint32_t)(k + 1));
-        int t = a[k];
-        a[k] = a[m];
-        a[m] = t;
+        if (a) {
+            int t = a[k];
+            a[k] = a[m];
+            a[m] = t;
+        }
     }
 }
 
@@ -292,9 +322,9 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
      * random stream does not depend on the thread count) */
     for (int c = 0; c < nc; c++)
         S->color_order[c] = c;
-    shuffle(&S->rng, S->color_order, nc);
+    cd_shuffle(&S->rng, S->color_order, nc);
     for (int c = 0; c < nc; c++)
-        shuffle(&S->rng, &S->perm[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
+        cd_shuffle(&S->rng, &S->perm[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
     pad_perm(S->perm, L->n);
     for (int q = 0; q < nc; q++) {
         int c = S->color_order[q];
@@ -327,6 +357,25 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
     return CDLAB_OK;
 }
 
+void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
+                    const unsigned char *count, int measure, sweep_result *r)
+{
+    contact_list *L = &W->C;
+    double inv_dt = 1.0 / W->dt;
+    if (jacobi) {
+        for (int k = 0; k < n; k++)
+            R_next[k] = contact_update(W, &L->c[idx[k]], inv_dt);
+        for (int k = 0; k < n; k++)
+            set_force(W, p, &L->c[idx[k]], R_next[k], measure && (!count || count[idx[k]]), r);
+        return;
+    }
+    for (int k = 0; k < n; k++) {
+        prefetch_ahead(W, idx, k);
+        contact *c = &L->c[idx[k]];
+        set_force(W, p, c, contact_update(W, c, inv_dt), measure && (!count || count[idx[k]]), r);
+    }
+}
+
 status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *r,
                  diag *err)
 {
@@ -353,7 +402,7 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
     for (int k = 0; k < n; k++)
         S->perm[k] = p->sweep == SWEEP_BACKWARD ? n - 1 - k : k;
     if (p->sweep == SWEEP_RANDOM) /* a uniform permutation, fresh every sweep */
-        shuffle(&S->rng, S->perm, n);
+        cd_shuffle(&S->rng, S->perm, n);
     pad_perm(S->perm, n);
     for (int k = 0; k < n; k++) {
         prefetch_ahead(W, S->perm, k);

@@ -83,43 +83,6 @@ static double max_over_ranks(dem_dist *d, double v)
     return v;
 }
 
-typedef struct id_index {
-    int id, index;
-} id_index;
-
-static int by_idx_id(const void *a, const void *b)
-{
-    int x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
-    return (x > y) - (x < y);
-}
-
-static int local_of(const id_index *map, int n, int id)
-{
-    int lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (map[mid].id == id)
-            return map[mid].index;
-        if (map[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-/* A pair's key and where its record is (for sorting records into key order). */
-typedef struct keyed_ref {
-    uint64_t key;
-    int rec;
-} keyed_ref;
-
-static int by_ref_key(const void *a, const void *b)
-{
-    uint64_t x = ((const keyed_ref *)a)->key, y = ((const keyed_ref *)b)->key;
-    return (x > y) - (x < y);
-}
-
 /* The pairs' histories to the new owners of their particles (decomposition M->D, the current
  * local positions): *rec, rcount as received. */
 static status send_pairs(dem_mpi *M, const world *W, const dem_solver *S, double **recv, int *nrecv,
@@ -182,21 +145,19 @@ static status install_pairs(const world *W, dem_solver *S, const double *rec, in
         free(kr);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d pairs", n);
     }
-    for (int i = 0; i < N; i++)
-        map[i] = (id_index){W->P.id[i], i};
-    qsort(map, (size_t)N, sizeof *map, by_idx_id);
+    exchange_index_ids(&W->P, map);
     int m = 0;
     for (int k = 0; k < n; k++) {
         const double *r = rec + (size_t)k * PAIR_REC;
-        int j = local_of(map, N, (int)r[1]);
-        int i = r[0] >= 0 ? local_of(map, N, (int)r[0]) : (int)r[0];
+        int j = exchange_local_of(map, N, (int)r[1]);
+        int i = r[0] >= 0 ? exchange_local_of(map, N, (int)r[0]) : (int)r[0];
         if (j < 0 || (r[0] >= 0 && i < 0))
             continue;
         tmp[m] = pair_unpack(r, i, j);
         kr[m] = (keyed_ref){contact_pair_key(i, j, &W->P, W->n_walls), m};
         m++;
     }
-    qsort(kr, (size_t)m, sizeof *kr, by_ref_key);
+    keyed_sort(kr, m);
     status s = dem_reserve_pairs(S, m, err);
     int u = 0;
     for (int k = 0; k < m && s == CDLAB_OK; k++)
@@ -209,29 +170,12 @@ static status install_pairs(const world *W, dem_solver *S, const double *rec, in
     return s;
 }
 
-static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_params *p, diag *err)
+/* Own particles, with their pairs' histories and step's movements, to the owners of the current
+ * decomposition; then the halo copies. */
+static status move_particles(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
 {
-    dem_mpi *M = (dem_mpi *)d;
     particles *P = &W->P;
-    int own = M->have_halo ? M->H.n_owned : P->n;
-    /* the new decomposition from everyone's own particles */
-    double *x = malloc((size_t)(own > 0 ? own : 1) * 3 * sizeof *x), *all = NULL;
-    int total = 0;
-    status s = x ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    for (int i = 0; i < own && s == CDLAB_OK; i++)
-        x[3 * i] = P->x[i].x, x[3 * i + 1] = P->x[i].y, x[3 * i + 2] = P->x[i].z;
-    if (s == CDLAB_OK)
-        s = comm_allgather(x, 3 * own, &all, &total, err);
-    free(x);
-    if (s == CDLAB_OK) {
-        if (M->have_decomp)
-            decomp_free(&M->D);
-        M->have_decomp = 0;
-        s = decomp_build(&M->D, comm_size(), (const vec3 *)all, NULL, total / 3, P->dimension,
-                         &P->box, err);
-        M->have_decomp = s == CDLAB_OK;
-    }
-    free(all);
+    status s = CDLAB_OK;
     /* the pairs' histories, while the halo copies they name are still here */
     double *prec = NULL, *e = NULL;
     int npr = 0;
@@ -260,7 +204,36 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
     M->redistributions++;
     free(e);
     free(prec);
-    return comm_agree(s, err);
+    return s;
+}
+
+static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    dem_mpi *M = (dem_mpi *)d;
+    particles *P = &W->P;
+    int own = M->have_halo ? M->H.n_owned : P->n;
+    /* the cuts: afresh at the start and when the load is out of balance */
+    if (M->have_decomp && !parallel_rebalance_due(&M->par, own, M->redistributions))
+        return comm_agree(move_particles(M, W, S, p, err), err);
+    double *x = malloc((size_t)(own > 0 ? own : 1) * 3 * sizeof *x), *all = NULL;
+    int total = 0;
+    status s = x ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < own && s == CDLAB_OK; i++)
+        x[3 * i] = P->x[i].x, x[3 * i + 1] = P->x[i].y, x[3 * i + 2] = P->x[i].z;
+    if (s == CDLAB_OK)
+        s = comm_allgather(x, 3 * own, &all, &total, err);
+    free(x);
+    if (s == CDLAB_OK) {
+        if (M->have_decomp)
+            decomp_free(&M->D);
+        M->have_decomp = 0;
+        s = decomp_build(&M->D, comm_size(), (const vec3 *)all, NULL, total / 3, P->dimension,
+                         &P->box, err);
+        M->have_decomp = s == CDLAB_OK;
+        M->rebalances++;
+    }
+    free(all);
+    return comm_agree(s == CDLAB_OK ? move_particles(M, W, S, p, err) : s, err);
 }
 
 #define GATHER_EXTRA 7             /* F, T, path */
@@ -290,14 +263,11 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
     int own = S->n_owned, np = 0;
     for (int k = 0; k < S->npair; k++)
         np += S->pair[k].j < own;
-    size_t pw = PARTICLE_RECORD + GATHER_EXTRA;
-    double *pr = malloc((size_t)(own > 0 ? own : 1) * pw * sizeof *pr);
+    double *ex = malloc((size_t)(own > 0 ? own : 1) * GATHER_EXTRA * sizeof *ex), *gex = NULL;
     double *cr = malloc((size_t)(np > 0 ? np : 1) * GATHER_PAIR * sizeof *cr);
-    status s = pr && cr ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    status s = ex && cr ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
     for (int i = 0; i < own && s == CDLAB_OK; i++) {
-        double *r = pr + (size_t)i * pw;
-        particles_pack(&W->P, i, r);
-        double *e = r + PARTICLE_RECORD;
+        double *e = ex + (size_t)i * GATHER_EXTRA;
         e[0] = S->F[i].x, e[1] = S->F[i].y, e[2] = S->F[i].z;
         e[3] = S->T[i].x, e[4] = S->T[i].y, e[5] = S->T[i].z;
         e[6] = S->path[i];
@@ -314,37 +284,24 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
             q[0] = v.x, q[1] = v.y, q[2] = v.z;
         }
     }
-    double *prec = NULL, *crec = NULL;
-    int n = 0, m = 0;
+    double *crec = NULL;
+    int m = 0;
+    if (comm_rank() == 0) { /* walls, time, settings: shared, not owned */
+        particles keep = Wg->P;
+        *Wg = *W;
+        Wg->P = keep;
+    }
     if (s == CDLAB_OK)
-        s = to_rank0(pr, own, (int)pw, &prec, &n, err);
+        s = exchange_gather(&W->P, own, ex, GATHER_EXTRA, &Wg->P, &gex, err);
     if (s == CDLAB_OK)
         s = to_rank0(cr, np, GATHER_PAIR, &crec, &m, err);
-    free(pr);
+    free(ex);
     free(cr);
     if (s == CDLAB_OK && comm_rank() == 0) {
-        particles keep = Wg->P;
-        *Wg = *W; /* walls, time, settings: shared, not owned */
-        Wg->P = keep;
-        if (Wg->P.cap < n || Wg->P.dimension != W->P.dimension) {
-            particles_free(&Wg->P);
-            s = particles_init(&Wg->P, n, W->P.dimension, err);
-        }
-        Wg->P.n = n;
-        Wg->P.box = W->P.box;
-        for (int k = 0; k < n && s == CDLAB_OK; k++) { /* one process: index = id */
-            const double *r = prec + (size_t)k * pw;
-            int id = (int)r[20];
-            if (id < 0 || id >= n)
-                s = diag_set(err, CDLAB_ERR_NUMERIC, "gather: particle id %d of %d", id, n);
-            else
-                particles_unpack(&Wg->P, id, r);
-        }
-        if (s == CDLAB_OK)
-            s = dem_reserve_view(Wg, Sg, p, m, err);
-        for (int k = 0; k < n && s == CDLAB_OK; k++) {
-            const double *e = prec + (size_t)k * pw + PARTICLE_RECORD;
-            int id = (int)prec[(size_t)k * pw + 20];
+        int n = Wg->P.n;
+        s = dem_reserve_view(Wg, Sg, p, m, err);
+        for (int id = 0; id < n && s == CDLAB_OK; id++) {
+            const double *e = gex + (size_t)id * GATHER_EXTRA;
             Sg->F[id] = v3(e[0], e[1], e[2]);
             Sg->T[id] = v3(e[3], e[4], e[5]);
             Sg->path[id] = e[6];
@@ -358,7 +315,7 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
             kr[k] = (keyed_ref){contact_pair_key((int)r[0], (int)r[1], &Wg->P, Wg->n_walls), k};
         }
         if (s == CDLAB_OK)
-            qsort(kr, (size_t)m, sizeof *kr, by_ref_key);
+            keyed_sort(kr, m);
         for (int k = 0; k < m && s == CDLAB_OK; k++) {
             const double *r = crec + (size_t)kr[k].rec * GATHER_PAIR;
             Sg->pair[k] = pair_unpack(r, (int)r[0], (int)r[1]); /* one process: index = id */
@@ -383,15 +340,17 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
             Wg->walls[w].contact_force = Sg->piston_F[w];
         Sg->wall_path = 0.0;
     }
-    free(prec);
+    free(gex);
     free(crec);
     return comm_agree(s, err);
 }
 
 /* The operations, the halo range, and the refusals (collective: the largest radius). */
-static status setup(dem_mpi *M, const world *W, const dem_params *p, diag *err)
+static status setup(dem_mpi *M, const world *W, const dem_params *p, const parallel_params *par,
+                    diag *err)
 {
     memset(M, 0, sizeof *M);
+    M->par = *par;
     M->ops = (dem_dist){.refresh = refresh, .redistribute = redistribute, .max = max_over_ranks};
     for (int k = 0; k < W->n_walls; k++)
         if (W->walls[k].kind == WALL_PISTON)
@@ -416,9 +375,10 @@ static status setup(dem_mpi *M, const world *W, const dem_params *p, diag *err)
     return CDLAB_OK;
 }
 
-status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
+status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p,
+                    const parallel_params *par, diag *err)
 {
-    status s = setup(M, W, p, err);
+    status s = setup(M, W, p, par, err);
     if (s != CDLAB_OK)
         return s;
     unsigned char *keep = malloc((size_t)(W->P.n > 0 ? W->P.n : 1));
@@ -435,9 +395,10 @@ status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, di
 
 #define RESTORED 7 /* F, T, path */
 
-status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err)
+status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_params *p,
+                             const parallel_params *par, diag *err)
 {
-    status s = setup(M, W, p, err);
+    status s = setup(M, W, p, par, err);
     particles *P = &W->P;
     int n = P->n, me = comm_rank(), np = S->npair;
     if (s == CDLAB_OK && (s = decomp_build(&M->D, comm_size(), P->x, NULL, n, P->dimension, &P->box,
@@ -506,6 +467,7 @@ void dem_mpi_free(dem_mpi *M)
     if (M->have_halo) {
         free(M->H.send);
         free(M->H.scount);
+        free(M->H.rcount);
     }
     memset(M, 0, sizeof *M);
 }

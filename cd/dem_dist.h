@@ -19,19 +19,23 @@ typedef struct dem_mpi {
     halo H;
     int have_decomp, have_halo;
     double range;         /* halo range: the skin plus the largest diameter */
+    parallel_params par;  /* when the boxes are cut afresh */
     long redistributions; /* rebuilds that moved particles between ranks */
+    long rebalances;      /* of them, those that cut the boxes afresh */
     long migrated;        /* particles this rank sent to another */
 } dem_mpi;
 
 /* Every rank holds the whole world (as built from the config): keeps the particles of its
  * initial share (id mod ranks = rank; the first rebuild sends them to their owners) and sets up
  * M; S->dist = &M->ops. Refuses what is not distributed yet. */
-status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err);
+status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p,
+                    const parallel_params *par, diag *err);
 /* After a one-process checkpoint was read by every rank (the whole state on each): each keeps
  * its own particles (with their forces, torques and paths) and pairs, builds its halo, and
  * rank 0 alone carries the restored ledger (the ledger is a sum over the ranks). The
  * continuation is the one-process continuation, bit for bit. Collective. */
-status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_params *p, diag *err);
+status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_params *p,
+                             const parallel_params *par, diag *err);
 void dem_mpi_free(dem_mpi *M);
 /* Collective: rank 0 receives every rank's own particles (with their forces, torques and paths)
  * and the pairs each rank counts (with their forces), and assembles in Wg (W's walls, time and

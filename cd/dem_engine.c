@@ -37,6 +37,7 @@ typedef struct dem_engine {
     /* distributed runs (more than one MPI rank, cd/dem_dist.c): the distribution, the ledger
      * summed over the ranks, and on rank 0 the gathered world and state the output reports */
     dem_mpi *M;
+    parallel_params par;
     dem_energy Eg;
     world Wg;
     dem_solver Sg;
@@ -67,6 +68,7 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
     e->content = E;
     dem_solver_init(&E->S);
     pcg32_seed(&E->rng, info->seed, PCG32_STREAM_SWEEP);
+    E->par = info->par;
     status s = dem_config_read(c, W, info, twin, &E->set, err);
     if (s != CDLAB_OK)
         return s;
@@ -252,7 +254,7 @@ static status dem_engine_start(engine *e, world *W, engine_record *rec, diag *er
         if (!(E->M = calloc(1, sizeof *E->M)))
             s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
         else
-            s = dem_mpi_init(E->M, W, &E->S, &E->set.p, err);
+            s = dem_mpi_init(E->M, W, &E->S, &E->set.p, &E->par, err);
         s = comm_agree(s, err);
     }
     if (s == CDLAB_OK)
@@ -548,7 +550,7 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
             s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
         s = comm_agree(s, err);
         if (s == CDLAB_OK)
-            s = dem_mpi_init_restored(E->M, W, S, &E->set.p, err);
+            s = dem_mpi_init_restored(E->M, W, S, &E->set.p, &E->par, err);
         /* the ledger of the first row (rank 0 carries the totals) */
         E->Eg = S->E;
         comm_allreduce((double *)&E->Eg, (int)(sizeof E->Eg / sizeof(double)), COMM_SUM);

@@ -1,6 +1,8 @@
 /* The run's output file: docs/output.md describes every group, series and attribute. */
 #include "run_output.h"
 
+#include "comm.h"
+
 #include "build_info.h"
 #include "parallel.h"
 
@@ -138,10 +140,23 @@ static status write_walls(h5out *h, const world *W, diag *err)
     return CDLAB_OK;
 }
 
+/* A distributed run's ranks and [parallel] settings (one process: nothing). */
+static status write_parallel(h5out *h, const run_setup *S, diag *err)
+{
+    if (comm_size() == 1)
+        return CDLAB_OK;
+    status s;
+    if ((s = h5out_group(h, "/parallel", err)) ||
+        (s = h5out_attr_int(h, "/parallel", "ranks", comm_size(), err)) ||
+        (s = h5out_attr_double(h, "/parallel", "rebalance", S->info.par.rebalance, err)))
+        return s;
+    return h5out_attr_int(h, "/parallel", "rebalance_every", S->info.par.rebalance_every, err);
+}
+
 status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks *hk, diag *err)
 {
     status s;
-    if ((s = write_provenance(w->h, c, S, hk, err)) ||
+    if ((s = write_provenance(w->h, c, S, hk, err)) || (s = write_parallel(w->h, S, err)) ||
         (s = S->E.ops->header(&S->E, w->h, &S->W, &S->info, err)) ||
         (s = define_series(w, S, err)) || (s = define_piston_series(w, &S->W, err)))
         return s;

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 /* sections that belong to no engine (the engines' come from their tables) */
-static const char *const common_sections[] = {"particles", "contact", "load",      "output",
-                                              "plane.",    "piston.", "cylinder.", NULL};
+static const char *const common_sections[] = {
+    "particles", "contact", "load", "output", "parallel", "plane.", "piston.", "cylinder.", NULL};
 
 static status read_output(config *c, const world *W, output_params *o, diag *err)
 {

@@ -1,6 +1,9 @@
 /* Recursive coordinate bisection: see decomp.h. */
 #include "decomp.h"
 
+#include "comm.h"
+#include "config.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,4 +245,25 @@ int decomp_near(const decomp *D, vec3 x, double range, int *out)
     if (hit != stack_hit)
         free(hit);
     return m;
+}
+
+status parallel_read(struct config *c, parallel_params *par, diag *err)
+{
+    status s =
+        config_double(c, "parallel", "rebalance", 0, 1.2, 1.0, 0, INFINITY, &par->rebalance, err);
+    if (s == CDLAB_OK)
+        s = config_int(c, "parallel", "rebalance_every", 0, 0, 0, __LONG_MAX__,
+                       &par->rebalance_every, err);
+    return s;
+}
+
+int parallel_rebalance_due(const parallel_params *par, double load, long redistributions)
+{
+    double v[2] = {load, load};
+    comm_allreduce(v, 1, COMM_MAX);
+    comm_allreduce(v + 1, 1, COMM_SUM);
+    double mean = v[1] / comm_size();
+    if (par->rebalance_every > 0 && redistributions % par->rebalance_every == 0)
+        return 1;
+    return mean > 0.0 && v[0] > par->rebalance * mean;
 }

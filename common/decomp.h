@@ -37,4 +37,14 @@ int decomp_owner(const decomp *D, vec3 x);
  * out (room for D->parts); returns their number. range must be below half of every period. */
 int decomp_near(const decomp *D, vec3 x, double range, int *out);
 
+/* [parallel] (docs/config.md): when the boxes are cut afresh. */
+typedef struct parallel_params {
+    double rebalance;     /* largest load / mean load above which the cuts are remade */
+    long rebalance_every; /* remake them every this many redistributions (0: never forced) */
+} parallel_params;
+struct config;
+status parallel_read(struct config *c, parallel_params *par, diag *err);
+/* Remake the cuts now? Collective (the loads are reduced over the ranks): this rank's load, the
+ * count of redistributions done so far. */
+int parallel_rebalance_due(const parallel_params *par, double load, long redistributions);
 #endif

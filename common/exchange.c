@@ -68,8 +68,7 @@ static status from_records(particles *P, const double *rec, int n, double **extr
     return CDLAB_OK;
 }
 
-status exchange_keep(particles *P, const unsigned char *keep, double **extra, int width,
-                     diag *err)
+status exchange_keep(particles *P, const unsigned char *keep, double **extra, int width, diag *err)
 {
     int m = 0;
     for (int i = 0; i < P->n; i++)
@@ -99,8 +98,10 @@ static int by_id(const void *a, const void *b)
 
 /* Packs the particles list[0..n-1] (grouped by destination, count per rank in pcount), each
  * with its width doubles of extra, and exchanges them. */
+/* rcount (NULL: not wanted): how many records came from each rank */
 static status send_records(const particles *P, const double *extra, int width, const int *list,
-                           int n, const int *pcount, double **recv, int *nrecv, diag *err)
+                           int n, const int *pcount, double **recv, int *nrecv, int *rcount,
+                           diag *err)
 {
     int R = comm_size();
     size_t rw = PARTICLE_RECORD + (size_t)width;
@@ -121,6 +122,8 @@ static status send_records(const particles *P, const double *extra, int width, c
     if (s == CDLAB_OK)
         s = comm_exchange(buf, sc, recv, rc, &total, err);
     *nrecv = total / (int)rw;
+    for (int r = 0; r < R && rcount && s == CDLAB_OK; r++)
+        rcount[r] = rc[r] / (int)rw;
     free(buf);
     free(sc);
     free(rc);
@@ -149,7 +152,7 @@ status exchange_migrate(particles *P, const decomp *D, double **extra, int width
     double *recv = NULL;
     int m = 0;
     if (s == CDLAB_OK)
-        s = send_records(P, extra ? *extra : NULL, width, list, n, count, &recv, &m, err);
+        s = send_records(P, extra ? *extra : NULL, width, list, n, count, &recv, &m, NULL, err);
     if (s == CDLAB_OK) {
         qsort(recv, (size_t)m, (PARTICLE_RECORD + (size_t)width) * sizeof *recv, by_id);
         s = from_records(P, recv, m, extra, width, err);
@@ -169,10 +172,11 @@ status exchange_halo(particles *P, const decomp *D, double range, double **extra
     int R = comm_size(), me = comm_rank(), n = P->n;
     H->n_owned = n;
     H->scount = calloc((size_t)R, sizeof *H->scount);
+    H->rcount = calloc((size_t)R, sizeof *H->rcount);
     int *near = malloc((size_t)D->parts * sizeof *near);
     int *pairs = NULL, np = 0, cap = 0; /* (rank, particle) */
     status s = CDLAB_OK;
-    if (!H->scount || !near)
+    if (!H->scount || !H->rcount || !near)
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo");
     for (int i = 0; i < n && s == CDLAB_OK; i++) {
         int m = decomp_near(D, P->x[i], range, near);
@@ -211,7 +215,8 @@ status exchange_halo(particles *P, const decomp *D, double range, double **extra
     double *recv = NULL;
     int m = 0;
     if (s == CDLAB_OK)
-        s = send_records(P, extra ? *extra : NULL, width, H->send, np, H->scount, &recv, &m, err);
+        s = send_records(P, extra ? *extra : NULL, width, H->send, np, H->scount, &recv, &m,
+                         H->rcount, err);
     H->width = width;
     size_t rw = PARTICLE_RECORD + (size_t)width;
     if (s == CDLAB_OK) { /* own particles, then the copies */
@@ -240,7 +245,7 @@ status exchange_halo_update(particles *P, double *extra, const halo *H, diag *er
     double *recv = NULL;
     int m = 0, width = H->width;
     size_t rw = PARTICLE_RECORD + (size_t)width;
-    status s = send_records(P, extra, width, H->send, H->nsend, H->scount, &recv, &m, err);
+    status s = send_records(P, extra, width, H->send, H->nsend, H->scount, &recv, &m, NULL, err);
     if (s == CDLAB_OK && m != H->n_ghost)
         s = diag_set(err, CDLAB_ERR_IO, "halo update: %d copies received, %d expected", m,
                      H->n_ghost);
@@ -282,10 +287,131 @@ status exchange_halo_values(const halo *H, double *vals, int width, diag *err)
     return s;
 }
 
+status exchange_halo_return(const halo *H, double *vals, int width, diag *err)
+{
+    int R = comm_size(), n = H->nsend;
+    int *sc = malloc((size_t)R * sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    double *recv = NULL;
+    status s =
+        sc && rc ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a halo return");
+    for (int r = 0; r < R && s == CDLAB_OK; r++)
+        sc[r] = H->rcount[r] * width;
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_exchange(vals + (size_t)H->n_owned * (size_t)width, sc, &recv, rc, &total, err);
+    if (s == CDLAB_OK && total != n * width)
+        s = diag_set(err, CDLAB_ERR_IO, "halo return: %d values received, %d expected", total,
+                     n * width);
+    /* the segments arrive in rank order, each in the order of the send list to that rank */
+    for (int k = 0; k < n && s == CDLAB_OK; k++)
+        for (int a = 0; a < width; a++)
+            vals[(size_t)H->send[k] * (size_t)width + a] += recv[(size_t)k * width + a];
+    free(recv);
+    free(sc);
+    free(rc);
+    return s;
+}
+
+status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
+                       double **gextra, diag *err)
+{
+    int R = comm_size();
+    size_t rw = PARTICLE_RECORD + (size_t)width;
+    double *buf = malloc((size_t)(own > 0 ? own : 1) * rw * sizeof *buf), *recv = NULL;
+    int *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    status s =
+        buf && sc && rc ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < own && s == CDLAB_OK; i++) {
+        particles_pack(P, i, buf + (size_t)i * rw);
+        if (width > 0)
+            memcpy(buf + (size_t)i * rw + PARTICLE_RECORD, extra + (size_t)i * (size_t)width,
+                   (size_t)width * sizeof *buf);
+    }
+    sc[0] = own * (int)rw;
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_exchange(buf, sc, &recv, rc, &total, err);
+    free(buf);
+    free(sc);
+    free(rc);
+    int n = total / (int)rw;
+    if (s == CDLAB_OK && comm_rank() == 0) {
+        if (G->cap < n || G->dimension != P->dimension) {
+            particles_free(G);
+            s = particles_init(G, n, P->dimension, err);
+        }
+        G->n = n;
+        G->box = P->box;
+        double *ge = NULL;
+        if (s == CDLAB_OK && width > 0 &&
+            !(ge = malloc((size_t)(n > 0 ? n : 1) * (size_t)width * sizeof *ge)))
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+        for (int k = 0; k < n && s == CDLAB_OK; k++) { /* one process: index = id */
+            const double *r = recv + (size_t)k * rw;
+            int id = (int)r[20];
+            if (id < 0 || id >= n)
+                s = diag_set(err, CDLAB_ERR_NUMERIC, "gather: particle id %d of %d", id, n);
+            else
+                particles_unpack(G, id, r);
+            if (s == CDLAB_OK && ge)
+                memcpy(ge + (size_t)id * (size_t)width, r + PARTICLE_RECORD,
+                       (size_t)width * sizeof *ge);
+        }
+        if (gextra)
+            *gextra = ge;
+        else
+            free(ge);
+    }
+    free(recv);
+    return s;
+}
+
 void exchange_halo_drop(particles *P, halo *H)
 {
     P->n = H->n_owned;
     free(H->send);
     free(H->scount);
+    free(H->rcount);
     memset(H, 0, sizeof *H);
+}
+
+static int by_index_id(const void *a, const void *b)
+{
+    int x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
+    return (x > y) - (x < y);
+}
+
+void exchange_index_ids(const particles *P, id_index *map)
+{
+    for (int i = 0; i < P->n; i++)
+        map[i] = (id_index){P->id[i], i};
+    if (P->n > 1)
+        qsort(map, (size_t)P->n, sizeof *map, by_index_id);
+}
+
+int exchange_local_of(const id_index *map, int n, int id)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (map[mid].id == id)
+            return map[mid].index;
+        if (map[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = ((const keyed_ref *)a)->key, y = ((const keyed_ref *)b)->key;
+    return (x > y) - (x < y);
+}
+
+void keyed_sort(keyed_ref *kr, int n)
+{
+    if (n > 1)
+        qsort(kr, (size_t)n, sizeof *kr, by_key);
 }

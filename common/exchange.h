@@ -8,6 +8,8 @@
 #include "decomp.h"
 #include "particles.h"
 
+#include <stdint.h>
+
 /* x v w (9), q (4), f_ext (3), r m inv_m inv_I (4), id, image (3), frozen: ids, image counts and
  * flags are stored exactly as doubles */
 #define PARTICLE_RECORD 25
@@ -17,8 +19,7 @@ void particles_unpack(particles *P, int i, const double *rec);
 
 /* Keeps the particles i with keep[i] (in their order), with their width doubles of *extra
  * (replaced by the kept ones' array; width 0: none). */
-status exchange_keep(particles *P, const unsigned char *keep, double **extra, int width,
-                     diag *err);
+status exchange_keep(particles *P, const unsigned char *keep, double **extra, int width, diag *err);
 
 /* Each particle goes to the rank whose box holds it: afterwards every rank holds exactly the
  * particles it owns (P holds no halo copies before or after), in increasing id order, so that the
@@ -35,6 +36,7 @@ typedef struct halo {
     int width;   /* extra doubles per particle */
     int *send;   /* owned particles to send, grouped by destination rank */
     int *scount; /* per rank: how many of them */
+    int *rcount; /* per rank: how many copies came from it (they lie in rank order) */
     int nsend;
 } halo;
 status exchange_halo(particles *P, const decomp *D, double range, double **extra, int width,
@@ -46,6 +48,30 @@ status exchange_halo_update(particles *P, double *extra, const halo *H, diag *er
  * the owners' values sent along the same lists overwrite the copies'. What an engine needs of
  * its halo copies every step, without the whole records. */
 status exchange_halo_values(const halo *H, double *vals, int width, diag *err);
+/* The reverse of exchange_halo_values: the copies' width values (vals at n_owned ..) go back to
+ * their owners and are added to the owners' values, in rank order (for the changes a rank made
+ * to its copies). */
+status exchange_halo_return(const halo *H, double *vals, int width, diag *err);
+/* Collective: rank 0 receives every rank's first own particles, each with width doubles of extra
+ * (NULL when width is 0), into G (grown as needed) in id order (index = id: the ids of a run are
+ * 0 .. n-1) and, with width > 0, their extras into *gextra (malloc'ed, id order). Other ranks
+ * only send. */
+status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
+                       double **gextra, diag *err);
+/* Finding a particle by its id among a rank's particles (owned and copies). */
+typedef struct id_index {
+    int id, index;
+} id_index;
+/* map (room for P->n): P's ids with their indices, sorted by id. */
+void exchange_index_ids(const particles *P, id_index *map);
+/* The index of id in map (n entries), or -1. */
+int exchange_local_of(const id_index *map, int n, int id);
+/* A pair's key and where its record is, for putting records in key order. */
+typedef struct keyed_ref {
+    uint64_t key;
+    int rec;
+} keyed_ref;
+void keyed_sort(keyed_ref *kr, int n);
 /* Drops the copies (P->n back to n_owned) and frees the lists. */
 void exchange_halo_drop(particles *P, halo *H);
 

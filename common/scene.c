@@ -523,7 +523,8 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
         (s = config_double(c, "system", "dt", 1, 0, 0.0, 1, INFINITY, &W->dt, err)) ||
         (s = config_int(c, "system", "steps", 1, 0, 0, __LONG_MAX__, &info->steps, err)) ||
         (s = config_u64(c, "system", "seed", 0, 1, &info->seed, err)) ||
-        (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)))
+        (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)) ||
+        (s = parallel_read(c, &info->par, err)))
         return s;
     W->P.dimension = (int)dim;
     if ((s = build_box(c, &W->P.box, (int)dim, err)))

@@ -5,6 +5,7 @@
 #define CDLAB_SCENE_H
 
 #include "config.h"
+#include "decomp.h"
 #include "world.h"
 
 typedef struct scene_info {
@@ -14,7 +15,8 @@ typedef struct scene_info {
     double d_mean; /* mean particle diameter */
     double m_mean; /* mean particle mass */
     int wrapped;   /* particles moved into the periodic box at the start */
-    double thickness; /* discs (dimension 2): particles.thickness (1 otherwise) */
+    double thickness;    /* discs (dimension 2): particles.thickness (1 otherwise) */
+    parallel_params par; /* [parallel]: distributed runs */
 } scene_info;
 
 status scene_build(config *c, world *W, scene_info *info, diag *err);

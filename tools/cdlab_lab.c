@@ -302,6 +302,7 @@ static int dem_selftest(long steps, int n_particles)
     dem_stats st;
     dem_mpi M;
     memset(&M, 0, sizeof M);
+    parallel_params par = {.rebalance = 1.2, .rebalance_every = 0};
     memset(&B, 0, sizeof B);
     dem_solver_init(&Sb);
     status s = selftest_dem_open(&A, &da, &Sa, n_particles, &err);
@@ -310,7 +311,7 @@ static int dem_selftest(long steps, int n_particles)
         s = dem_step(&A, &Sa, &da.p, &st, &err);
     double t1 = now_s();
     if (s == CDLAB_OK && (s = selftest_dem_open(&B, &db, &Sb, n_particles, &err)) == CDLAB_OK)
-        s = dem_mpi_init(&M, &B, &Sb, &db.p, &err);
+        s = dem_mpi_init(&M, &B, &Sb, &db.p, &par, &err);
     comm_barrier();
     double t2 = now_s();
     for (long k = 0; k < steps && s == CDLAB_OK; k++)

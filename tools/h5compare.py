@@ -19,7 +19,9 @@ import numpy as np
 SKIP_ATTRS = {"/build", "/summary@wall_seconds", "/summary@step_seconds", "/summary@solve_seconds",
               "/summary@timed_step_seconds", "/summary@peak_rss_kib", "/@config_file",
               "/restart@from_file", "/summary@threads", "/parameters@output.file",
-              "/@command_line"}
+              "/@command_line",
+              # a distributed run's ranks and partition (docs/parallel.md)
+              "/parallel", "/series/parallel", "/series/parallel/boundary_fraction"}
 
 
 def skipped(path, attr=None):

@@ -1,0 +1,580 @@
+/* Contact dynamics across MPI ranks: see cd_dist.h. */
+#include "cd_dist.h"
+
+#include "comm.h"
+#include "grow.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a contact between ranks: body 0 (its id, or the wall code < 0), body 1 (id), R (3), mu */
+#define CONTACT_REC 6
+/* what a halo copy needs during the sweeps: v, w */
+#define VW 6
+
+static void contact_pack(const world *W, const contact *c, double *o)
+{
+    o[0] = c->i >= 0 ? W->P.id[c->i] : c->i;
+    o[1] = W->P.id[c->j];
+    o[2] = c->R.x, o[3] = c->R.y, o[4] = c->R.z;
+    o[5] = c->mu;
+}
+
+/* contact_pair_key from the bodies' ids (body 0 an id, or a wall code < 0) */
+static uint64_t key_of_ids(long b0, long b1, int n_walls)
+{
+    return ((uint64_t)(b0 + n_walls) << 32) | (uint64_t)(uint32_t)b1;
+}
+
+/* Replaces W's contact list by the n records rec (bodies by id; those whose bodies are not both
+ * here are left out), in key order, with their geometry from the current positions. */
+static status install_contacts(world *W, const double *rec, int n, diag *err)
+{
+    contact_list *L = &W->C;
+    int N = W->P.n;
+    id_index *map = malloc((size_t)(N > 0 ? N : 1) * sizeof *map);
+    keyed_ref *kr = malloc((size_t)(n > 0 ? n : 1) * sizeof *kr);
+    contact *c = grow_big(L->c, 0, &L->cap, n > 0 ? n : 1, sizeof *c);
+    if (c)
+        L->c = c;
+    status s = CDLAB_OK;
+    if (!map || !kr || !c)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d contacts", n);
+    int m = 0;
+    if (s == CDLAB_OK) {
+        exchange_index_ids(&W->P, map);
+        for (int k = 0; k < n; k++) {
+            const double *r = rec + (size_t)k * CONTACT_REC;
+            int j = exchange_local_of(map, N, (int)r[1]);
+            int i = r[0] >= 0 ? exchange_local_of(map, N, (int)r[0]) : (int)r[0];
+            if (j < 0 || (r[0] >= 0 && i < 0))
+                continue;
+            kr[m] = (keyed_ref){key_of_ids((long)r[0], (long)r[1], W->n_walls), k};
+            m++;
+        }
+        keyed_sort(kr, m);
+        for (int k = 0; k < m; k++) {
+            const double *r = rec + (size_t)kr[k].rec * CONTACT_REC;
+            contact *ct = &L->c[k];
+            memset(ct, 0, sizeof *ct); /* padding included: checkpoints store whole records */
+            ct->i = r[0] >= 0 ? exchange_local_of(map, N, (int)r[0]) : (int)r[0];
+            ct->j = exchange_local_of(map, N, (int)r[1]);
+            ct->key = kr[k].key;
+            ct->R = v3(r[2], r[3], r[4]);
+            ct->mu = r[5];
+            contact_geometry(ct, &W->P, W->walls);
+        }
+    }
+    L->n = m;
+    free(map);
+    free(kr);
+    return s;
+}
+
+/* Cuts the boxes afresh from everyone's own particles (weights: 1 + the contacts counted). */
+static status rebuild(cd_mpi *M, const world *W, int own, int full, diag *err)
+{
+    const particles *P = &W->P;
+    double *x = malloc((size_t)(own > 0 ? own : 1) * 4 * sizeof *x), *all = NULL;
+    int total = 0;
+    status s = x ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < own && s == CDLAB_OK; i++)
+        x[4 * i] = P->x[i].x, x[4 * i + 1] = P->x[i].y, x[4 * i + 2] = P->x[i].z,
+              x[4 * i + 3] = 1.0;
+    for (int k = 0; k < W->C.n && s == CDLAB_OK && !full; k++)
+        if (W->C.c[k].j < own)
+            x[4 * W->C.c[k].j + 3] += 1.0;
+    if (s == CDLAB_OK && !full)
+        s = comm_allgather(x, 4 * own, &all, &total, err);
+    else if (s == CDLAB_OK) /* every rank holds every particle already */
+        all = x, x = NULL, total = 4 * own;
+    free(x);
+    int n = total / 4;
+    vec3 *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
+    double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+    if (s == CDLAB_OK && (!pos || !w))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < n && s == CDLAB_OK; i++) {
+        pos[i] = v3(all[4 * i], all[4 * i + 1], all[4 * i + 2]);
+        w[i] = all[4 * i + 3];
+    }
+    if (s == CDLAB_OK) {
+        if (M->have_decomp)
+            decomp_free(&M->D);
+        M->have_decomp = 0;
+        s = decomp_build(&M->D, comm_size(), pos, w, n, P->dimension, &P->box, err);
+        M->have_decomp = s == CDLAB_OK;
+        M->rebalances++;
+    }
+    free(all);
+    free(pos);
+    free(w);
+    return s;
+}
+
+/* The particles to the ranks whose boxes hold them, the warm-start forces to the ranks owning
+ * one of their bodies, the halo copies. full: every rank holds the whole world (the start, a
+ * restart) and keeps its share. */
+static status distribute(cd_mpi *M, world *W, const cd_params *p, int full, diag *err)
+{
+    particles *P = &W->P;
+    contact_list *L = &W->C;
+    int R = comm_size(), me = comm_rank();
+    int own = M->have_halo ? M->H.n_owned : P->n;
+    status s = CDLAB_OK;
+    /* the cuts: afresh at the start and when the load is out of balance */
+    double load = own;
+    for (int k = 0; k < L->n && !full; k++)
+        load += L->c[k].j < own;
+    if (full || !M->have_decomp || parallel_rebalance_due(&M->par, load, M->redistributions))
+        s = rebuild(M, W, own, full, err);
+    s = comm_agree(s, err);
+    /* the forces the next detection starts from: to the new owners of the contacts' bodies */
+    double *send = NULL, *recv = NULL;
+    int *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc), nrec = 0;
+    int ns = 0;
+    for (int k = 0; k < L->n; k++)
+        ns += p->warm_start && (full || L->c[k].j < own);
+    if (s == CDLAB_OK &&
+        (!sc || !rc || !(send = malloc((size_t)(2 * ns + 1) * CONTACT_REC * sizeof *send))))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the contacts' exchange");
+    if (s == CDLAB_OK && full) { /* keep those with a body in this rank's box */
+        for (int k = 0; k < L->n && ns > 0; k++) {
+            const contact *c = &L->c[k];
+            if (decomp_owner(&M->D, P->x[c->j]) == me ||
+                (c->i >= 0 && decomp_owner(&M->D, P->x[c->i]) == me))
+                contact_pack(W, c, send + (size_t)nrec++ * CONTACT_REC);
+        }
+        recv = send, send = NULL;
+    } else if (s == CDLAB_OK) { /* each counted contact to its bodies' owners, by rank */
+        int *dest = malloc((size_t)(2 * ns + 1) * sizeof *dest), m = 0;
+        double *buf = malloc((size_t)(2 * ns + 1) * CONTACT_REC * sizeof *buf);
+        if (!dest || !buf)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the contacts' exchange");
+        for (int k = 0; k < L->n && s == CDLAB_OK && ns > 0; k++) {
+            const contact *c = &L->c[k];
+            if (c->j >= own || (c->R.x == 0.0 && c->R.y == 0.0 && c->R.z == 0.0))
+                continue;
+            int a = decomp_owner(&M->D, P->x[c->j]);
+            int b = c->i >= 0 ? decomp_owner(&M->D, P->x[c->i]) : a;
+            contact_pack(W, c, buf + (size_t)m * CONTACT_REC);
+            dest[m++] = a;
+            if (b != a) {
+                memcpy(buf + (size_t)m * CONTACT_REC, buf + (size_t)(m - 1) * CONTACT_REC,
+                       CONTACT_REC * sizeof *buf);
+                dest[m++] = b;
+            }
+        }
+        int *at = malloc((size_t)R * sizeof *at);
+        if (s == CDLAB_OK && !at)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the contacts' exchange");
+        for (int k = 0; k < m && s == CDLAB_OK; k++)
+            sc[dest[k]] += CONTACT_REC;
+        for (int r = 0, a = 0; r < R && s == CDLAB_OK; r++)
+            at[r] = a, a += sc[r];
+        for (int k = 0; k < m && s == CDLAB_OK; k++) {
+            memcpy(send + at[dest[k]], buf + (size_t)k * CONTACT_REC, CONTACT_REC * sizeof *buf);
+            at[dest[k]] += CONTACT_REC;
+        }
+        int total = 0;
+        if (s == CDLAB_OK)
+            s = comm_exchange(send, sc, &recv, rc, &total, err);
+        nrec = total / CONTACT_REC;
+        free(at);
+        free(dest);
+        free(buf);
+    }
+    free(send);
+    free(sc);
+    free(rc);
+    /* own particles to their owners (or the share kept), then the halo copies */
+    if (M->have_halo) {
+        exchange_halo_drop(P, &M->H);
+        M->have_halo = 0;
+    }
+    if (s == CDLAB_OK && full) {
+        unsigned char *keep = malloc((size_t)(P->n > 0 ? P->n : 1));
+        if (!keep)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < P->n && s == CDLAB_OK; i++)
+            keep[i] = decomp_owner(&M->D, P->x[i]) == me;
+        if (s == CDLAB_OK)
+            s = exchange_keep(P, keep, NULL, 0, err);
+        free(keep);
+    } else if (s == CDLAB_OK) {
+        for (int i = 0; i < P->n; i++)
+            M->migrated += decomp_owner(&M->D, P->x[i]) != me;
+        s = exchange_migrate(P, &M->D, NULL, 0, err);
+    }
+    s = comm_agree(s, err);
+    if (s == CDLAB_OK && (s = exchange_halo(P, &M->D, M->range, NULL, 0, &M->H, err)) == CDLAB_OK)
+        M->have_halo = 1;
+    if (s == CDLAB_OK)
+        s = install_contacts(W, recv, nrec, err);
+    free(recv);
+    M->redistributions++;
+    return comm_agree(s, err);
+}
+
+static status grow_buffers(cd_mpi *M, int n_contacts, int n_particles, diag *err)
+{
+    unsigned char *c = grow_array(M->count, &M->count_cap, n_contacts + 1, sizeof *c);
+    if (c)
+        M->count = c;
+    int *idx = grow_array(M->idx, &M->idx_cap, n_contacts + CD_PERM_PAD, sizeof *idx);
+    if (idx)
+        M->idx = idx;
+    vec3 *R = grow_array(M->R_next, &M->R_next_cap, n_contacts + 1, sizeof *R);
+    if (R)
+        M->R_next = R;
+    double *v = grow_array(M->vals, &M->vals_cap, VW * (n_particles + 1), sizeof *v);
+    if (v)
+        M->vals = v;
+    if (!c || !idx || !R || !v)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the distributed solver's buffers");
+    return CDLAB_OK;
+}
+
+/* The colouring one process makes: every rank gathers every counted contact's movable bodies
+ * (by id) and colours the whole list in key order; each takes its own contacts' colours. */
+static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
+{
+    const particles *P = &W->P;
+    contact_list *L = &W->C;
+    int n = L->n, nc = 0, mine = 0;
+    for (int k = 0; k < n; k++)
+        mine += M->count[k];
+    /* per counted contact: body 0 (id or wall code), body 1 (id), movable flags (1: body 0,
+     * 2: body 1) */
+    double *rec = malloc((size_t)(mine > 0 ? mine : 1) * 3 * sizeof *rec), *all = NULL;
+    status s = rec ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot colour the contacts");
+    for (int k = 0, m = 0; k < n && s == CDLAB_OK; k++) {
+        const contact *c = &L->c[k];
+        if (!M->count[k])
+            continue;
+        int mi = c->i >= 0 && !P->frozen[c->i]; /* pistons are not distributed: walls are fixed */
+        rec[3 * m] = c->i >= 0 ? P->id[c->i] : c->i;
+        rec[3 * m + 1] = P->id[c->j];
+        rec[3 * m + 2] = mi + 2 * !P->frozen[c->j];
+        m++;
+    }
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_allgather(rec, 3 * mine, &all, &total, err);
+    free(rec);
+    int g = total / 3, nb = 1;
+    keyed_ref *kr = malloc((size_t)(g > 0 ? g : 1) * sizeof *kr);
+    int *ab = malloc((size_t)(2 * g + 1) * sizeof *ab), *gc = malloc((size_t)(g + 1) * sizeof *gc);
+    if (s == CDLAB_OK && (!kr || !ab || !gc))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", g);
+    for (int k = 0; k < g && s == CDLAB_OK; k++) {
+        kr[k] = (keyed_ref){key_of_ids((long)all[3 * k], (long)all[3 * k + 1], W->n_walls), k};
+        if ((int)all[3 * k + 1] + 1 > nb)
+            nb = (int)all[3 * k + 1] + 1;
+        if ((int)all[3 * k] + 1 > nb)
+            nb = (int)all[3 * k] + 1;
+    }
+    if (s == CDLAB_OK) {
+        keyed_sort(kr, g);
+        for (int k = 0; k < g; k++) {
+            const double *r = all + (size_t)kr[k].rec * 3;
+            int f = (int)r[2];
+            ab[k] = f & 2 ? (int)r[1] : -1;
+            ab[g + k] = f & 1 ? (int)r[0] : -1;
+        }
+        s = cd_greedy_colors(g, ab, ab + g, nb, gc, &nc, &S->mask, &S->mask_cap, &S->mask_words,
+                             err);
+    }
+    /* this rank's contacts' colours (the list is in key order: one merge) and the sizes */
+    int *co = s == CDLAB_OK ? grow_array(S->color_of, &S->color_of_cap, n + 1, sizeof *co) : NULL;
+    int *gs = s == CDLAB_OK ? grow_array(M->gsize, &M->gsize_cap, nc + 1, sizeof *gs) : NULL;
+    int *order = s == CDLAB_OK
+                     ? grow_array(S->color_order, &S->color_order_cap, nc + 1, sizeof *order)
+                     : NULL;
+    if (co)
+        S->color_of = co;
+    if (gs)
+        M->gsize = gs;
+    if (order)
+        S->color_order = order;
+    if (s == CDLAB_OK && (!co || !gs || !order))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", g);
+    if (s == CDLAB_OK) {
+        memset(gs, 0, (size_t)(nc + 1) * sizeof *gs);
+        for (int k = 0; k < g; k++)
+            gs[gc[k]]++;
+        for (int k = 0, a = 0; k < n && s == CDLAB_OK; k++) {
+            while (a < g && kr[a].key < L->c[k].key)
+                a++;
+            if (a == g || kr[a].key != L->c[k].key)
+                s = diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: contact %d-%d not coloured",
+                             W->step, L->c[k].i >= 0 ? P->id[L->c[k].i] : L->c[k].i,
+                             P->id[L->c[k].j]);
+            else
+                co[k] = gc[a];
+        }
+        S->n_colors = nc;
+    }
+    if (s == CDLAB_OK)
+        s = cd_group_colors(S, n, err);
+    free(all);
+    free(kr);
+    free(ab);
+    free(gc);
+    return s;
+}
+
+/* After detection: the contacts with one of this rank's particles, the counted ones, the
+ * colouring or this rank's sweep list and random stream. */
+static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, diag *err)
+{
+    cd_mpi *M = (cd_mpi *)d;
+    contact_list *L = &W->C;
+    int own = M->H.n_owned, m = 0;
+    for (int k = 0; k < L->n; k++) {
+        const contact *c = &L->c[k];
+        if (c->j < own || (c->i >= 0 && c->i < own))
+            L->c[m++] = *c;
+    }
+    L->n = m;
+    status s = grow_buffers(M, m, W->P.n, err);
+    int nidx = 0;
+    for (int k = 0; k < m && s == CDLAB_OK; k++)
+        if ((M->count[k] = L->c[k].j < own))
+            M->idx[nidx++] = k;
+    for (int k = nidx; k < nidx + CD_PERM_PAD && s == CDLAB_OK; k++)
+        M->idx[k] = 0;
+    d->contacts = nidx;
+    comm_allreduce(&d->contacts, 1, COMM_SUM);
+    if (s == CDLAB_OK && p->sweep == SWEEP_COLORED)
+        s = color_globally(M, W, S, err);
+    /* domain-wise random sweeps: a stream of this rank and step (a restart on as many ranks
+     * continues it) */
+    uint64_t mix = M->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(W->step + 1));
+    pcg32_seed(&M->rng, mix, PCG32_STREAM_SWEEP + ((uint64_t)(comm_rank() + 1) << 32));
+    return comm_agree(s, err);
+}
+
+/* The halo copies' velocities from their owners. */
+static status velocities(cd_dist *d, world *W, diag *err)
+{
+    cd_mpi *M = (cd_mpi *)d;
+    particles *P = &W->P;
+    for (int i = 0; i < M->H.n_owned; i++) {
+        double *r = M->vals + (size_t)i * VW;
+        r[0] = P->v[i].x, r[1] = P->v[i].y, r[2] = P->v[i].z;
+        r[3] = P->w[i].x, r[4] = P->w[i].y, r[5] = P->w[i].z;
+    }
+    status s = exchange_halo_values(&M->H, M->vals, VW, err);
+    for (int i = M->H.n_owned; i < P->n && s == CDLAB_OK; i++) {
+        const double *r = M->vals + (size_t)i * VW;
+        P->v[i] = v3(r[0], r[1], r[2]);
+        P->w[i] = v3(r[3], r[4], r[5]);
+    }
+    return s;
+}
+
+/* The changes this rank made to its halo copies' velocities go to their owners (added there),
+ * then the copies are refreshed. before: the copies' velocities before the sweep. */
+static status return_changes(cd_mpi *M, world *W, const double *before, diag *err)
+{
+    particles *P = &W->P;
+    int own = M->H.n_owned;
+    for (int i = 0; i < own; i++)
+        memset(M->vals + (size_t)i * VW, 0, VW * sizeof *M->vals);
+    for (int i = own; i < P->n; i++) {
+        double *r = M->vals + (size_t)i * VW;
+        const double *b = before + (size_t)(i - own) * VW;
+        r[0] = P->v[i].x - b[0], r[1] = P->v[i].y - b[1], r[2] = P->v[i].z - b[2];
+        r[3] = P->w[i].x - b[3], r[4] = P->w[i].y - b[4], r[5] = P->w[i].z - b[5];
+    }
+    status s = exchange_halo_return(&M->H, M->vals, VW, err);
+    for (int i = 0; i < own && s == CDLAB_OK; i++) {
+        const double *r = M->vals + (size_t)i * VW;
+        if (r[0] != 0.0 || r[1] != 0.0 || r[2] != 0.0 || r[3] != 0.0 || r[4] != 0.0 ||
+            r[5] != 0.0) {
+            P->v[i] = v3_add(P->v[i], v3(r[0], r[1], r[2]));
+            P->w[i] = v3_add(P->w[i], v3(r[3], r[4], r[5]));
+        }
+    }
+    return s == CDLAB_OK ? velocities(&M->ops, W, err) : s;
+}
+
+static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int measure,
+                    sweep_result *r, diag *err)
+{
+    cd_mpi *M = (cd_mpi *)d;
+    contact_list *L = &W->C;
+    status s = CDLAB_OK;
+    r->max_rel_change = 0.0;
+    r->local_ok = 1;
+    r->sum_abs_before = r->sum_abs_after = 0.0;
+    if (p->sweep == SWEEP_COLORED) {
+        /* the draws of one process: the colours' order, then each colour's shuffle (the order
+         * within a colour changes nothing but the measures' rounding: not applied) */
+        int nc = S->n_colors;
+        for (int c = 0; c < nc; c++)
+            S->color_order[c] = c;
+        cd_shuffle(&S->rng, S->color_order, nc);
+        for (int c = 0; c < nc; c++)
+            cd_shuffle(&S->rng, NULL, M->gsize[c]);
+        for (int q = 0; q < nc && s == CDLAB_OK; q++) {
+            int c = S->color_order[q], lo = S->color_start[c], hi = S->color_start[c + 1];
+            sweep_contacts(W, p, S->perm + lo, hi - lo, 0, NULL, M->count, measure, r);
+            s = comm_agree(velocities(d, W, err), err);
+        }
+    } else {
+        int n = 0, own = M->H.n_owned, ghosts = W->P.n - own;
+        for (int k = 0; k < L->n; k++)
+            n += M->count[k];
+        double *before = malloc((size_t)(ghosts > 0 ? ghosts : 1) * VW * sizeof *before);
+        int *perm = grow_array(S->perm, &S->perm_cap, n + CD_PERM_PAD, sizeof *perm);
+        if (perm)
+            S->perm = perm;
+        if (!perm || !before)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's buffers");
+        for (int k = 0; k < n + CD_PERM_PAD && s == CDLAB_OK; k++)
+            perm[k] = k < n && p->sweep == SWEEP_BACKWARD ? M->idx[n - 1 - k] : M->idx[k];
+        if (s == CDLAB_OK && p->sweep == SWEEP_RANDOM)
+            cd_shuffle(&M->rng, perm, n);
+        for (int i = 0; i < ghosts && s == CDLAB_OK; i++) {
+            double *b = before + (size_t)i * VW;
+            vec3 v = W->P.v[own + i], w = W->P.w[own + i];
+            b[0] = v.x, b[1] = v.y, b[2] = v.z, b[3] = w.x, b[4] = w.y, b[5] = w.z;
+        }
+        if (s == CDLAB_OK)
+            sweep_contacts(W, p, perm, n, p->sweep == SWEEP_JACOBI, M->R_next, NULL, measure, r);
+        if (s == CDLAB_OK)
+            s = return_changes(M, W, before, err);
+        free(before);
+        s = comm_agree(s, err);
+    }
+    if (s == CDLAB_OK && measure) { /* in rank order: the same bits on every rank */
+        double mx[2] = {r->max_rel_change, r->local_ok ? 0.0 : 1.0};
+        double sum[2] = {r->sum_abs_before, r->sum_abs_after};
+        comm_allreduce(mx, 2, COMM_MAX);
+        comm_allreduce(sum, 2, COMM_SUM);
+        *r = (sweep_result){mx[0], mx[1] == 0.0, sum[0], sum[1]};
+    }
+    return s;
+}
+
+status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
+                   const parallel_params *par, uint64_t seed, diag *err)
+{
+    memset(M, 0, sizeof *M);
+    M->ops = (cd_dist){.detected = detected, .velocities = velocities, .sweep = sweep};
+    M->par = *par;
+    M->seed = seed;
+    status s = CDLAB_OK;
+    for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++) /* the engine refused them already */
+        if (W->walls[k].kind == WALL_PISTON)
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "distributed CD: pistons are not distributed yet (docs/parallel.md)");
+    double rmax = 0.0;
+    for (int i = 0; i < W->P.n; i++)
+        rmax = fmax(rmax, W->P.r[i]);
+    M->range = W->detect.gap + 2.0 * rmax;
+    for (int a = 0; a < 3 && s == CDLAB_OK; a++) {
+        double L = a == 0 ? W->P.box.L.x : a == 1 ? W->P.box.L.y : W->P.box.L.z;
+        if (W->P.box.periodic[a] && !(M->range < 0.5 * L))
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "distributed CD: the halo range %g is not below half the period %g",
+                         M->range, L);
+    }
+    s = comm_agree(s, err);
+    if (s == CDLAB_OK)
+        s = distribute(M, W, p, 1, err);
+    S->dist = &M->ops;
+    return s;
+}
+
+status cd_mpi_solve(cd_mpi *M, world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
+{
+    status s = distribute(M, W, p, 0, err);
+    if (s == CDLAB_OK)
+        s = cd_step_solve(W, S, p, st, err);
+    return comm_agree(s, err);
+}
+
+status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag *err)
+{
+    cd_step_move(W);
+    double sum = 0.0;
+    cd_diagnostics(W, M->H.n_owned, st, &sum);
+    double across = 0.0;
+    for (int k = 0; k < W->C.n; k++) {
+        const contact *c = &W->C.c[k];
+        across += c->j < M->H.n_owned && c->i >= M->H.n_owned;
+    }
+    double v[5] = {st->n_contacts, st->n_active, st->n_sliding, sum, across};
+    comm_allreduce(v, 5, COMM_SUM);
+    comm_allreduce(&st->max_overlap, 1, COMM_MAX);
+    st->n_contacts = (int)v[0], st->n_active = (int)v[1], st->n_sliding = (int)v[2];
+    st->mean_overlap = st->n_active > 0 ? v[3] / st->n_active : 0.0;
+    M->counted = v[0];
+    M->across = v[4];
+    return comm_agree(cd_check_state(W, p, err), err);
+}
+
+status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, cd_stats *st, diag *err)
+{
+    int own = M->H.n_owned, np = 0;
+    const contact_list *L = &W->C;
+    for (int k = 0; k < L->n; k++)
+        np += L->c[k].j < own;
+    double *cr = malloc((size_t)(np > 0 ? np : 1) * CONTACT_REC * sizeof *cr), *crec = NULL;
+    status s = cr ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int k = 0, m = 0; k < L->n && s == CDLAB_OK; k++)
+        if (L->c[k].j < own)
+            contact_pack(W, &L->c[k], cr + (size_t)m++ * CONTACT_REC);
+    if (comm_rank() == 0) { /* walls, time, settings: shared, not owned */
+        particles keep = Wg->P;
+        contact_list keepc = Wg->C;
+        *Wg = *W;
+        Wg->P = keep;
+        Wg->C = keepc;
+    }
+    if (s == CDLAB_OK)
+        s = exchange_gather(&W->P, own, NULL, 0, &Wg->P, NULL, err);
+    int R = comm_size(), *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    int total = 0;
+    if (s == CDLAB_OK && (!sc || !rc))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    if (s == CDLAB_OK) {
+        sc[0] = np * CONTACT_REC;
+        s = comm_exchange(cr, sc, &crec, rc, &total, err);
+    }
+    free(cr);
+    free(sc);
+    free(rc);
+    if (s == CDLAB_OK && comm_rank() == 0) {
+        /* one process: index = id, the list in key order, geometry and figures as it makes them */
+        s = install_contacts(Wg, crec, total / CONTACT_REC, err);
+        double sum = 0.0;
+        if (s == CDLAB_OK) {
+            cd_diagnostics(Wg, Wg->P.n, st, &sum);
+            st->mean_overlap = st->n_active > 0 ? sum / st->n_active : 0.0;
+        }
+    }
+    free(crec);
+    return comm_agree(s, err);
+}
+
+void cd_mpi_free(cd_mpi *M)
+{
+    if (M->have_decomp)
+        decomp_free(&M->D);
+    if (M->have_halo) {
+        free(M->H.send);
+        free(M->H.scount);
+        free(M->H.rcount);
+    }
+    free(M->count);
+    free(M->idx);
+    free(M->gsize);
+    free(M->R_next);
+    free(M->vals);
+    memset(M, 0, sizeof *M);
+}
