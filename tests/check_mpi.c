@@ -315,8 +315,9 @@ END_TEST
  * x and y, friction, N_I = 20, 400 steps): 2, 3 and 4 ranks, with the boxes cut afresh every 7
  * steps or never after the start, write the one-process file bit for bit (positions, velocities,
  * spins, orientations, contact pairs and forces, probes, contact counts, overlaps, residuals, the
- * checkpoint). Checkpoints cross rank counts: the one-process and the 2-rank checkpoints
- * continued by 3 ranks end where the one-process continuation does, bit for bit. */
+ * checkpoint), and the 3-rank FCLIB export of step 300 is the one-process export. Checkpoints cross
+ * rank counts: the one-process and the 2-rank checkpoints continued by 3 ranks end where the
+ * one-process continuation does, bit for bit. */
 START_TEST(determinism_cd_colored_1_to_4_ranks)
 {
     char one[] = "/tmp/cdlab_mpicd1XXXXXX", many[] = "/tmp/cdlab_mpicdPXXXXXX";
@@ -328,7 +329,12 @@ START_TEST(determinism_cd_colored_1_to_4_ranks)
         close(fd);
     }
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s run mpi/cdpile.ini -o %s --overwrite --quiet", cdlab_bin(), one);
+    char fone[64], fmany[64];
+    snprintf(fone, sizeof fone, "%s.fclib.h5", one);
+    snprintf(fmany, sizeof fmany, "%s.fclib.h5", many);
+    snprintf(cmd, sizeof cmd,
+             "%s run mpi/cdpile.ini -o %s --overwrite --quiet --export-fclib 300 --fclib-out %s",
+             cdlab_bin(), one, fone);
     ck_assert_int_eq(run_shell(cmd), 0);
     const char *exact[] = {"/snapshots/00000400/position",
                            "/snapshots/00000400/velocity",
@@ -355,16 +361,23 @@ START_TEST(determinism_cd_colored_1_to_4_ranks)
         int np;
         const char *set;
     } cases[] = {{2, ""},
-                 {3, "--set parallel.rebalance_every=7"},
+                 {3, "--set parallel.rebalance_every=7 --export-fclib 300 --fclib-out"},
                  {4, ""},
                  {2, "--set parallel.rebalance=1e9"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         snprintf(cmd, sizeof cmd,
-                 MPIRUN "-np %d %s run mpi/cdpile.ini -o %s --overwrite --quiet %s", cases[k].np,
-                 cdlab_bin(), k == 0 ? two : many, cases[k].set);
+                 MPIRUN "-np %d %s run mpi/cdpile.ini -o %s --overwrite --quiet %s %s", cases[k].np,
+                 cdlab_bin(), k == 0 ? two : many, cases[k].set, k == 1 ? fmany : "");
         ck_assert_int_eq(run_shell(cmd), 0);
         same_data(one, k == 0 ? two : many, exact, 1);
     }
+    /* the FCLIB export of step 300 from 3 ranks: the one-process problem and solution */
+    const char *fclib[] = {"/fclib_local/W/x", "/fclib_local/W/i", "/fclib_local/vectors/q",
+                           "/solution/r",      "/solution/u",      "/cdlab/frame",
+                           "/cdlab/body0",     "/fclib_local/W/p", NULL};
+    same_data(fone, fmany, fclib, 1);
+    unlink(fone);
+    unlink(fmany);
     const char *cont[] = {"/snapshots/00000500/position",       "/snapshots/00000500/velocity",
                           "/snapshots/00000500/contacts/force", "/series/mean_overlap",
                           "/checkpoints/00000500/contacts",     NULL};

@@ -13,7 +13,10 @@
    in LAMMPS (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed.
 3. Scaling: CD step time against particle count, 2D lattices of 1e3 to 1e6 disks, N_I = 10;
    log-log slope; peak memory (max RSS) per particle and per contact.
-Every figure is the median of 3 runs.
+4. MPI: 1 -> 2 ranks (one thread each) for the DEM chute and the CD colored sweep on 97,336
+   spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18).
+Every figure is the median of 3 runs. BENCH_ONLY=small|cd|chute|scaling|mpi runs one section
+(written to bench/results/<date>-<commit>-<section>.md).
 
 `tools/bench.py --against OLD_BINARY` runs only the CD and DEM rows, with OLD_BINARY and
 $CDLAB alternating, for a change that should not cost time (bench/results/*-side-by-side.md)."""
@@ -195,6 +198,75 @@ def scaling(tmp, out):
     return slope
 
 
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def mpi_prefix(ranks):
+    return [] if ranks == 1 else ["mpirun", "--oversubscribe", "-np", str(ranks)]
+
+
+def mpi_cases(tmp, out):
+    """Strong scaling 1 -> 2 MPI ranks (one OpenMP thread each), side by side with LAMMPS at the
+    same rank counts (issue 18): the DEM chute (65,600 spheres) and CD colored 3D 97,336."""
+    os.environ.update(MPI_ENV)
+    mobile, steps, warm = 64000, 400, 100
+    rows = []
+    ini = os.path.join(root, "bench", "chute.ini")
+    for ranks in (1, 2):
+        rates = []
+        for rep in range(3):
+            h5 = os.path.join(tmp, "chute_mpi.h5")
+            run(mpi_prefix(ranks) + [CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet",
+                                     "--set", f"system.steps={steps}", "--set", "output.every=0",
+                                     "--set", f"output.timing_warmup={warm}"], 1)
+            s = Run(h5).summary
+            rates.append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
+        rows.append(("DEM chute 65,600 spheres", "cdlab", ranks, statistics.median(rates), "particle-steps/s"))
+        print(f"mpi: cdlab chute {ranks} rank(s): {rows[-1][3]:.3e} particle-steps/s", flush=True)
+    lmp = shutil.which("lmp")
+    if lmp:
+        ldir = os.path.join(tmp, "lammps_mpi")
+        shutil.copytree(os.path.join(root, "bench", "lammps"), ldir, dirs_exist_ok=True)
+        for ranks in (1, 2):
+            rates = []
+            for rep in range(3):
+                p = subprocess.run(mpi_prefix(ranks) + [lmp, "-in", "in.chute3d", "-var", "nsteps",
+                                                        str(steps - warm)],
+                                   cwd=ldir, capture_output=True, text=True, check=True,
+                                   env={**os.environ, "OMP_NUM_THREADS": "1"})
+                loops = [l for l in p.stdout.splitlines() if l.startswith("Loop time")]
+                rates.append(mobile * (steps - warm) / float(loops[-1].split()[3]))
+            rows.append(("DEM chute 65,600 spheres", "LAMMPS (Debian lmp)", ranks,
+                         statistics.median(rates), "particle-steps/s"))
+            print(f"mpi: LAMMPS chute {ranks} rank(s): {rows[-1][3]:.3e} particle-steps/s", flush=True)
+    lat = os.path.join(tmp, "lat3_46_mpi.txt")
+    n = lattice(3, 46, lat)
+    cini = os.path.join(tmp, "b3_46_colored_mpi.ini")
+    open(cini, "w").write(config(3, 46, n, lat, "colored", 50, 3))
+    for ranks in (1, 2):
+        per = []
+        for rep in range(3):
+            h5 = os.path.join(tmp, "cd_mpi.h5")
+            run(mpi_prefix(ranks) + [CDLAB, "run", cini, "-o", h5, "--overwrite", "--quiet"], 1)
+            s = Run(h5).summary
+            per.append(float(s["step_seconds"]) / int(s["steps_done"]))
+        rows.append((f"CD colored 3D {n} spheres, N_I = 50", "cdlab", ranks, 1.0 / statistics.median(per),
+                     "steps/s"))
+        print(f"mpi: cdlab CD colored 3D {ranks} rank(s): {rows[-1][3]:.3f} steps/s", flush=True)
+    out += ["## 4. MPI ranks (1 → 2, one thread each)", "",
+            "The DEM chute (`bench/chute.ini`, 300 timed steps after 100) and the CD colored sweep on a 3D "
+            "lattice of 97,336 spheres (N_I = 50, 3 steps, whole step time), in one process and as 2 MPI "
+            "ranks (`mpirun -np 2`), one OpenMP thread per process; LAMMPS the same way (`mpirun -np 2 lmp`). "
+            "The distributed cdlab runs write the one-process file (DEM: but for the ledger's round-off; "
+            "CD colored: bit for bit).", "",
+            "| case | code | ranks | rate | unit | speed-up |", "|---|---|---|---|---|---|"]
+    for case, code, ranks, rate, unit in rows:
+        one = [r[3] for r in rows if r[0] == case and r[1] == code and r[2] == 1][0]
+        out.append(f"| {case} | {code} | {ranks} | {rate:.3e} | {unit} | {rate / one:.2f}× |")
+    out.append("")
+    return rows
+
+
 def small_runs(tmp, out):
     """Small runs must never be slower for more cores: cdlab's automatic thread count against
     one and two threads, idle and with a second busy process on the machine (issue 15). Wall
@@ -313,11 +385,12 @@ def main():
         return main_against(os.path.abspath(sys.argv[2]))
     t_start = time.time()
     out = []
+    only = os.environ.get("BENCH_ONLY")  # e.g. BENCH_ONLY=mpi: that section alone
     with tempfile.TemporaryDirectory() as tmp:
-        small_runs(tmp, out)
-        cd_cases(tmp, out)
-        chute_cases(tmp, out)
-        scaling(tmp, out)
+        for name, section in (("small", small_runs), ("cd", cd_cases), ("chute", chute_cases),
+                              ("scaling", scaling), ("mpi", mpi_cases)):
+            if not only or only == name:
+                section(tmp, out)
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", root, "diff", "--quiet", "HEAD"]).returncode != 0
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
@@ -335,7 +408,7 @@ def main():
         md += ["", "## Profile, what was tried, best figures (bench/PROFILE.md)", "",
                open(notes).read().rstrip()]
     os.makedirs(os.path.join(root, "bench", "results"), exist_ok=True)
-    path = os.path.join(root, "bench", "results", f"{date}-{commit}.md")
+    path = os.path.join(root, "bench", "results", f"{date}-{commit}{'-' + only if only else ''}.md")
     open(path, "w").write("\n".join(md) + "\n")
     print("\n".join(md))
     print(f"written: {path}")
