@@ -472,17 +472,8 @@ status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
         if (W->walls[k].kind == WALL_PISTON)
             s = diag_set(err, CDLAB_ERR_CONFIG,
                          "distributed CD: pistons are not distributed yet (docs/parallel.md)");
-    double rmax = 0.0;
-    for (int i = 0; i < W->P.n; i++)
-        rmax = fmax(rmax, W->P.r[i]);
-    M->range = W->detect.gap + 2.0 * rmax;
-    for (int a = 0; a < 3 && s == CDLAB_OK; a++) {
-        double L = a == 0 ? W->P.box.L.x : a == 1 ? W->P.box.L.y : W->P.box.L.z;
-        if (W->P.box.periodic[a] && !(M->range < 0.5 * L))
-            s = diag_set(err, CDLAB_ERR_CONFIG,
-                         "distributed CD: the halo range %g is not below half the period %g",
-                         M->range, L);
-    }
+    if (s == CDLAB_OK)
+        s = exchange_halo_range(&W->P, W->detect.gap, "distributed CD", &M->range, err);
     s = comm_agree(s, err);
     if (s == CDLAB_OK)
         s = distribute(M, W, p, 1, err);
@@ -566,11 +557,8 @@ void cd_mpi_free(cd_mpi *M)
 {
     if (M->have_decomp)
         decomp_free(&M->D);
-    if (M->have_halo) {
-        free(M->H.send);
-        free(M->H.scount);
-        free(M->H.rcount);
-    }
+    if (M->have_halo)
+        exchange_halo_free(&M->H);
     free(M->count);
     free(M->idx);
     free(M->gsize);

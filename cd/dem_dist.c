@@ -360,19 +360,7 @@ static status setup(dem_mpi *M, const world *W, const dem_params *p, const paral
         return diag_set(err, CDLAB_ERR_CONFIG,
                         "distributed DEM: bonds and deformable discs are not distributed yet "
                         "(docs/parallel.md)");
-    double rmax = 0.0;
-    for (int i = 0; i < W->P.n; i++)
-        rmax = fmax(rmax, W->P.r[i]);
-    comm_allreduce(&rmax, 1, COMM_MAX);
-    M->range = W->detect.gap + 2.0 * rmax;
-    for (int a = 0; a < 3; a++) {
-        double L = a == 0 ? W->P.box.L.x : a == 1 ? W->P.box.L.y : W->P.box.L.z;
-        if (W->P.box.periodic[a] && !(M->range < 0.5 * L))
-            return diag_set(err, CDLAB_ERR_CONFIG,
-                            "distributed DEM: the halo range %g is not below half the period %g",
-                            M->range, L);
-    }
-    return CDLAB_OK;
+    return exchange_halo_range(&W->P, W->detect.gap, "distributed DEM", &M->range, err);
 }
 
 status dem_mpi_init(dem_mpi *M, world *W, dem_solver *S, const dem_params *p,
@@ -464,10 +452,7 @@ void dem_mpi_free(dem_mpi *M)
 {
     if (M->have_decomp)
         decomp_free(&M->D);
-    if (M->have_halo) {
-        free(M->H.send);
-        free(M->H.scount);
-        free(M->H.rcount);
-    }
+    if (M->have_halo)
+        exchange_halo_free(&M->H);
     memset(M, 0, sizeof *M);
 }

@@ -3,6 +3,7 @@
 
 #include "comm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,6 +365,32 @@ status exchange_gather(const particles *P, int own, const double *extra, int wid
     }
     free(recv);
     return s;
+}
+
+status exchange_halo_range(const particles *P, double gap, const char *who, double *range,
+                           diag *err)
+{
+    double rmax = 0.0;
+    for (int i = 0; i < P->n; i++)
+        rmax = fmax(rmax, P->r[i]);
+    comm_allreduce(&rmax, 1, COMM_MAX);
+    *range = gap + 2.0 * rmax;
+    for (int a = 0; a < 3; a++) {
+        double L = a == 0 ? P->box.L.x : a == 1 ? P->box.L.y : P->box.L.z;
+        if (P->box.periodic[a] && !(*range < 0.5 * L))
+            return diag_set(err, CDLAB_ERR_CONFIG,
+                            "%s: the halo range %g is not below half the period %g", who, *range,
+                            L);
+    }
+    return CDLAB_OK;
+}
+
+void exchange_halo_free(halo *H)
+{
+    free(H->send);
+    free(H->scount);
+    free(H->rcount);
+    memset(H, 0, sizeof *H);
 }
 
 void exchange_halo_drop(particles *P, halo *H)

@@ -72,6 +72,12 @@ typedef struct keyed_ref {
     int rec;
 } keyed_ref;
 void keyed_sort(keyed_ref *kr, int n);
+/* The halo range of a run: the detection gap plus the largest diameter over all ranks
+ * (collective); refused (who: the engine, for the message) unless below half of every period. */
+status exchange_halo_range(const particles *P, double gap, const char *who, double *range,
+                           diag *err);
+/* Frees the lists of a halo whose copies are kept or already gone. */
+void exchange_halo_free(halo *H);
 /* Drops the copies (P->n back to n_owned) and frees the lists. */
 void exchange_halo_drop(particles *P, halo *H);
 
