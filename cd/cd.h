@@ -47,7 +47,8 @@ typedef struct cd_stats {
 
 /* A distributed run's part of the step (cd/cd_dist.c; NULL in one process): what the step
  * calls after detection (keep the contacts this rank computes, colour them), after the warm start
- * (the halo copies' velocities from their owners) and in place of sweep_run. */
+ * (the pistons' velocities, the halo copies' velocities from their owners) and in place of
+ * sweep_run. */
 typedef struct cd_dist cd_dist;
 struct cd_solver;
 struct sweep_result;
@@ -55,6 +56,8 @@ struct cd_dist {
     status (*detected)(cd_dist *d, world *W, struct cd_solver *S, const struct cd_params *p,
                        diag *err);
     status (*velocities)(cd_dist *d, world *W, diag *err);
+    /* after the warm start: the pistons' velocities as one process makes them, then velocities */
+    status (*warm_started)(cd_dist *d, world *W, diag *err);
     status (*sweep)(cd_dist *d, world *W, struct cd_solver *S, const struct cd_params *p,
                     int measure, struct sweep_result *r, diag *err);
     double contacts; /* the step's contacts on all ranks (set by detected): sweep when > 0 */

@@ -12,6 +12,8 @@
 #define CONTACT_REC 6
 /* what a halo copy needs during the sweeps: v, w */
 #define VW 6
+/* pistons shared per reduction */
+#define CD_MAX_PISTON_SHARE 8
 
 static void contact_pack(const world *W, const contact *c, double *o)
 {
@@ -253,7 +255,7 @@ static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
         const contact *c = &L->c[k];
         if (!M->count[k])
             continue;
-        int mi = c->i >= 0 && !P->frozen[c->i]; /* pistons are not distributed: walls are fixed */
+        int mi = c->i >= 0 ? !P->frozen[c->i] : W->walls[-1 - c->i].kind == WALL_PISTON;
         rec[3 * m] = c->i >= 0 ? P->id[c->i] : c->i;
         rec[3 * m + 1] = P->id[c->j];
         rec[3 * m + 2] = mi + 2 * !P->frozen[c->j];
@@ -263,17 +265,13 @@ static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
     if (s == CDLAB_OK)
         s = comm_allgather(rec, 3 * mine, &all, &total, err);
     free(rec);
-    int g = total / 3, nb = 1;
+    int g = total / 3, nb = M->n_global + W->n_walls; /* one process: particles, then walls */
     keyed_ref *kr = malloc((size_t)(g > 0 ? g : 1) * sizeof *kr);
     int *ab = malloc((size_t)(2 * g + 1) * sizeof *ab), *gc = malloc((size_t)(g + 1) * sizeof *gc);
     if (s == CDLAB_OK && (!kr || !ab || !gc))
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", g);
     for (int k = 0; k < g && s == CDLAB_OK; k++) {
         kr[k] = (keyed_ref){key_of_ids((long)all[3 * k], (long)all[3 * k + 1], W->n_walls), k};
-        if ((int)all[3 * k + 1] + 1 > nb)
-            nb = (int)all[3 * k + 1] + 1;
-        if ((int)all[3 * k] + 1 > nb)
-            nb = (int)all[3 * k] + 1;
     }
     if (s == CDLAB_OK) {
         keyed_sort(kr, g);
@@ -281,7 +279,7 @@ static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
             const double *r = all + (size_t)kr[k].rec * 3;
             int f = (int)r[2];
             ab[k] = f & 2 ? (int)r[1] : -1;
-            ab[g + k] = f & 1 ? (int)r[0] : -1;
+            ab[g + k] = !(f & 1) ? -1 : r[0] >= 0 ? (int)r[0] : M->n_global + (-1 - (int)r[0]);
         }
         s = cd_greedy_colors(g, ab, ab + g, nb, gc, &nc, &S->mask, &S->mask_cap, &S->mask_words,
                              err);
@@ -347,6 +345,8 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, d
         M->idx[k] = 0;
     d->contacts = nidx;
     comm_allreduce(&d->contacts, 1, COMM_SUM);
+    for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++)
+        M->piston_u[k] = W->walls[k].u;
     if (s == CDLAB_OK && p->sweep == SWEEP_COLORED)
         s = color_globally(M, W, S, err);
     /* domain-wise random sweeps: a stream of this rank and step (a restart on as many ranks
@@ -401,6 +401,109 @@ static status return_changes(cd_mpi *M, world *W, const double *before, diag *er
     return s == CDLAB_OK ? velocities(&M->ops, W, err) : s;
 }
 
+static int has_pistons(const world *W)
+{
+    for (int k = 0; k < W->n_walls; k++)
+        if (W->walls[k].kind == WALL_PISTON)
+            return 1;
+    return 0;
+}
+
+/* The pistons' contacts of all ranks in key order (what one process sums a piston's warm start
+ * and contact force over): *rec (malloc'ed) holds wall code, particle id, R (3) each. */
+static status piston_contacts(const world *W, double **all, int *n, diag *err)
+{
+    const contact_list *L = &W->C;
+    int m = 0;
+    for (int k = 0; k < L->n; k++)
+        m += L->c[k].i < 0 && W->walls[-1 - L->c[k].i].kind == WALL_PISTON;
+    double *rec = malloc((size_t)(m > 0 ? m : 1) * 5 * sizeof *rec), *got = NULL, *sorted = NULL;
+    status s = rec ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot gather the pistons");
+    for (int k = 0, a = 0; k < L->n && s == CDLAB_OK; k++) {
+        const contact *c = &L->c[k];
+        if (c->i >= 0 || W->walls[-1 - c->i].kind != WALL_PISTON)
+            continue;
+        double *r = rec + (size_t)5 * a++;
+        r[0] = c->i, r[1] = W->P.id[c->j], r[2] = c->R.x, r[3] = c->R.y, r[4] = c->R.z;
+    }
+    int total = 0;
+    if (s == CDLAB_OK)
+        s = comm_allgather(rec, 5 * m, &got, &total, err);
+    free(rec);
+    int g = total / 5;
+    keyed_ref *kr = malloc((size_t)(g > 0 ? g : 1) * sizeof *kr);
+    sorted = malloc((size_t)(g > 0 ? g : 1) * 5 * sizeof *sorted);
+    if (s == CDLAB_OK && (!kr || !sorted))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot gather the pistons");
+    for (int k = 0; k < g && s == CDLAB_OK; k++)
+        kr[k] = (keyed_ref){key_of_ids((long)got[5 * k], (long)got[5 * k + 1], W->n_walls), k};
+    keyed_sort(kr, s == CDLAB_OK ? g : 0);
+    for (int k = 0; k < g && s == CDLAB_OK; k++)
+        memcpy(sorted + (size_t)5 * k, got + (size_t)5 * kr[k].rec, 5 * sizeof *sorted);
+    free(got);
+    free(kr);
+    *all = sorted;
+    *n = g;
+    return s;
+}
+
+/* After the warm start: each piston's velocity made again as one process makes it (its free
+ * velocity, then its contacts' carried-over impulses in key order), then the halo copies'. */
+static status warm_started(cd_dist *d, world *W, diag *err)
+{
+    cd_mpi *M = (cd_mpi *)d;
+    status s = CDLAB_OK;
+    if (has_pistons(W)) {
+        double *pc = NULL, dt = W->dt, t_new = (double)(W->step + 1) * dt;
+        int n = 0;
+        s = piston_contacts(W, &pc, &n, err);
+        for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++) {
+            wall *w = &W->walls[k];
+            if (w->kind == WALL_PISTON) {
+                w->u = M->piston_u[k];
+                w->u += dt * w->inv_mass * wall_piston_force(w, t_new);
+            }
+        }
+        for (int k = 0; k < n && s == CDLAB_OK; k++) {
+            const double *r = pc + (size_t)5 * k;
+            vec3 R = v3(r[2], r[3], r[4]);
+            wall *w = &W->walls[-1 - (int)r[0]];
+            if (R.x != 0.0 || R.y != 0.0 || R.z != 0.0)
+                w->u -= w->inv_mass * v3_dot(v3_scale(R, dt), w->n);
+        }
+        free(pc);
+    }
+    s = comm_agree(s, err);
+    return s == CDLAB_OK ? velocities(d, W, err) : s;
+}
+
+/* The pistons' velocities after a colour (changed by one rank at most: its value) or a
+ * domain-wise sweep (every rank's change added). before: the velocities before it. */
+static void share_pistons(world *W, const double *before, int colored)
+{
+    int nw = W->n_walls;
+    double v[2 * CD_MAX_PISTON_SHARE];
+    for (int k0 = 0; k0 < nw; k0 += CD_MAX_PISTON_SHARE) {
+        int m = nw - k0 < CD_MAX_PISTON_SHARE ? nw - k0 : CD_MAX_PISTON_SHARE;
+        for (int k = 0; k < m; k++) {
+            double u = W->walls[k0 + k].u, b = before[k0 + k];
+            int changed = memcmp(&u, &b, sizeof u) != 0;
+            v[2 * k] = changed;
+            v[2 * k + 1] = colored ? (changed ? u : 0.0) : u - b;
+        }
+        comm_allreduce(v, 2 * m, COMM_SUM);
+        for (int k = 0; k < m; k++) {
+            wall *w = &W->walls[k0 + k];
+            if (w->kind != WALL_PISTON)
+                continue;
+            if (colored)
+                w->u = v[2 * k] > 0.0 ? v[2 * k + 1] : before[k0 + k];
+            else
+                w->u = before[k0 + k] + v[2 * k + 1];
+        }
+    }
+}
+
 static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int measure,
                     sweep_result *r, diag *err)
 {
@@ -410,6 +513,8 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
     r->max_rel_change = 0.0;
     r->local_ok = 1;
     r->sum_abs_before = r->sum_abs_after = 0.0;
+    int pistons = has_pistons(W);
+    double *before_u = M->piston_u + W->n_walls; /* the second half of the buffer */
     if (p->sweep == SWEEP_COLORED) {
         /* the draws of one process: the colours' order, then each colour's shuffle (the order
          * within a colour changes nothing but the measures' rounding: not applied) */
@@ -421,7 +526,11 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
             cd_shuffle(&S->rng, NULL, M->gsize[c]);
         for (int q = 0; q < nc && s == CDLAB_OK; q++) {
             int c = S->color_order[q], lo = S->color_start[c], hi = S->color_start[c + 1];
+            for (int k = 0; k < W->n_walls && pistons; k++)
+                before_u[k] = W->walls[k].u;
             sweep_contacts(W, p, S->perm + lo, hi - lo, 0, NULL, M->count, measure, r);
+            if (pistons)
+                share_pistons(W, before_u, 1);
             s = comm_agree(velocities(d, W, err), err);
         }
     } else {
@@ -443,8 +552,12 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
             vec3 v = W->P.v[own + i], w = W->P.w[own + i];
             b[0] = v.x, b[1] = v.y, b[2] = v.z, b[3] = w.x, b[4] = w.y, b[5] = w.z;
         }
+        for (int k = 0; k < W->n_walls && pistons; k++)
+            before_u[k] = W->walls[k].u;
         if (s == CDLAB_OK)
             sweep_contacts(W, p, perm, n, p->sweep == SWEEP_JACOBI, M->R_next, NULL, measure, r);
+        if (pistons)
+            share_pistons(W, before_u, 0);
         if (s == CDLAB_OK)
             s = return_changes(M, W, before, err);
         free(before);
@@ -464,14 +577,16 @@ status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
                    const parallel_params *par, uint64_t seed, diag *err)
 {
     memset(M, 0, sizeof *M);
-    M->ops = (cd_dist){.detected = detected, .velocities = velocities, .sweep = sweep};
+    M->ops = (cd_dist){.detected = detected,
+                       .velocities = velocities,
+                       .warm_started = warm_started,
+                       .sweep = sweep};
     M->par = *par;
     M->seed = seed;
+    M->n_global = W->P.n;
     status s = CDLAB_OK;
-    for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++) /* the engine refused them already */
-        if (W->walls[k].kind == WALL_PISTON)
-            s = diag_set(err, CDLAB_ERR_CONFIG,
-                         "distributed CD: pistons are not distributed yet (docs/parallel.md)");
+    if (!(M->piston_u = calloc((size_t)(2 * W->n_walls + 1), sizeof *M->piston_u)))
+        s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     if (s == CDLAB_OK)
         s = exchange_halo_range(&W->P, W->detect.gap, "distributed CD", &M->range, err);
     s = comm_agree(s, err);
@@ -543,6 +658,16 @@ status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, cd_stats *st, diag *e
     if (s == CDLAB_OK && comm_rank() == 0) {
         /* one process: index = id, the list in key order, geometry and figures as it makes them */
         s = install_contacts(Wg, crec, total / CONTACT_REC, err);
+        /* the pistons' contact forces as one process sums them (the walls are shared with W) */
+        for (int k = 0; k < Wg->n_walls && s == CDLAB_OK; k++) {
+            wall *w = &Wg->walls[k];
+            if (w->kind != WALL_PISTON)
+                continue;
+            w->contact_force = 0.0;
+            for (int m = 0; m < Wg->C.n; m++)
+                if (Wg->C.c[m].i == -1 - k)
+                    w->contact_force -= v3_dot(Wg->C.c[m].R, w->n);
+        }
         double sum = 0.0;
         if (s == CDLAB_OK) {
             cd_diagnostics(Wg, Wg->P.n, st, &sum);
@@ -564,5 +689,6 @@ void cd_mpi_free(cd_mpi *M)
     free(M->gsize);
     free(M->R_next);
     free(M->vals);
+    free(M->piston_u);
     memset(M, 0, sizeof *M);
 }

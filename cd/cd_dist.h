@@ -12,7 +12,10 @@
  * colours are taken in the order one process draws, each rank updates the contacts of the colour
  * that touch its own particles (a contact across a boundary by both of its ranks, from the same
  * data), and the halo copies' velocities are refreshed after each colour: positions, velocities
- * and forces are the one-process bits for any number of ranks.
+ * and forces are the one-process bits for any number of ranks. A piston's contacts are each
+ * updated by one rank (the owner of the particle), at most one per colour: its velocity is
+ * shared after each colour; its warm start and contact force are summed in key order over a
+ * gather of its contacts, as one process sums them.
  *
  * Random, forward, backward and Jacobi sweeps, domain-wise (Shojaaee et al. 2012): each rank
  * updates the contacts it counts, in its own order (random: its own stream, drawn afresh every
@@ -45,12 +48,14 @@ typedef struct cd_mpi {
     int *idx, *gsize;       /* domain-wise: the contacts swept (padded); colored: colour sizes */
     vec3 *R_next;           /* Jacobi buffer */
     double *vals;           /* halo exchange buffer: 6 per particle (v, w) */
+    double *piston_u;       /* the pistons' velocities at the step's start (walls' order) */
+    int n_global;           /* particles in the run (the pistons' colouring numbers follow) */
     int count_cap, idx_cap, gsize_cap, R_next_cap, vals_cap;
 } cd_mpi;
 
 /* Every rank holds the whole world (built from the config, or read from a checkpoint with its
  * contact list): each keeps the particles in its box, the contacts with one of them and the halo
- * copies, and S->dist = &M->ops. Refuses pistons. Collective. */
+ * copies, and S->dist = &M->ops. Collective. */
 status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
                    const parallel_params *par, uint64_t seed, diag *err);
 /* One step: the particles to their owners, then cd_step_solve (with the distributed sweeps).

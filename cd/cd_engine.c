@@ -49,18 +49,13 @@ static double cd_bytes_per_particle(int dimension)
 static status cd_read(engine *e, config *c, const world *W, const scene_info *info,
                       const equiv_twin *twin, char *note, size_t note_n, diag *err)
 {
-    (void)twin, (void)note, (void)note_n;
+    (void)W, (void)twin, (void)note, (void)note_n;
     cd_engine *E = calloc(1, sizeof *E);
     if (!E)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     e->content = E;
     E->info = *info;
     cd_solver_init(&E->S, info->seed);
-    for (int k = 0; k < W->n_walls && comm_size() > 1; k++) /* refused before any file exists */
-        if (W->walls[k].kind == WALL_PISTON)
-            return diag_set(err, CDLAB_ERR_CONFIG,
-                            "pistons: not distributed yet; run it with one process "
-                            "(docs/parallel.md)");
     return cd_config_read(c, &E->prm, err);
 }
 

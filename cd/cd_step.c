@@ -98,7 +98,7 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     for (int k = 0; k < L->n; k++)
         if (L->c[k].R.x != 0.0 || L->c[k].R.y != 0.0 || L->c[k].R.z != 0.0)
             cd_apply_impulse(W, &L->c[k], v3_scale(L->c[k].R, dt));
-    if (S->dist && (s = S->dist->velocities(S->dist, W, err)) != CDLAB_OK)
+    if (S->dist && (s = S->dist->warm_started(S->dist, W, err)) != CDLAB_OK)
         return s;
 
     /* 4. Gauss-Seidel sweeps until the criterion holds (or the cap) */

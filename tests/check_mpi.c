@@ -46,7 +46,7 @@ static long count_in_file(const char *path, const char *needle)
 }
 
 /* What a distributed run cannot do yet is refused on every rank before any file exists, with
- * one message: a piston (tests/memcheck/dem.ini), a CD run, a command other than run/check. */
+ * one message: a DEM piston (tests/memcheck/dem.ini), a command other than run/check. */
 START_TEST(errors_mpi_refusals_once)
 {
     char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
@@ -58,7 +58,6 @@ START_TEST(errors_mpi_refusals_once)
     struct {
         const char *args, *message;
     } cases[] = {{"run memcheck/dem.ini", "pistons: not distributed yet"},
-                 {"run memcheck/cd.ini", "pistons: not distributed yet"},
                  {"equiv 10 0.01 1", "only cdlab run and cdlab check"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char cmd[1024];
@@ -482,6 +481,53 @@ START_TEST(physics_cd_domain_wise_wave_2_and_4_ranks)
 }
 END_TEST
 
+/* A CD piston (tests/memcheck/cd.ini: 60 spheres under a loaded piston, the local criterion)
+ * with the colored sweep, 300 steps (the piston rests on the spheres from step 100 on): 3 ranks
+ * write the one-process file bit for bit (the piston's position, velocity and contact force,
+ * the particles, the sweeps the criterion needed); the domain-wise random sweep completes on
+ * 2 ranks with the piston resting on the pile (force within 1% of its load). */
+START_TEST(determinism_cd_piston_colored_3_ranks)
+{
+    char one[] = "/tmp/cdlab_mpip1XXXXXX", many[] = "/tmp/cdlab_mpipPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *sets = "--set system.steps=300 --set output.every=100";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s run memcheck/cd.ini -o %s --overwrite --quiet --set solver.sweep=colored %s",
+             cdlab_bin(), one, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 3 %s run memcheck/cd.ini -o %s --overwrite --quiet "
+                    "--set solver.sweep=colored %s",
+             cdlab_bin(), many, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/series/piston_position",
+                           "/series/piston_velocity",
+                           "/series/piston_force",
+                           "/series/sweeps",
+                           "/series/residual",
+                           "/snapshots/00000300/position",
+                           "/snapshots/00000300/contacts/force",
+                           "/checkpoints/00000300/walls",
+                           NULL};
+    same_data(one, many, exact, 1);
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s run memcheck/cd.ini -o %s --overwrite --quiet %s",
+             cdlab_bin(), many, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    double *f;
+    long n;
+    diag e;
+    ck_assert_int_eq(h5in_read_doubles(many, "/series/piston_force", &f, &n, &e), CDLAB_OK);
+    ck_assert_msg(fabs(f[n - 1] + 20.0) < 0.2, "piston force %g, load 20", f[n - 1]);
+    free(f);
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
 Suite *mpi_suite(void)
 {
     Suite *s = suite_create("mpi");
@@ -496,6 +542,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_dem_distributed_bit_identical_1_to_4_ranks);
     tcase_add_test(t, determinism_cd_colored_1_to_4_ranks);
     tcase_add_test(t, physics_cd_domain_wise_wave_2_and_4_ranks);
+    tcase_add_test(t, determinism_cd_piston_colored_3_ranks);
     suite_add_tcase(s, t);
     return s;
 }
