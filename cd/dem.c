@@ -707,6 +707,13 @@ static void deform_update(world *W, dem_solver *S, const dem_params *p, double t
     shapes(W, S, p, t);
 }
 
+/* 1, or 0 on the ranks of a distributed run that do not book the pistons' energies (every rank
+ * moves the pistons; the ledger is a sum over the ranks). */
+static double piston_books(const dem_solver *S)
+{
+    return S->dist && !S->dist->books_shared ? 0.0 : 1.0;
+}
+
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
  * each particle's total force and torque (and, for deformable discs, the contact part of its
  * stress). */
@@ -762,6 +769,8 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
         int k = S->wall_adj[e], w = -1 - S->pair[k].i;
         S->piston_F[w] -= v3_dot(S->gf[3 * k], W->walls[w].n);
     }
+    if (S->dist)
+        S->dist->pistons(S->dist, W, S);
     double max_ov = 0.0;
     for (int b = 0; b < nb; b++)
         max_ov = fmax(max_ov, S->blk[DEM_NSUM * b + 7]);
@@ -804,7 +813,7 @@ static void kinetic(world *W, dem_solver *S)
             kp += 0.5 * W->walls[k].mass * W->walls[k].u * W->walls[k].u;
     S->E.kin_trans = block_sum(S, nb, 0);
     S->E.kin_rot = block_sum(S, nb, 1);
-    S->E.kin_piston = kp;
+    S->E.kin_piston = piston_books(S) * kp;
 }
 
 /* Total non-contact force on particle i at time t (gravity and loads). */
@@ -1065,8 +1074,9 @@ static void pistons_kick_drift(world *W, dem_solver *S, double t, double t_new)
         S->piston_ds[k] = w->u * dt;
         w->s += S->piston_ds[k];
         wall_step = fmax(wall_step, fabs(S->piston_ds[k]));
-        S->E.work_piston +=
-            0.5 * (wall_piston_force(w, t) + wall_piston_force(w, t_new)) * S->piston_ds[k];
+        S->E.work_piston += piston_books(S) * 0.5 *
+                            (wall_piston_force(w, t) + wall_piston_force(w, t_new)) *
+                            S->piston_ds[k];
     }
     S->wall_path += wall_step;
 }
@@ -1110,7 +1120,7 @@ static int kick(world *W, dem_solver *S, double t_new)
         }
         w->contact_force = S->piston_F[k];
     }
-    S->E.kin_piston = kp;
+    S->E.kin_piston = piston_books(S) * kp;
     return bad;
 }
 

@@ -94,10 +94,14 @@ typedef struct dem_dist {
     /* at a rebuild, before the candidates are found: particles to their owners (with their
      * step's movements), pair histories to the ranks that will need them (S->pair, in key
      * order, local indices), new halo copies; sets S->n_owned */
-    status (*redistribute)(struct dem_dist *d, world *W, struct dem_solver *S,
-                           const dem_params *p, diag *err);
+    status (*redistribute)(struct dem_dist *d, world *W, struct dem_solver *S, const dem_params *p,
+                           diag *err);
     /* the largest of the ranks' values */
     double (*max)(struct dem_dist *d, double v);
+    /* after the forces: each piston's contact force summed over every rank's pairs with it in
+     * key order, as one process sums it (S->piston_F, the same on every rank) */
+    void (*pistons)(struct dem_dist *d, world *W, struct dem_solver *S);
+    int books_shared; /* this rank books the pistons' energies (the ledger sums the ranks) */
 } dem_dist;
 
 typedef struct dem_solver {

@@ -5,6 +5,7 @@
 #include "grow.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,53 @@ static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
     }
     free(v);
     return comm_agree(s, err);
+}
+
+/* Every rank's pairs with a piston (held by the owner of the particle), in key order: each
+ * piston's contact force summed as one process sums it. */
+static void pistons(dem_dist *d, world *W, dem_solver *S)
+{
+    (void)d;
+    int has = 0, own = S->n_owned, m = 0;
+    for (int k = 0; k < W->n_walls; k++)
+        has |= W->walls[k].kind == WALL_PISTON;
+    if (!has)
+        return;
+    for (int k = 0; k < S->npair; k++)
+        m += S->pair[k].i < 0 && S->pair[k].j < own;
+    double *rec = malloc((size_t)(m > 0 ? m : 1) * 3 * sizeof *rec), *all = NULL;
+    int total = 0;
+    diag err = {{0}};
+    for (int k = 0, a = 0; k < S->npair && rec; k++) {
+        const dem_pair *c = &S->pair[k];
+        if (c->i >= 0 || c->j >= own)
+            continue;
+        double *r = rec + (size_t)3 * a++;
+        r[0] = c->i, r[1] = W->P.id[c->j], r[2] = v3_dot(S->gf[3 * k], W->walls[-1 - c->i].n);
+    }
+    if (!rec || comm_allgather(rec, 3 * m, &all, &total, &err) != CDLAB_OK) {
+        fprintf(stderr, "cdlab: %s\n", rec ? err.msg : "cannot gather the pistons' forces");
+        comm_abort(1);
+    }
+    free(rec);
+    int g = total / 3;
+    keyed_ref *kr = malloc((size_t)(g > 0 ? g : 1) * sizeof *kr);
+    if (!kr) {
+        fprintf(stderr, "cdlab: cannot gather the pistons' forces\n");
+        comm_abort(1);
+    }
+    for (int k = 0; k < g; k++) {
+        uint64_t e0 = (uint64_t)((long)all[3 * k] + W->n_walls);
+        kr[k] = (keyed_ref){(e0 << 32) | (uint64_t)(uint32_t)(int)all[3 * k + 1], k};
+    }
+    keyed_sort(kr, g);
+    memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
+    for (int k = 0; k < g; k++) {
+        const double *r = all + (size_t)3 * kr[k].rec;
+        S->piston_F[-1 - (int)r[0]] -= r[2];
+    }
+    free(kr);
+    free(all);
 }
 
 static double max_over_ranks(dem_dist *d, double v)
@@ -338,7 +386,7 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
             }
         for (int w = 0; w < W->n_walls && s == CDLAB_OK; w++)
             Wg->walls[w].contact_force = Sg->piston_F[w];
-        Sg->wall_path = 0.0;
+        Sg->wall_path = S->wall_path; /* the pistons move alike on every rank */
     }
     free(gex);
     free(crec);
@@ -351,11 +399,11 @@ static status setup(dem_mpi *M, const world *W, const dem_params *p, const paral
 {
     memset(M, 0, sizeof *M);
     M->par = *par;
-    M->ops = (dem_dist){.refresh = refresh, .redistribute = redistribute, .max = max_over_ranks};
-    for (int k = 0; k < W->n_walls; k++)
-        if (W->walls[k].kind == WALL_PISTON)
-            return diag_set(err, CDLAB_ERR_CONFIG,
-                            "distributed DEM: pistons are not distributed yet (docs/parallel.md)");
+    M->ops = (dem_dist){.refresh = refresh,
+                        .redistribute = redistribute,
+                        .max = max_over_ranks,
+                        .pistons = pistons,
+                        .books_shared = comm_rank() == 0};
     if (p->deformable || p->bond)
         return diag_set(err, CDLAB_ERR_CONFIG,
                         "distributed DEM: bonds and deformable discs are not distributed yet "

@@ -4,7 +4,7 @@
  * detection range of it; its neighbour list holds every pair with one of its own particles,
  * so a pair across a boundary is computed by both ranks from the same data, and a particle's
  * force is gathered in global pair-key order: positions and velocities are the same bits as in
- * one process, for any number of ranks. Not yet: pistons, deformable discs, bonds, and the
+ * one process, for any number of ranks. Not yet: deformable discs, bonds, and the
  * diagnostics' sums (energies, statistics) across ranks. */
 #ifndef CDLAB_DEM_DIST_H
 #define CDLAB_DEM_DIST_H

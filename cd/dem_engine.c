@@ -77,9 +77,6 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
                            : E->set.p.bond            ? "bonds (dem.bond)"
                            : E->set.p.deformable      ? "deformable discs (dem.deformable)"
                                                       : NULL;
-        for (int k = 0; k < W->n_walls && !what; k++)
-            if (W->walls[k].kind == WALL_PISTON)
-                what = "pistons";
         if (what)
             return diag_set(err, CDLAB_ERR_CONFIG,
                             "%s: not distributed yet; run it with one process (docs/parallel.md)",
@@ -587,7 +584,8 @@ static status dem_gather(engine *e, world *W, world **view, engine_record *rec, 
     status s = dem_mpi_gather(W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
     E->Sg.E = E->Eg;
     *view = comm_rank() == 0 ? &E->Wg : NULL;
-    if (s == CDLAB_OK && comm_rank() == 0)
+    /* as one process makes it; a record not made by a step (a restart's first row) has none */
+    if (s == CDLAB_OK && comm_rank() == 0 && rec->n_active > 0)
         rec->mean_overlap = dem_mean_overlap(&E->Sg);
     return s;
 }

@@ -46,7 +46,7 @@ static long count_in_file(const char *path, const char *needle)
 }
 
 /* What a distributed run cannot do yet is refused on every rank before any file exists, with
- * one message: a DEM piston (tests/memcheck/dem.ini), a command other than run/check. */
+ * one message: DEM bonds (tests/memcheck/ddem.ini), a command other than run/check. */
 START_TEST(errors_mpi_refusals_once)
 {
     char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
@@ -57,7 +57,7 @@ START_TEST(errors_mpi_refusals_once)
     close(fd);
     struct {
         const char *args, *message;
-    } cases[] = {{"run memcheck/dem.ini", "pistons: not distributed yet"},
+    } cases[] = {{"run memcheck/ddem.ini", "bonds (dem.bond): not distributed yet"},
                  {"equiv 10 0.01 1", "only cdlab run and cdlab check"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char cmd[1024];
@@ -528,6 +528,59 @@ START_TEST(determinism_cd_piston_colored_3_ranks)
 }
 END_TEST
 
+/* A DEM piston (tests/memcheck/dem.ini: 60 spheres under a loaded piston, Kuhn law, dashpots,
+ * 1,500 steps): 3 ranks write the one-process file bit for bit but for the ledger's round-off
+ * (the piston's position, velocity and contact force, its kinetic energy and work, the
+ * particles, the checkpoint with the wall path); that checkpoint continued by 2 ranks ends where
+ * the one-process continuation does. */
+START_TEST(determinism_dem_piston_3_ranks)
+{
+    char one[] = "/tmp/cdlab_mpidp1XXXXXX", many[] = "/tmp/cdlab_mpidpPXXXXXX";
+    char c1[] = "/tmp/cdlab_mpidc1XXXXXX", c2[] = "/tmp/cdlab_mpidc2XXXXXX";
+    char *files[4] = {one, many, c1, c2};
+    for (int k = 0; k < 4; k++) {
+        int fd = mkstemp(files[k]);
+        close(fd);
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s run memcheck/dem.ini -o %s --overwrite --quiet", cdlab_bin(),
+             one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 3 %s run memcheck/dem.ini -o %s --overwrite --quiet",
+             cdlab_bin(), many);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/series/piston_position",
+                           "/series/piston_velocity",
+                           "/series/piston_force",
+                           "/series/energy/kinetic_piston",
+                           "/series/energy/work_piston",
+                           "/series/mean_overlap",
+                           "/snapshots/00001500/position",
+                           "/snapshots/00001500/contacts/force",
+                           "/checkpoints/00001500/walls",
+                           "/checkpoints/00001500/dem_piston_F",
+                           "/checkpoints/00001500/dem_wall_path",
+                           NULL};
+    same_data(one, many, exact, 1);
+    const char *ledger[] = {"/series/energy/kinetic_translational",
+                            "/series/energy/friction_dissipation", NULL};
+    same_data(one, many, ledger, 0);
+    const char *more = "--set system.steps=2000";
+    snprintf(cmd, sizeof cmd, "%s run memcheck/dem.ini -o %s --overwrite --quiet %s --restart %s",
+             cdlab_bin(), c1, more, one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 2 %s run memcheck/dem.ini -o %s --overwrite --quiet %s --restart %s",
+             cdlab_bin(), c2, more, many);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *cont[] = {"/series/piston_position", "/series/mean_overlap",
+                          "/snapshots/00002000/position", "/checkpoints/00002000/walls", NULL};
+    same_data(c1, c2, cont, 1);
+    for (int k = 0; k < 4; k++)
+        remove_output(files[k]);
+}
+END_TEST
+
 Suite *mpi_suite(void)
 {
     Suite *s = suite_create("mpi");
@@ -543,6 +596,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_cd_colored_1_to_4_ranks);
     tcase_add_test(t, physics_cd_domain_wise_wave_2_and_4_ranks);
     tcase_add_test(t, determinism_cd_piston_colored_3_ranks);
+    tcase_add_test(t, determinism_dem_piston_3_ranks);
     suite_add_tcase(s, t);
     return s;
 }
