@@ -213,8 +213,9 @@ START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
 }
 END_TEST
 
-/* An error on the ranks (an exploding overlap: dt far above the critical step) stops every
- * rank: exit 1, the message once, the file kept with the state up to the failure; no hang. */
+/* An error on the ranks (DEM: an exploding overlap, dt far above the critical step; CD: a disk
+ * sinking into the floor under too few Jacobi sweeps) stops every rank: exit 1, the message
+ * once, the file kept with the state up to the failure; no hang. */
 START_TEST(errors_mpi_failure_stops_all_ranks)
 {
     char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
@@ -234,6 +235,17 @@ START_TEST(errors_mpi_failure_stops_all_ranks)
     diag e;
     ck_assert_int_eq(h5in_read_attr_string(out, "/summary", "status", &said, &e), CDLAB_OK);
     ck_assert_ptr_nonnull(strstr(said, "exceeds dem.abort_overlap"));
+    free(said);
+    remove_output(out);
+    /* contact dynamics: the Jacobi update at 5 sweeps lets a disk sink into the floor */
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 2 %s run mpi/cdpile.ini -o %s --set solver.sweep=jacobi "
+                    "--set solver.iterations=5 --set system.dt=0.01 > /dev/null 2> %s",
+             cdlab_bin(), out, err);
+    ck_assert_int_eq(run_shell(cmd), 1);
+    ck_assert_int_eq(count_in_file(err, "exceeds solver.abort_overlap"), 1);
+    ck_assert_int_eq(h5in_read_attr_string(out, "/summary", "status", &said, &e), CDLAB_OK);
+    ck_assert_ptr_nonnull(strstr(said, "exceeds solver.abort_overlap"));
     free(said);
     remove_output(out);
     unlink(err);
