@@ -53,8 +53,10 @@ typedef struct cd_dist cd_dist;
 struct cd_solver;
 struct sweep_result;
 struct cd_dist {
+    /* s: the detection's status (agreed first: a rank that failed must not leave the others
+     * waiting in the step's exchanges) */
     status (*detected)(cd_dist *d, world *W, struct cd_solver *S, const struct cd_params *p,
-                       diag *err);
+                       status s, diag *err);
     status (*velocities)(cd_dist *d, world *W, diag *err);
     /* after the warm start: the pistons' velocities as one process makes them, then velocities */
     status (*warm_started)(cd_dist *d, world *W, diag *err);

@@ -325,9 +325,11 @@ static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
 
 /* After detection: the contacts with one of this rank's particles, the counted ones, the
  * colouring or this rank's sweep list and random stream. */
-static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, diag *err)
+static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, status s, diag *err)
 {
     cd_mpi *M = (cd_mpi *)d;
+    if ((s = comm_agree(s, err)) != CDLAB_OK)
+        return s;
     contact_list *L = &W->C;
     int own = M->H.n_owned, m = 0;
     for (int k = 0; k < L->n; k++) {
@@ -336,7 +338,7 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, d
             L->c[m++] = *c;
     }
     L->n = m;
-    status s = grow_buffers(M, m, W->P.n, err);
+    s = grow_buffers(M, m, W->P.n, err);
     int nidx = 0;
     for (int k = 0; k < m && s == CDLAB_OK; k++)
         if ((M->count[k] = L->c[k].j < own))

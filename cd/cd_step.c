@@ -72,11 +72,12 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
 
     /* 1. candidates, with the previous step's forces when warm-starting */
     W->detect.warm_start = p->warm_start;
-    if ((s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err)) != CDLAB_OK)
+    s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err);
+    if (S->dist)
+        s = S->dist->detected(S->dist, W, S, p, s, err);
+    if (s != CDLAB_OK)
         return s;
     S->colored_at_step = -1; /* a new contact list: colour it afresh */
-    if (S->dist && (s = S->dist->detected(S->dist, W, S, p, err)) != CDLAB_OK)
-        return s;
     contact_list *L = &W->C;
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
