@@ -396,10 +396,7 @@ void exchange_halo_free(halo *H)
 void exchange_halo_drop(particles *P, halo *H)
 {
     P->n = H->n_owned;
-    free(H->send);
-    free(H->scount);
-    free(H->rcount);
-    memset(H, 0, sizeof *H);
+    exchange_halo_free(H);
 }
 
 static int by_index_id(const void *a, const void *b)
