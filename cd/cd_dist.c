@@ -23,12 +23,6 @@ static void contact_pack(const world *W, const contact *c, double *o)
     o[5] = c->mu;
 }
 
-/* contact_pair_key from the bodies' ids (body 0 an id, or a wall code < 0) */
-static uint64_t key_of_ids(long b0, long b1, int n_walls)
-{
-    return ((uint64_t)(b0 + n_walls) << 32) | (uint64_t)(uint32_t)b1;
-}
-
 /* Replaces W's contact list by the n records rec (bodies by id; those whose bodies are not both
  * here are left out), in key order, with their geometry from the current positions. */
 static status install_contacts(world *W, const double *rec, int n, diag *err)
@@ -52,7 +46,7 @@ static status install_contacts(world *W, const double *rec, int n, diag *err)
             int i = r[0] >= 0 ? exchange_local_of(map, N, (int)r[0]) : (int)r[0];
             if (j < 0 || (r[0] >= 0 && i < 0))
                 continue;
-            kr[m] = (keyed_ref){key_of_ids((long)r[0], (long)r[1], W->n_walls), k};
+            kr[m] = (keyed_ref){contact_key_of_ids((long)r[0], (long)r[1], W->n_walls), k};
             m++;
         }
         keyed_sort(kr, m);
@@ -271,7 +265,8 @@ static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
     if (s == CDLAB_OK && (!kr || !ab || !gc))
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", g);
     for (int k = 0; k < g && s == CDLAB_OK; k++) {
-        kr[k] = (keyed_ref){key_of_ids((long)all[3 * k], (long)all[3 * k + 1], W->n_walls), k};
+        kr[k] =
+            (keyed_ref){contact_key_of_ids((long)all[3 * k], (long)all[3 * k + 1], W->n_walls), k};
     }
     if (s == CDLAB_OK) {
         keyed_sort(kr, g);
@@ -438,7 +433,8 @@ static status piston_contacts(const world *W, double **all, int *n, diag *err)
     if (s == CDLAB_OK && (!kr || !sorted))
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot gather the pistons");
     for (int k = 0; k < g && s == CDLAB_OK; k++)
-        kr[k] = (keyed_ref){key_of_ids((long)got[5 * k], (long)got[5 * k + 1], W->n_walls), k};
+        kr[k] =
+            (keyed_ref){contact_key_of_ids((long)got[5 * k], (long)got[5 * k + 1], W->n_walls), k};
     keyed_sort(kr, s == CDLAB_OK ? g : 0);
     for (int k = 0; k < g && s == CDLAB_OK; k++)
         memcpy(sorted + (size_t)5 * k, got + (size_t)5 * kr[k].rec, 5 * sizeof *sorted);

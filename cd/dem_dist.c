@@ -110,10 +110,9 @@ static void pistons(dem_dist *d, world *W, dem_solver *S)
         fprintf(stderr, "cdlab: cannot gather the pistons' forces\n");
         comm_abort(1);
     }
-    for (int k = 0; k < g; k++) {
-        uint64_t e0 = (uint64_t)((long)all[3 * k] + W->n_walls);
-        kr[k] = (keyed_ref){(e0 << 32) | (uint64_t)(uint32_t)(int)all[3 * k + 1], k};
-    }
+    for (int k = 0; k < g; k++)
+        kr[k] =
+            (keyed_ref){contact_key_of_ids((long)all[3 * k], (long)all[3 * k + 1], W->n_walls), k};
     keyed_sort(kr, g);
     memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
     for (int k = 0; k < g; k++) {

@@ -6,10 +6,14 @@
 #include <string.h>
 
 /* Key: body 0 encoded as n_walls + id (particle) or n_walls - 1 - w (wall), then body 1's id. */
+uint64_t contact_key_of_ids(long b0, long b1, int n_walls)
+{
+    return ((uint64_t)(b0 + n_walls) << 32) | (uint64_t)(uint32_t)b1;
+}
+
 uint64_t contact_pair_key(int i, int j, const particles *P, int n_walls)
 {
-    uint64_t e0 = i >= 0 ? (uint64_t)(n_walls + P->id[i]) : (uint64_t)(n_walls + i);
-    return (e0 << 32) | (uint64_t)(uint32_t)P->id[j];
+    return contact_key_of_ids(i >= 0 ? P->id[i] : i, P->id[j], n_walls);
 }
 
 /* Normal, gap and lever arms of a particle pair. */

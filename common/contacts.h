@@ -72,6 +72,9 @@ void contact_geometry(contact *c, const particles *P, const wall *walls);
 void contacts_free(contact_list *L);
 /* Sort key of a pair (stable ids; see contacts_detect). */
 uint64_t contact_pair_key(int i, int j, const particles *P, int n_walls);
+/* The same key from the bodies' ids (body 0: a particle id, or a wall code -1 - w), for
+ * records that travel between ranks. */
+uint64_t contact_key_of_ids(long b0, long b1, int n_walls);
 
 /* Normal from body 0 to body 1, gap and lever arms of a contact: l0 = a0 n, l1 = -a1 n. */
 typedef struct contact_frame {
