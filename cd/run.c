@@ -25,6 +25,7 @@
 #include "run_setup.h"
 #include "run_threads.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,8 +225,14 @@ static status loop(run_state *R, run_summary *sum, diag *err)
     R->tuner = run_tuner(R->first, S->threads);
     for (long k = R->first; k < S->info.steps && s == CDLAB_OK; k++) {
         double ts = run_now_seconds();
+        comm_stats c0 = comm_stats_now();
         s = comm_agree(S->E.ops->step(&S->E, W, &R->rec, err), err);
+        comm_stats c1 = comm_stats_now();
         double spent = run_now_seconds() - ts;
+        sum->step_comm_seconds += c1.seconds - c0.seconds;
+        sum->step_messages += c1.messages - c0.messages;
+        sum->step_bytes += c1.bytes - c0.bytes;
+        sum->step_calls += c1.calls - c0.calls;
         if (S->tune) /* a trial: one thread, then every core; results do not depend on it */
             run_tune_threads(&R->tuner, k, spent, &R->notes);
         sum->step_seconds += spent;
@@ -255,12 +262,71 @@ static status loop(run_state *R, run_summary *sum, diag *err)
     return s;
 }
 
+/* A distributed run: every rank's step time and communication (run_summary), gathered in rank
+ * order; the summary's figures over the ranks on every rank; rank 0 keeps the table (rows of
+ * RANK_FIGURES) for /parallel. */
+enum { RANK_FIGURES = 6 };
+static double *rank_figures(run_summary *sum, long steps)
+{
+    double mine[RANK_FIGURES] = {sum->step_seconds, sum->step_comm_seconds, sum->step_messages,
+                                 sum->step_bytes, sum->step_calls, (double)steps};
+    double *all = NULL;
+    int total = 0;
+    diag tmp;
+    if (comm_allgather(mine, RANK_FIGURES, &all, &total, &tmp) != CDLAB_OK)
+        return NULL; /* the figures are missing from the file; the run is not lost over them */
+    int P = total / RANK_FIGURES;
+    sum->ranks = P;
+    for (int r = 0; r < P; r++) {
+        const double *f = &all[RANK_FIGURES * r];
+        double share = f[0] > 0.0 ? f[1] / f[0] : 0.0, n = f[5] > 0.0 ? f[5] : 1.0;
+        sum->comm_share_mean += share / P;
+        sum->comm_share_max = fmax(sum->comm_share_max, share);
+        sum->messages_per_step += f[2] / n / P;
+        sum->bytes_per_step += f[3] / n / P;
+    }
+    return all;
+}
+
+/* /parallel/ranks: rank 0's table of rank_figures. */
+static void write_rank_figures(run_writer *w, const double *all, int P, diag *err)
+{
+    const char *names[RANK_FIGURES] = {"step_seconds", "step_comm_seconds", "step_messages",
+                                       "step_bytes",   "step_calls",        "steps"};
+    double *col = malloc((size_t)P * sizeof *col);
+    if (!col || h5out_group(w->h, "/parallel/ranks", err) != CDLAB_OK) {
+        free(col);
+        return;
+    }
+    long n = P;
+    for (int k = 0; k < RANK_FIGURES; k++) {
+        char path[64];
+        for (int r = 0; r < P; r++)
+            col[r] = all[RANK_FIGURES * r + k];
+        snprintf(path, sizeof path, "/parallel/ranks/%s", names[k]);
+        h5out_array(w->h, path, H5IO_DOUBLE, 1, &n, col, err);
+    }
+    h5out_attr_string(w->h, "/parallel/ranks", "definition",
+                      "per rank, in rank order, totals over the steps of this run: the engine's "
+                      "step time, the part of it inside MPI calls (waiting for slower ranks "
+                      "included), the messages and bytes the rank sent in the steps (logical "
+                      "pattern: docs/parallel.md) and the MPI calls; outputs not included",
+                      err);
+    free(col);
+}
+
 /* /summary, the file closed, OUT.h5.partial renamed (or kept beside an older OUT.h5). The
  * first error's message is kept. */
 static status finish(run_state *R, status s, run_summary *sum, diag *err)
 {
     sum->wall_seconds = run_now_seconds() - R->t0;
     sum->mean_sweeps = sum->steps_done > 0 ? R->sweeps_total / (double)sum->steps_done : 0.0;
+    double *ranks = comm_size() > 1 ? rank_figures(sum, sum->steps_done - R->first) : NULL;
+    if (ranks && comm_rank() == 0) {
+        diag tmp;
+        write_rank_figures(&R->w, ranks, sum->ranks, &tmp);
+    }
+    free(ranks);
     if (comm_rank() != 0) /* the files are rank 0's; its status is everyone's */
         return comm_agree(s, err);
     diag tmp;

@@ -63,6 +63,13 @@ typedef struct run_summary {
     double mean_sweeps;
     long unconverged_steps;
     int iterative; /* the engine has an iterative solver (CD): sweeps and convergence */
+    /* a distributed run: this rank's communication inside the steps (comm_stats: seconds in MPI,
+     * messages, bytes sent, calls), and over the ranks (filled on every rank at the end): the
+     * share of the step time spent in communication (mean and largest over the ranks) and the
+     * messages and bytes a rank sends per step (mean over the ranks) */
+    double step_comm_seconds, step_messages, step_bytes, step_calls;
+    int ranks;
+    double comm_share_mean, comm_share_max, messages_per_step, bytes_per_step;
 } run_summary;
 
 /* Reads every section of the config, checks that no key is left unknown, and runs.

@@ -6,6 +6,35 @@
 #include <string.h>
 
 static int g_rank = 0, g_size = 1, g_mpi = 0;
+static comm_stats g_stats;
+
+comm_stats comm_stats_now(void)
+{
+    return g_stats;
+}
+
+/* Accounting of one call: started by account_begin, its messages and bytes (as sent by this
+ * rank) booked by account_end. */
+static double account_begin(void)
+{
+    return MPI_Wtime();
+}
+
+static void account_end(double t0, double messages, double bytes)
+{
+    g_stats.seconds += MPI_Wtime() - t0;
+    g_stats.calls += 1.0;
+    g_stats.messages += messages;
+    g_stats.bytes += bytes;
+}
+
+/* A reduction of n values of size bytes each through rank 0: the others send theirs, rank 0
+ * sends the result to each. */
+static void account_reduction(double t0, int n, size_t size)
+{
+    double to = g_rank == 0 ? (double)(g_size - 1) : 1.0;
+    account_end(t0, to, to * (double)n * (double)size);
+}
 
 int comm_launched(void)
 {
@@ -50,6 +79,7 @@ void comm_allreduce(double *v, int n, comm_op op)
 {
     if (g_size == 1 || n <= 0)
         return;
+    double t0 = account_begin();
     double *all = g_rank == 0 ? malloc((size_t)n * (size_t)g_size * sizeof *all) : NULL;
     if (g_rank == 0 && !all)
         comm_abort(3);
@@ -65,6 +95,7 @@ void comm_allreduce(double *v, int n, comm_op op)
         free(all);
     }
     MPI_Bcast(v, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    account_reduction(t0, n, sizeof *v);
 }
 
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
@@ -76,7 +107,9 @@ status comm_exchange(const double *send, const int *scount, double **recv, int *
         rcount[0] = scount[0];
         total = scount[0];
     } else {
+        double t0 = account_begin();
         MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
+        account_end(t0, (double)(P - 1), (double)(P - 1) * sizeof(int));
         for (int r = 0; r < P; r++)
             total += rcount[r];
     }
@@ -102,7 +135,14 @@ status comm_exchange(const double *send, const int *scount, double **recv, int *
         sd[r] = sd[r - 1] + scount[r - 1];
         rd[r] = rd[r - 1] + rcount[r - 1];
     }
+    double t0 = account_begin(), messages = 0.0, bytes = 0.0;
     MPI_Alltoallv(send, scount, sd, MPI_DOUBLE, *recv, rcount, rd, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int r = 0; r < P; r++)
+        if (r != g_rank && scount[r] > 0) {
+            messages += 1.0;
+            bytes += (double)scount[r] * sizeof *send;
+        }
+    account_end(t0, messages, bytes);
     free(sd);
     free(rd);
     return CDLAB_OK;
@@ -117,6 +157,7 @@ status comm_allgather(const double *v, int n, double **all, int *total, diag *er
         free(dsp);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
     }
+    double t0 = P > 1 ? account_begin() : 0.0;
     if (P == 1)
         cnt[0] = n;
     else
@@ -137,6 +178,8 @@ status comm_allgather(const double *v, int n, double **all, int *total, diag *er
         memcpy(*all, v, (size_t)n * sizeof *v);
     else if (P > 1)
         MPI_Allgatherv(v, n, MPI_DOUBLE, *all, cnt, dsp, MPI_DOUBLE, MPI_COMM_WORLD);
+    if (P > 1) /* the count, then the values, to each other rank (the calls as one) */
+        account_end(t0, 2.0 * (P - 1), (double)(P - 1) * (sizeof n + (double)n * sizeof *v));
     free(cnt);
     free(dsp);
     return CDLAB_OK;
@@ -147,20 +190,28 @@ status comm_agree(status s, diag *err)
     if (g_size == 1)
         return s;
     int mine[2] = {(int)s, g_rank}, worst[2];
+    double t0 = account_begin();
     /* the largest status; among the ranks with it, the lowest */
     MPI_Allreduce(mine, worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    account_reduction(t0, 1, sizeof mine);
     if (worst[0] == CDLAB_OK)
         return CDLAB_OK;
     /* MPI_MAXLOC gives the lowest rank among those with the largest value */
     int from = worst[1];
+    t0 = account_begin();
     MPI_Bcast(err->msg, (int)sizeof err->msg, MPI_CHAR, from, MPI_COMM_WORLD);
+    double to = g_rank == from ? (double)(g_size - 1) : 0.0;
+    account_end(t0, to, to * sizeof err->msg);
     return (status)worst[0];
 }
 
 void comm_barrier(void)
 {
-    if (g_mpi)
+    if (g_mpi) {
+        double t0 = account_begin();
         MPI_Barrier(MPI_COMM_WORLD);
+        account_end(t0, 0.0, 0.0);
+    }
 }
 
 void comm_abort(int code)

@@ -39,4 +39,15 @@ status comm_agree(status s, diag *err);
 /* Ends every rank now (a rank that cannot go on while the others wait for it). */
 void comm_abort(int code);
 
+/* What this rank has spent on communication since the start (docs/parallel.md, "Measured per
+ * rank and step"): messages and bytes it sent, counted in the logical pattern of each call (an
+ * exchange: one message per other rank it has data for; a reduction: one message of its values to
+ * rank 0, and rank 0 one to each other rank with the result; an all-gather: its values to each
+ * other rank), the number of MPI calls, and the seconds inside them (waiting for a slower rank
+ * included: that is where imbalance shows). All zero in one process. */
+typedef struct comm_stats {
+    double messages, bytes, calls, seconds;
+} comm_stats;
+comm_stats comm_stats_now(void);
+
 #endif

@@ -205,6 +205,20 @@ def mpi_prefix(ranks):
     return [] if ranks == 1 else ["mpirun", "--oversubscribe", "-np", str(ranks)]
 
 
+def comm_figures(h5):
+    """A distributed run's communication (/parallel/ranks): share of the step time inside MPI
+    (mean over the ranks), messages and bytes sent per rank and step (means over the ranks)."""
+    import h5py
+    with h5py.File(h5, "r") as f:
+        if "parallel/ranks" not in f:
+            return ""
+        g = f["parallel/ranks"]
+        t, c = g["step_seconds"][:], g["step_comm_seconds"][:]
+        n = np.maximum(g["steps"][:], 1)
+        return (f"{100 * np.mean(c / t):.1f}% | {np.mean(g['step_messages'][:] / n):.0f} | "
+                f"{np.mean(g['step_bytes'][:] / n) / 1e3:.1f} kB")
+
+
 def mpi_cases(tmp, out):
     """Strong scaling 1 -> 2 MPI ranks (one OpenMP thread each), side by side with LAMMPS at the
     same rank counts (issue 18): the DEM chute (65,600 spheres) and CD colored 3D 97,336."""
@@ -221,7 +235,8 @@ def mpi_cases(tmp, out):
                                      "--set", f"output.timing_warmup={warm}"], 1)
             s = Run(h5).summary
             rates.append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
-        rows.append(("DEM chute 65,600 spheres", "cdlab", ranks, statistics.median(rates), "particle-steps/s"))
+        rows.append(("DEM chute 65,600 spheres", "cdlab", ranks, statistics.median(rates), "particle-steps/s",
+                     comm_figures(h5)))
         print(f"mpi: cdlab chute {ranks} rank(s): {rows[-1][3]:.3e} particle-steps/s", flush=True)
     lmp = shutil.which("lmp")
     if lmp:
@@ -237,7 +252,7 @@ def mpi_cases(tmp, out):
                 loops = [l for l in p.stdout.splitlines() if l.startswith("Loop time")]
                 rates.append(mobile * (steps - warm) / float(loops[-1].split()[3]))
             rows.append(("DEM chute 65,600 spheres", "LAMMPS (Debian lmp)", ranks,
-                         statistics.median(rates), "particle-steps/s"))
+                         statistics.median(rates), "particle-steps/s", ""))
             print(f"mpi: LAMMPS chute {ranks} rank(s): {rows[-1][3]:.3e} particle-steps/s", flush=True)
     lat = os.path.join(tmp, "lat3_46_mpi.txt")
     n = lattice(3, 46, lat)
@@ -251,18 +266,22 @@ def mpi_cases(tmp, out):
             s = Run(h5).summary
             per.append(float(s["step_seconds"]) / int(s["steps_done"]))
         rows.append((f"CD colored 3D {n} spheres, N_I = 50", "cdlab", ranks, 1.0 / statistics.median(per),
-                     "steps/s"))
+                     "steps/s", comm_figures(h5)))
         print(f"mpi: cdlab CD colored 3D {ranks} rank(s): {rows[-1][3]:.3f} steps/s", flush=True)
     out += ["## 4. MPI ranks (1 → 2, one thread each)", "",
             "The DEM chute (`bench/chute.ini`, 300 timed steps after 100) and the CD colored sweep on a 3D "
             "lattice of 97,336 spheres (N_I = 50, 3 steps, whole step time), in one process and as 2 MPI "
             "ranks (`mpirun -np 2`), one OpenMP thread per process; LAMMPS the same way (`mpirun -np 2 lmp`). "
-            "The distributed cdlab runs write the one-process file (DEM: but for the ledger's round-off; "
-            "CD colored: bit for bit).", "",
-            "| case | code | ranks | rate | unit | speed-up |", "|---|---|---|---|---|---|"]
-    for case, code, ranks, rate, unit in rows:
+            "The distributed cdlab runs write the one-process file bit for bit. Communication (cdlab, "
+            "from /parallel/ranks of the last of the 3 runs): the share of the step time inside MPI "
+            "calls (waiting for the other rank included), and the messages and bytes a rank sends per "
+            "step (means over the ranks; docs/parallel.md).", "",
+            "| case | code | ranks | rate | unit | speed-up | communication | messages per step | sent per step |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for case, code, ranks, rate, unit, comm in rows:
         one = [r[3] for r in rows if r[0] == case and r[1] == code and r[2] == 1][0]
-        out.append(f"| {case} | {code} | {ranks} | {rate:.3e} | {unit} | {rate / one:.2f}× |")
+        comm = comm or " | "
+        out.append(f"| {case} | {code} | {ranks} | {rate:.3e} | {unit} | {rate / one:.2f}× | {comm} |")
     out.append("")
     return rows
 

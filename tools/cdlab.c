@@ -430,6 +430,13 @@ static int run_config(config *c, const run_args *a, int argc, char **argv)
                 "not converged; output %s\n",
                 sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps,
                 sum.out_file);
+    if (!a->quiet && sum.ranks > 1)
+        fprintf(stderr,
+                "ranks: %d; communication %.1f%% of the step time (mean over the ranks; largest "
+                "%.1f%%), %.0f messages and %.3g bytes sent per rank and step "
+                "(/parallel/ranks)\n",
+                sum.ranks, 100.0 * sum.comm_share_mean, 100.0 * sum.comm_share_max,
+                sum.messages_per_step, sum.bytes_per_step);
     return 0;
 }
 

@@ -26,7 +26,8 @@ SKIP_ATTRS = {"/build", "/summary@wall_seconds", "/summary@step_seconds", "/summ
 
 def skipped(path, attr=None):
     key = f"{path}@{attr}" if attr is not None else path
-    return key in SKIP_ATTRS or path in SKIP_ATTRS
+    # everything under /parallel (the ranks' step times and communication: /parallel/ranks)
+    return key in SKIP_ATTRS or path in SKIP_ATTRS or path.startswith("/parallel/")
 
 
 def walk(f):
