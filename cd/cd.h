@@ -12,6 +12,7 @@
 #include "equiv.h" /* sweep_order */
 #include "pcg32.h"
 #include "world.h"
+#include "xsum.h"
 
 typedef enum criterion {
     CRIT_FIXED,  /* exactly N_I sweeps, eq. (37) */
@@ -106,8 +107,13 @@ vec3 cd_contact_update_reference(const world *W, const contact *c);
 typedef struct sweep_result {
     double max_rel_change; /* max |dR|/(|R| + delta) */
     int local_ok;          /* every |dR| <= eps |R| + delta */
-    double sum_abs_before, sum_abs_after;
+    /* the global criterion's sums of |R| before and after the sweep, exact (common/xsum.h): the
+     * same bits for any thread count, sweep schedule or number of ranks (other criteria leave
+     * them zero) */
+    xsum abs_before, abs_after;
 } sweep_result;
+/* A sweep's measures before its first update. */
+void sweep_result_init(sweep_result *r);
 /* measure = 0 skips the change measures (the fixed criterion needs them only in its last sweep). */
 status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *out,
                  diag *err);

@@ -11,7 +11,7 @@ int criteria_met(const cd_params *p, const sweep_result *r, int sweeps_done, dou
         *residual = r->max_rel_change;
         return r->local_ok;
     case CRIT_GLOBAL: { /* eq. (36): change of the mean |R| relative to the mean |R| */
-        double before = r->sum_abs_before, after = r->sum_abs_after;
+        double before = xsum_round(&r->abs_before), after = xsum_round(&r->abs_after);
         double change = fabs(after - before);
         *residual = after > 0.0 ? change / after : (change > 0.0 ? INFINITY : 0.0);
         return change <= p->epsilon * after;

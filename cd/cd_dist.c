@@ -508,9 +508,7 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
     cd_mpi *M = (cd_mpi *)d;
     contact_list *L = &W->C;
     status s = CDLAB_OK;
-    r->max_rel_change = 0.0;
-    r->local_ok = 1;
-    r->sum_abs_before = r->sum_abs_after = 0.0;
+    sweep_result_init(r);
     int pistons = has_pistons(W);
     double *before_u = M->piston_u + W->n_walls; /* the second half of the buffer */
     if (p->sweep == SWEEP_COLORED) {
@@ -561,12 +559,17 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
         free(before);
         s = comm_agree(s, err);
     }
-    if (s == CDLAB_OK && measure) { /* in rank order: the same bits on every rank */
+    if (s == CDLAB_OK && measure) { /* maxima and exact sums: the same bits on every rank */
         double mx[2] = {r->max_rel_change, r->local_ok ? 0.0 : 1.0};
-        double sum[2] = {r->sum_abs_before, r->sum_abs_after};
         comm_allreduce(mx, 2, COMM_MAX);
-        comm_allreduce(sum, 2, COMM_SUM);
-        *r = (sweep_result){mx[0], mx[1] == 0.0, sum[0], sum[1]};
+        r->max_rel_change = mx[0];
+        r->local_ok = mx[1] == 0.0;
+        if (p->crit == CRIT_GLOBAL) {
+            xsum sums[2] = {r->abs_before, r->abs_after};
+            s = comm_agree(exchange_merge_sums(sums, 2, err), err);
+            r->abs_before = sums[0];
+            r->abs_after = sums[1];
+        }
     }
     return s;
 }

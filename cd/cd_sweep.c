@@ -116,6 +116,14 @@ static status ensure(cd_solver *S, int n, diag *err)
     return CDLAB_OK;
 }
 
+void sweep_result_init(sweep_result *r)
+{
+    r->max_rel_change = 0.0;
+    r->local_ok = 1;
+    xsum_init(&r->abs_before);
+    xsum_init(&r->abs_after);
+}
+
 static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result *r)
 {
     double dR = v3_norm(v3_sub(R_new, R_old)), a_new = v3_norm(R_new);
@@ -125,8 +133,10 @@ static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result
         r->max_rel_change = rel;
     if (dR > p->epsilon * a_new + p->delta)
         r->local_ok = 0;
-    r->sum_abs_before += v3_norm(R_old);
-    r->sum_abs_after += a_new;
+    if (p->crit == CRIT_GLOBAL) {
+        xsum_add(&r->abs_before, v3_norm(R_old));
+        xsum_add(&r->abs_after, a_new);
+    }
 }
 
 /* Gives contact c its new force: the change measures, the impulse of the change on its bodies. */
@@ -314,7 +324,7 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
     if (S->colored_at_step != W->step && (s = color_contacts(W, S, err)) != CDLAB_OK)
         return s;
     int nc = S->n_colors;
-    double *blk = grow_array(S->blk, &S->blk_cap, 4 * (L->n / SWEEP_BLOCK + nc + 1), sizeof *blk);
+    double *blk = grow_array(S->blk, &S->blk_cap, 2 * (L->n / SWEEP_BLOCK + nc + 1), sizeof *blk);
     if (!blk)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
     S->blk = blk;
@@ -331,28 +341,36 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
         int lo = S->color_start[c], hi = S->color_start[c + 1];
         int nblk = (hi - lo + SWEEP_BLOCK - 1) / SWEEP_BLOCK;
         /* the contacts of one colour share no movable body: any order, any thread gives the
-         * same velocities */
-#pragma omp parallel for schedule(static) if (hi - lo > 2 * SWEEP_BLOCK)
+         * same velocities (and, the sums being exact, the same measures) */
+        xsum before, after;
+        xsum_init(&before);
+        xsum_init(&after);
+#pragma omp parallel for schedule(static) if (hi - lo > 2 * SWEEP_BLOCK)                           \
+    reduction(xsum_merge : before, after)
         for (int b = 0; b < nblk; b++) {
-            sweep_result br = {0.0, 1, 0.0, 0.0};
+            sweep_result br;
+            sweep_result_init(&br);
+            br.abs_before = before;
+            br.abs_after = after;
             int end = lo + (b + 1) * SWEEP_BLOCK < hi ? lo + (b + 1) * SWEEP_BLOCK : hi;
             for (int k = lo + b * SWEEP_BLOCK; k < end; k++) {
                 prefetch_ahead(W, S->perm, k);
                 contact *ct = &L->c[S->perm[k]];
                 set_force(W, p, ct, contact_update(W, ct, inv_dt), measure, &br);
             }
-            blk[4 * b] = br.max_rel_change;
-            blk[4 * b + 1] = br.local_ok;
-            blk[4 * b + 2] = br.sum_abs_before;
-            blk[4 * b + 3] = br.sum_abs_after;
+            before = br.abs_before;
+            after = br.abs_after;
+            blk[2 * b] = br.max_rel_change;
+            blk[2 * b + 1] = br.local_ok;
         }
-        if (measure)
+        if (measure) {
             for (int b = 0; b < nblk; b++) {
-                r->max_rel_change = fmax(r->max_rel_change, blk[4 * b]);
-                r->local_ok = r->local_ok && blk[4 * b + 1] != 0.0;
-                r->sum_abs_before += blk[4 * b + 2];
-                r->sum_abs_after += blk[4 * b + 3];
+                r->max_rel_change = fmax(r->max_rel_change, blk[2 * b]);
+                r->local_ok = r->local_ok && blk[2 * b + 1] != 0.0;
             }
+            xsum_merge(&r->abs_before, &before);
+            xsum_merge(&r->abs_after, &after);
+        }
     }
     return CDLAB_OK;
 }
@@ -385,10 +403,7 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
     status s = ensure(S, n, err);
     if (s != CDLAB_OK)
         return s;
-    r->max_rel_change = 0.0;
-    r->local_ok = 1;
-    r->sum_abs_before = r->sum_abs_after = 0.0;
-
+    sweep_result_init(r);
     if (p->sweep == SWEEP_COLORED)
         return colored_sweep(W, S, p, measure, r, err);
     if (p->sweep == SWEEP_JACOBI) {

@@ -5,6 +5,7 @@
 
 #include "grow.h"
 #include "parallel.h"
+#include "xsum.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +112,11 @@ static status ensure(dem_solver *S, const world *W, const dem_params *p, diag *e
     return CDLAB_OK;
 }
 
-/* Block size of the deterministic reductions (fixed: never derived from the thread count). */
+/* Block size of the deterministic reductions (fixed: never derived from the thread count). The
+ * blocks carry the step's statistics (counts, the overlap sum, maxima), which are the same bits
+ * for any thread count; the energy ledger's sums are exact (xsum) and carried apart. */
 #define DEM_BLOCK 1024
-#define DEM_NSUM 9
+enum { BLK_ACTIVE, BLK_OVERLAP, BLK_SLIDING, BLK_MAX_OVERLAP, BLK_BROKEN, DEM_NSUM };
 
 static int n_blocks(int n)
 {
@@ -459,22 +462,18 @@ static inline void store_force(vec3 *gf, double *gs, vec3 f, contact_frame f1)
  * omega dt = 1e-3). */
 static void damping_work_before(world *W, dem_solver *S)
 {
-    int np = S->npair, nb = n_blocks(np);
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < nb; b++) {
-        double d = 0.0;
-        int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
-        for (int k = b * DEM_BLOCK; k < end; k++) {
-            const dem_pair *c = &S->pair[k];
-            if (!counted(S, c))
-                continue;
-            if ((c->zeta >= 0.0 || bond_of_pair(S, k)) && nonzero(c->fd))
-                d += dashpot_second_half(
-                    W, S, c, frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j)));
-        }
-        S->blk[DEM_NSUM * b] = d;
+    int np = S->npair;
+    xsum d;
+    xsum_init(&d);
+#pragma omp parallel for schedule(static) reduction(xsum_merge : d)
+    for (int k = 0; k < np; k++) {
+        const dem_pair *c = &S->pair[k];
+        if (counted(S, c) && (c->zeta >= 0.0 || bond_of_pair(S, k)) && nonzero(c->fd))
+            xsum_add(&d, dashpot_second_half(W, S, c,
+                                             frame_start(W, S, c->i, c->j,
+                                                         pair_separation(W, c->i, c->j))));
     }
-    S->E.damping += block_sum(S, nb, 0);
+    xsum_merge(&S->acc[DEM_ACC_DAMPING], &d);
 }
 
 /* Dashpot force on body 0 of pair (i, j) in frame f1 (Kuhn et al. end of sec. 2, Cundall &
@@ -508,15 +507,17 @@ static inline vec3 dashpot_force(const world *W, const dem_solver *S, const dem_
  * its length kept, plus the step's tangential movement at mid-step lever arms), and the
  * dashpots. A bond whose elastic force passes its strength breaks: the pair goes on as a
  * frictional contact with the bond's tangential force (if touching), and the elastic energy
- * the break releases is booked as dissipated (acc[2]); acc[8] counts the breaks. */
+ * the break releases is booked as dissipated (diss[0]; the dashpots' work into diss[1]);
+ * acc[BLK_BROKEN] counts the breaks. */
 static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_pair *c,
-                              dem_bond_state *b, int book, double *acc, vec3 *gf, double *gs)
+                              dem_bond_state *b, int book, double *acc, double *diss, vec3 *gf,
+                              double *gs)
 {
     int i = c->i, j = c->j;
     vec3 d = pair_separation(W, i, j);
     contact_frame f1 = frame_now(W, S, i, j, d), f0 = frame_start(W, S, i, j, d);
     if (book && nonzero(c->fd))
-        acc[3] += dashpot_second_half(W, S, c, f0);
+        diss[1] += dashpot_second_half(W, S, c, f0);
     vec3 du_rel = relative_movement(W, S, i, j, v3_scale(v3_add(f1.l0, f0.l0), 0.5),
                                     v3_scale(v3_add(f1.l1, f0.l1), 0.5));
     vec3 ut = v3_reject(b->u_t, f1.n);
@@ -531,7 +532,7 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_
     dem_bond_force(&L, &in, &out);
     vec3 f = v3_axpy(out.f_n, f1.n, out.f_t), fd = v3_zero(); /* on body 0 */
     if (p->damp_n > 0.0 || p->damp_t > 0.0) {
-        fd = dashpot_force(W, S, p, i, j, f1, &acc[3]);
+        fd = dashpot_force(W, S, p, i, j, f1, &diss[1]);
         f = v3_add(f, fd);
     }
     double zeta = -f1.gap, e_n = 0.5 * k_n * in.h * in.h, e_t = 0.5 * k_t * v3_norm2(ut);
@@ -541,7 +542,7 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_
     b->u_t = ut;
     if (out.broken) {
         b->intact = 0;
-        acc[8] += 1.0;
+        acc[BLK_BROKEN] += 1.0;
         double released = e_n + e_t;
         if (zeta >= 0.0) {
             e_n = 0.5 * k_n * zeta * zeta;
@@ -553,31 +554,29 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_
             c->ft = v3_zero();
             e_n = e_t = 0.0;
         }
-        acc[2] += released - e_n - e_t;
+        diss[0] += released - e_n - e_t;
     }
     store_force(gf, gs, f, f1);
-    acc[0] += e_n;
-    acc[1] += e_t;
-    acc[4] += 1.0;
-    acc[5] += fmax(zeta, 0.0);
-    acc[7] = fmax(acc[7], zeta);
+    acc[BLK_ACTIVE] += 1.0;
+    acc[BLK_OVERLAP] += fmax(zeta, 0.0);
+    acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], zeta);
 }
 
 /* Force of pair k (c) at the end of a step from the step's movements: the contact force on
  * body 1 and its torques on both bodies into gf[0..2] (deformable discs: the stress terms into
- * gs), the history into c, the energies and statistics into acc[]. With book set, first the
- * second half of the work of its last dashpot force (see damping_work_before) with the lever
- * arms of the step's start. A pair that was apart and still is writes nothing (its gf stays
- * zero). */
+ * gs), the history into c, the statistics into acc[] and the energy dissipated in the step into
+ * diss (friction, dashpots). With book set, first the second half of the work of its last
+ * dashpot force (see damping_work_before) with the lever arms of the step's start. A pair that
+ * was apart and still is writes nothing (its gf stays zero). */
 static inline void contact_force(world *W, dem_solver *S, const dem_params *p, int k, int book,
-                                 double *acc)
+                                 double *acc, double diss[2])
 {
     dem_pair *c = &S->pair[k];
     vec3 *gf = &S->gf[3 * k];
     double *gs = S->gsig ? &S->gsig[6 * k] : NULL;
     dem_bond_state *bond = bond_of_pair(S, k);
     if (bond) {
-        bond_force(W, S, p, c, bond, book, acc, gf, gs);
+        bond_force(W, S, p, c, bond, book, acc, diss, gf, gs);
         return;
     }
     const particles *P = &W->P;
@@ -597,7 +596,7 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, i
      * time since it was apart (or a new pair) */
     contact_frame f0 = was_touching ? frame_start(W, S, i, j, d) : f1;
     if (book && was_touching && nonzero(c->fd))
-        acc[3] += dashpot_second_half(W, S, c, f0);
+        diss[1] += dashpot_second_half(W, S, c, f0);
     dem_law law = p->law;
     law.mu = i >= 0 ? W->detect.mu : W->walls[-1 - i].mu;
     dem_contact_in in;
@@ -617,64 +616,53 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, i
     dem_contact_force(&law, &in, &out);
     vec3 f = out.f, fd = v3_zero();
     if (zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
-        fd = dashpot_force(W, S, p, i, j, f1, &acc[3]);
+        fd = dashpot_force(W, S, p, i, j, f1, &diss[1]);
         f = v3_add(f, fd);
     }
     c->fd = fd;
     c->ft = out.ft;
     c->zeta = zeta_new;
     store_force(gf, gs, f, f1);
-    acc[0] += out.W_n;
-    acc[1] += law.k_t > 0.0 ? v3_norm2(out.ft) / (2.0 * law.k_t) : 0.0;
-    acc[2] += out.dW_t_irrev;
+    diss[0] += out.dW_t_irrev;
     if (v3_norm2(f) > 0.0) {
-        acc[4] += 1.0;
-        acc[5] += fmax(zeta_new, 0.0);
+        acc[BLK_ACTIVE] += 1.0;
+        acc[BLK_OVERLAP] += fmax(zeta_new, 0.0);
     }
-    acc[6] += out.sliding;
-    acc[7] = fmax(acc[7], zeta_new);
+    acc[BLK_SLIDING] += out.sliding;
+    acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], zeta_new);
 }
 
-/* Deformable discs: the shapes (ellipses) of the stresses in S->sig, their strain energy, the
- * largest reach beyond a radius, and the strain along each load's direction. With t finite,
- * the work of the loads in the step that ended at t on the movement of their points of action
- * by the strain (the point s = -r u of a load F = |F| u moves by eps s: work -r |F| u . d eps .
- * u, trapezoid of |F| over the step) is added to work_external. */
+/* Deformable discs: the shapes (ellipses) of the stresses in S->sig, the largest reach beyond a
+ * radius, and the strain along each load's direction. With t finite, the work of the loads in
+ * the step that ended at t on the movement of their points of action by the strain (the point
+ * s = -r u of a load F = |F| u moves by eps s: work -r |F| u . d eps . u, trapezoid of |F|
+ * over the step) is added to work_external (this process's own particles). */
 static void shapes(const world *W, dem_solver *S, const dem_params *p, double t)
 {
     const particles *P = &W->P;
-    int nb = n_blocks(P->n);
+    int nown = n_own(W, S);
     double ext = 0.0, f_mean = 0.0;
     if (isfinite(t))
         f_mean = 0.5 * (world_load_factor(W, t - W->dt) + world_load_factor(W, t));
-#pragma omp parallel for schedule(static) reduction(max : ext)
-    for (int b = 0; b < nb; b++) {
-        double energy = 0.0, work = 0.0;
-        int end = (b + 1) * DEM_BLOCK < P->n ? (b + 1) * DEM_BLOCK : P->n;
-        for (int i = b * DEM_BLOCK; i < end; i++) {
-            const double *s = &S->sig[3 * i];
-            double eps[3];
-            dem_deform_strain(p->young, p->poisson, s, eps);
-            S->ell[i] = dem_deform_ellipse(P->r[i], eps);
-            ext = fmax(ext, S->ell[i].a - P->r[i]);
-            /* 1/2 sigma : eps V (plane strain: eps_zz = 0) */
-            energy += 0.5 * (s[0] * eps[0] + s[1] * eps[1] + 2.0 * s[2] * eps[2]) * CDLAB_PI *
-                      P->r[i] * P->r[i] * p->thickness;
-            double fm = v3_norm(P->f_ext[i]), e = 0.0;
-            if (fm > 0.0) {
-                vec3 u = v3_scale(P->f_ext[i], 1.0 / fm);
-                e = eps[0] * u.x * u.x + eps[1] * u.y * u.y + 2.0 * eps[2] * u.x * u.y;
-                work -= P->r[i] * fm * f_mean * (e - S->eload[i]);
-            }
-            S->eload[i] = e;
+    xsum work;
+    xsum_init(&work);
+#pragma omp parallel for schedule(static) reduction(max : ext) reduction(xsum_merge : work)
+    for (int i = 0; i < P->n; i++) {
+        double eps[3];
+        dem_deform_strain(p->young, p->poisson, &S->sig[3 * i], eps);
+        S->ell[i] = dem_deform_ellipse(P->r[i], eps);
+        ext = fmax(ext, S->ell[i].a - P->r[i]);
+        double fm = v3_norm(P->f_ext[i]), e = 0.0;
+        if (fm > 0.0) {
+            vec3 u = v3_scale(P->f_ext[i], 1.0 / fm);
+            e = eps[0] * u.x * u.x + eps[1] * u.y * u.y + 2.0 * eps[2] * u.x * u.y;
+            if (i < nown && isfinite(t))
+                xsum_add(&work, -(P->r[i] * fm * f_mean * (e - S->eload[i])));
         }
-        S->blk[DEM_NSUM * b] = energy;
-        S->blk[DEM_NSUM * b + 1] = work;
+        S->eload[i] = e;
     }
-    S->E.elastic_particles = block_sum(S, nb, 0);
-    if (isfinite(t))
-        S->E.work_external += block_sum(S, nb, 1);
-    S->ext_max = ext;
+    xsum_merge(&S->acc[DEM_ACC_WORK_EXTERNAL], &work);
+    S->ext_max = S->dist ? S->dist->max(S->dist, ext) : ext;
 }
 
 void dem_deform_shapes(const world *W, dem_solver *S, const dem_params *p)
@@ -707,34 +695,39 @@ static void deform_update(world *W, dem_solver *S, const dem_params *p, double t
     shapes(W, S, p, t);
 }
 
-/* 1, or 0 on the ranks of a distributed run that do not book the pistons' energies (every rank
- * moves the pistons; the ledger is a sum over the ranks). */
-static double piston_books(const dem_solver *S)
-{
-    return S->dist && !S->dist->books_shared ? 0.0 : 1.0;
-}
-
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
  * each particle's total force and torque (and, for deformable discs, the contact part of its
  * stress). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
     int np = S->npair, nb = n_blocks(np);
-#pragma omp parallel for schedule(dynamic, 1)
+    /* the energy dissipated in the step, summed exactly pair by pair: the same bits for any
+     * thread count and, as each pair is counted by one rank, for any number of ranks */
+    xsum fric, damp;
+    xsum_init(&fric);
+    xsum_init(&damp);
+#pragma omp parallel for schedule(dynamic, 1) reduction(xsum_merge : fric, damp)
     for (int b = 0; b < nb; b++) {
-        double acc[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY, 0};
+        double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
         int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
         for (int k = b * DEM_BLOCK; k < end; k++) {
+            double diss[2] = {0.0, 0.0};
             if (counted(S, &S->pair[k])) {
-                contact_force(W, S, p, k, book, acc);
+                contact_force(W, S, p, k, book, acc, diss);
+                if (diss[0] != 0.0)
+                    xsum_add(&fric, diss[0]);
+                if (diss[1] != 0.0)
+                    xsum_add(&damp, diss[1]);
             } else { /* its energies and statistics are another rank's */
-                double other[DEM_NSUM] = {0, 0, 0, 0, 0, 0, 0, -INFINITY, 0};
-                contact_force(W, S, p, k, book, other);
-                acc[7] = fmax(acc[7], other[7]);
+                double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
+                contact_force(W, S, p, k, book, other, diss);
+                acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
             }
         }
         memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
     }
+    xsum_merge(&S->acc[DEM_ACC_FRICTION], &fric);
+    xsum_merge(&S->acc[DEM_ACC_DAMPING], &damp);
     /* gather: every particle adds its contacts' forces in contact order */
     const int *as = S->adj_start, *adj = S->adj;
     const double *gs = S->gsig;
@@ -773,47 +766,113 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
         S->dist->pistons(S->dist, W, S);
     double max_ov = 0.0;
     for (int b = 0; b < nb; b++)
-        max_ov = fmax(max_ov, S->blk[DEM_NSUM * b + 7]);
-    S->E.elastic_n = block_sum(S, nb, 0);
-    S->E.elastic_t = block_sum(S, nb, 1);
-    S->E.friction += block_sum(S, nb, 2);
-    S->E.damping += block_sum(S, nb, 3);
-    S->bonds_broken += (long)block_sum(S, nb, 8);
+        max_ov = fmax(max_ov, S->blk[DEM_NSUM * b + BLK_MAX_OVERLAP]);
+    S->bonds_broken += (long)block_sum(S, nb, BLK_BROKEN);
     st->n_contacts = np;
     if (S->dist) {
         st->n_contacts = 0;
         for (int k = 0; k < np; k++)
             st->n_contacts += counted(S, &S->pair[k]);
     }
-    st->n_active = (int)block_sum(S, nb, 4);
-    st->mean_overlap = st->n_active > 0 ? block_sum(S, nb, 5) / st->n_active : 0.0;
-    st->n_sliding = (int)block_sum(S, nb, 6);
+    st->n_active = (int)block_sum(S, nb, BLK_ACTIVE);
+    st->mean_overlap = st->n_active > 0 ? block_sum(S, nb, BLK_OVERLAP) / st->n_active : 0.0;
+    st->n_sliding = (int)block_sum(S, nb, BLK_SLIDING);
     st->max_overlap = max_ov;
 }
 
-static void kinetic(world *W, dem_solver *S)
+/* The pistons' kinetic energy (every rank of a distributed run moves every piston alike). */
+static double piston_kinetic(const world *W)
 {
-    const particles *P = &W->P;
-    int n = n_own(W, S), nb = n_blocks(n);
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < nb; b++) {
-        double kt = 0.0, kr = 0.0;
-        int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
-        for (int i = b * DEM_BLOCK; i < end; i++) {
-            kt += 0.5 * P->m[i] * v3_norm2(P->v[i]);
-            if (P->inv_I[i] > 0.0)
-                kr += 0.5 / P->inv_I[i] * v3_norm2(P->w[i]);
-        }
-        S->blk[DEM_NSUM * b] = kt;
-        S->blk[DEM_NSUM * b + 1] = kr;
-    }
     double kp = 0.0;
     for (int k = 0; k < W->n_walls; k++)
         if (W->walls[k].kind == WALL_PISTON)
             kp += 0.5 * W->walls[k].mass * W->walls[k].u * W->walls[k].u;
-    S->E.kin_trans = block_sum(S, nb, 0);
-    S->E.kin_rot = block_sum(S, nb, 1);
-    S->E.kin_piston = piston_books(S) * kp;
+    return kp;
+}
+
+/* The elastic energy stored in pair k now, normal and tangential (what the step's law gave it:
+ * Kuhn et al. line 51, f_t^2 / 2 k_t; a bond's springs from its bonded gap and displacement). */
+static inline void pair_elastic(const dem_solver *S, const dem_params *p, int k, double *e_n,
+                                double *e_t)
+{
+    const dem_pair *c = &S->pair[k];
+    const dem_bond_state *b = bond_of_pair(S, k);
+    const double k_n = p->law.k_n, k_t = p->law.k_t;
+    *e_n = *e_t = 0.0;
+    if (b) { /* the bond's h = gap - gap0, with the gap of the step (zeta = -gap exactly) */
+        double h = -c->zeta - b->gap0;
+        *e_n = 0.5 * k_n * h * h;
+        *e_t = 0.5 * k_t * v3_norm2(b->u_t);
+    } else if (c->zeta >= 0.0) {
+        double fn = k_n * c->zeta;
+        *e_n = fn * fn / (2.0 * k_n);
+        *e_t = k_t > 0.0 ? v3_norm2(c->ft) / (2.0 * k_t) : 0.0;
+    }
+}
+
+status dem_ledger(const world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    const particles *P = &W->P;
+    int n = n_own(W, S), np = S->npair;
+    xsum kt, kr, ep, en, et;
+    xsum_init(&kt);
+    xsum_init(&kr);
+    xsum_init(&ep);
+    xsum_init(&en);
+    xsum_init(&et);
+#pragma omp parallel for schedule(static) reduction(xsum_merge : kt, kr, ep)
+    for (int i = 0; i < n; i++) {
+        xsum_add(&kt, 0.5 * P->m[i] * v3_norm2(P->v[i]));
+        if (P->inv_I[i] > 0.0)
+            xsum_add(&kr, 0.5 / P->inv_I[i] * v3_norm2(P->w[i]));
+        if (S->ell) { /* 1/2 sigma : eps V (plane strain: eps_zz = 0) */
+            const double *sg = &S->sig[3 * i];
+            double eps[3];
+            dem_deform_strain(p->young, p->poisson, sg, eps);
+            xsum_add(&ep, 0.5 * (sg[0] * eps[0] + sg[1] * eps[1] + 2.0 * sg[2] * eps[2]) *
+                              CDLAB_PI * P->r[i] * P->r[i] * p->thickness);
+        }
+    }
+#pragma omp parallel for schedule(static) reduction(xsum_merge : en, et)
+    for (int k = 0; k < np; k++) {
+        if (!counted(S, &S->pair[k]))
+            continue;
+        double e_n, e_t;
+        pair_elastic(S, p, k, &e_n, &e_t);
+        xsum_add(&en, e_n);
+        xsum_add(&et, e_t);
+    }
+    xsum sum[DEM_LEDGER_SUMS] = {kt, kr, ep, en, et};
+    for (int k = 0; k < DEM_CUMULATIVE; k++)
+        sum[DEM_LEDGER_STATE + k] = S->acc[k];
+    status s = S->dist ? S->dist->merge(S->dist, sum, DEM_LEDGER_SUMS, err) : CDLAB_OK;
+    if (s != CDLAB_OK)
+        return s;
+    dem_energy *E = &S->E;
+    E->kin_trans = xsum_round(&sum[0]);
+    E->kin_rot = xsum_round(&sum[1]);
+    E->kin_piston = piston_kinetic(W);
+    E->elastic_particles = xsum_round(&sum[2]);
+    E->elastic_n = xsum_round(&sum[3]);
+    E->elastic_t = xsum_round(&sum[4]);
+    for (int k = 0; k < DEM_CUMULATIVE; k++)
+        S->acc_total[k] = sum[DEM_LEDGER_STATE + k];
+    E->friction = xsum_round(&S->acc_total[DEM_ACC_FRICTION]);
+    E->damping = xsum_round(&S->acc_total[DEM_ACC_DAMPING]);
+    E->work_external = xsum_round(&S->acc_total[DEM_ACC_WORK_EXTERNAL]);
+    return CDLAB_OK;
+}
+
+status dem_ledger_start(const world *W, dem_solver *S, const dem_params *p, diag *err)
+{
+    for (int k = 0; k < DEM_CUMULATIVE; k++) /* nothing dissipated or done before the first step */
+        xsum_init(&S->acc[k]);
+    S->E.work_piston = 0.0;
+    status s = dem_ledger(W, S, p, err);
+    const dem_energy *E = &S->E;
+    S->E.initial =
+        E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t + E->elastic_particles;
+    return s;
 }
 
 /* Total non-contact force on particle i at time t (gravity and loads). */
@@ -1009,13 +1068,10 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     compute_forces(W, S, p, 0, st);
     if (S->ell)
         deform_update(W, S, p, W->t);
-    /* nothing dissipated or done before the first step */
-    S->E.friction = S->E.damping = S->E.work_external = 0.0;
-    kinetic(W, S);
-    S->E.initial = S->E.kin_trans + S->E.kin_rot + S->E.kin_piston + S->E.elastic_n +
-                   S->E.elastic_t + S->E.elastic_particles;
     S->started = 1;
-    return CDLAB_OK;
+    /* a distributed run's ledger merges over the ranks: its engine starts it once every rank
+     * got here */
+    return S->dist ? CDLAB_OK : dem_ledger_start(W, S, p, err);
 }
 
 /* The first half of a velocity-Verlet step, one pass over the particles: half kick with the
@@ -1027,9 +1083,11 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
     particles *P = &W->P;
     int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n);
     double dt = W->dt, h = 0.5 * dt;
-#pragma omp parallel for schedule(static)
+    xsum work;
+    xsum_init(&work);
+#pragma omp parallel for schedule(static) reduction(xsum_merge : work)
     for (int b = 0; b < nb; b++) {
-        double w_ext = 0.0, pmax = 0.0;
+        double pmax = 0.0;
         int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
         for (int i = b * DEM_BLOCK; i < end; i++) {
             vec3 fe0 = external_force(W, i, t);
@@ -1042,7 +1100,9 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
             S->du[i] = du;
             S->dth[i] = v3_scale(w, dt);
             vec3 fe = v3_scale(v3_add(fe0, external_force(W, i, t_new)), 0.5);
-            w_ext += v3_dot(fe, du);
+            double w_ext = v3_dot(fe, du);
+            if (w_ext != 0.0)
+                xsum_add(&work, w_ext);
             P->x[i] = v3_add(P->x[i], du);
             if (P->box.any)
                 particles_wrap_one(P, i);
@@ -1050,13 +1110,12 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
             S->path[i] += v3_norm(du);
             pmax = fmax(pmax, S->path[i]);
         }
-        S->blk[DEM_NSUM * b] = w_ext;
-        S->blk[DEM_NSUM * b + 1] = pmax;
+        S->blk[DEM_NSUM * b] = pmax;
     }
-    S->E.work_external += block_sum(S, nb, 0);
+    xsum_merge(&S->acc[DEM_ACC_WORK_EXTERNAL], &work);
     double pmax = 0.0;
     for (int b = 0; b < nb; b++)
-        pmax = fmax(pmax, S->blk[DEM_NSUM * b + 1]);
+        pmax = fmax(pmax, S->blk[DEM_NSUM * b]);
     return pmax;
 }
 
@@ -1074,53 +1133,37 @@ static void pistons_kick_drift(world *W, dem_solver *S, double t, double t_new)
         S->piston_ds[k] = w->u * dt;
         w->s += S->piston_ds[k];
         wall_step = fmax(wall_step, fabs(S->piston_ds[k]));
-        S->E.work_piston += piston_books(S) * 0.5 *
-                            (wall_piston_force(w, t) + wall_piston_force(w, t_new)) *
-                            S->piston_ds[k];
+        S->E.work_piston +=
+            0.5 * (wall_piston_force(w, t) + wall_piston_force(w, t_new)) * S->piston_ds[k];
     }
     S->wall_path += wall_step;
 }
 
-/* The second half kick with the forces at t_new (particles, then pistons), the kinetic
- * energies; returns the first particle whose position or velocity is not finite (n_own: none). */
+/* The second half kick with the forces at t_new (particles, then pistons); returns the first
+ * particle whose position or velocity is not finite (n_own: none). */
 static int kick(world *W, dem_solver *S, double t_new)
 {
     particles *P = &W->P;
-    int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n);
+    int n = n_own(W, S), dim = P->dimension;
     double h = 0.5 * W->dt;
     int bad = n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
-    for (int b = 0; b < nb; b++) {
-        double kt = 0.0, kr = 0.0;
-        int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
-        for (int i = b * DEM_BLOCK; i < end; i++) {
-            vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, t_new));
-            vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
-            vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
-            P->v[i] = v;
-            P->w[i] = w;
-            kt += 0.5 * P->m[i] * v3_norm2(v);
-            if (P->inv_I[i] > 0.0)
-                kr += 0.5 / P->inv_I[i] * v3_norm2(w);
-            vec3 x = P->x[i];
-            if (!isfinite(v.x + v.y + v.z + x.x + x.y + x.z) && i < bad)
-                bad = i;
-        }
-        S->blk[DEM_NSUM * b] = kt;
-        S->blk[DEM_NSUM * b + 1] = kr;
+    for (int i = 0; i < n; i++) {
+        vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, t_new));
+        vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
+        vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
+        P->v[i] = v;
+        P->w[i] = w;
+        vec3 x = P->x[i];
+        if (!isfinite(v.x + v.y + v.z + x.x + x.y + x.z) && i < bad)
+            bad = i;
     }
-    S->E.kin_trans = block_sum(S, nb, 0);
-    S->E.kin_rot = block_sum(S, nb, 1);
-    double kp = 0.0;
     for (int k = 0; k < W->n_walls; k++) {
         wall *w = &W->walls[k];
-        if (w->kind == WALL_PISTON) {
+        if (w->kind == WALL_PISTON)
             w->u += h * w->inv_mass * (wall_piston_force(w, t_new) + S->piston_F[k]);
-            kp += 0.5 * w->mass * w->u * w->u;
-        }
         w->contact_force = S->piston_F[k];
     }
-    S->E.kin_piston = piston_books(S) * kp;
     return bad;
 }
 

@@ -8,6 +8,7 @@
 #include "dem_contact.h"
 #include "dem_deform.h"
 #include "world.h"
+#include "xsum.h"
 
 #include <stdint.h>
 
@@ -32,7 +33,10 @@ typedef struct dem_params {
 dem_params dem_params_default(void);
 
 /* Cumulative energy ledger. Balance: kinetic + elastic + friction + damping
- * - work_external - work_piston stays equal to its initial value (the "initial" field). */
+ * - work_external - work_piston stays equal to its initial value (the "initial" field).
+ * Evaluated on demand (dem_ledger: for the rows written), each term a correctly rounded exact
+ * sum over the particles or pairs (common/xsum.h): the same bits for any thread count, any
+ * number of ranks, any storage order. */
 typedef struct dem_energy {
     double kin_trans, kin_rot, kin_piston;
     double elastic_n, elastic_t; /* stored in the contacts now */
@@ -98,11 +102,17 @@ typedef struct dem_dist {
                            diag *err);
     /* the largest of the ranks' values */
     double (*max)(struct dem_dist *d, double v);
+    /* the exact sums of every rank added into sums[0..n-1], the same on every rank */
+    status (*merge)(struct dem_dist *d, xsum *sums, int n, diag *err);
     /* after the forces: each piston's contact force summed over every rank's pairs with it in
      * key order, as one process sums it (S->piston_F, the same on every rank) */
     void (*pistons)(struct dem_dist *d, world *W, struct dem_solver *S);
-    int books_shared; /* this rank books the pistons' energies (the ledger sums the ranks) */
 } dem_dist;
+
+/* The ledger's terms that accumulate over the steps (dem_solver.acc), and the exact sums that
+ * dem_ledger makes: the state's, then the cumulative ones. */
+enum { DEM_ACC_FRICTION, DEM_ACC_DAMPING, DEM_ACC_WORK_EXTERNAL, DEM_CUMULATIVE };
+enum { DEM_LEDGER_STATE = 5, DEM_LEDGER_SUMS = DEM_LEDGER_STATE + DEM_CUMULATIVE };
 
 typedef struct dem_solver {
     vec3 *F, *T;       /* contact forces and torques on the particles at the current time */
@@ -149,6 +159,12 @@ typedef struct dem_solver {
     dem_dist *dist;
     int started; /* forces at t = 0 computed */
     dem_energy E;
+    /* the cumulative terms of the ledger, exactly: this process's contributions since the start
+     * (dissipated by friction and broken bonds, by the dashpots; the work of gravity and the
+     * loads); after a restart rank 0 carries the checkpoint's totals. acc_total: summed over
+     * the ranks at the last dem_ledger (what a checkpoint stores). */
+    xsum acc[DEM_CUMULATIVE];
+    xsum acc_total[DEM_CUMULATIVE];
 } dem_solver;
 
 void dem_solver_init(dem_solver *S);
@@ -164,9 +180,16 @@ typedef struct dem_stats {
     double mean_overlap, max_overlap;
 } dem_stats;
 
-/* Contacts and forces at the current time, and the ledger's initial energy. Called by the
- * first dem_step (or kinematic step) if not before. */
+/* Contacts and forces at the current time, and (in one process) the ledger's initial energy.
+ * Called by the first dem_step (or kinematic step) if not before. */
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
+/* The energy ledger now (S->E), from the state and the exact cumulative sums (collective in a
+ * distributed run: every rank gets the totals). Each step keeps only the cumulative terms; call
+ * this for the figures (the run does, for the rows it writes). */
+status dem_ledger(const world *W, dem_solver *S, const dem_params *p, diag *err);
+/* The ledger at the start: nothing dissipated or done yet, the initial energy set (collective in
+ * a distributed run, whose engine calls it after dem_start). */
+status dem_ledger_start(const world *W, dem_solver *S, const dem_params *p, diag *err);
 /* Room for n pairs in S->pair (for a checkpoint reader, which then sets S->npair). */
 status dem_reserve_pairs(dem_solver *S, int n, diag *err);
 /* After a restart has restored the state (positions, velocities, the pairs, F, T, piston_F,

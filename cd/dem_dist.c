@@ -392,6 +392,12 @@ status dem_mpi_gather(const world *W, const dem_solver *S, const dem_params *p, 
     return comm_agree(s, err);
 }
 
+static status merge_sums(dem_dist *d, xsum *sums, int n, diag *err)
+{
+    (void)d;
+    return exchange_merge_sums(sums, n, err);
+}
+
 /* The operations, the halo range, and the refusals (collective: the largest radius). */
 static status setup(dem_mpi *M, const world *W, const dem_params *p, const parallel_params *par,
                     diag *err)
@@ -402,7 +408,7 @@ static status setup(dem_mpi *M, const world *W, const dem_params *p, const paral
                         .redistribute = redistribute,
                         .max = max_over_ranks,
                         .pistons = pistons,
-                        .books_shared = comm_rank() == 0};
+                        .merge = merge_sums};
     if (p->deformable || p->bond)
         return diag_set(err, CDLAB_ERR_CONFIG,
                         "distributed DEM: bonds and deformable discs are not distributed yet "
@@ -480,12 +486,11 @@ status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_para
         S->dist = &M->ops;
         s = install_pairs(W, S, pr, m, err);
     }
-    /* the ledger is a sum over the ranks: rank 0 carries the restored totals */
-    if (me != 0) {
-        double rebuilds = (double)S->rebuilds;
-        memset(&S->E, 0, sizeof S->E);
-        S->rebuilds = (long)rebuilds;
-    }
+    /* the ledger's cumulative sums add the ranks' contributions: rank 0 carries the restored
+     * totals */
+    if (me != 0)
+        for (int k = 0; k < DEM_CUMULATIVE; k++)
+            xsum_init(&S->acc[k]);
     if (s == CDLAB_OK)
         s = dem_resume(W, S, p, err);
     free(pr);

@@ -34,11 +34,10 @@ typedef struct dem_engine {
     int ser[SER_N], ser_stress;
     int ser_bonds[2];  /* intact, broken (with dem.bond) */
     int ser_particles; /* the discs' strain energy (with dem.deformable) */
-    /* distributed runs (more than one MPI rank, cd/dem_dist.c): the distribution, the ledger
-     * summed over the ranks, and on rank 0 the gathered world and state the output reports */
+    /* distributed runs (more than one MPI rank, cd/dem_dist.c): the distribution, and on rank 0
+     * the gathered world and state the output reports */
     dem_mpi *M;
     parallel_params par;
-    dem_energy Eg;
     world Wg;
     dem_solver Sg;
 } dem_engine;
@@ -213,9 +212,9 @@ static status dem_header(engine *e, h5out *h, const world *W, const scene_info *
     return h5out_attr_double(h, "/series/stress", "volume", E->set.stress_volume, err);
 }
 
+/* The step's record; its residual (the ledger's) is made for the rows written (dem_gather). */
 static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
 {
-    const dem_energy *En = &E->S.E;
     dem_stats g = *st;
     if (E->M) { /* every rank's counted pairs and own particles: sums and maxima in rank order */
         double v[4] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active,
@@ -225,20 +224,22 @@ static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
         comm_allreduce(&g.max_overlap, 1, COMM_MAX);
         g.n_contacts = (int)v[0], g.n_active = (int)v[1], g.n_sliding = (int)v[3];
         g.mean_overlap = v[1] > 0 ? v[2] / v[1] : 0.0;
-        E->Eg = E->S.E;
-        comm_allreduce((double *)&E->Eg, (int)(sizeof E->Eg / sizeof(double)), COMM_SUM);
-        En = &E->Eg;
         st = &g;
     }
-    double scale = fabs(En->initial) + fabs(En->work_external) + fabs(En->work_piston);
     *rec = (engine_record){.converged = 1,
                            .n_contacts = st->n_contacts,
                            .n_active = st->n_active,
                            .n_sliding = st->n_sliding,
-                           .residual = scale > 0.0 ? dem_energy_residual(En) / scale : 0.0,
                            .mean_overlap = st->mean_overlap,
                            .max_overlap = st->max_overlap,
                            .rebuilds = E->S.rebuilds};
+}
+
+/* The ledger's relative residual: its balance over the largest energies it holds. */
+static double ledger_residual(const dem_energy *En)
+{
+    double scale = fabs(En->initial) + fabs(En->work_external) + fabs(En->work_piston);
+    return scale > 0.0 ? dem_energy_residual(En) / scale : 0.0;
 }
 
 static status dem_engine_start(engine *e, world *W, engine_record *rec, diag *err)
@@ -256,8 +257,9 @@ static status dem_engine_start(engine *e, world *W, engine_record *rec, diag *er
     }
     if (s == CDLAB_OK)
         s = comm_agree(dem_start(W, &E->S, &E->set.p, &st, err), err);
+    if (s == CDLAB_OK && E->M) /* the ledger over all ranks, once every rank has started */
+        s = comm_agree(dem_ledger_start(W, &E->S, &E->set.p, err), err);
     record_of(E, &st, rec);
-    rec->residual = 0.0; /* the initial row: the ledger starts balanced */
     return s;
 }
 
@@ -401,6 +403,9 @@ static status dem_snapshot(const engine *e, h5out *h, const char *g, const world
 }
 
 #define PAIR_BYTES ((long)sizeof(dem_pair))
+/* the ledger's cumulative terms in a checkpoint, exactly: for each, the doubles whose exact sum
+ * it is (xsum_expand: at most 41 for any sum), zero-padded */
+#define EXACT_TERMS 48
 /* a bond in a checkpoint: i, j, gap0, u_t (3), intact, as doubles (ids are exact) */
 #define BOND_WIDTH 7
 
@@ -429,6 +434,14 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
     CK("dem_piston_F", 1, &nw, S->piston_F);
     CK("dem_energy", 1, &ne, &S->E);
     CK("dem_wall_path", 1, &one, &S->wall_path);
+    double exact[DEM_CUMULATIVE][EXACT_TERMS];
+    memset(exact, 0, sizeof exact);
+    for (int k = 0; k < DEM_CUMULATIVE; k++)
+        if (xsum_expand(&S->acc_total[k], exact[k], EXACT_TERMS) < 0)
+            return diag_set(err, CDLAB_ERR_NUMERIC,
+                            "the energy ledger is not finite: no checkpoint can hold it");
+    long nx[2] = {DEM_CUMULATIVE, EXACT_TERMS};
+    CK("dem_energy_exact", 2, nx, exact);
     if (E->set.p.deformable)
         CK("dem_disc_stress", 2, n3, S->sig);
     if (E->set.p.bond) {
@@ -494,6 +507,38 @@ static status read_bonds(h5in *h, const char *g, const char *file, world *W, dem
     return s;
 }
 
+/* The ledger's cumulative sums (S->acc): exactly as the checkpoint's run had them; from a
+ * checkpoint made before they were stored (cdlab before results epoch 4), its rounded totals. */
+static status read_exact_ledger(h5in *h, const char *g, const char *file, dem_solver *S, diag *err)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/dem_energy_exact", g);
+    const double old[DEM_CUMULATIVE] = {S->E.friction, S->E.damping, S->E.work_external};
+    if (!h5in_exists(h, path)) {
+        for (int k = 0; k < DEM_CUMULATIVE; k++) {
+            xsum_init(&S->acc[k]);
+            xsum_add(&S->acc[k], old[k]);
+        }
+        return CDLAB_OK;
+    }
+    double exact[DEM_CUMULATIVE][EXACT_TERMS];
+    status s = h5in_read(h, path, H5IO_DOUBLE, exact, DEM_CUMULATIVE * EXACT_TERMS, err);
+    for (int k = 0; k < DEM_CUMULATIVE && s == CDLAB_OK; k++) {
+        xsum_init(&S->acc[k]);
+        for (int m = 0; m < EXACT_TERMS; m++) {
+            if (!isfinite(exact[k][m]))
+                return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (energy ledger)", file);
+            xsum_add(&S->acc[k], exact[k][m]);
+        }
+        /* the stored totals are these sums rounded: anything else is not this run's ledger */
+        if (xsum_round(&S->acc[k]) != old[k])
+            return diag_set(err, CDLAB_ERR_IO,
+                            "%s: corrupt checkpoint (energy ledger: exact and rounded sums differ)",
+                            file);
+    }
+    return s;
+}
+
 static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
                                   diag *err)
 {
@@ -540,6 +585,8 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
     RD("dem_energy", &S->E, ne);
     RD("dem_wall_path", &S->wall_path, 1);
 #undef RD
+    if (s == CDLAB_OK)
+        s = read_exact_ledger(h, g, file, S, err);
     S->rebuilds = r.rebuilds;
     if (comm_size() > 1) { /* every rank read the whole state: each keeps its share */
         s = comm_agree(s, err);
@@ -548,9 +595,6 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
         s = comm_agree(s, err);
         if (s == CDLAB_OK)
             s = dem_mpi_init_restored(E->M, W, S, &E->set.p, &E->par, err);
-        /* the ledger of the first row (rank 0 carries the totals) */
-        E->Eg = S->E;
-        comm_allreduce((double *)&E->Eg, (int)(sizeof E->Eg / sizeof(double)), COMM_SUM);
     }
     return s;
 }
@@ -579,10 +623,16 @@ static status dem_gather(engine *e, world *W, world **view, engine_record *rec, 
 {
     dem_engine *E = DEM_OF(e);
     *view = W;
+    /* the ledger now (collective: every rank's exact sums merged) */
+    status s = comm_agree(dem_ledger(W, &E->S, &E->set.p, err), err);
+    if (s != CDLAB_OK)
+        return s;
+    rec->residual = ledger_residual(&E->S.E);
     if (!E->M)
         return CDLAB_OK;
-    status s = dem_mpi_gather(W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
-    E->Sg.E = E->Eg;
+    s = dem_mpi_gather(W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
+    E->Sg.E = E->S.E;
+    memcpy(E->Sg.acc_total, E->S.acc_total, sizeof E->Sg.acc_total);
     *view = comm_rank() == 0 ? &E->Wg : NULL;
     /* as one process makes it; a record not made by a step (a restart's first row) has none */
     if (s == CDLAB_OK && comm_rank() == 0 && rec->n_active > 0)

@@ -104,9 +104,11 @@ typedef struct engine_ops {
      * list of them for the XDMF sidecar (name = "" ends it); NULL: none */
     status (*snapshot)(const engine *e, h5out *h, const char *g, const world *W, diag *err);
     const xdmf_field *(*snapshot_fields)(const engine *e);
-    /* distributed runs: the world the output reports (collective): this process's W, or the
-     * state gathered on rank 0 (*view NULL on the other ranks), with rec's figures made as one
-     * process makes them where the gathered state allows; NULL: one process only */
+    /* before every output (a row, snapshot or checkpoint; collective): what only outputs need
+     * (DEM: the energy ledger and rec's residual), and the world the output reports: this
+     * process's W, or in a distributed run the state gathered on rank 0 (*view NULL on the
+     * other ranks), with rec's figures made as one process makes them where the gathered state
+     * allows; NULL: nothing to make, and one process only */
     status (*gather)(engine *e, world *W, world **view, engine_record *rec, diag *err);
     /* its state in checkpoint group g (the pipeline writes the world's), and back: the world
      * is restored first; a corrupt or hostile file is refused, never run */

@@ -117,24 +117,26 @@ static status prepare(run_state *R, diag *err)
     return s;
 }
 
-/* The outputs of this step that are due (a row of the series, a snapshot, a checkpoint). One
- * process writes its own state; a distributed run first gathers the state on rank 0
- * (collective), which writes it from a view of the set-up with the gathered world. Every rank
- * returns the same status. */
+/* The outputs of this step that are due (a row of the series, a snapshot, a checkpoint). The
+ * engine first makes what only outputs need (gather: DEM's energy ledger) and, in a distributed
+ * run, gathers the state on rank 0 (collective), which writes it from a view of the set-up with
+ * the gathered world. Every rank returns the same status. */
 static status output(run_state *R, int row, int snapshot, int checkpoint, diag *err)
 {
     if (!row && !snapshot && !checkpoint)
         return CDLAB_OK;
     run_setup *S = &R->S, V;
     status s = CDLAB_OK;
-    if (comm_size() > 1) {
+    if (S->E.ops->gather) {
         world *view = NULL;
         s = S->E.ops->gather(&S->E, &S->W, &view, &R->rec, err);
         if (s != CDLAB_OK || !view)
             return comm_agree(s, err);
-        V = *S;
-        V.W = *view;
-        S = &V;
+        if (view != &S->W) {
+            V = *S;
+            V.W = *view;
+            S = &V;
+        }
     }
     if (row)
         s = run_output_row(&R->w, S, &R->rec, err);

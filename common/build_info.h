@@ -15,7 +15,13 @@ extern const char *const cdlab_cflags;
  *   2  CD: the contact point of an open particle pair in the middle of the gap (frictional CD
  *      results change; angular momentum conserved)
  *   3  /series/kinetic_energy of runs with frozen particles: a number instead of NaN (it added
- *      0.5/inv_I * |w|^2 with inv_I = 0); no study has frozen particles */
-#define CDLAB_RESULTS_EPOCH 3
+ *      0.5/inv_I * |w|^2 with inv_I = 0); no study has frozen particles
+ *   4  exact sums (common/xsum.h), so that distributed runs give the one-process bits: the DEM
+ *      energy ledger (every term at round-off, ~1e-15 relative; the cumulative terms summed
+ *      exactly over all steps; the kinetic terms of a kinematic drive are now the imposed
+ *      velocities' instead of the start's; a restart's first row carries the ledger's residual
+ *      instead of 0) and the CD global criterion's sums of |R| (its residual at round-off; a
+ *      step's sweep count can change where the test falls within that round-off) */
+#define CDLAB_RESULTS_EPOCH 4
 
 #endif

@@ -439,3 +439,33 @@ void keyed_sort(keyed_ref *kr, int n)
     if (n > 1)
         qsort(kr, (size_t)n, sizeof *kr, by_key);
 }
+
+status exchange_merge_sums(xsum *sums, int n, diag *err)
+{
+    int P = comm_size();
+    if (P == 1 || n <= 0)
+        return CDLAB_OK;
+    double *mine = malloc((size_t)n * XSUM_PACKED * sizeof *mine), *all = NULL;
+    int total = 0;
+    status s = mine ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a sum");
+    for (int k = 0; k < n && s == CDLAB_OK; k++)
+        xsum_pack(&sums[k], mine + (size_t)k * XSUM_PACKED);
+    /* every rank takes part in the gather, also one that could not allocate (it sends nothing,
+     * and all learn of it below) */
+    status g = comm_allgather(mine, s == CDLAB_OK ? n * XSUM_PACKED : 0, &all, &total, err);
+    if (s == CDLAB_OK)
+        s = g;
+    if (s == CDLAB_OK && total != P * n * XSUM_PACKED)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "a rank could not take part in an exact sum");
+    for (int k = 0; k < n && s == CDLAB_OK; k++) {
+        xsum_init(&sums[k]);
+        for (int r = 0; r < P; r++) {
+            xsum t;
+            xsum_unpack(&t, all + ((size_t)r * n + k) * XSUM_PACKED);
+            xsum_merge(&sums[k], &t);
+        }
+    }
+    free(mine);
+    free(all);
+    return s;
+}

@@ -7,6 +7,7 @@
 
 #include "decomp.h"
 #include "particles.h"
+#include "xsum.h"
 
 #include <stdint.h>
 
@@ -76,6 +77,10 @@ void keyed_sort(keyed_ref *kr, int n);
  * (collective); refused (who: the engine, for the message) unless below half of every period. */
 status exchange_halo_range(const particles *P, double gap, const char *who, double *range,
                            diag *err);
+/* Exact sums over the ranks (collective): every rank's sums[0..n-1] added exactly into every
+ * rank's (common/xsum.h), so the totals do not depend on the number of ranks. One rank: as
+ * they are. */
+status exchange_merge_sums(xsum *sums, int n, diag *err);
 /* Frees the lists of a halo whose copies are kept or already gone. */
 void exchange_halo_free(halo *H);
 /* Drops the copies (P->n back to n_owned) and frees the lists. */

@@ -485,6 +485,11 @@ void h5in_close(h5in *h)
     free(h);
 }
 
+int h5in_exists(h5in *h, const char *path)
+{
+    return H5Lexists(h->f, path, H5P_DEFAULT) > 0;
+}
+
 status h5in_size(h5in *h, const char *dset, long long *n, diag *err)
 {
     hid_t d = H5Dopen2(h->f, dset, H5P_DEFAULT);

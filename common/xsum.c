@@ -125,3 +125,39 @@ double xsum_round(const xsum *in)
     }
     return neg ? -r : r;
 }
+
+void xsum_pack(const xsum *in, double out[XSUM_PACKED])
+{
+    xsum s = *in;
+    carry(&s);
+    for (int k = 0; k < XSUM_LIMBS; k++)
+        out[k] = (double)s.limb[k]; /* |digit| < 2^32 (the top one: the sign, small) */
+    out[XSUM_LIMBS] = s.inf;
+    out[XSUM_LIMBS + 1] = s.nan;
+}
+
+void xsum_unpack(xsum *s, const double in[XSUM_PACKED])
+{
+    xsum_init(s);
+    for (int k = 0; k < XSUM_LIMBS; k++)
+        s->limb[k] = (int64_t)in[k];
+    s->inf = (int32_t)in[XSUM_LIMBS];
+    s->nan = (int32_t)in[XSUM_LIMBS + 1];
+}
+
+int xsum_expand(const xsum *in, double *out, int max)
+{
+    if (in->nan || in->inf)
+        return -1;
+    xsum s = *in;
+    /* each remainder is below half an ulp of the last term: 53 more bits per term, so the
+     * 2,144 bits take at most 41 terms */
+    for (int n = 0; n < max; n++) {
+        double d = xsum_round(&s);
+        if (d == 0.0)
+            return n;
+        out[n] = d;
+        xsum_add(&s, -d);
+    }
+    return xsum_round(&s) == 0.0 ? max : -1;
+}

@@ -28,4 +28,22 @@ void xsum_merge(xsum *s, const xsum *t);
  * or infinities of both signs. */
 double xsum_round(const xsum *s);
 
+/* As doubles, exactly (for sending between ranks): the digits after their carries (each below
+ * 2^32 in magnitude, so exact in a double) and the flags. */
+#define XSUM_PACKED (XSUM_LIMBS + 2)
+void xsum_pack(const xsum *s, double out[XSUM_PACKED]);
+void xsum_unpack(xsum *s, const double in[XSUM_PACKED]);
+/* The sum as at most max doubles whose exact sum it is (the rounded sum, then the rounded
+ * remainder, ...: a few doubles for any sum; for a checkpoint that a restart continues from
+ * exactly); returns how many, or -1 when max is too small or the sum is not finite. */
+int xsum_expand(const xsum *s, double *out, int max);
+
+/* Exact sums as OpenMP reductions: reduction(xsum_merge : a, b) gives each thread its own
+ * zeroed accumulators and merges them exactly at the end, so the result does not depend on the
+ * thread count or the schedule. */
+#ifdef _OPENMP
+#pragma omp declare reduction(xsum_merge:xsum : xsum_merge(&omp_out, &omp_in))                    \
+    initializer(xsum_init(&omp_priv))
+#endif
+
 #endif

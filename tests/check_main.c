@@ -84,6 +84,8 @@ void dsim_steps(dsim *s, long n)
     diag err;
     for (long k = 0; k < n; k++)
         ck_assert_msg(dem_step(&s->W, &s->S, &s->d.p, &s->st, &err) == CDLAB_OK, "%s", err.msg);
+    /* the energy ledger of the state reached (s->S.E) */
+    ck_assert_msg(dem_ledger(&s->W, &s->S, &s->d.p, &err) == CDLAB_OK, "%s", err.msg);
 }
 
 void dsim_close(dsim *s)

@@ -72,8 +72,8 @@ START_TEST(errors_mpi_refusals_once)
 }
 END_TEST
 
-/* The datasets of b equal a's bit for bit (exact = 1), or within rtol of their largest value. */
-static void same_data(const char *a, const char *b, const char *const *names, int exact)
+/* The datasets of b equal a's bit for bit. */
+static void same_data(const char *a, const char *b, const char *const *names)
 {
     for (int k = 0; names[k]; k++) {
         double *x, *y;
@@ -87,22 +87,34 @@ static void same_data(const char *a, const char *b, const char *const *names, in
             big = fmax(big, fabs(x[i]));
             diff = fmax(diff, fabs(x[i] - y[i]));
         }
-        if (exact)
-            ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs (by %g of %g)",
-                          names[k], diff, big);
-        else
-            ck_assert_msg(diff <= 1e-12 * big, "%s differs by %g of %g", names[k], diff, big);
+        ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs (by %g of %g)",
+                      names[k], diff, big);
         free(x);
         free(y);
     }
 }
 
+/* The DEM energy ledger: every term, the balance and the relative residual (exact sums over
+ * particles and pairs: the same bits on any number of ranks). */
+static const char *const dem_ledger_series[] = {"/series/energy/kinetic_translational",
+                                                "/series/energy/kinetic_rotational",
+                                                "/series/energy/kinetic_piston",
+                                                "/series/energy/elastic_normal",
+                                                "/series/energy/elastic_tangential",
+                                                "/series/energy/friction_dissipation",
+                                                "/series/energy/damping_dissipation",
+                                                "/series/energy/work_external",
+                                                "/series/energy/work_piston",
+                                                "/series/energy/balance_residual",
+                                                "/series/residual",
+                                                NULL};
+
 /* cdlab run of tests/mpi/pile.ini (600 spheres falling on a floor, periodic x and y, rebuilds,
  * probes) on 2 and 3 ranks against one process: snapshots (particles and contacts), probes,
- * the stress and contact series and the checkpoint's pairs and forces bit for bit; the energy
- * ledger (sums over the ranks) to 1e-12 (measured 2e-15). Checkpoints cross rank counts: the
- * 3-rank run's checkpoint continued by one process, and the one-process checkpoint continued
- * by 2 ranks, for 100 steps, end where the one-process continuation does, bit for bit. */
+ * the stress and contact series, the energy ledger and the checkpoint's pairs, forces and exact
+ * ledger sums bit for bit. Checkpoints cross rank counts: the 3-rank run's checkpoint continued
+ * by one process, and the one-process checkpoint continued by 2 ranks, for 100 steps, end where
+ * the one-process continuation does, bit for bit, ledger included. */
 START_TEST(determinism_mpi_run_matches_one_process)
 {
     char one[] = "/tmp/cdlab_mpi1XXXXXX", many[] = "/tmp/cdlab_mpiPXXXXXX";
@@ -133,17 +145,15 @@ START_TEST(determinism_mpi_run_matches_one_process)
                            "/checkpoints/00000400/x",
                            "/checkpoints/00000400/dem_F",
                            "/checkpoints/00000400/dem_T",
+                           "/checkpoints/00000400/dem_energy",
+                           "/checkpoints/00000400/dem_energy_exact",
                            NULL};
-    const char *ledger[] = {
-        "/series/energy/kinetic_translational", "/series/energy/elastic_normal",
-        "/series/energy/friction_dissipation",  "/series/energy/damping_dissipation",
-        "/series/energy/work_external",         NULL};
     for (int np = 2; np <= 3; np++) {
         snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s run mpi/pile.ini -o %s --overwrite --quiet", np,
                  cdlab_bin(), many);
         ck_assert_int_eq(run_shell(cmd), 0);
-        same_data(one, many, exact, 1);
-        same_data(one, many, ledger, 0);
+        same_data(one, many, exact);
+        same_data(one, many, dem_ledger_series);
     }
     /* the last (3-rank) file's checkpoint, continued by one process */
     snprintf(cmd, sizeof cmd,
@@ -157,17 +167,16 @@ START_TEST(determinism_mpi_run_matches_one_process)
     const char *cont[] = {"/snapshots/00000500/position", "/snapshots/00000500/velocity",
                           "/snapshots/00000500/contacts/force", "/checkpoints/00000500/dem_F",
                           NULL};
-    same_data(c1, cP, cont, 1);
+    same_data(c1, cP, cont);
     /* the one-process checkpoint continued by 2 ranks */
     snprintf(cmd, sizeof cmd,
              MPIRUN "-np 2 %s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=500 "
                     "--restart %s",
              cdlab_bin(), c2, one);
     ck_assert_int_eq(run_shell(cmd), 0);
-    same_data(c1, c2, cont, 1);
-    const char *cledger[] = {"/series/energy/kinetic_translational", "/series/energy/work_external",
-                             NULL};
-    same_data(c1, c2, cledger, 0);
+    same_data(c1, c2, cont);
+    same_data(c1, c2, dem_ledger_series);
+    same_data(c1, cP, dem_ledger_series);
     for (int k = 0; k < 5; k++)
         remove_output(files[k]);
 }
@@ -176,7 +185,7 @@ END_TEST
 /* The DEM chute benchmark (bench/chute.ini) reduced to one 4,100-sphere tile, 200 steps (the
  * frozen rough base, periodic x and y, the Kuhn law, rate dashpots): 2, 3 and 4 ranks write the
  * one-process final state bit for bit (positions, velocities, spins, orientations, contact
- * forces, the stress and overlap series, the checkpoint's forces). */
+ * forces, the stress and overlap series, the energy ledger, the checkpoint's forces). */
 START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
 {
     char one[] = "/tmp/cdlab_mpich1XXXXXX", many[] = "/tmp/cdlab_mpichPXXXXXX";
@@ -206,7 +215,8 @@ START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
                  "cd ../bench && " MPIRUN "-np %d %s run chute.ini -o %s --overwrite --quiet %s",
                  np, cdlab_bin(), many, sets);
         ck_assert_int_eq(run_shell(cmd), 0);
-        same_data(one, many, exact, 1);
+        same_data(one, many, exact);
+        same_data(one, many, dem_ledger_series);
     }
     remove_output(one);
     remove_output(many);
@@ -380,13 +390,13 @@ START_TEST(determinism_cd_colored_1_to_4_ranks)
                  MPIRUN "-np %d %s run mpi/cdpile.ini -o %s --overwrite --quiet %s %s", cases[k].np,
                  cdlab_bin(), k == 0 ? two : many, cases[k].set, k == 1 ? fmany : "");
         ck_assert_int_eq(run_shell(cmd), 0);
-        same_data(one, k == 0 ? two : many, exact, 1);
+        same_data(one, k == 0 ? two : many, exact);
     }
     /* the FCLIB export of step 300 from 3 ranks: the one-process problem and solution */
     const char *fclib[] = {"/fclib_local/W/x", "/fclib_local/W/i", "/fclib_local/vectors/q",
                            "/solution/r",      "/solution/u",      "/cdlab/frame",
                            "/cdlab/body0",     "/fclib_local/W/p", NULL};
-    same_data(fone, fmany, fclib, 1);
+    same_data(fone, fmany, fclib);
     unlink(fone);
     unlink(fmany);
     const char *cont[] = {"/snapshots/00000500/position",       "/snapshots/00000500/velocity",
@@ -402,7 +412,7 @@ START_TEST(determinism_cd_colored_1_to_4_ranks)
                         "--set system.steps=500 --restart %s",
                  cdlab_bin(), cP, from == 0 ? one : two);
         ck_assert_int_eq(run_shell(cmd), 0);
-        same_data(c1, cP, cont, 1);
+        same_data(c1, cP, cont);
     }
     for (int k = 0; k < 5; k++)
         remove_output(files[k]);
@@ -487,7 +497,7 @@ START_TEST(physics_cd_domain_wise_wave_2_and_4_ranks)
              cdlab_bin(), again, sets);
     ck_assert_int_eq(run_shell(cmd), 0);
     const char *same[] = {"/series/probe_position", "/series/residual", NULL};
-    same_data(many, again, same, 1);
+    same_data(many, again, same);
     for (int k = 0; k < 3; k++)
         remove_output(files[k]);
 }
@@ -525,7 +535,7 @@ START_TEST(determinism_cd_piston_colored_3_ranks)
                            "/snapshots/00000300/contacts/force",
                            "/checkpoints/00000300/walls",
                            NULL};
-    same_data(one, many, exact, 1);
+    same_data(one, many, exact);
     snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s run memcheck/cd.ini -o %s --overwrite --quiet %s",
              cdlab_bin(), many, sets);
     ck_assert_int_eq(run_shell(cmd), 0);
@@ -540,11 +550,54 @@ START_TEST(determinism_cd_piston_colored_3_ranks)
 }
 END_TEST
 
+/* The global criterion (eq. 36) with the colored sweep on 3 ranks (tests/mpi/cdpile.ini, 250
+ * steps, epsilon 1e-4, at most 200 sweeps): its sums of |R| are exact over the ranks, so every
+ * step takes the one-process number of sweeps and the file is the one-process file bit for bit
+ * (sweeps, residuals, convergence, positions, contact forces). */
+START_TEST(determinism_cd_global_criterion_3_ranks)
+{
+    char one[] = "/tmp/cdlab_mpigc1XXXXXX", many[] = "/tmp/cdlab_mpigcPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *sets = "--set solver.criterion=global --set solver.epsilon=1e-4 "
+                       "--set solver.iterations=200 --set system.steps=250";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s run mpi/cdpile.ini -o %s --overwrite --quiet %s", cdlab_bin(),
+             one, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 3 %s run mpi/cdpile.ini -o %s --overwrite --quiet %s",
+             cdlab_bin(), many, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/series/sweeps",
+                           "/series/residual",
+                           "/series/converged",
+                           "/series/kinetic_energy",
+                           "/snapshots/00000250/position",
+                           "/snapshots/00000250/contacts/force",
+                           NULL};
+    same_data(one, many, exact);
+    /* the criterion did work: more than one sweep in some step, fewer than the cap in most */
+    double *sw;
+    long n;
+    diag e;
+    ck_assert_int_eq(h5in_read_doubles(one, "/series/sweeps", &sw, &n, &e), CDLAB_OK);
+    double most = 0.0;
+    for (long k = 0; k < n; k++)
+        most = fmax(most, sw[k]);
+    ck_assert_double_gt(most, 1.0);
+    free(sw);
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
 /* A DEM piston (tests/memcheck/dem.ini: 60 spheres under a loaded piston, Kuhn law, dashpots,
- * 1,500 steps): 3 ranks write the one-process file bit for bit but for the ledger's round-off
- * (the piston's position, velocity and contact force, its kinetic energy and work, the
- * particles, the checkpoint with the wall path); that checkpoint continued by 2 ranks ends where
- * the one-process continuation does. */
+ * 1,500 steps): 3 ranks write the one-process file bit for bit (the piston's position, velocity
+ * and contact force, the energy ledger, the particles, the checkpoint with the wall path); that
+ * checkpoint continued by 2 ranks ends where the one-process continuation does, ledger
+ * included. */
 START_TEST(determinism_dem_piston_3_ranks)
 {
     char one[] = "/tmp/cdlab_mpidp1XXXXXX", many[] = "/tmp/cdlab_mpidpPXXXXXX";
@@ -573,10 +626,8 @@ START_TEST(determinism_dem_piston_3_ranks)
                            "/checkpoints/00001500/dem_piston_F",
                            "/checkpoints/00001500/dem_wall_path",
                            NULL};
-    same_data(one, many, exact, 1);
-    const char *ledger[] = {"/series/energy/kinetic_translational",
-                            "/series/energy/friction_dissipation", NULL};
-    same_data(one, many, ledger, 0);
+    same_data(one, many, exact);
+    same_data(one, many, dem_ledger_series);
     const char *more = "--set system.steps=2000";
     snprintf(cmd, sizeof cmd, "%s run memcheck/dem.ini -o %s --overwrite --quiet %s --restart %s",
              cdlab_bin(), c1, more, one);
@@ -587,7 +638,8 @@ START_TEST(determinism_dem_piston_3_ranks)
     ck_assert_int_eq(run_shell(cmd), 0);
     const char *cont[] = {"/series/piston_position", "/series/mean_overlap",
                           "/snapshots/00002000/position", "/checkpoints/00002000/walls", NULL};
-    same_data(c1, c2, cont, 1);
+    same_data(c1, c2, cont);
+    same_data(c1, c2, dem_ledger_series);
     for (int k = 0; k < 4; k++)
         remove_output(files[k]);
 }
@@ -609,6 +661,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, physics_cd_domain_wise_wave_2_and_4_ranks);
     tcase_add_test(t, determinism_cd_piston_colored_3_ranks);
     tcase_add_test(t, determinism_dem_piston_3_ranks);
+    tcase_add_test(t, determinism_cd_global_criterion_3_ranks);
     suite_add_tcase(s, t);
     return s;
 }

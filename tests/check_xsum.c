@@ -146,6 +146,73 @@ START_TEST(unit_special_values)
 }
 END_TEST
 
+/* The exact forms: packed (for the ranks) and expanded (for checkpoints) sums come back as the
+ * same exact sum: the packed digits equal, and adding the rest of the stream to either gives the
+ * bits of the uninterrupted sum. Wild values over 600 binary orders of magnitude; the expansion
+ * needs at most 41 doubles (2,144 bits / 53), here a handful. The OpenMP reduction gives the
+ * one-thread bits for 1-4 threads. */
+START_TEST(io_pack_and_expand_exact)
+{
+    enum { N = 20000 };
+    static double x[N];
+    pcg32 r;
+    pcg32_seed(&r, 11, 5);
+    for (int i = 0; i < N; i++)
+        x[i] = wild(&r);
+    for (int cut = 1; cut < N; cut += 4999) {
+        xsum a, b, c;
+        xsum_init(&a);
+        for (int i = 0; i < cut; i++)
+            xsum_add(&a, x[i]);
+        double packed[XSUM_PACKED], pb[XSUM_PACKED], pa[XSUM_PACKED], e[64];
+        xsum_pack(&a, packed);
+        xsum_unpack(&b, packed);
+        int ne = xsum_expand(&a, e, 64);
+        ck_assert_int_ge(ne, 1);
+        ck_assert_int_le(ne, 41);
+        xsum_init(&c);
+        for (int k = 0; k < ne; k++)
+            xsum_add(&c, e[k]);
+        xsum_pack(&b, pb);
+        ck_assert(memcmp(packed, pb, sizeof pb) == 0);
+        xsum_pack(&c, pb);
+        ck_assert(memcmp(packed, pb, sizeof pb) == 0);
+        for (int i = cut; i < N; i++) {
+            xsum_add(&a, x[i]);
+            xsum_add(&b, x[i]);
+            xsum_add(&c, x[i]);
+        }
+        xsum_pack(&a, pa);
+        xsum_pack(&c, pb);
+        ck_assert(memcmp(pa, pb, sizeof pb) == 0);
+        ck_assert(xsum_round(&b) == xsum_round(&a));
+    }
+    xsum z;
+    xsum_init(&z);
+    double e[2];
+    ck_assert_int_eq(xsum_expand(&z, e, 2), 0); /* zero: no terms */
+    xsum_add(&z, INFINITY);
+    ck_assert_int_eq(xsum_expand(&z, e, 2), -1);
+#ifdef _OPENMP
+    xsum one;
+    xsum_init(&one);
+    for (int i = 0; i < N; i++)
+        xsum_add(&one, x[i]);
+    for (int t = 1; t <= 4; t++) {
+        xsum red;
+        xsum_init(&red);
+#pragma omp parallel for num_threads(t) schedule(dynamic, 7) reduction(xsum_merge : red)
+        for (int i = 0; i < N; i++)
+            xsum_add(&red, x[i]);
+        double p1[XSUM_PACKED], p2[XSUM_PACKED];
+        xsum_pack(&one, p1);
+        xsum_pack(&red, p2);
+        ck_assert_msg(memcmp(p1, p2, sizeof p1) == 0, "%d threads", t);
+    }
+#endif
+}
+END_TEST
+
 Suite *xsum_suite(void)
 {
     Suite *s = suite_create("xsum");
@@ -154,6 +221,7 @@ Suite *xsum_suite(void)
     tcase_add_test(t, invariant_order_and_split_free);
     tcase_add_test(t, unit_correctly_rounded_against_fsum);
     tcase_add_test(t, unit_special_values);
+    tcase_add_test(t, io_pack_and_expand_exact);
     suite_add_tcase(s, t);
     return s;
 }

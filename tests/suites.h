@@ -61,6 +61,7 @@ typedef struct dsim {
 void dsim_open(dsim *s, const char *ini);
 /* Contacts and forces at t = 0 (dem_step does it itself when not called). */
 void dsim_start(dsim *s);
+/* n steps, then the energy ledger of the state reached (s->S.E). */
 void dsim_steps(dsim *s, long n);
 void dsim_close(dsim *s);
 
