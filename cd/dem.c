@@ -287,23 +287,30 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
     return CDLAB_OK;
 }
 
+static inline dem_bond_state *bond_of_pair(const dem_solver *S, int k);
+
 double dem_mean_overlap(const dem_solver *S)
 {
-    /* as compute_forces sums it: over the pairs with a force, in blocks of DEM_BLOCK pairs in
-     * list order, the blocks' sums added in block order */
+    /* as compute_forces sums it: over the pairs with a force or an intact bond, in blocks of
+     * DEM_BLOCK pairs in list order, the blocks' sums added in block order */
     double total = 0.0;
     int active = 0;
     for (int b = 0; b < n_blocks(S->npair); b++) {
         double part = 0.0;
         int end = (b + 1) * DEM_BLOCK < S->npair ? (b + 1) * DEM_BLOCK : S->npair;
         for (int k = b * DEM_BLOCK; k < end; k++)
-            if (v3_norm2(S->gf[3 * k]) > 0.0) {
+            if (v3_norm2(S->gf[3 * k]) > 0.0 || bond_of_pair(S, k)) {
                 part += fmax(S->pair[k].zeta, 0.0);
                 active++;
             }
         total += part;
     }
     return active > 0 ? total / active : 0.0;
+}
+
+status dem_link_bonds(const world *W, dem_solver *S, diag *err)
+{
+    return link_bonds(S, W, err);
 }
 
 status dem_reserve_bonds(dem_solver *S, int n, diag *err)
@@ -672,13 +679,15 @@ void dem_deform_shapes(const world *W, dem_solver *S, const dem_params *p)
 
 /* Deformable discs: each particle's stress from its contacts' terms (gathered into S->sig) and
  * its load at time t (acting at the surface point it pushes on, s = -r F/|F|), divided by
- * V = pi r^2 thickness; then the shapes. */
-static void deform_update(world *W, dem_solver *S, const dem_params *p, double t)
+ * V = pi r^2 thickness (a distributed run: its own particles, then the halo copies' stresses
+ * from their owners); then the shapes. */
+static status deform_update(world *W, dem_solver *S, const dem_params *p, double t, diag *err)
 {
     const particles *P = &W->P;
     double loaded = world_load_factor(W, t);
+    int nown = n_own(W, S);
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < P->n; i++) {
+    for (int i = 0; i < nown; i++) {
         double *s = &S->sig[3 * i];
         vec3 F = v3_scale(P->f_ext[i], loaded);
         double fm = v3_norm(F);
@@ -692,7 +701,10 @@ static void deform_update(world *W, dem_solver *S, const dem_params *p, double t
         for (int k = 0; k < 3; k++)
             s[k] /= V;
     }
-    shapes(W, S, p, t);
+    status st = S->dist ? S->dist->halo_values(S->dist, S->sig, 3, err) : CDLAB_OK;
+    if (st == CDLAB_OK)
+        shapes(W, S, p, t);
+    return st;
 }
 
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
@@ -971,9 +983,7 @@ static status contacts_and_forces(world *W, dem_solver *S, const dem_params *p, 
     } else {
         compute_forces(W, S, p, 1, st);
     }
-    if (S->ell)
-        deform_update(W, S, p, t);
-    return CDLAB_OK;
+    return S->ell ? deform_update(W, S, p, t, err) : CDLAB_OK;
 }
 
 status dem_prepare(world *W, dem_solver *S, const dem_params *p, diag *err)
@@ -1066,8 +1076,8 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     if (p->bond && (s = make_bonds(W, S, p, err)) != CDLAB_OK)
         return s;
     compute_forces(W, S, p, 0, st);
-    if (S->ell)
-        deform_update(W, S, p, W->t);
+    if (S->ell && (s = deform_update(W, S, p, W->t, err)) != CDLAB_OK)
+        return s;
     S->started = 1;
     /* a distributed run's ledger merges over the ranks: its engine starts it once every rank
      * got here */
@@ -1223,25 +1233,29 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
     if (!S->started && (s = dem_start(W, S, p, st, err)) != CDLAB_OK)
         return s;
     particles *P = &W->P;
-    for (int i = 0; i < P->n; i++) {
+    int n = n_own(W, S); /* a distributed run: its own particles; the copies from their owners */
+    double pmax = 0.0;
+    for (int i = 0; i < n; i++) {
         S->du[i] = du[i];
         S->dth[i] = dth[i];
         P->x[i] = v3_add(P->x[i], du[i]);
         quat_integrate(&P->q[4 * i], dth[i]);
         P->v[i] = v3_scale(du[i], 1.0 / W->dt);
         P->w[i] = v3_scale(dth[i], 1.0 / W->dt);
-    }
-    particles_wrap(P);
-    double pmax = 0.0;
-    for (int i = 0; i < P->n; i++) {
+        if (P->box.any)
+            particles_wrap_one(P, i);
         S->path[i] += v3_norm(du[i]);
         pmax = fmax(pmax, S->path[i]);
     }
     for (int k = 0; k < W->n_walls; k++)
         S->piston_ds[k] = 0.0;
+    if (S->dist && (s = S->dist->refresh(S->dist, W, S, err)) != CDLAB_OK)
+        return s;
     if ((s = contacts_and_forces(W, S, p, pmax, (double)(W->step + 1) * W->dt, st, err)) !=
         CDLAB_OK)
         return s;
+    for (int k = 0; k < W->n_walls; k++) /* what the walls feel now (as dem_step reports it) */
+        W->walls[k].contact_force = S->piston_F[k];
     W->step++;
     W->t = (double)W->step * W->dt;
     return CDLAB_OK;

@@ -104,6 +104,9 @@ typedef struct dem_dist {
     double (*max)(struct dem_dist *d, double v);
     /* the exact sums of every rank added into sums[0..n-1], the same on every rank */
     status (*merge)(struct dem_dist *d, xsum *sums, int n, diag *err);
+    /* width values per particle (own, then copies, as the particles lie): the copies' from
+     * their owners (deformable discs: the stresses the copies' shapes come from) */
+    status (*halo_values)(struct dem_dist *d, double *vals, int width, diag *err);
     /* after the forces: each piston's contact force summed over every rank's pairs with it in
      * key order, as one process sums it (S->piston_F, the same on every rank) */
     void (*pistons)(struct dem_dist *d, world *W, struct dem_solver *S);
@@ -208,9 +211,13 @@ static inline vec3 dem_pair_force(const dem_solver *S, int k)
  * force on body 1. */
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);
 status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err);
-/* The mean overlap of the pairs with a force, summed as dem_step sums it (for a state assembled
- * from elsewhere: the same bits as the step's statistics). */
+/* The mean overlap of the pairs with a force or an intact bond, summed as dem_step sums it (for
+ * a state assembled from elsewhere: the same bits as the step's statistics; its bonds linked to
+ * its pairs by dem_link_bonds). */
 double dem_mean_overlap(const dem_solver *S);
+/* Each pair's intact bond (S->bond in key order, S->pair too), for a state assembled from
+ * elsewhere. */
+status dem_link_bonds(const world *W, dem_solver *S, diag *err);
 /* Room for W's particles and npair pairs with their forces (gf), for a state assembled from
  * elsewhere (the gathered view of a distributed run, cd/dem_dist.c). */
 status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair, diag *err);

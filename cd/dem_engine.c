@@ -8,6 +8,7 @@
 #include "dem_dist.h"
 #include "engine.h"
 #include "engine_checkpoint.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -27,7 +28,8 @@ static const char *const energy_paths[SER_N] = {
 typedef struct dem_engine {
     dem_setup set;
     dem_solver S;
-    vec3 *du, *dth; /* the kinematic drive's increments */
+    vec3 *du, *dth; /* the kinematic drive's increments (room for drive_cap particles) */
+    int drive_cap;
     /* DEM draws no random numbers; checkpoint format 3 stores a stream in every checkpoint,
      * so the stream of system.seed is stored as it was seeded (the next format can drop it) */
     pcg32 rng;
@@ -71,27 +73,11 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
     status s = dem_config_read(c, W, info, twin, &E->set, err);
     if (s != CDLAB_OK)
         return s;
-    if (comm_size() > 1) { /* refused before any file exists */
-        const char *what = E->set.drive != DRIVE_NONE ? "the kinematic drive ([drive])"
-                           : E->set.p.bond            ? "bonds (dem.bond)"
-                           : E->set.p.deformable      ? "deformable discs (dem.deformable)"
-                                                      : NULL;
-        if (what)
-            return diag_set(err, CDLAB_ERR_CONFIG,
-                            "%s: not distributed yet; run it with one process (docs/parallel.md)",
-                            what);
-    }
     if (E->set.from_cd > 0 && twin && twin->present)
         snprintf(note, note_n,
                  "; this is the DEM twin of its CD run (dem.stiffness_from_cd = %d, cd_sweep = "
                  "%s, cd_dt = %g)",
                  E->set.from_cd, sweep_order_names[E->set.cd_sweep], E->set.cd_dt);
-    if (E->set.drive != DRIVE_NONE) {
-        E->du = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *E->du);
-        E->dth = malloc((size_t)(W->P.n > 0 ? W->P.n : 1) * sizeof *E->dth);
-        if (!E->du || !E->dth)
-            return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
-    }
     return CDLAB_OK;
 }
 
@@ -273,6 +259,16 @@ static status dem_engine_step(engine *e, world *W, engine_record *rec, diag *err
     if (d->drive == DRIVE_NONE) {
         s = dem_step(W, &E->S, &d->p, &st, err);
     } else {
+        /* room for this process's particles (a distributed run: its own and its copies) */
+        int cap = E->drive_cap;
+        vec3 *du = grow_array(E->du, &cap, W->P.n + 1, sizeof *du);
+        if (du)
+            E->du = du;
+        vec3 *dth = du ? grow_array(E->dth, &E->drive_cap, W->P.n + 1, sizeof *dth) : NULL;
+        if (dth)
+            E->dth = dth;
+        if (!du || !dth)
+            return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for the kinematic drive");
         if (d->drive == DRIVE_ROTATION)
             dem_rigid_rotation(W, d->centre, d->rotation, E->du, E->dth);
         else
@@ -324,7 +320,8 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
         (s = h5out_series_append(h, E->ser_particles, &En->elastic_particles, err)))
         return s;
     if (E->set.p.bond) {
-        double intact = dem_bonds_intact(&E->S), broken = (double)E->S.bonds_broken;
+        const dem_solver *V = view_of(E);
+        double intact = dem_bonds_intact(V), broken = (double)V->bonds_broken;
         if ((s = h5out_series_append(h, E->ser_bonds[0], &intact, err)) ||
             (s = h5out_series_append(h, E->ser_bonds[1], &broken, err)))
             return s;
@@ -368,14 +365,14 @@ static status dem_snapshot(const engine *e, h5out *h, const char *g, const world
     if (!sig || !eps || !a || !b || !ax)
         s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
     for (long i = 0; i < n && s == CDLAB_OK; i++) {
-        const double *si = &E->S.sig[3 * i];
+        const double *si = &view_of(E)->sig[3 * i];
         double ei[3];
         dem_deform_strain(p->young, p->poisson, si, ei);
         double *S9 = &sig[9 * i], *E9 = &eps[9 * i];
         S9[0] = si[0], S9[4] = si[1], S9[1] = S9[3] = si[2];
         S9[8] = p->poisson * (si[0] + si[1]);
         E9[0] = ei[0], E9[4] = ei[1], E9[1] = E9[3] = ei[2];
-        const dem_ellipse *el = &E->S.ell[i];
+        const dem_ellipse *el = &view_of(E)->ell[i];
         a[i] = el->a, b[i] = el->b;
         ax[3 * i] = el->e1.x, ax[3 * i + 1] = el->e1.y, ax[3 * i + 2] = 0.0;
     }
@@ -630,7 +627,7 @@ static status dem_gather(engine *e, world *W, world **view, engine_record *rec, 
     rec->residual = ledger_residual(&E->S.E);
     if (!E->M)
         return CDLAB_OK;
-    s = dem_mpi_gather(W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
+    s = dem_mpi_gather(E->M, W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);
     E->Sg.E = E->S.E;
     memcpy(E->Sg.acc_total, E->S.acc_total, sizeof E->Sg.acc_total);
     *view = comm_rank() == 0 ? &E->Wg : NULL;

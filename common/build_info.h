@@ -21,7 +21,9 @@ extern const char *const cdlab_cflags;
  *      exactly over all steps; the kinetic terms of a kinematic drive are now the imposed
  *      velocities' instead of the start's; a restart's first row carries the ledger's residual
  *      instead of 0) and the CD global criterion's sums of |R| (its residual at round-off; a
- *      step's sweep count can change where the test falls within that round-off) */
-#define CDLAB_RESULTS_EPOCH 4
+ *      step's sweep count can change where the test falls within that round-off)
+ *   5  the kinematic drive reports the walls' contact forces of each step (/series/piston_force,
+ *      the checkpoint's walls); they stayed at the start's values (zero) */
+#define CDLAB_RESULTS_EPOCH 5
 
 #endif

@@ -45,8 +45,8 @@ static long count_in_file(const char *path, const char *needle)
     return c;
 }
 
-/* What a distributed run cannot do yet is refused on every rank before any file exists, with
- * one message: DEM bonds (tests/memcheck/ddem.ini), a command other than run/check. */
+/* A bad config (an unknown key, a value out of range) and a command other than run/check are
+ * refused on every rank before any file exists: exit 2, one message. */
 START_TEST(errors_mpi_refusals_once)
 {
     char out[] = "/tmp/cdlab_mpiXXXXXX", err[] = "/tmp/cdlab_mpierrXXXXXX";
@@ -57,7 +57,8 @@ START_TEST(errors_mpi_refusals_once)
     close(fd);
     struct {
         const char *args, *message;
-    } cases[] = {{"run memcheck/ddem.ini", "bonds (dem.bond): not distributed yet"},
+    } cases[] = {{"run mpi/pile.ini --set dem.k_m=1", "unknown key 'k_m' in section [dem]"},
+                 {"run mpi/pile.ini --set system.dt=-1", "system.dt: must be > 0 (got -1)"},
                  {"equiv 10 0.01 1", "only cdlab run and cdlab check"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char cmd[1024];
@@ -645,6 +646,184 @@ START_TEST(determinism_dem_piston_3_ranks)
 }
 END_TEST
 
+/* Bonds and deformable discs (tests/mpi/bonded.ini: a bonded block of 240 deformable discs
+ * thrown onto a floor, periodic along x, 1,200 steps, 144 neighbour-list rebuilds, 141 of 442
+ * bonds broken by the impact; particles migrate between ranks with their bonds and stresses): 2,
+ * 3 and 4 ranks write the one-process file bit for bit (particles, discs' stresses and
+ * ellipses, contact forces, the bond counts, the ledger with the discs' strain energy, the
+ * checkpoint's bonds and stresses); the one-process checkpoint continued by 3 ranks and the
+ * 2-rank checkpoint continued by one process end where the one-process continuation does. */
+START_TEST(determinism_dem_bonds_deformable_1_to_4_ranks)
+{
+    char one[] = "/tmp/cdlab_mpib1XXXXXX", many[] = "/tmp/cdlab_mpibPXXXXXX";
+    char two[] = "/tmp/cdlab_mpib2XXXXXX", c1[] = "/tmp/cdlab_mpibc1XXXXXX";
+    char cP[] = "/tmp/cdlab_mpibcPXXXXXX";
+    char *files[5] = {one, many, two, c1, cP};
+    for (int k = 0; k < 5; k++) {
+        int fd = mkstemp(files[k]);
+        close(fd);
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s run mpi/bonded.ini -o %s --overwrite --quiet", cdlab_bin(), one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/snapshots/00001200/position",
+                           "/snapshots/00001200/velocity",
+                           "/snapshots/00001200/angular_velocity",
+                           "/snapshots/00001200/stress",
+                           "/snapshots/00001200/ellipse_a",
+                           "/snapshots/00001200/ellipse_axis",
+                           "/snapshots/00001200/contacts/pair",
+                           "/snapshots/00001200/contacts/force",
+                           "/series/bonds/intact",
+                           "/series/bonds/broken",
+                           "/series/energy/elastic_particles",
+                           "/series/mean_overlap",
+                           "/series/active_contacts",
+                           "/series/probe_position",
+                           "/checkpoints/00001200/dem_bonds",
+                           "/checkpoints/00001200/dem_bonds_broken",
+                           "/checkpoints/00001200/dem_disc_stress",
+                           "/checkpoints/00001200/dem_energy_exact",
+                           NULL};
+    for (int np = 2; np <= 4; np++) {
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s run mpi/bonded.ini -o %s --overwrite --quiet",
+                 np, cdlab_bin(), np == 2 ? two : many);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        same_data(one, np == 2 ? two : many, exact);
+        same_data(one, np == 2 ? two : many, dem_ledger_series);
+    }
+    /* the impact broke bonds, and some stayed */
+    double *b;
+    long n;
+    diag e;
+    ck_assert_int_eq(h5in_read_doubles(one, "/series/bonds/broken", &b, &n, &e), CDLAB_OK);
+    ck_assert_double_gt(b[n - 1], 50.0);
+    free(b);
+    const char *cont[] = {"/snapshots/00001500/position", "/snapshots/00001500/stress",
+                          "/series/bonds/intact",         "/checkpoints/00001500/dem_bonds",
+                          "/series/energy/elastic_particles", NULL};
+    const char *more = "--set system.steps=1500";
+    snprintf(cmd, sizeof cmd, "%s run mpi/bonded.ini -o %s --overwrite --quiet %s --restart %s",
+             cdlab_bin(), c1, more, one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 3 %s run mpi/bonded.ini -o %s --overwrite --quiet %s --restart %s",
+             cdlab_bin(), cP, more, one);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    same_data(c1, cP, cont);
+    same_data(c1, cP, dem_ledger_series);
+    snprintf(cmd, sizeof cmd, "%s run mpi/bonded.ini -o %s --overwrite --quiet %s --restart %s",
+             cdlab_bin(), cP, more, two);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    same_data(c1, cP, cont);
+    for (int k = 0; k < 5; k++)
+        remove_output(files[k]);
+}
+END_TEST
+
+/* The kinematic drive (tests/memcheck/dem.ini driven: a rigid rotation and an affine
+ * deformation, 60 steps, against a fixed piston): 3 and 2 ranks write the one-process file bit
+ * for bit (positions, orientations, contact forces, stress, the piston's contact force). */
+START_TEST(determinism_dem_drive_2_and_3_ranks)
+{
+    char one[] = "/tmp/cdlab_mpidr1XXXXXX", many[] = "/tmp/cdlab_mpidrPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *drives[] = {"--set drive.motion=rotation --set 'drive.rotation=0 0.01 0.02'",
+                            "--set drive.motion=affine "
+                            "--set 'drive.gradient=1e-3 0 0 0 -1e-3 0 0 0 0'"};
+    const char *exact[] = {"/snapshots/00000060/position",
+                           "/snapshots/00000060/orientation",
+                           "/snapshots/00000060/contacts/force",
+                           "/series/stress",
+                           "/series/piston_force",
+                           "/checkpoints/00000060/walls",
+                           NULL};
+    for (int k = 0; k < 2; k++) {
+        char cmd[1024];
+        const char *sets = "--set system.steps=60 --set output.every=20";
+        snprintf(cmd, sizeof cmd, "%s run memcheck/dem.ini -o %s --overwrite --quiet %s %s",
+                 cdlab_bin(), one, sets, drives[k]);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        snprintf(cmd, sizeof cmd,
+                 MPIRUN "-np %d %s run memcheck/dem.ini -o %s --overwrite --quiet %s %s", 3 - k,
+                 cdlab_bin(), many, sets, drives[k]);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        same_data(one, many, exact);
+    }
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
+/* Ctrl-C under mpirun (SIGINT to mpirun, which sends SIGTERM to the ranks): every rank stops after
+ * the same step, the file is closed with a snapshot and a checkpoint of that step and says it was
+ * interrupted; no hang (timeout). Its checkpoint continued by 3 ranks for 100 steps ends where
+ * one process continuing it does, bit for bit. */
+START_TEST(errors_mpi_interrupt_writes_checkpoint)
+{
+    char out[] = "/tmp/cdlab_mpiiXXXXXX", rc[] = "/tmp/cdlab_mpiircXXXXXX";
+    char c1[] = "/tmp/cdlab_mpiic1XXXXXX", cP[] = "/tmp/cdlab_mpiicPXXXXXX";
+    char *files[4] = {out, rc, c1, cP};
+    for (int k = 0; k < 4; k++) {
+        int fd = mkstemp(files[k]);
+        close(fd);
+    }
+    unlink(out);
+    /* Ctrl-C in a terminal reaches mpirun alone (OpenMPI puts the ranks in process groups of
+     * their own). timeout --foreground passes the SIGINT on to mpirun only: without it timeout
+     * also signals its whole process group, mpirun gets SIGINT twice and kills the ranks hard,
+     * which is what a second Ctrl-C does. */
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd,
+             "(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 OMPI_MCA_mpi_yield_when_idle=1 "
+             "timeout --foreground 120 mpirun --oversubscribe -np 2 %s run mpi/pile.ini -o %s "
+             "--set system.steps=100000000 > /dev/null 2>&1 & p=$!; sleep 3; kill -INT $p; "
+             "wait $p; echo $? > %s)",
+             cdlab_bin(), out, rc);
+    run_shell(cmd);
+    FILE *f = fopen(rc, "r");
+    int code = -1;
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%d", &code), 1);
+    fclose(f);
+    ck_assert_int_ne(code, 0);   /* not completed */
+    ck_assert_int_ne(code, 124); /* not the timeout: the ranks stopped */
+    char *said;
+    diag e;
+    ck_assert_msg(h5in_read_attr_string(out, "/summary", "status", &said, &e) == CDLAB_OK, "%s",
+                  e.msg);
+    ck_assert_ptr_nonnull(strstr(said, "interrupted by signal"));
+    long step = -1;
+    ck_assert_int_eq(sscanf(strstr(said, "after step"), "after step %ld", &step), 1);
+    free(said);
+    ck_assert_int_gt(step, 0);
+    char ck[64];
+    snprintf(ck, sizeof ck, "/checkpoints/%08ld/x", step);
+    const char *have[] = {ck, NULL};
+    same_data(out, out, have); /* the checkpoint of the step it stopped at is there */
+    snprintf(cmd, sizeof cmd,
+             "%s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=%ld --restart %s",
+             cdlab_bin(), c1, step + 100, out);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "-np 3 %s run mpi/pile.ini -o %s --overwrite --quiet --set system.steps=%ld "
+                    "--restart %s",
+             cdlab_bin(), cP, step + 100, out);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    char pos[64];
+    snprintf(pos, sizeof pos, "/snapshots/%08ld/position", step + 100);
+    const char *cont[] = {pos, NULL};
+    same_data(c1, cP, cont);
+    same_data(c1, cP, dem_ledger_series);
+    for (int k = 0; k < 4; k++)
+        remove_output(files[k]);
+}
+END_TEST
+
 Suite *mpi_suite(void)
 {
     Suite *s = suite_create("mpi");
@@ -662,6 +841,9 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_cd_piston_colored_3_ranks);
     tcase_add_test(t, determinism_dem_piston_3_ranks);
     tcase_add_test(t, determinism_cd_global_criterion_3_ranks);
+    tcase_add_test(t, determinism_dem_bonds_deformable_1_to_4_ranks);
+    tcase_add_test(t, determinism_dem_drive_2_and_3_ranks);
+    tcase_add_test(t, errors_mpi_interrupt_writes_checkpoint);
     suite_add_tcase(s, t);
     return s;
 }
