@@ -539,6 +539,8 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
             S->perm = perm;
         if (!perm || !before)
             s = diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's buffers");
+        /* every rank learns of a failed allocation before the exchanges below */
+        s = comm_agree(s, err);
         for (int k = 0; k < n + CD_PERM_PAD && s == CDLAB_OK; k++)
             perm[k] = k < n && p->sweep == SWEEP_BACKWARD ? M->idx[n - 1 - k] : M->idx[k];
         if (s == CDLAB_OK && p->sweep == SWEEP_RANDOM)
@@ -552,7 +554,7 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
             before_u[k] = W->walls[k].u;
         if (s == CDLAB_OK)
             sweep_contacts(W, p, perm, n, p->sweep == SWEEP_JACOBI, M->R_next, NULL, measure, r);
-        if (pistons)
+        if (pistons && s == CDLAB_OK)
             share_pistons(W, before_u, 0);
         if (s == CDLAB_OK)
             s = return_changes(M, W, before, err);

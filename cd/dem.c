@@ -899,12 +899,21 @@ static vec3 external_force(const world *W, int i, double t)
 
 /* A full rebuild of the neighbour list (pairs within the skin detect.gap): the candidates in
  * key order, merged with the previous list so that surviving pairs keep their history. */
+static status rebuild_list(world *W, dem_solver *S, diag *err);
 static status rebuild(world *W, dem_solver *S, const dem_params *p, diag *err)
 {
     status s;
-    int nref;
     if (S->dist && (s = S->dist->redistribute(S->dist, W, S, p, err)) != CDLAB_OK)
         return s;
+    s = rebuild_list(W, S, err);
+    /* a distributed run: the list is this rank's alone, the forces that follow exchange */
+    return S->dist ? S->dist->agree(S->dist, s, err) : s;
+}
+
+static status rebuild_list(world *W, dem_solver *S, diag *err)
+{
+    status s;
+    int nref;
     if ((s = contacts_find_pairs(&S->grid, &W->P, W->walls, W->n_walls, W->detect.gap, &S->refs,
                                  &nref, &S->ref_cap, err)) != CDLAB_OK)
         return s;

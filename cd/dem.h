@@ -107,6 +107,9 @@ typedef struct dem_dist {
     /* width values per particle (own, then copies, as the particles lie): the copies' from
      * their owners (deformable discs: the stresses the copies' shapes come from) */
     status (*halo_values)(struct dem_dist *d, double *vals, int width, diag *err);
+    /* the worst of the ranks' statuses, on every rank (a rank that failed on its own, before
+     * the next exchange, tells the others instead of leaving them waiting) */
+    status (*agree)(struct dem_dist *d, status s, diag *err);
     /* after the forces: each piston's contact force summed over every rank's pairs with it in
      * key order, as one process sums it (S->piston_F, the same on every rank) */
     void (*pistons)(struct dem_dist *d, world *W, struct dem_solver *S);

@@ -182,6 +182,12 @@ static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
     return comm_agree(s, err);
 }
 
+static status agree(dem_dist *d, status s, diag *err)
+{
+    (void)d;
+    return comm_agree(s, err);
+}
+
 static status halo_values(dem_dist *d, double *vals, int width, diag *err)
 {
     dem_mpi *M = (dem_mpi *)d;
@@ -632,7 +638,8 @@ static status setup(dem_mpi *M, const world *W, const dem_params *p, const paral
                         .max = max_over_ranks,
                         .pistons = pistons,
                         .merge = merge_sums,
-                        .halo_values = halo_values};
+                        .halo_values = halo_values,
+                        .agree = agree};
     M->bonds = p->bond;
     M->deformable = p->deformable;
     return exchange_halo_range(&W->P, W->detect.gap, "distributed DEM", &M->range, err);

@@ -7,6 +7,7 @@
 #include "suites.h"
 
 #include "h5io.h"
+#include "xdmf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -95,6 +96,33 @@ static void same_data(const char *a, const char *b, const char *const *names)
     }
 }
 
+/* The XDMF sidecars of outputs a and b (paths of equal length) say the same, but for the data
+ * file they name. */
+static void same_sidecar(const char *a, const char *b)
+{
+    char xa[600], xb[600];
+    xdmf_sidecar_path(a, xa, sizeof xa);
+    xdmf_sidecar_path(b, xb, sizeof xb);
+    ck_assert_uint_eq(strlen(a), strlen(b));
+    static char ta[1 << 20], tb[1 << 20];
+    size_t n[2];
+    char *t[2] = {ta, tb};
+    const char *x[2] = {xa, xb};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(x[k], "r");
+        ck_assert_msg(f != NULL, "no sidecar %s", x[k]);
+        n[k] = fread(t[k], 1, sizeof ta - 1, f);
+        t[k][n[k]] = '\0';
+        fclose(f);
+    }
+    ck_assert_uint_eq(n[0], n[1]);
+    /* a's file names, as b's: then the two are the same bytes */
+    const char *base_a = strrchr(a, '/') + 1, *base_b = strrchr(b, '/') + 1;
+    for (char *q = ta; (q = strstr(q, base_a)); q++)
+        memcpy(q, base_b, strlen(base_b));
+    ck_assert_msg(memcmp(ta, tb, n[0]) == 0, "the sidecars of %s and %s differ", a, b);
+}
+
 /* The DEM energy ledger: every term, the balance and the relative residual (exact sums over
  * particles and pairs: the same bits on any number of ranks). */
 static const char *const dem_ledger_series[] = {"/series/energy/kinetic_translational",
@@ -111,7 +139,8 @@ static const char *const dem_ledger_series[] = {"/series/energy/kinetic_translat
                                                 NULL};
 
 /* cdlab run of tests/mpi/pile.ini (600 spheres falling on a floor, periodic x and y, rebuilds,
- * probes) on 2 and 3 ranks against one process: snapshots (particles and contacts), probes,
+ * probes) on 2 ranks of 2 threads with the boxes cut afresh every second rebuild, and on 3
+ * ranks, against one process: snapshots (particles and contacts), probes,
  * the stress and contact series, the energy ledger and the checkpoint's pairs, forces and exact
  * ledger sums bit for bit. Checkpoints cross rank counts: the 3-rank run's checkpoint continued
  * by one process, and the one-process checkpoint continued by 2 ranks, for 100 steps, end where
@@ -149,9 +178,12 @@ START_TEST(determinism_mpi_run_matches_one_process)
                            "/checkpoints/00000400/dem_energy",
                            "/checkpoints/00000400/dem_energy_exact",
                            NULL};
+    /* 2 ranks of 2 threads each with the boxes cut afresh at every second rebuild (hybrid, and
+     * rebalancing mid-run: neither changes a bit), then 3 ranks (its checkpoint is used below) */
+    const char *extra[] = {"--threads 2 --set parallel.rebalance_every=2", ""};
     for (int np = 2; np <= 3; np++) {
-        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s run mpi/pile.ini -o %s --overwrite --quiet", np,
-                 cdlab_bin(), many);
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s run mpi/pile.ini -o %s --overwrite --quiet %s",
+                 np, cdlab_bin(), many, extra[np - 2]);
         ck_assert_int_eq(run_shell(cmd), 0);
         same_data(one, many, exact);
         same_data(one, many, dem_ledger_series);
@@ -651,7 +683,7 @@ END_TEST
  * bonds broken by the impact; particles migrate between ranks with their bonds and stresses): 2,
  * 3 and 4 ranks write the one-process file bit for bit (particles, discs' stresses and
  * ellipses, contact forces, the bond counts, the ledger with the discs' strain energy, the
- * checkpoint's bonds and stresses); the one-process checkpoint continued by 3 ranks and the
+ * checkpoint's bonds and stresses) and its XDMF sidecar; the one-process checkpoint continued by 3 ranks and the
  * 2-rank checkpoint continued by one process end where the one-process continuation does. */
 START_TEST(determinism_dem_bonds_deformable_1_to_4_ranks)
 {
@@ -691,6 +723,7 @@ START_TEST(determinism_dem_bonds_deformable_1_to_4_ranks)
         ck_assert_int_eq(run_shell(cmd), 0);
         same_data(one, np == 2 ? two : many, exact);
         same_data(one, np == 2 ? two : many, dem_ledger_series);
+        same_sidecar(one, np == 2 ? two : many); /* the XDMF sidecar (rank 0 writes it) */
     }
     /* the impact broke bonds, and some stayed */
     double *b;
