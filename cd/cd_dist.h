@@ -51,6 +51,7 @@ typedef struct cd_mpi {
     double *piston_u;       /* the pistons' velocities at the step's start (walls' order) */
     int n_global;           /* particles in the run (the pistons' colouring numbers follow) */
     int count_cap, idx_cap, gsize_cap, R_next_cap, vals_cap;
+    id_map ids; /* this rank's particles by id (reused every step) */
 } cd_mpi;
 
 /* Every rank holds the whole world (built from the config, or read from a checkpoint with its

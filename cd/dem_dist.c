@@ -77,7 +77,7 @@ static void bond_pack(const world *W, const dem_bond_state *b, double *o)
  * holders, the same bits), into *out (malloc'ed) as bonds whose bodies are given by map_id (NULL:
  * index = id, one process); a record whose bodies are not both here: dropped (drop_missing), or
  * an error naming it. */
-static status bonds_install(const world *W, const double *rec, int n, const id_index *map, int nmap,
+static status bonds_install(const world *W, const double *rec, int n, const id_map *map,
                             int drop_missing, dem_bond_state **out, int *nout, diag *err)
 {
     keyed_ref *kr = malloc((size_t)(n > 0 ? n : 1) * sizeof *kr);
@@ -95,8 +95,8 @@ static status bonds_install(const world *W, const double *rec, int n, const id_i
         if (k > 0 && kr[k].key == kr[k - 1].key)
             continue;
         const double *r = rec + (size_t)kr[k].rec * BOND_REC;
-        int i = map ? exchange_local_of(map, nmap, (int)r[0]) : (int)r[0];
-        int j = map ? exchange_local_of(map, nmap, (int)r[1]) : (int)r[1];
+        int i = map ? exchange_local_of(map, (long)r[0]) : (int)r[0];
+        int j = map ? exchange_local_of(map, (long)r[1]) : (int)r[1];
         if (i < 0 || j < 0) {
             if (!drop_missing)
                 s = diag_set(err, CDLAB_ERR_NUMERIC,
@@ -338,24 +338,23 @@ static status send_bonds(dem_mpi *M, const world *W, const dem_solver *S, double
 
 /* The received pair histories as the old neighbour list (local indices, key order, each pair
  * once; pairs of particles this rank does not hold are dropped). */
-static status install_pairs(const world *W, dem_solver *S, const double *rec, int n, diag *err)
+static status install_pairs(id_map *map, const world *W, dem_solver *S, const double *rec, int n,
+                            diag *err)
 {
-    int N = W->P.n;
-    id_index *map = malloc((size_t)(N > 0 ? N : 1) * sizeof *map);
     dem_pair *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
     keyed_ref *kr = malloc((size_t)(n > 0 ? n : 1) * sizeof *kr);
-    if (!map || !tmp || !kr) {
-        free(map);
+    status s = tmp && kr ? exchange_id_map(map, &W->P, err)
+                         : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d pairs", n);
+    if (s != CDLAB_OK) {
         free(tmp);
         free(kr);
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d pairs", n);
+        return s;
     }
-    exchange_index_ids(&W->P, map);
     int m = 0;
     for (int k = 0; k < n; k++) {
         const double *r = rec + (size_t)k * PAIR_REC;
-        int j = exchange_local_of(map, N, (int)r[1]);
-        int i = r[0] >= 0 ? exchange_local_of(map, N, (int)r[0]) : (int)r[0];
+        int j = exchange_local_of(map, (long)r[1]);
+        int i = r[0] >= 0 ? exchange_local_of(map, (long)r[0]) : (int)r[0];
         if (j < 0 || (r[0] >= 0 && i < 0))
             continue;
         tmp[m] = pair_unpack(r, i, j);
@@ -363,30 +362,25 @@ static status install_pairs(const world *W, dem_solver *S, const double *rec, in
         m++;
     }
     keyed_sort(kr, m);
-    status s = dem_reserve_pairs(S, m, err);
+    s = dem_reserve_pairs(S, m, err);
     int u = 0;
     for (int k = 0; k < m && s == CDLAB_OK; k++)
         if (k == 0 || kr[k].key != kr[k - 1].key) /* both holders sent the same record */
             S->pair[u++] = tmp[kr[k].rec];
     S->npair = u;
-    free(map);
     free(tmp);
     free(kr);
     return s;
 }
 
-/* The received intact bonds as the rank's bond table (local indices, key order). */
-static status install_bonds(const world *W, dem_solver *S, const double *rec, int n, diag *err)
+/* The received intact bonds as the rank's bond table (local indices, key order; map: the
+ * particles by id, as install_pairs left it). */
+static status install_bonds(const id_map *map, const world *W, dem_solver *S, const double *rec,
+                            int n, diag *err)
 {
-    int N = W->P.n;
-    id_index *map = malloc((size_t)(N > 0 ? N : 1) * sizeof *map);
-    if (!map)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d bonds", n);
-    exchange_index_ids(&W->P, map);
     dem_bond_state *b = NULL;
     int m = 0;
-    status s = bonds_install(W, rec, n, map, N, 0, &b, &m, err);
-    free(map);
+    status s = bonds_install(W, rec, n, map, 0, &b, &m, err);
     return s == CDLAB_OK ? bonds_set(S, b, m, err) : s;
 }
 
@@ -422,10 +416,10 @@ static status move_particles(dem_mpi *M, world *W, dem_solver *S, const dem_para
     if (s == CDLAB_OK && (s = dem_prepare(W, S, p, err)) == CDLAB_OK) {
         moves_unpack(M, S, P->n, e);
         S->n_owned = M->H.n_owned;
-        s = install_pairs(W, S, prec, npr, err);
+        s = install_pairs(&M->ids, W, S, prec, npr, err);
     }
     if (s == CDLAB_OK && M->bonds) /* every bond of an own particle needs both bodies here */
-        s = install_bonds(W, S, brec, nbr, err);
+        s = install_bonds(&M->ids, W, S, brec, nbr, err);
     M->redistributions++;
     free(e);
     free(prec);
@@ -575,7 +569,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         if (s == CDLAB_OK && p->bond) { /* one process: index = id */
             dem_bond_state *b = NULL;
             int u = 0;
-            if ((s = bonds_install(Wg, brec, nb, NULL, 0, 0, &b, &u, err)) == CDLAB_OK)
+            if ((s = bonds_install(Wg, brec, nb, NULL, 0, &b, &u, err)) == CDLAB_OK)
                 s = bonds_set(Sg, b, u, err);
             Sg->bonds_broken = (long)broken;
         }
@@ -755,10 +749,10 @@ status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_para
         }
         S->n_owned = own;
         S->dist = &M->ops;
-        s = install_pairs(W, S, pr, m, err);
+        s = install_pairs(&M->ids, W, S, pr, m, err);
     }
     if (s == CDLAB_OK && p->bond)
-        s = install_bonds(W, S, brec, nbr, err);
+        s = install_bonds(&M->ids, W, S, brec, nbr, err);
     free(brec);
     /* the ledger's cumulative sums add the ranks' contributions: rank 0 carries the restored
      * totals */
@@ -778,6 +772,7 @@ status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_para
 void dem_mpi_free(dem_mpi *M)
 {
     free(M->broken);
+    exchange_id_map_free(&M->ids);
     if (M->have_decomp)
         decomp_free(&M->D);
     if (M->have_halo)

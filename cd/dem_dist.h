@@ -29,6 +29,7 @@ typedef struct dem_mpi {
      * u_t, intact = 0): only reported (rank 0 drops the copies two holders keep) */
     double *broken;
     int nbroken, broken_cap;
+    id_map ids; /* this rank's particles by id (rebuilt at every redistribution) */
 } dem_mpi;
 
 /* Every rank holds the whole world (as built from the config): keeps the particles of its

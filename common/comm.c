@@ -148,6 +148,39 @@ status comm_exchange(const double *send, const int *scount, double **recv, int *
     return CDLAB_OK;
 }
 
+status comm_exchange_known(const double *send, const int *scount, double *recv, const int *rcount,
+                           diag *err)
+{
+    int P = g_size;
+    if (P == 1) {
+        if (scount[0] > 0)
+            memcpy(recv, send, (size_t)scount[0] * sizeof *recv);
+        return CDLAB_OK;
+    }
+    int *sd = malloc((size_t)P * sizeof *sd), *rd = malloc((size_t)P * sizeof *rd);
+    if (!sd || !rd) {
+        free(sd);
+        free(rd);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
+    }
+    sd[0] = rd[0] = 0;
+    for (int r = 1; r < P; r++) {
+        sd[r] = sd[r - 1] + scount[r - 1];
+        rd[r] = rd[r - 1] + rcount[r - 1];
+    }
+    double t0 = account_begin(), messages = 0.0, bytes = 0.0;
+    MPI_Alltoallv(send, scount, sd, MPI_DOUBLE, recv, rcount, rd, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int r = 0; r < P; r++)
+        if (r != g_rank && scount[r] > 0) {
+            messages += 1.0;
+            bytes += (double)scount[r] * sizeof *send;
+        }
+    account_end(t0, messages, bytes);
+    free(sd);
+    free(rd);
+    return CDLAB_OK;
+}
+
 status comm_allgather(const double *v, int n, double **all, int *total, diag *err)
 {
     int P = g_size;

@@ -30,6 +30,11 @@ void comm_barrier(void);
  * rcount[r] doubles from rank r, *rtotal in all. One rank: a copy. */
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
                      diag *err);
+/* comm_exchange when every rank knows what it receives: rcount[r] doubles from rank r into recv
+ * (room for all of them, in rank order); one collective call instead of two (halo refreshes,
+ * many times per step). */
+status comm_exchange_known(const double *send, const int *scount, double *recv, const int *rcount,
+                           diag *err);
 /* Every rank's n doubles, concatenated in rank order, into *all (malloc'ed; *total doubles). */
 status comm_allgather(const double *v, int n, double **all, int *total, diag *err);
 /* The largest of the ranks' statuses (CDLAB_OK = 0 when all are fine), and from the lowest rank

@@ -59,14 +59,24 @@ status exchange_halo_return(const halo *H, double *vals, int width, diag *err);
  * only send. */
 status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
                        double **gextra, diag *err);
-/* Finding a particle by its id among a rank's particles (owned and copies). */
-typedef struct id_index {
-    int id, index;
-} id_index;
-/* map (room for P->n): P's ids with their indices, sorted by id. */
-void exchange_index_ids(const particles *P, id_index *map);
-/* The index of id in map (n entries), or -1. */
-int exchange_local_of(const id_index *map, int n, int id);
+/* Finding a particle by its id among a rank's particles (owned and copies): a table over the
+ * run's ids (0 .. n - 1), kept between uses (each build invalidates the last one's entries by a
+ * new stamp: no clearing, O(1) lookups). Measured: the distributed CD step installs its contacts
+ * every step, and binary searches in a sorted map took 11% of it (97,336 spheres, 2 ranks). */
+typedef struct id_map {
+    int *local;    /* local index of id, valid where stamp[id] == current */
+    unsigned *stamp;
+    unsigned current;
+    int cap;
+} id_map;
+/* P's ids into m (grown to the largest id). */
+status exchange_id_map(id_map *m, const particles *P, diag *err);
+/* The local index of id, or -1 (not here). */
+static inline int exchange_local_of(const id_map *m, long id)
+{
+    return id >= 0 && id < m->cap && m->stamp[id] == m->current ? m->local[id] : -1;
+}
+void exchange_id_map_free(id_map *m);
 /* A pair's key and where its record is, for putting records in key order. */
 typedef struct keyed_ref {
     uint64_t key;

@@ -13,7 +13,7 @@ void xsum_init(xsum *s)
 }
 
 /* Every digit back into [0, 2^32) but the top one, which carries the sign. */
-static void carry(xsum *s)
+void xsum_carry(xsum *s)
 {
     for (int k = 0; k < XSUM_LIMBS - 1; k++) {
         int64_t c = s->limb[k] >> 32; /* floor division by 2^32 (arithmetic shift) */
@@ -23,52 +23,17 @@ static void carry(xsum *s)
     s->adds = 0;
 }
 
-void xsum_add(xsum *s, double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    int ex = (int)((u >> 52) & 0x7ff);
-    int64_t m = (int64_t)(u & 0xfffffffffffffULL);
-    if (ex == 0x7ff) { /* infinity or NaN */
-        if (m != 0)
-            s->nan = 1;
-        else
-            s->inf |= (u >> 63) ? 2 : 1;
-        return;
-    }
-    if (ex == 0 && m == 0)
-        return;
-    /* |x| = m 2^(ex - 1075) (normal: the hidden bit added) or m 2^-1074 (subnormal): m's lowest
-     * bit is bit b of the fixed-point number */
-    int b = ex > 0 ? ex - 1 : 0;
-    if (ex > 0)
-        m |= (int64_t)1 << 52;
-    int k = b >> 5, sh = b & 31;
-    int64_t lo = m & MASK32, hi = m >> 32; /* 32 and 21 bits */
-    int64_t l = lo << sh, h = hi << sh;    /* at most 63 and 52 bits */
-    int64_t d0 = l & MASK32, d1 = (l >> 32) + (h & MASK32), d2 = h >> 32;
-    if (u >> 63) {
-        d0 = -d0;
-        d1 = -d1;
-        d2 = -d2;
-    }
-    s->limb[k] += d0;
-    s->limb[k + 1] += d1;
-    s->limb[k + 2] += d2;
-    if (++s->adds >= (1 << 29)) /* each digit changes by < 2^33 per add: room for 2^29 */
-        carry(s);
-}
 
 void xsum_merge(xsum *s, const xsum *t)
 {
     xsum u = *t;
-    carry(&u);
-    carry(s);
+    xsum_carry(&u);
+    xsum_carry(s);
     for (int k = 0; k < XSUM_LIMBS; k++)
         s->limb[k] += u.limb[k];
     s->inf |= t->inf;
     s->nan |= t->nan;
-    carry(s);
+    xsum_carry(s);
 }
 
 double xsum_round(const xsum *in)
@@ -78,7 +43,7 @@ double xsum_round(const xsum *in)
     if (in->inf)
         return in->inf == 1 ? INFINITY : -INFINITY;
     xsum s = *in;
-    carry(&s);
+    xsum_carry(&s);
     int neg = s.limb[XSUM_LIMBS - 1] < 0;
     if (neg) { /* the magnitude: two's complement of the digits */
         int64_t c = 1;
@@ -129,7 +94,7 @@ double xsum_round(const xsum *in)
 void xsum_pack(const xsum *in, double out[XSUM_PACKED])
 {
     xsum s = *in;
-    carry(&s);
+    xsum_carry(&s);
     for (int k = 0; k < XSUM_LIMBS; k++)
         out[k] = (double)s.limb[k]; /* |digit| < 2^32 (the top one: the sign, small) */
     out[XSUM_LIMBS] = s.inf;

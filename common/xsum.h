@@ -21,7 +21,47 @@ typedef struct xsum {
 } xsum;
 
 void xsum_init(xsum *s);
-void xsum_add(xsum *s, double x);
+/* The digits back into range (xsum_add calls it when the deferred carries could overflow). */
+void xsum_carry(xsum *s);
+
+/* s += x, exactly. Inline: the DEM step adds one value per touching pair (measured: 5% of the
+ * chute's step as a call, 4.5 ns an add). A double m 2^e (m a 53-bit integer, e >= -1074) sets
+ * bits e + 1074 ... e + 1126 of the fixed-point number; digit k holds bits 32k ... 32k + 31. */
+static inline void xsum_add(xsum *s, double x)
+{
+    uint64_t u;
+    __builtin_memcpy(&u, &x, sizeof u);
+    int ex = (int)((u >> 52) & 0x7ff);
+    int64_t m = (int64_t)(u & 0xfffffffffffffULL);
+    if (__builtin_expect(ex == 0x7ff, 0)) { /* infinity or NaN */
+        if (m != 0)
+            s->nan = 1;
+        else
+            s->inf |= (u >> 63) ? 2 : 1;
+        return;
+    }
+    if (ex == 0 && m == 0)
+        return;
+    /* |x| = m 2^(ex - 1075) (normal: the hidden bit added) or m 2^-1074 (subnormal): m's lowest
+     * bit is bit b of the fixed-point number */
+    int b = ex > 0 ? ex - 1 : 0;
+    if (ex > 0)
+        m |= (int64_t)1 << 52;
+    int k = b >> 5, sh = b & 31;
+    int64_t lo = m & 0xffffffffLL, hi = m >> 32; /* 32 and 21 bits */
+    int64_t l = lo << sh, h = hi << sh;          /* at most 63 and 52 bits */
+    int64_t d0 = l & 0xffffffffLL, d1 = (l >> 32) + (h & 0xffffffffLL), d2 = h >> 32;
+    if (u >> 63) {
+        d0 = -d0;
+        d1 = -d1;
+        d2 = -d2;
+    }
+    s->limb[k] += d0;
+    s->limb[k + 1] += d1;
+    s->limb[k + 2] += d2;
+    if (__builtin_expect(++s->adds >= (1 << 29), 0)) /* each digit changes by < 2^33 per add */
+        xsum_carry(s);
+}
 /* s += t (exact). */
 void xsum_merge(xsum *s, const xsum *t);
 /* The sum rounded to the nearest double (ties to even); +-inf beyond the range, NaN after a NaN

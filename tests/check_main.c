@@ -150,6 +150,7 @@ int main(void)
     srunner_add_suite(sr, mpi_suite());
     srunner_add_suite(sr, decomp_suite());
     srunner_add_suite(sr, xsum_suite());
+    srunner_add_suite(sr, exchange_suite());
     srunner_add_suite(sr, experiments_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

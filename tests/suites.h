@@ -30,6 +30,7 @@ Suite *ddem_suite(void);
 Suite *mpi_suite(void);
 Suite *decomp_suite(void);
 Suite *xsum_suite(void);
+Suite *exchange_suite(void);
 
 /* Builds a world and solver parameters from INI text; fails the test on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);

@@ -280,7 +280,7 @@ def mpi_cases(tmp, out):
             "|---|---|---|---|---|---|---|---|---|"]
     for case, code, ranks, rate, unit, comm in rows:
         one = [r[3] for r in rows if r[0] == case and r[1] == code and r[2] == 1][0]
-        comm = comm or " | "
+        comm = comm or " |  | "
         out.append(f"| {case} | {code} | {ranks} | {rate:.3e} | {unit} | {rate / one:.2f}× | {comm} |")
     out.append("")
     return rows
