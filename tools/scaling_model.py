@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""The scaling model of docs/parallel.md: efficiency of a distributed cdlab run at P ranks for N
+particles on a network of latency alpha and bandwidth beta, built from measured per-particle and
+per-contact compute costs and the communication pattern of each engine, as built and with
+neighbour-only exchanges.
+
+    tools/scaling_model.py [--alpha 2e-6] [--beta 1e10] [--markdown]
+
+Every measured input is a constant below with its source. Per step and rank, with n = N/P
+particles in a cube of side s = n^(1/3) particle spacings and a halo of thickness h spacings,
+the halo holds g = 6 s^2 h + 12 s h^2 copies (faces and edges; corners neglected). A collective
+reduction (cdlab's comm_allreduce: a gather to rank 0 and a broadcast, binomial trees) costs
+2 alpha log2 P; an all-to-all exchange as built (MPI_Alltoallv over every rank) alpha (P - 1)
+plus its bytes over beta; a neighbour exchange 26 alpha plus its bytes over beta.
+Efficiency E = compute / (compute + communication); load imbalance is not modelled."""
+import argparse
+import math
+
+# measured on the 2-core development VM, bench/results/2026-11-24-e59929e8df1e-mpi.md and
+# /parallel/ranks of the same runs (one thread per rank, -O3 -march=native)
+DEM_SECONDS_PER_PARTICLE_STEP = 1.0 / 3.83e6  # the DEM chute, one process
+DEM_CALLS_PER_STEP = 6  # /parallel/ranks: halo refresh (1 exchange + 1 agreement), 4 reductions
+DEM_REFRESH_BYTES = 72  # position and the step's movements of a halo copy (9 doubles)
+DEM_REBUILD_EVERY = 20  # steps between neighbour-list rebuilds in a dense flow (chute: 1 in 300)
+DEM_REBUILD_BYTES = 248  # a particle's record with its movements (31 doubles), halo or migrant
+DEM_MIGRATING = 0.03  # share of a rank's particles that change rank at a rebuild
+DEM_REBALANCE_EVERY = 10  # rebuilds between fresh cuts ([parallel] rebalance; an assumption)
+CD_SECONDS_PER_UPDATE = 0.428 / (296240 * 50)  # colored, 97,336 spheres, N_I = 50, one process
+CD_CONTACTS_PER_PARTICLE = 296240 / 97336
+CD_COLOURS = 12  # greedy colouring of a 3D packing (the lattice case: 12)
+CD_SWEEPS = 50
+CD_VELOCITY_BYTES = 48  # v and w of a halo copy
+CD_CONTACT_BYTES = 48  # a warm-start contact record, to the owners every step (6 doubles)
+CD_COLOUR_GATHER_BYTES = 24  # a contact's bodies and flags (3 doubles), gathered on every rank
+HALO_SPACINGS = 1.2  # detection gap plus the largest diameter, in mean particle spacings
+
+
+def halo_copies(n):
+    s = n ** (1.0 / 3.0)
+    h = HALO_SPACINGS
+    return 6 * s * s * h + 12 * s * h * h
+
+
+def reduction(P, alpha):
+    return 2 * alpha * math.log2(P) if P > 1 else 0.0
+
+
+def exchange(P, nbytes, alpha, beta, neighbours):
+    if P == 1:
+        return 0.0
+    return (min(26, P - 1) if neighbours else P - 1) * alpha + nbytes / beta
+
+
+def dem(N, P, alpha, beta, neighbours):
+    n = N / P
+    g = halo_copies(n)
+    compute = n * DEM_SECONDS_PER_PARTICLE_STEP
+    step = exchange(P, g * DEM_REFRESH_BYTES, alpha, beta, neighbours) + \
+        (DEM_CALLS_PER_STEP - 1) * reduction(P, alpha)
+    moved = (g + DEM_MIGRATING * n) * DEM_REBUILD_BYTES
+    rebuild = 3 * exchange(P, moved, alpha, beta, neighbours) + 4 * reduction(P, alpha)
+    if not neighbours:  # as built: every rank gathers every position when it cuts afresh
+        rebuild += ((P - 1) * alpha + 24 * N / beta) / DEM_REBALANCE_EVERY
+    comm = step + rebuild / DEM_REBUILD_EVERY
+    return compute, comm
+
+
+def cd(N, P, alpha, beta, neighbours, colored):
+    n = N / P
+    g = halo_copies(n)
+    contacts = CD_CONTACTS_PER_PARTICLE * n
+    compute = contacts * CD_SWEEPS * CD_SECONDS_PER_UPDATE
+    per_sweep = (CD_COLOURS if colored else 2) * exchange(P, g * CD_VELOCITY_BYTES, alpha, beta,
+                                                          neighbours) + 2 * reduction(P, alpha)
+    # every step: migration, the warm-start forces of the contacts at the cuts to their owners,
+    # the halo rebuilt (the copies' whole records), and the detection's agreement
+    per_step = exchange(P, DEM_MIGRATING * n * DEM_REBUILD_BYTES, alpha, beta, neighbours) + \
+        exchange(P, g * CD_CONTACTS_PER_PARTICLE * CD_CONTACT_BYTES, alpha, beta, neighbours) + \
+        exchange(P, g * DEM_REBUILD_BYTES, alpha, beta, neighbours) + 3 * reduction(P, alpha)
+    if colored and not neighbours:  # as built: the global colouring gathers every contact
+        per_step += (P - 1) * alpha + CD_COLOUR_GATHER_BYTES * CD_CONTACTS_PER_PARTICLE * N / beta
+    return compute, CD_SWEEPS * per_sweep + per_step
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--alpha", type=float, default=2e-6, help="latency per message, s")
+    ap.add_argument("--beta", type=float, default=1e10, help="bandwidth per rank, bytes/s")
+    a = ap.parse_args()
+    rows = []
+    for N in (1e8, 1e9):
+        for P in (64, 1024, 16384):
+            n = N / P
+            r = [f"{N:.0e}".replace("e+0", "·10^"), f"{P:,}", f"{n:.2g}", f"{halo_copies(n):.2g}"]
+            c, _ = dem(N, P, a.alpha, a.beta, False)
+            r.append(f"{c * 1e3:.3g} ms")
+            for f in (lambda nb: dem(N, P, a.alpha, a.beta, nb),
+                      lambda nb: cd(N, P, a.alpha, a.beta, nb, True),
+                      lambda nb: cd(N, P, a.alpha, a.beta, nb, False)):
+                for nb in (False, True):
+                    comp, comm = f(nb)
+                    r.append(f"{comp / (comp + comm):.2f}")
+            rows.append(r)
+    print(f"alpha = {a.alpha:g} s, beta = {a.beta:g} bytes/s")
+    print("| N | P | particles per rank | halo copies | DEM compute per step | DEM as built | "
+          "DEM neighbours | CD colored as built | CD colored neighbours | CD domain-wise as built | "
+          "CD domain-wise neighbours |")
+    print("|" + "---|" * 11)
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()
