@@ -618,9 +618,10 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
         const contact *c = &W->C.c[k];
         across += c->j < M->H.n_owned && c->i >= M->H.n_owned;
     }
-    double v[5] = {st->n_contacts, st->n_active, st->n_sliding, sum, across};
-    comm_allreduce(v, 5, COMM_SUM);
-    comm_allreduce(&st->max_overlap, 1, COMM_MAX);
+    double v[6] = {st->n_contacts, st->n_active, st->n_sliding, sum, across, st->max_overlap};
+    const comm_op ops[6] = {COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_MAX};
+    comm_allreduce_ops(v, ops, 6);
+    st->max_overlap = v[5];
     st->n_contacts = (int)v[0], st->n_active = (int)v[1], st->n_sliding = (int)v[2];
     st->mean_overlap = st->n_active > 0 ? v[3] / st->n_active : 0.0;
     M->counted = v[0];

@@ -30,6 +30,8 @@ typedef struct dem_mpi {
     double *broken;
     int nbroken, broken_cap;
     id_map ids; /* this rank's particles by id (rebuilt at every redistribution) */
+    double *refresh; /* the halo refresh's values (REFRESH per particle), kept between steps */
+    int refresh_cap;
 } dem_mpi;
 
 /* Every rank holds the whole world (as built from the config): keeps the particles of its

@@ -203,11 +203,11 @@ static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
 {
     dem_stats g = *st;
     if (E->M) { /* every rank's counted pairs and own particles: sums and maxima in rank order */
-        double v[4] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active,
-                       st->n_sliding};
-        comm_allreduce(v, 4, COMM_SUM);
-        g.max_overlap = st->max_overlap;
-        comm_allreduce(&g.max_overlap, 1, COMM_MAX);
+        double v[5] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active,
+                       st->n_sliding, st->max_overlap};
+        const comm_op ops[5] = {COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_MAX};
+        comm_allreduce_ops(v, ops, 5);
+        g.max_overlap = v[4];
         g.n_contacts = (int)v[0], g.n_active = (int)v[1], g.n_sliding = (int)v[3];
         g.mean_overlap = v[1] > 0 ? v[2] / v[1] : 0.0;
         st = &g;

@@ -75,7 +75,7 @@ int comm_size(void)
     return g_size;
 }
 
-void comm_allreduce(double *v, int n, comm_op op)
+void comm_allreduce_ops(double *v, const comm_op *op, int n)
 {
     if (g_size == 1 || n <= 0)
         return;
@@ -88,14 +88,26 @@ void comm_allreduce(double *v, int n, comm_op op)
         for (int r = 1; r < g_size; r++)
             for (int k = 0; k < n; k++) {
                 double x = all[(size_t)r * (size_t)n + (size_t)k];
-                v[k] = op == COMM_SUM   ? v[k] + x
-                       : op == COMM_MAX ? (x > v[k] ? x : v[k])
-                                        : (x < v[k] ? x : v[k]);
+                v[k] = op[k] == COMM_SUM   ? v[k] + x
+                       : op[k] == COMM_MAX ? (x > v[k] ? x : v[k])
+                                           : (x < v[k] ? x : v[k]);
             }
         free(all);
     }
     MPI_Bcast(v, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     account_reduction(t0, n, sizeof *v);
+}
+
+void comm_allreduce(double *v, int n, comm_op op)
+{
+    enum { FEW = 16 };
+    comm_op ops[FEW];
+    for (int k0 = 0; k0 < n; k0 += FEW) {
+        int m = n - k0 < FEW ? n - k0 : FEW;
+        for (int k = 0; k < m; k++)
+            ops[k] = op;
+        comm_allreduce_ops(v + k0, ops, m);
+    }
 }
 
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,

@@ -24,6 +24,8 @@ int comm_launched(void);
 /* v[0..n-1] combined over the ranks with op, the same on every rank: rank 0 combines the
  * ranks' values in rank order and sends the result back. */
 void comm_allreduce(double *v, int n, comm_op op);
+/* The same in one call with an operation per value (op[k] for v[k]). */
+void comm_allreduce_ops(double *v, const comm_op *op, int n);
 void comm_barrier(void);
 /* All-to-all of doubles: send holds the segment for rank 0 (scount[0] doubles), then rank 1, ...;
  * *recv (malloc'ed, caller frees) receives rank 0's segment for this rank, then rank 1's, ...,
