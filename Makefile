@@ -6,6 +6,7 @@
 #   make test-slow  run only the tests tagged "slow" (long physics regressions; CI runs them)
 #   make demo       install deps, build, run the 1D wave test experiment end to end
 #   make check-asan the whole suite under AddressSanitizer + UBSan (build-debug/); `debug` too
+#   make check-tsan ThreadSanitizer (clang, libomp + Archer) on the threaded runs at 2 and 4 threads
 #   make fuzz       libFuzzer on the config and particle-file readers (FUZZ_SECONDS each)
 #   make memcheck   valgrind on a short CD, a short DEM and a short bonded deformable-disc run
 #   make render     a 2D packing rendered with ParaView from its XDMF sidecar (build/render/)
@@ -36,7 +37,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: experiments-status FORCE all deps fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: experiments-status FORCE all deps check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -130,6 +131,17 @@ check-asan: deps
 	cd tests && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    CDLAB_BIN=../build-debug/cdlab CK_FORK=no ../build-debug/check_all
 debug: check-asan
+
+# ThreadSanitizer on the threaded code (tools/tsan.sh: DEM, CD colored and random, bonds and
+# deformable discs, the drive, at 2 and 4 threads, and the thread-comparing Check tests): clang
+# with LLVM's OpenMP runtime and its Archer tool (Debian's libomp-14-dev), which TSan needs to see
+# OpenMP's synchronisation; any report fails. CI runs it.
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+check-tsan:
+	@CDLAB_EXTRA_PKGS="clang libomp-14-dev" bash tools/deps.sh
+	$(MAKE) --no-print-directory BUILD=build-tsan CC=clang OPT="$(TSAN_FLAGS)" \
+	    EXTRA_LDFLAGS="-fsanitize=thread" build-tsan/cdlab build-tsan/check_all
+	bash tools/tsan.sh build-tsan
 
 # Fuzzing (libFuzzer, from Debian's clang and libclang-rt-14-dev): the config reader, the
 # particle-file reader and the checkpoint restore (mutated HDF5 datasets and attributes),
