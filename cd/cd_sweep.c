@@ -1,5 +1,6 @@
 /* Gauss-Seidel sweeps of the shock law (Unger & Kertesz sec. 2.5) in five orders. */
 #include "cd.h"
+#include "prefetch.h"
 #include "cd_shock_law.h"
 
 #include "grow.h"
@@ -267,18 +268,7 @@ status cd_group_colors(cd_solver *S, int n, diag *err)
 
 /* The order is known ahead: prefetch the contact record PF_FAR updates ahead, and the
  * velocities of its bodies PF_NEAR ahead (by then its body indices are in cache). Measured on
- * 97,336 shuffled spheres: 3.3e6 -> 1.0e7 contact updates per second. */
-/* GCC 12 at -O2/-O3 removed __builtin_prefetch here (the helper counts as pure and its calls
- * are dropped; inlined, the prefetches vanished too; checked in the assembly): on x86-64 the
- * instruction is emitted with volatile asm, which the optimiser keeps. */
-static inline void prefetch_line(const void *p)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
-#else
-    __builtin_prefetch(p);
-#endif
-}
+ * 97,336 shuffled spheres: 3.3e6 -> 1.0e7 contact updates per second (common/prefetch.h). */
 
 static inline void prefetch_ahead(const world *W, const int *perm, int k)
 {

@@ -46,4 +46,10 @@ typedef struct dem_contact_out {
 
 void dem_contact_force(const dem_law *law, const dem_contact_in *in, dem_contact_out *out);
 
+/* The rotation of the sliding direction in closed form (Kuhn et al. eqs. 18-19): from the
+ * angle theta given by its cosine c and sine sn (normalised), the final angle theta' with
+ * |tan(theta'/2)| = |tan(theta/2)| exp(-E) and the sign of theta, as its cosine and sine,
+ * without trigonometric functions (E = INFINITY: theta' = 0). */
+void dem_sliding_angle_end(double c, double sn, double E, double *cos_end, double *sin_end);
+
 #endif

@@ -6,6 +6,14 @@
 
 #define CDLAB_PI 3.14159265358979323846
 
+/* The larger of two numbers that are not NaN, inline: fmax is a libm call in this build (its
+ * NaN and signed-zero rules keep GCC from inlining it without -ffinite-math-only; 1% of the DEM
+ * step). Where a or b can be NaN, use fmax. */
+static inline double num_max(double a, double b)
+{
+    return a > b ? a : b;
+}
+
 typedef struct vec3 {
     double x, y, z;
 } vec3;
