@@ -51,7 +51,6 @@ void dem_solver_free(dem_solver *S)
     free(S->blk);
     free(S->gf);
     free(S->pair);
-    free(S->pair_old);
     free(S->refs);
     free(S->bond);
     free(S->bond_of);
@@ -909,6 +908,22 @@ static status rebuild(world *W, dem_solver *S, const dem_params *p, diag *err)
     return S->dist ? S->dist->agree(S->dist, s, err) : s;
 }
 
+/* Keeps the pairs of list[0..n) that carry a history (ever touched since they were listed, or a
+ * tangential or dashpot force), in order; returns how many. A pair without one is, bit for bit,
+ * the entry a new pair gets: {i, j, -INFINITY, 0, 0}. */
+static int compact_history(dem_pair *list, int n)
+{
+    static const vec3 zero; /* all bits zero: -0.0 is a history */
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        const dem_pair *c = &list[k];
+        if (c->zeta != -INFINITY || memcmp(&c->ft, &zero, sizeof zero) != 0 ||
+            memcmp(&c->fd, &zero, sizeof zero) != 0)
+            list[m++] = *c;
+    }
+    return m;
+}
+
 static status rebuild_list(world *W, dem_solver *S, diag *err)
 {
     status s;
@@ -926,15 +941,21 @@ static status rebuild_list(world *W, dem_solver *S, diag *err)
         }
         nref = m;
     }
+    /* The old list keeps only the pairs with a history (the others equal a new pair, bit for
+     * bit), its freed part goes back to the system, and the list is merged into a new buffer;
+     * the old one is then freed: one list between rebuilds, and at a rebuild the new list, the
+     * candidates and the old pairs with a history (issue 19: a second full buffer was kept). */
     dem_pair *old = S->pair;
-    int nold = S->npair, oldcap = S->pair_cap;
-    S->pair = S->pair_old;
-    S->pair_cap = S->pair_old_cap;
-    S->pair_old = old;
-    S->pair_old_cap = oldcap;
+    int nold = compact_history(old, S->npair);
+    big_release(old, (size_t)nold * sizeof *old, (size_t)S->pair_cap * sizeof *old);
+    S->pair = NULL;
+    S->pair_cap = 0;
     S->npair = 0;
-    if ((s = grow_pairs(&S->pair, &S->pair_cap, nref + S->nbond, err)) != CDLAB_OK)
+    if ((s = grow_pairs(&S->pair, &S->pair_cap, nref + S->nbond, err)) != CDLAB_OK) {
+        S->pair = old; /* the pairs with a history, in key order: a valid list to free */
+        S->npair = nold;
         return s;
+    }
     /* the candidates and the intact bonds (a bonded pair stays listed however far apart), in
      * key order; a pair kept from the old list keeps its history */
     int a = 0, b = 0, q = 0, m = 0;
@@ -956,6 +977,10 @@ static status rebuild_list(world *W, dem_solver *S, diag *err)
             S->pair[m++] = (dem_pair){i, j, -INFINITY, v3_zero(), v3_zero()};
     }
     S->npair = m;
+    free(old);
+    free(S->refs); /* made afresh at every rebuild */
+    S->refs = NULL;
+    S->ref_cap = 0;
     if ((s = index_contact_list(S, W, err)) != CDLAB_OK)
         return s;
     memset(S->path, 0, (size_t)W->P.n * sizeof *S->path);

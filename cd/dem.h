@@ -129,8 +129,7 @@ typedef struct dem_solver {
     double wall_path;  /* largest piston travel since the last rebuild */
     int cap, wcap;
     dem_pair *pair;     /* the neighbour list, sorted by pair key (contact_pair_key) */
-    dem_pair *pair_old; /* the list before the last rebuild (buffer reused at the next) */
-    int npair, pair_cap, pair_old_cap;
+    int npair, pair_cap;
     pair_ref *refs; /* candidates of the last rebuild */
     int ref_cap;
     cells grid;

@@ -253,61 +253,97 @@ static status snapshot_particles(h5out *h, const char *g, const particles *P, di
 /* The contacts of a snapshot, from the engine: the geometry of now, once per contact (the DEM
  * engine does not update the normal of pairs that are apart), the force on body 1, and the
  * lines for viewers: body 0's end of the contact (its centre's nearest periodic image, or the
- * contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1. */
-static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, diag *err)
+ * contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1. Written in slabs
+ * of SNAP_ROWS contacts (issue 19: the whole arrays, 120 bytes per contact, made the largest
+ * peak of a DEM run's memory, 460 MB at 10^6 particles). */
+#define SNAP_ROWS 65536
+enum { SC_PAIR, SC_NORMAL, SC_FORCE, SC_GAP, SC_MAG, SC_ENDS, SC_LINE, SC_N };
+
+/* Row q of dataset d for contact k (ends: two rows of 3, line: the pair of endpoint rows). */
+static void contact_rows(const run_setup *S, int d, long k, void *out)
 {
     const world *W = &S->W;
     const particles *P = &W->P;
-    long nc = S->E.ops->contact_count(&S->E, W), nc2[2] = {nc, 2}, nc3[2] = {nc, 3},
-         e3[2] = {2 * nc, 3};
-    size_t m = (size_t)(nc > 0 ? nc : 1);
-    int32_t *pair = malloc(m * 2 * sizeof *pair);
-    double *normal = malloc(m * 3 * sizeof *normal), *force = malloc(m * 3 * sizeof *force);
-    double *gap = malloc(m * sizeof *gap), *mag = malloc(m * sizeof *mag);
-    double *ends = malloc(m * 6 * sizeof *ends);
-    status st = CDLAB_OK;
-    if (!pair || !normal || !force || !gap || !mag || !ends)
-        st = diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
-    for (long k = 0; k < nc && st == CDLAB_OK; k++) {
-        contact c;
-        S->E.ops->contact(&S->E, W, (int)k, &c);
-        pair[2 * k] = c.i;
-        pair[2 * k + 1] = c.j;
-        normal[3 * k] = c.n.x, normal[3 * k + 1] = c.n.y, normal[3 * k + 2] = c.n.z;
-        force[3 * k] = c.R.x, force[3 * k + 1] = c.R.y, force[3 * k + 2] = c.R.z;
-        gap[k] = c.gap;
-        mag[k] = v3_norm(c.R);
+    if (d == SC_LINE) {
+        int32_t *o = out;
+        o[0] = (int32_t)(2 * k), o[1] = (int32_t)(2 * k + 1);
+        return;
+    }
+    contact c;
+    S->E.ops->contact(&S->E, W, (int)k, &c);
+    double *o = out;
+    switch (d) {
+    case SC_PAIR:
+        ((int32_t *)out)[0] = c.i, ((int32_t *)out)[1] = c.j;
+        break;
+    case SC_NORMAL:
+        o[0] = c.n.x, o[1] = c.n.y, o[2] = c.n.z;
+        break;
+    case SC_FORCE:
+        o[0] = c.R.x, o[1] = c.R.y, o[2] = c.R.z;
+        break;
+    case SC_GAP:
+        o[0] = c.gap;
+        break;
+    case SC_MAG:
+        o[0] = v3_norm(c.R);
+        break;
+    case SC_ENDS: {
         /* body 0's end: the image of its centre nearest body 1 (x_j minus the minimum-image
          * separation), or the point of the wall's surface nearest body 1 (x_j - (r_j + g) n),
          * whatever the lever arms */
         vec3 xj = P->x[c.j];
         vec3 x0 = c.i >= 0 ? v3_sub(xj, pbox_delta(&P->box, P->x[c.i], xj))
                            : v3_axpy(-(P->r[c.j] + c.gap), c.n, xj);
-        ends[6 * k] = x0.x, ends[6 * k + 1] = x0.y, ends[6 * k + 2] = x0.z;
-        ends[6 * k + 3] = xj.x, ends[6 * k + 4] = xj.y, ends[6 * k + 5] = xj.z;
+        o[0] = x0.x, o[1] = x0.y, o[2] = x0.z, o[3] = xj.x, o[4] = xj.y, o[5] = xj.z;
+        break;
     }
+    }
+}
+
+/* The contacts of a snapshot, from the engine: the geometry of now, once per contact (the DEM
+ * engine does not update the normal of pairs that are apart), the force on body 1, and the
+ * lines for viewers: body 0's end of the contact (its centre's nearest periodic image, or the
+ * contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1. Each dataset is
+ * written whole before the next is made, in slabs of SNAP_ROWS contacts (issue 19: the whole
+ * arrays, 120 bytes per contact, made the largest peak of a DEM run's memory, 460 MB at 10^6
+ * particles). One dataset at a time, as whole arrays were: with all seven made first, a disk
+ * that filled up in the middle left the file unreadable back to its last snapshot (the
+ * library's metadata of the new datasets went out half written; tests/check_safety.c). */
+static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, diag *err)
+{
+    long nc = S->E.ops->contact_count(&S->E, &S->W);
+    static const struct {
+        const char *name;
+        h5type type;
+        int rank, width; /* values per contact */
+    } ds[SC_N] = {{"pair", H5IO_INT32, 2, 2},        {"normal", H5IO_DOUBLE, 2, 3},
+                  {"force", H5IO_DOUBLE, 2, 3},      {"gap", H5IO_DOUBLE, 1, 1},
+                  {"force_magnitude", H5IO_DOUBLE, 1, 1}, {"endpoints", H5IO_DOUBLE, 2, 6},
+                  {"line", H5IO_INT32, 2, 2}};
+    size_t m = (size_t)(nc < SNAP_ROWS ? (nc > 0 ? nc : 1) : SNAP_ROWS);
+    double *buf = malloc(m * 6 * sizeof *buf); /* the widest row: 6 doubles */
+    status st = buf ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
     char path[128];
-#define SNAPC(name, type, rank, dims, data)                                                        \
-    if (st == CDLAB_OK) {                                                                          \
-        snprintf(path, sizeof path, "%s/contacts/%s", g, name);                                    \
-        st = h5out_array(h, path, type, rank, dims, data, err);                                    \
+    for (int d = 0; d < SC_N && st == CDLAB_OK; d++) {
+        long dims[2] = {d == SC_ENDS ? 2 * nc : nc, d == SC_ENDS ? 3 : ds[d].width};
+        size_t row = (size_t)ds[d].width * (ds[d].type == H5IO_INT32 ? 4 : 8);
+        h5out_rows *r = NULL;
+        snprintf(path, sizeof path, "%s/contacts/%s", g, ds[d].name);
+        st = h5out_rows_begin(h, path, ds[d].type, ds[d].rank, dims, &r, err);
+        for (long k0 = 0; k0 < nc && st == CDLAB_OK; k0 += (long)m) {
+            long n = nc - k0 < (long)m ? nc - k0 : (long)m;
+            for (long q = 0; q < n; q++)
+                contact_rows(S, d, k0 + q, (char *)buf + (size_t)q * row);
+            st = d == SC_ENDS ? h5out_rows_write(r, 2 * k0, 2 * n, buf, err)
+                              : h5out_rows_write(r, k0, n, buf, err);
+        }
+        diag tmp;
+        status s2 = h5out_rows_end(r, st == CDLAB_OK ? err : &tmp);
+        if (st == CDLAB_OK)
+            st = s2;
     }
-    SNAPC("pair", H5IO_INT32, 2, nc2, pair);
-    SNAPC("normal", H5IO_DOUBLE, 2, nc3, normal);
-    SNAPC("force", H5IO_DOUBLE, 2, nc3, force);
-    SNAPC("gap", H5IO_DOUBLE, 1, &nc, gap);
-    SNAPC("force_magnitude", H5IO_DOUBLE, 1, &nc, mag);
-    SNAPC("endpoints", H5IO_DOUBLE, 2, e3, ends);
-    for (long k = 0; k < 2 * nc && st == CDLAB_OK; k++)
-        pair[k] = (int32_t)k;
-    SNAPC("line", H5IO_INT32, 2, nc2, pair);
-#undef SNAPC
-    free(pair);
-    free(normal);
-    free(force);
-    free(gap);
-    free(mag);
-    free(ends);
+    free(buf);
     return st;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void *grow_array(void *ptr, int *cap, int need, size_t elem)
 {
@@ -38,6 +39,21 @@ void *big_alloc(size_t bytes)
     if (posix_memalign(&p, 64, bytes > 0 ? bytes : 64) != 0)
         return NULL;
     return p;
+}
+
+void big_release(void *p, size_t keep_bytes, size_t cap_bytes)
+{
+#ifdef MADV_DONTNEED
+    if (!p || cap_bytes < HUGE_PAGE) /* big_alloc aligned it to 2 MiB: pages are whole */
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), from = (keep_bytes + page - 1) / page * page;
+    if (from < cap_bytes)
+        madvise((char *)p + from, cap_bytes - from, MADV_DONTNEED); /* advice: harmless if refused */
+#else
+    (void)p;
+    (void)keep_bytes;
+    (void)cap_bytes;
+#endif
 }
 
 void *big_realloc(void *old, size_t old_bytes, size_t bytes)

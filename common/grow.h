@@ -16,6 +16,10 @@ void *grow_array(void *ptr, int *cap, int need, size_t elem);
 void *big_alloc(size_t bytes);
 /* big_alloc, copy old_bytes of old, free old. */
 void *big_realloc(void *old, size_t old_bytes, size_t bytes);
+/* Gives the pages of a big_alloc buffer (cap_bytes long) beyond its first keep_bytes back to the
+ * system (madvise MADV_DONTNEED): they read as zero when touched again. The buffer stays valid;
+ * a buffer under 2 MiB is left as it is. */
+void big_release(void *p, size_t keep_bytes, size_t cap_bytes);
 /* grow_array for big arrays: a big_alloc buffer of doubled capacity, keeping the first
  * keep_bytes of ptr (0: contents not needed). */
 void *grow_big(void *ptr, size_t keep_bytes, int *cap, int need, size_t elem);

@@ -39,6 +39,18 @@ status h5out_series_append(h5out *h, int index, const void *row, diag *err);
 status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
                    const void *data, diag *err);
 
+/* An array written in slabs of rows (along its first dimension), for arrays too big to build
+ * whole in memory (a snapshot's contacts: 120 bytes each, 460 MB at 10^6 particles): created
+ * with its full dimensions, its rows then written in any number of calls, then closed by _end
+ * (also after a failure; as for h5out_array, an error the close meets is reported by the next
+ * h5out_flush). */
+typedef struct h5out_rows h5out_rows;
+status h5out_rows_begin(h5out *h, const char *path, h5type type, int rank, const long *dims,
+                        h5out_rows **rows, diag *err);
+/* n rows from row first (the data holds n rows of the array's row shape). */
+status h5out_rows_write(h5out_rows *r, long first, long n, const void *data, diag *err);
+status h5out_rows_end(h5out_rows *r, diag *err);
+
 /* Reading (for `cdlab info` and tests). */
 status h5in_describe(const char *path, FILE *stream, diag *err);
 /* Reads a 1D double dataset or a string attribute of "/"; *data is malloc'ed. */
