@@ -45,11 +45,14 @@ void dem_solver_free(dem_solver *S)
     free(S->path);
     free(S->piston_F);
     free(S->piston_ds);
-    free(S->adj_start);
-    free(S->adj);
-    free(S->wall_adj);
+    free(S->home);
+    free(S->side_of);
+    free(S->side);
+    free(S->strad);
+    free(S->sadj_start);
+    free(S->sadj);
+    free(S->wall_pairs);
     free(S->blk);
-    free(S->gf);
     free(S->pair);
     free(S->refs);
     free(S->bond);
@@ -57,7 +60,7 @@ void dem_solver_free(dem_solver *S)
     free(S->sig);
     free(S->ell);
     free(S->eload);
-    free(S->gsig);
+    free(S->side_sig);
     cells_free(&S->grid);
     memset(S, 0, sizeof *S);
 }
@@ -66,6 +69,8 @@ void dem_solver_free(dem_solver *S)
  * geometrically, so the step allocates nothing once the sizes have settled. */
 static status ensure(dem_solver *S, const world *W, const dem_params *p, diag *err)
 {
+    S->k_n = p->law.k_n;
+    S->dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
     if (W->P.n > S->cap || !S->F || (p->deformable && !S->ell)) {
         int cap = W->P.n > 32 ? 2 * W->P.n : 64;
         vec3 **arrays[] = {&S->F, &S->T, &S->du, &S->dth};
@@ -147,45 +152,112 @@ static inline int n_own(const world *W, const dem_solver *S)
     return S->dist ? S->n_owned : W->P.n;
 }
 
-/* Adjacency of the contact list (after a rebuild): for every particle its contact sides in
- * contact order, and the wall contacts. */
-static status build_adjacency(dem_solver *S, const world *W, diag *err)
+/* Pairs per block of the force write-back (fixed: never derived from the thread count; a
+ * multiple of DEM_BLOCK). Larger blocks leave fewer straddlers (chute, 65,600 spheres: 48% of
+ * the particles at 1,024, 23% at 4,096, 16% at 16,384) but fewer blocks to share among
+ * threads. */
+#define DEM_WB (4 * DEM_BLOCK)
+
+/* The write-back of a new pair list (see dem_solver): each own particle's block or -1 (a
+ * straddler: pairs in several blocks, or with a wall), the side rows (pairs with a wall, a
+ * straddler or a bond), the straddlers' contact sides in contact order, the wall pairs. */
+static status build_writeback(dem_solver *S, const world *W, diag *err)
 {
-    int n = W->P.n, np = S->npair;
+    int n = W->P.n, np = S->npair, nown = n_own(W, S);
     const dem_pair *pr = S->pair;
-    int *st = grow_array(S->adj_start, &S->adj_start_cap, n + 1, sizeof *st);
-    if (st)
-        S->adj_start = st;
-    int *adj = grow_array(S->adj, &S->adj_cap, 2 * np + 1, sizeof *adj);
-    if (adj)
-        S->adj = adj;
-    int *wa = grow_array(S->wall_adj, &S->wall_adj_cap, np + 1, sizeof *wa);
-    if (wa)
-        S->wall_adj = wa;
-    if (!st || !adj || !wa)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM adjacency (%d contacts)",
+    int *home = grow_array(S->home, &S->home_cap, n + 1, sizeof *home);
+    if (home)
+        S->home = home;
+    int *so = grow_array(S->side_of, &S->side_of_cap, np + 1, sizeof *so);
+    if (so)
+        S->side_of = so;
+    int *wp = grow_array(S->wall_pairs, &S->wall_pairs_cap, np + 1, sizeof *wp);
+    if (wp)
+        S->wall_pairs = wp;
+    if (!home || !so || !wp)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back (%d pairs)",
                         np);
-    memset(st, 0, (size_t)(n + 1) * sizeof *st);
-    S->n_wall_adj = 0;
-    for (int k = 0; k < np; k++) {
-        st[pr[k].j + 1]++;
-        if (pr[k].i >= 0)
-            st[pr[k].i + 1]++;
-        else
-            wa[S->n_wall_adj++] = k;
-    }
+    /* home: -2 (no pair yet), the block of the particle's pairs, or -1 */
     for (int i = 0; i < n; i++)
-        st[i + 1] += st[i];
-    /* fill in contact order, using st[i] as the cursor, then shift back */
+        home[i] = -2;
+    S->n_wall_pairs = 0;
     for (int k = 0; k < np; k++) {
-        const dem_pair *c = &pr[k];
-        if (c->i >= 0)
-            adj[st[c->i]++] = 2 * k;
-        adj[st[c->j]++] = 2 * k + 1;
+        int b = k / DEM_WB, body[2] = {pr[k].i, pr[k].j};
+        if (pr[k].i < 0)
+            wp[S->n_wall_pairs++] = k;
+        for (int e = 0; e < 2; e++) {
+            int q = body[e];
+            if (q < 0 || q >= nown) /* a wall, or a halo copy: nothing to sum */
+                continue;
+            home[q] = home[q] == -2 && pr[k].i >= 0 ? b : home[q] == b && pr[k].i >= 0 ? b : -1;
+        }
     }
-    for (int i = n; i > 0; i--)
-        st[i] = st[i - 1];
-    st[0] = 0;
+    /* side rows; the straddlers and how many contact sides each has */
+    int nside = 0, nstrad = 0, nsides = 0;
+    for (int k = 0; k < np; k++) {
+        int i = pr[k].i, j = pr[k].j;
+        int strad = (j < nown && home[j] == -1) || (i >= 0 && i < nown && home[i] == -1);
+        so[k] = i < 0 || strad || (S->nbond > 0 && S->bond_of[k] >= 0) ? nside++ : -1;
+    }
+    for (int i = 0; i < nown; i++)
+        nstrad += home[i] == -1;
+    int *st = grow_array(S->strad, &S->strad_cap, nstrad + 1, sizeof *st);
+    if (st)
+        S->strad = st;
+    int *ss = grow_array(S->sadj_start, &S->sadj_start_cap, nstrad + 1, sizeof *ss);
+    if (ss)
+        S->sadj_start = ss;
+    if (!st || !ss)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back");
+    /* the straddlers' ranks in strad: home of a straddler temporarily -3 - rank */
+    for (int i = 0, r = 0; i < nown; i++)
+        if (home[i] == -1) {
+            st[r] = i;
+            home[i] = -3 - r++;
+        }
+    memset(ss, 0, (size_t)(nstrad + 1) * sizeof *ss);
+    for (int k = 0; k < np; k++) {
+        int body[2] = {pr[k].i, pr[k].j};
+        for (int e = 0; e < 2; e++)
+            if (body[e] >= 0 && body[e] < nown && home[body[e]] <= -3) {
+                ss[-3 - home[body[e]] + 1]++;
+                nsides++;
+            }
+    }
+    for (int r = 0; r < nstrad; r++)
+        ss[r + 1] += ss[r];
+    int *sa = grow_array(S->sadj, &S->sadj_cap, nsides + 1, sizeof *sa);
+    if (!sa)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back");
+    S->sadj = sa;
+    /* fill in contact order (the list is in key order), ss[r] as the cursor, then shift back */
+    for (int k = 0; k < np; k++) {
+        int body[2] = {pr[k].i, pr[k].j};
+        for (int e = 0; e < 2; e++)
+            if (body[e] >= 0 && body[e] < nown && home[body[e]] <= -3)
+                sa[ss[-3 - home[body[e]]]++] = 2 * k + e;
+    }
+    for (int r = nstrad; r > 0; r--)
+        ss[r] = ss[r - 1];
+    ss[0] = 0;
+    for (int r = 0; r < nstrad; r++)
+        home[st[r]] = -1;
+    S->nstrad = nstrad;
+    /* the side rows themselves (zeroed every step: a pair that stays apart writes nothing) */
+    vec3 *side = grow_array(S->side, &S->side_cap, 3 * nside + 3, sizeof *side);
+    if (!side)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM side rows (%d)", nside);
+    S->side = side;
+    if (S->ell) {
+        int cap = S->side_sig_cap;
+        double *sg = grow_array(S->side_sig, &cap, 6 * nside + 6, sizeof *sg);
+        if (!sg)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM side rows (%d)",
+                            nside);
+        S->side_sig = sg;
+        S->side_sig_cap = cap;
+    }
+    S->nside = nside;
     return CDLAB_OK;
 }
 
@@ -235,24 +307,12 @@ static status link_bonds(dem_solver *S, const world *W, diag *err)
  * it) and stress terms, the bonds of the pairs, the adjacency and the reduction blocks. */
 static status index_contact_list(dem_solver *S, const world *W, diag *err)
 {
-    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * S->npair + 3, sizeof *gf);
-    if (!gf)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
-    S->gf = gf;
-    memset(gf, 0, (size_t)(3 * S->npair) * sizeof *gf);
-    if (S->ell) {
-        double *gs = grow_array(S->gsig, &S->gsig_cap, 6 * S->npair + 6, sizeof *gs);
-        if (!gs)
-            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the stress terms");
-        S->gsig = gs;
-        memset(gs, 0, (size_t)(6 * S->npair) * sizeof *gs);
-    }
     status s;
     if (S->nbond > 0 && (s = link_bonds(S, W, err)) != CDLAB_OK)
         return s;
-    s = build_adjacency(S, W, err);
-    if (s != CDLAB_OK)
+    if ((s = build_writeback(S, W, err)) != CDLAB_OK)
         return s;
+    memset(S->side, 0, (size_t)(3 * S->nside) * sizeof *S->side);
     return ensure_blocks(S, S->npair > W->P.n ? S->npair : W->P.n, err);
 }
 
@@ -279,16 +339,24 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
         s = grow_pairs(&S->pair, &S->pair_cap, npair, err);
     if (s != CDLAB_OK)
         return s;
-    vec3 *gf = grow_array(S->gf, &S->gf_cap, 3 * npair + 3, sizeof *gf);
-    if (!gf)
+    /* every pair a side row: the view's forces, as gathered */
+    vec3 *side = grow_array(S->side, &S->side_cap, 3 * npair + 3, sizeof *side);
+    if (side)
+        S->side = side;
+    int *so = grow_array(S->side_of, &S->side_of_cap, npair + 1, sizeof *so);
+    if (so)
+        S->side_of = so;
+    if (!side || !so)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
-    S->gf = gf;
+    for (int k = 0; k < npair; k++)
+        so[k] = k;
+    S->nside = npair;
     return CDLAB_OK;
 }
 
 static inline dem_bond_state *bond_of_pair(const dem_solver *S, int k);
 
-double dem_mean_overlap(const dem_solver *S)
+double dem_mean_overlap(const world *W, const dem_solver *S)
 {
     /* as compute_forces sums it: over the pairs with a force or an intact bond, in blocks of
      * DEM_BLOCK pairs in list order, the blocks' sums added in block order */
@@ -298,7 +366,7 @@ double dem_mean_overlap(const dem_solver *S)
         double part = 0.0;
         int end = (b + 1) * DEM_BLOCK < S->npair ? (b + 1) * DEM_BLOCK : S->npair;
         for (int k = b * DEM_BLOCK; k < end; k++)
-            if (v3_norm2(S->gf[3 * k]) > 0.0 || bond_of_pair(S, k)) {
+            if (v3_norm2(dem_pair_force(W, S, k)) > 0.0 || bond_of_pair(S, k)) {
                 part += num_max(S->pair[k].zeta, 0.0);
                 active++;
             }
@@ -445,18 +513,41 @@ static inline double dashpot_second_half(const world *W, const dem_solver *S, co
     return 0.5 * v3_dot(c->fd, relative_movement(W, S, c->i, c->j, f0.l0, f0.l1));
 }
 
-/* Contact force on body 1 (R = -f, f the force on body 0) and its torques on both bodies
- * (frame f1 of now) into the pair's entries of the gather buffer; for deformable discs the
- * pair's terms of both particles' stresses (eq. 12, lever arms to the contact point) into gs. */
-static inline void store_force(vec3 *gf, double *gs, vec3 f, contact_frame f1)
+/* Pair k's contact force on body 1 (R = -f, f the force on body 0) and its torques on both
+ * bodies (frame f1 of now), and for deformable discs its terms of both particles' stresses
+ * (eq. 12, lever arms to the contact point): added to the particles that sum in this pair's
+ * block (dem_solver, write-back), and kept in the pair's side row for the others, the pistons
+ * and the output. Bit for bit the former gather's sums: body 1 receives R and l1 x R, body 0
+ * -R and -(l0 x R), in the pairs' key order. */
+static inline __attribute__((always_inline)) void deliver(dem_solver *S, int nown, int k, int i, int j, vec3 f, contact_frame f1)
 {
-    vec3 R = v3_scale(f, -1.0);
-    gf[0] = R;
-    gf[1] = v3_cross(f1.l1, R);
-    gf[2] = v3_cross(f1.l0, R);
-    if (gs) {
-        dem_deform_term(f1.l1, R, gs);
-        dem_deform_term(f1.l0, f, gs + 3);
+    vec3 R = v3_scale(f, -1.0), t1 = v3_cross(f1.l1, R), t0 = v3_cross(f1.l0, R);
+    double g[6];
+    if (S->ell) {
+        dem_deform_term(f1.l1, R, g);
+        dem_deform_term(f1.l0, f, g + 3);
+    }
+    int b = k / DEM_WB, row = S->side_of[k];
+    if (row >= 0) {
+        S->side[3 * row] = R;
+        S->side[3 * row + 1] = t1;
+        S->side[3 * row + 2] = t0;
+        if (S->ell)
+            memcpy(&S->side_sig[6 * row], g, sizeof g);
+    }
+    if (j < nown && S->home[j] == b) {
+        S->F[j] = v3_add(S->F[j], R);
+        S->T[j] = v3_add(S->T[j], t1);
+        if (S->ell)
+            for (int q = 0; q < 3; q++)
+                S->sig[3 * j + q] += g[q];
+    }
+    if (i >= 0 && i < nown && S->home[i] == b) {
+        S->F[i] = v3_sub(S->F[i], R);
+        S->T[i] = v3_sub(S->T[i], t0);
+        if (S->ell)
+            for (int q = 0; q < 3; q++)
+                S->sig[3 * i + q] += g[3 + q];
     }
 }
 
@@ -515,9 +606,8 @@ static inline vec3 dashpot_force(const world *W, const dem_solver *S, const dem_
  * frictional contact with the bond's tangential force (if touching), and the elastic energy
  * the break releases is booked as dissipated (diss[0]; the dashpots' work into diss[1]);
  * acc[BLK_BROKEN] counts the breaks. */
-static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_pair *c,
-                              dem_bond_state *b, int book, double *acc, double *diss, vec3 *gf,
-                              double *gs)
+static inline void bond_force(world *W, dem_solver *S, const dem_params *p, int k, dem_pair *c,
+                              dem_bond_state *b, int book, double *acc, double *diss)
 {
     int i = c->i, j = c->j;
     vec3 d = pair_separation(W, i, j);
@@ -562,27 +652,25 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, dem_
         }
         diss[0] += released - e_n - e_t;
     }
-    store_force(gf, gs, f, f1);
+    deliver(S, n_own(W, S), k, i, j, f, f1);
     acc[BLK_ACTIVE] += 1.0;
     acc[BLK_OVERLAP] += num_max(zeta, 0.0);
     acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
 }
 
 /* Force of pair k (c) at the end of a step from the step's movements: the contact force on
- * body 1 and its torques on both bodies into gf[0..2] (deformable discs: the stress terms into
- * gs), the history into c, the statistics into acc[] and the energy dissipated in the step into
- * diss (friction, dashpots). With book set, first the second half of the work of its last
- * dashpot force (see damping_work_before) with the lever arms of the step's start. A pair that
- * was apart and still is writes nothing (its gf stays zero). */
-static inline void contact_force(world *W, dem_solver *S, const dem_params *p, int k, int book,
+ * body 1 and its torques on both bodies (deformable discs: the stress terms) delivered to the
+ * particles (deliver), the history into c, the statistics into acc[] and the energy dissipated
+ * in the step into diss (friction, dashpots). With book set, first the second half of the work
+ * of its last dashpot force (see damping_work_before) with the lever arms of the step's start.
+ * A pair apart at the end of the step delivers nothing (its force is zero). */
+static inline __attribute__((always_inline)) void contact_force(world *W, dem_solver *S, const dem_params *p, int k, int book,
                                  double *acc, double diss[2])
 {
     dem_pair *c = &S->pair[k];
-    vec3 *gf = &S->gf[3 * k];
-    double *gs = S->gsig ? &S->gsig[6 * k] : NULL;
     dem_bond_state *bond = bond_of_pair(S, k);
     if (bond) {
-        bond_force(W, S, p, c, bond, book, acc, diss, gf, gs);
+        bond_force(W, S, p, k, c, bond, book, acc, diss);
         return;
     }
     const particles *P = &W->P;
@@ -628,7 +716,8 @@ static inline void contact_force(world *W, dem_solver *S, const dem_params *p, i
     c->fd = fd;
     c->ft = out.ft;
     c->zeta = zeta_new;
-    store_force(gf, gs, f, f1);
+    if (zeta_new >= 0.0) /* apart: the law's force is zero (its sign bits are not kept) */
+        deliver(S, n_own(W, S), k, i, j, f, f1);
     diss[0] += out.dW_t_irrev;
     if (v3_norm2(f) > 0.0) {
         acc[BLK_ACTIVE] += 1.0;
@@ -711,66 +800,75 @@ static status deform_update(world *W, dem_solver *S, const dem_params *p, double
  * stress). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
-    int np = S->npair, nb = n_blocks(np);
+    int np = S->npair, nb = n_blocks(np), nwb = (np + DEM_WB - 1) / DEM_WB, nown = n_own(W, S);
+    /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
+     * pair apart delivers nothing) */
+    memset(S->F, 0, (size_t)nown * sizeof *S->F);
+    memset(S->T, 0, (size_t)nown * sizeof *S->T);
+    if (S->ell)
+        memset(S->sig, 0, (size_t)nown * 3 * sizeof *S->sig);
+    memset(S->side, 0, (size_t)(3 * S->nside) * sizeof *S->side);
+    if (S->ell)
+        memset(S->side_sig, 0, (size_t)(6 * S->nside) * sizeof *S->side_sig);
     /* the energy dissipated in the step, summed exactly pair by pair: the same bits for any
      * thread count and, as each pair is counted by one rank, for any number of ranks */
     xsum fric, damp;
     xsum_init(&fric);
     xsum_init(&damp);
+    /* one write-back block per task: its pairs in list order on one thread (deliver) */
 #pragma omp parallel for schedule(dynamic, 1) reduction(xsum_merge : fric, damp)
-    for (int b = 0; b < nb; b++) {
-        double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
-        int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
-        for (int k = b * DEM_BLOCK; k < end; k++) {
-            double diss[2] = {0.0, 0.0};
-            if (counted(S, &S->pair[k])) {
-                contact_force(W, S, p, k, book, acc, diss);
-                if (diss[0] != 0.0)
-                    xsum_add(&fric, diss[0]);
-                if (diss[1] != 0.0)
-                    xsum_add(&damp, diss[1]);
-            } else { /* its energies and statistics are another rank's */
-                double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
-                contact_force(W, S, p, k, book, other, diss);
-                acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
+    for (int w = 0; w < nwb; w++) {
+        int b_end = (w + 1) * (DEM_WB / DEM_BLOCK) < nb ? (w + 1) * (DEM_WB / DEM_BLOCK) : nb;
+        for (int b = w * (DEM_WB / DEM_BLOCK); b < b_end; b++) {
+            double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
+            int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
+            for (int k = b * DEM_BLOCK; k < end; k++) {
+                double diss[2] = {0.0, 0.0};
+                if (counted(S, &S->pair[k])) {
+                    contact_force(W, S, p, k, book, acc, diss);
+                    if (diss[0] != 0.0)
+                        xsum_add(&fric, diss[0]);
+                    if (diss[1] != 0.0)
+                        xsum_add(&damp, diss[1]);
+                } else { /* its energies and statistics are another rank's */
+                    double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
+                    contact_force(W, S, p, k, book, other, diss);
+                    acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
+                }
             }
+            memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
         }
-        memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
     }
     xsum_merge(&S->acc[DEM_ACC_FRICTION], &fric);
     xsum_merge(&S->acc[DEM_ACC_DAMPING], &damp);
-    /* gather: every particle adds its contacts' forces in contact order */
-    const int *as = S->adj_start, *adj = S->adj;
-    const double *gs = S->gsig;
-    int nown = n_own(W, S);
+    /* the straddlers: their pairs' side rows in contact order. Without branches (they
+     * mispredicted: body 0 or 1 at random): body 1 receives R and l1 x R, body 0 -R and
+     * -(l0 x R), as sign * R and b1 t1 - b0 t0 (exact: products by 0 and +-1). */
+    const int *ss = S->sadj_start, *sa = S->sadj;
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < nown; i++) {
+    for (int r = 0; r < S->nstrad; r++) {
+        int i = S->strad[r];
         vec3 F = v3_zero(), T = v3_zero();
         double sig[3] = {0.0, 0.0, 0.0};
-        /* Without branches (they mispredicted: a pair is apart or not, body 0 or 1, at random;
-         * 25% of the gather's time): body 1 receives R at its lever arm l1, body 0 -R at l0,
-         * as sign * g[0] and b1 g[1] - b0 g[2] (exact: products by 0 and +-1). A pair that was
-         * apart adds zeros, which leaves the sums' bits alone: they start at +0, and +0 + -0,
-         * x + (-x) are +0 in IEEE arithmetic, so no sum is ever -0. */
-        for (int e = as[i]; e < as[i + 1]; e++) {
-            int k = adj[e] >> 1;
-            const vec3 *g = &S->gf[3 * k];
-            double b1 = (double)(adj[e] & 1), b0 = 1.0 - b1, sign = b1 - b0;
+        for (int e = ss[r]; e < ss[r + 1]; e++) {
+            int k = sa[e] >> 1, row = S->side_of[k];
+            const vec3 *g = &S->side[3 * row];
+            double b1 = (double)(sa[e] & 1), b0 = 1.0 - b1, sign = b1 - b0;
             F = v3_axpy(sign, g[0], F);
             T = v3_add(T, v3_sub(v3_scale(g[1], b1), v3_scale(g[2], b0)));
-            if (gs)
+            if (S->ell)
                 for (int q = 0; q < 3; q++)
-                    sig[q] += gs[6 * k + 3 * !(adj[e] & 1) + q];
+                    sig[q] += S->side_sig[6 * row + 3 * !(sa[e] & 1) + q];
         }
         S->F[i] = F;
         S->T[i] = T;
-        if (gs)
+        if (S->ell)
             memcpy(&S->sig[3 * i], sig, sizeof sig);
     }
     memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
-    for (int e = 0; e < S->n_wall_adj; e++) {
-        int k = S->wall_adj[e], w = -1 - S->pair[k].i;
-        S->piston_F[w] -= v3_dot(S->gf[3 * k], W->walls[w].n);
+    for (int e = 0; e < S->n_wall_pairs; e++) {
+        int k = S->wall_pairs[e], w = -1 - S->pair[k].i;
+        S->piston_F[w] -= v3_dot(S->side[3 * S->side_of[k]], W->walls[w].n);
     }
     if (S->dist)
         S->dist->pistons(S->dist, W, S);
@@ -1024,6 +1122,24 @@ status dem_prepare(world *W, dem_solver *S, const dem_params *p, diag *err)
     return ensure(S, W, p, err);
 }
 
+/* Pair k's force on body 1 from its state at the end of the last step, as the law made it:
+ * R = -f with f = -(k_n zeta) n + f_t (a bond: k_n h n + f_t, h = gap - gap0 with the step's gap
+ * -zeta), plus the dashpot's force; +0 for a frictional pair apart. The normal of now is the
+ * step's (it depends on the centres only, also for deformable discs). */
+static vec3 remade_force(const world *W, const dem_solver *S, int k)
+{
+    const dem_pair *c = &S->pair[k];
+    const dem_bond_state *b = bond_of_pair(S, k);
+    if (!(c->zeta >= 0.0) && !b)
+        return v3_zero();
+    contact_frame f1 = frame_now(W, S, c->i, c->j, pair_separation(W, c->i, c->j));
+    vec3 f = b ? v3_axpy(S->k_n * (-c->zeta - b->gap0), f1.n, c->ft)
+               : v3_axpy(-(S->k_n * c->zeta), f1.n, c->ft);
+    if (S->dashpots)
+        f = v3_add(f, c->fd);
+    return v3_scale(f, -1.0);
+}
+
 status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
 {
     status s;
@@ -1033,24 +1149,18 @@ status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
         return s;
     if (S->ell)
         dem_deform_shapes(W, S, p);
-    /* the contact forces of the end of the last step, from the pairs' state, as contact_force
-     * computed them (the law's f = -k_n zeta n + f_t, plus the dashpot; a bond's f = k_n h n +
-     * f_t, plus the dashpot) */
-    int dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
-    for (int k = 0; k < S->npair; k++) {
-        const dem_pair *c = &S->pair[k];
-        const dem_bond_state *b = bond_of_pair(S, k);
-        if (!(c->zeta >= 0.0) && !b)
-            continue;
-        contact_frame f1 = frame_now(W, S, c->i, c->j, pair_separation(W, c->i, c->j));
-        vec3 f = b ? v3_axpy(p->law.k_n * (f1.gap - b->gap0), f1.n, c->ft)
-                   : v3_axpy(-(p->law.k_n * c->zeta), f1.n, c->ft);
-        if (dashpots)
-            f = v3_add(f, c->fd);
-        store_force(&S->gf[3 * k], S->gsig ? &S->gsig[6 * k] : NULL, f, f1);
-    }
+    /* the side rows' forces of the end of the last step, for the output (the particles' sums
+     * are the checkpoint's; the next step makes everything afresh) */
+    for (int k = 0; k < S->npair; k++)
+        if (S->side_of[k] >= 0)
+            S->side[3 * S->side_of[k]] = remade_force(W, S, k);
     S->started = 1;
     return CDLAB_OK;
+}
+
+vec3 dem_pair_force(const world *W, const dem_solver *S, int k)
+{
+    return S->side_of[k] >= 0 ? S->side[3 * S->side_of[k]] : remade_force(W, S, k);
 }
 
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
@@ -1062,7 +1172,7 @@ void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
     contact_geometry(c, &W->P, W->walls);
     c->key = contact_pair_key(pr->i, pr->j, &W->P, W->n_walls);
     c->mu = pr->i >= 0 ? W->detect.mu : W->walls[-1 - pr->i].mu;
-    c->R = dem_pair_force(S, k);
+    c->R = dem_pair_force(W, S, k);
     if (S->ell) { /* deformable discs: the gap between the ellipses */
         contact_frame f = frame_now(W, S, pr->i, pr->j, pair_separation(W, pr->i, pr->j));
         c->gap = f.gap;
@@ -1087,7 +1197,7 @@ static status make_bonds(world *W, dem_solver *S, const dem_params *p, diag *err
             S->bond[S->nbond++] = (dem_bond_state){
                 contact_pair_key(c->i, c->j, &W->P, W->n_walls), c->i, c->j, f.gap, v3_zero(), 1};
     }
-    return link_bonds(S, W, err);
+    return index_contact_list(S, W, err); /* the bonds linked, bonded pairs given side rows */
 }
 
 status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, diag *err)
@@ -1343,7 +1453,7 @@ void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3
     memset(sigma, 0, 9 * sizeof(double));
     for (int k = 0; k < S->npair; k++) {
         const dem_pair *c = &S->pair[k];
-        const vec3 R = dem_pair_force(S, k);
+        const vec3 R = dem_pair_force(W, S, k);
         if (c->i < 0 || !nonzero(R))
             continue;
         vec3 f = v3_scale(R, -1.0); /* force on p */

@@ -133,12 +133,28 @@ typedef struct dem_solver {
     pair_ref *refs; /* candidates of the last rebuild */
     int ref_cap;
     cells grid;
-    int *adj_start; /* particle i's contact sides: adj[adj_start[i] .. adj_start[i+1]-1] */
-    int *adj;       /* 2 k + 1 when i is body 1 of contact k, 2 k when body 0 */
-    int *wall_adj;  /* contacts with a wall, in contact order */
-    int adj_cap, adj_start_cap, wall_adj_cap, n_wall_adj;
-    vec3 *gf; /* per contact: force on body 1, its torque on body 1 and on body 0 */
-    int gf_cap;
+    /* The forces' write-back (cd/dem.c, compute_forces). The pair pass runs over blocks of
+     * DEM_WB pairs, each on one thread in list order. A particle whose pairs all lie in one
+     * block (home[i]: that block) gets its force, torque and stress terms added there directly;
+     * the others ("straddlers": pairs in several blocks, or with a wall; home -1) gather them
+     * afterwards, in contact order, from the side rows that their pairs write. Either way a
+     * particle's sum runs in its pairs' key order: the same bits for any thread count and any
+     * number of ranks. Side rows also hold every wall pair (the pistons) and every bonded
+     * pair (the output's contact force). */
+    int *home;          /* per particle: its block, -1 a straddler, -2 no pair to sum */
+    int home_cap;
+    int *side_of;       /* per pair: its side row, or -1 */
+    int side_of_cap;
+    vec3 *side;         /* per side row: force on body 1, its torque on body 1 and on body 0 */
+    int nside, side_cap;
+    int *strad;         /* the straddlers, with their contact sides in contact order: */
+    int *sadj_start;    /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 k + 1 when body 1 */
+    int *sadj;          /* of pair k, 2 k when body 0 */
+    int nstrad, strad_cap, sadj_start_cap, sadj_cap;
+    int *wall_pairs;    /* the pairs with a wall, in contact order */
+    int n_wall_pairs, wall_pairs_cap;
+    double k_n;         /* the law's k_n, and whether the pairs have dashpots: a pair's force */
+    int dashpots;       /* is remade from its state (dem_pair_force) */
     double *blk; /* per-block partial sums */
     int blk_cap;
     long rebuilds; /* neighbour-list rebuilds so far */
@@ -155,8 +171,8 @@ typedef struct dem_solver {
     double *sig;
     dem_ellipse *ell;
     double *eload; /* the strain along the particle's load (f_ext) direction, u . eps . u */
-    double *gsig;
-    int gsig_cap;
+    double *side_sig; /* per side row: the stress terms of body 1 and body 0 (3 each) */
+    int side_sig_cap;
     double ext_max;
     /* distributed runs: particles [0, n_owned) are this rank's, the others halo copies (one
      * process: n_owned = P->n, dist = NULL) */
@@ -204,11 +220,10 @@ status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err);
 /* The per-particle buffers (a checkpoint reader fills S->sig of deformable discs before
  * dem_resume). */
 status dem_prepare(world *W, dem_solver *S, const dem_params *p, diag *err);
-/* Contact force on body 1 of pair k at the current time. */
-static inline vec3 dem_pair_force(const dem_solver *S, int k)
-{
-    return S->gf[3 * k];
-}
+/* Contact force on body 1 of pair k at the current time: the step's value for a pair with a
+ * side row, else remade from the pair's state (-k_n zeta n + f_t + the dashpot, as the law
+ * made it: the same bits); zero for a pair apart. */
+vec3 dem_pair_force(const world *W, const dem_solver *S, int k);
 /* Pair k as a contact record for output: geometry of now (with the effective masses) and the
  * force on body 1. */
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c);
@@ -216,12 +231,13 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
 /* The mean overlap of the pairs with a force or an intact bond, summed as dem_step sums it (for
  * a state assembled from elsewhere: the same bits as the step's statistics; its bonds linked to
  * its pairs by dem_link_bonds). */
-double dem_mean_overlap(const dem_solver *S);
+double dem_mean_overlap(const world *W, const dem_solver *S);
 /* Each pair's intact bond (S->bond in key order, S->pair too), for a state assembled from
  * elsewhere. */
 status dem_link_bonds(const world *W, dem_solver *S, diag *err);
-/* Room for W's particles and npair pairs with their forces (gf), for a state assembled from
- * elsewhere (the gathered view of a distributed run, cd/dem_dist.c). */
+/* Room for W's particles and npair pairs with their forces (a side row each: S->side[3 k] is
+ * pair k's force on body 1), for a state assembled from elsewhere (the gathered view of a
+ * distributed run, cd/dem_dist.c). */
 status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair, diag *err);
 /* Bonds: intact ones now (the broken ones are S->bonds_broken). */
 int dem_bonds_intact(const dem_solver *S);

@@ -217,7 +217,8 @@ static void pistons(dem_dist *d, world *W, dem_solver *S)
         if (c->i >= 0 || c->j >= own)
             continue;
         double *r = rec + (size_t)3 * a++;
-        r[0] = c->i, r[1] = W->P.id[c->j], r[2] = v3_dot(S->gf[3 * k], W->walls[-1 - c->i].n);
+        r[0] = c->i, r[1] = W->P.id[c->j],
+        r[2] = v3_dot(dem_pair_force(W, S, k), W->walls[-1 - c->i].n);
     }
     if (!rec || comm_allgather(rec, 3 * m, &all, &total, &err) != CDLAB_OK) {
         fprintf(stderr, "cdlab: %s\n", rec ? err.msg : "cannot gather the pistons' forces");
@@ -462,7 +463,7 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
 }
 
 #define GATHER_EXTRA 7             /* F, T, path (deformable discs: and the stress) */
-#define GATHER_PAIR (PAIR_REC + 9) /* a pair history and its gather entries (3 vec3) */
+#define GATHER_PAIR (PAIR_REC + 3) /* a pair history and its force on body 1 */
 
 /* Sends n records of width w to rank 0 (the others send nothing to anyone). */
 static status to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err)
@@ -528,11 +529,8 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
             continue;
         double *o = cr + (size_t)m++ * GATHER_PAIR;
         pair_pack(W, c, o);
-        for (int g = 0; g < 3; g++) {
-            vec3 v = S->gf[3 * k + g];
-            double *q = o + PAIR_REC + 3 * g;
-            q[0] = v.x, q[1] = v.y, q[2] = v.z;
-        }
+        vec3 R = dem_pair_force(W, S, k);
+        o[PAIR_REC] = R.x, o[PAIR_REC + 1] = R.y, o[PAIR_REC + 2] = R.z;
     }
     double *crec = NULL;
     int m = 0;
@@ -588,10 +586,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         for (int k = 0; k < m && s == CDLAB_OK; k++) {
             const double *r = crec + (size_t)kr[k].rec * GATHER_PAIR;
             Sg->pair[k] = pair_unpack(r, (int)r[0], (int)r[1]); /* one process: index = id */
-            for (int g = 0; g < 3; g++) {
-                const double *q = r + PAIR_REC + 3 * g;
-                Sg->gf[3 * k + g] = v3(q[0], q[1], q[2]);
-            }
+            Sg->side[3 * k] = v3(r[PAIR_REC], r[PAIR_REC + 1], r[PAIR_REC + 2]);
         }
         free(kr);
         Sg->npair = m;
@@ -605,7 +600,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         for (int k = 0; k < m && s == CDLAB_OK; k++)
             if (Sg->pair[k].i < 0) {
                 int w = -1 - Sg->pair[k].i;
-                Sg->piston_F[w] -= v3_dot(Sg->gf[3 * k], W->walls[w].n);
+                Sg->piston_F[w] -= v3_dot(Sg->side[3 * k], W->walls[w].n);
             }
         for (int w = 0; w < W->n_walls && s == CDLAB_OK; w++)
             Wg->walls[w].contact_force = Sg->piston_F[w];

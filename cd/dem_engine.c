@@ -633,7 +633,7 @@ static status dem_gather(engine *e, world *W, world **view, engine_record *rec, 
     *view = comm_rank() == 0 ? &E->Wg : NULL;
     /* as one process makes it; a record not made by a step (a restart's first row) has none */
     if (s == CDLAB_OK && comm_rank() == 0 && rec->n_active > 0)
-        rec->mean_overlap = dem_mean_overlap(&E->Sg);
+        rec->mean_overlap = dem_mean_overlap(&E->Wg, &E->Sg);
     return s;
 }
 
