@@ -336,7 +336,8 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
         xsum_init(&before);
         xsum_init(&after);
 #pragma omp parallel for schedule(static) if (hi - lo > 2 * SWEEP_BLOCK)                           \
-    reduction(xsum_merge : before, after)
+    reduction(xsum_merge                                                                           \
+              : before, after)
         for (int b = 0; b < nblk; b++) {
             sweep_result br;
             sweep_result_init(&br);

@@ -152,11 +152,14 @@ static inline int n_own(const world *W, const dem_solver *S)
     return S->dist ? S->n_owned : W->P.n;
 }
 
-/* Pairs per block of the force write-back (fixed: never derived from the thread count; a
- * multiple of DEM_BLOCK). Larger blocks leave fewer straddlers (chute, 65,600 spheres: 48% of
- * the particles at 1,024, 23% at 4,096, 16% at 16,384) but fewer blocks to share among
- * threads. */
-#define DEM_WB (4 * DEM_BLOCK)
+/* Pairs per block of the force write-back, a multiple of DEM_BLOCK (S->wb, set at each rebuild).
+ * The results do not depend on it (a particle's sum runs in key order whether it is made in
+ * the pass or gathered), so it may follow the list's length: about DEM_WB_BLOCKS blocks to
+ * share among threads, and no fewer than DEM_WB_MIN pairs each. Larger blocks leave fewer
+ * straddlers (chute, 65,600 spheres: 48% of the particles at 1,024 pairs, 23% at 4,096, 16% at
+ * 16,384), hence fewer side rows. */
+#define DEM_WB_MIN (4 * DEM_BLOCK)
+#define DEM_WB_BLOCKS 64
 
 /* The write-back of a new pair list (see dem_solver): each own particle's block or -1 (a
  * straddler: pairs in several blocks, or with a wall), the side rows (pairs with a wall, a
@@ -165,6 +168,8 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
 {
     int n = W->P.n, np = S->npair, nown = n_own(W, S);
     const dem_pair *pr = S->pair;
+    int wb = np / DEM_WB_BLOCKS / DEM_BLOCK * DEM_BLOCK;
+    S->wb = wb > DEM_WB_MIN ? wb : DEM_WB_MIN;
     int *home = grow_array(S->home, &S->home_cap, n + 1, sizeof *home);
     if (home)
         S->home = home;
@@ -175,14 +180,13 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
     if (wp)
         S->wall_pairs = wp;
     if (!home || !so || !wp)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back (%d pairs)",
-                        np);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back (%d pairs)", np);
     /* home: -2 (no pair yet), the block of the particle's pairs, or -1 */
     for (int i = 0; i < n; i++)
         home[i] = -2;
     S->n_wall_pairs = 0;
     for (int k = 0; k < np; k++) {
-        int b = k / DEM_WB, body[2] = {pr[k].i, pr[k].j};
+        int b = k / S->wb, body[2] = {pr[k].i, pr[k].j};
         if (pr[k].i < 0)
             wp[S->n_wall_pairs++] = k;
         for (int e = 0; e < 2; e++) {
@@ -252,8 +256,7 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
         int cap = S->side_sig_cap;
         double *sg = grow_array(S->side_sig, &cap, 6 * nside + 6, sizeof *sg);
         if (!sg)
-            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM side rows (%d)",
-                            nside);
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM side rows (%d)", nside);
         S->side_sig = sg;
         S->side_sig_cap = cap;
     }
@@ -519,7 +522,8 @@ static inline double dashpot_second_half(const world *W, const dem_solver *S, co
  * block (dem_solver, write-back), and kept in the pair's side row for the others, the pistons
  * and the output. Bit for bit the former gather's sums: body 1 receives R and l1 x R, body 0
  * -R and -(l0 x R), in the pairs' key order. */
-static inline __attribute__((always_inline)) void deliver(dem_solver *S, int nown, int k, int i, int j, vec3 f, contact_frame f1)
+static inline __attribute__((always_inline)) void deliver(dem_solver *S, int nown, int k, int i,
+                                                          int j, vec3 f, contact_frame f1)
 {
     vec3 R = v3_scale(f, -1.0), t1 = v3_cross(f1.l1, R), t0 = v3_cross(f1.l0, R);
     double g[6];
@@ -527,7 +531,7 @@ static inline __attribute__((always_inline)) void deliver(dem_solver *S, int now
         dem_deform_term(f1.l1, R, g);
         dem_deform_term(f1.l0, f, g + 3);
     }
-    int b = k / DEM_WB, row = S->side_of[k];
+    int b = k / S->wb, row = S->side_of[k];
     if (row >= 0) {
         S->side[3 * row] = R;
         S->side[3 * row + 1] = t1;
@@ -566,9 +570,9 @@ static void damping_work_before(world *W, dem_solver *S)
     for (int k = 0; k < np; k++) {
         const dem_pair *c = &S->pair[k];
         if (counted(S, c) && (c->zeta >= 0.0 || bond_of_pair(S, k)) && nonzero(c->fd))
-            xsum_add(&d, dashpot_second_half(W, S, c,
-                                             frame_start(W, S, c->i, c->j,
-                                                         pair_separation(W, c->i, c->j))));
+            xsum_add(&d,
+                     dashpot_second_half(
+                         W, S, c, frame_start(W, S, c->i, c->j, pair_separation(W, c->i, c->j))));
     }
     xsum_merge(&S->acc[DEM_ACC_DAMPING], &d);
 }
@@ -664,8 +668,10 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, int 
  * in the step into diss (friction, dashpots). With book set, first the second half of the work
  * of its last dashpot force (see damping_work_before) with the lever arms of the step's start.
  * A pair apart at the end of the step delivers nothing (its force is zero). */
-static inline __attribute__((always_inline)) void contact_force(world *W, dem_solver *S, const dem_params *p, int k, int book,
-                                 double *acc, double diss[2])
+static inline __attribute__((always_inline)) void contact_force(world *W, dem_solver *S,
+                                                                const dem_params *p, int k,
+                                                                int book, double *acc,
+                                                                double diss[2])
 {
     dem_pair *c = &S->pair[k];
     dem_bond_state *bond = bond_of_pair(S, k);
@@ -800,7 +806,8 @@ static status deform_update(world *W, dem_solver *S, const dem_params *p, double
  * stress). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
-    int np = S->npair, nb = n_blocks(np), nwb = (np + DEM_WB - 1) / DEM_WB, nown = n_own(W, S);
+    int np = S->npair, nb = n_blocks(np), wbb = S->wb / DEM_BLOCK, nown = n_own(W, S);
+    int nwb = (np + S->wb - 1) / S->wb;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
      * pair apart delivers nothing) */
     memset(S->F, 0, (size_t)nown * sizeof *S->F);
@@ -818,8 +825,8 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     /* one write-back block per task: its pairs in list order on one thread (deliver) */
 #pragma omp parallel for schedule(dynamic, 1) reduction(xsum_merge : fric, damp)
     for (int w = 0; w < nwb; w++) {
-        int b_end = (w + 1) * (DEM_WB / DEM_BLOCK) < nb ? (w + 1) * (DEM_WB / DEM_BLOCK) : nb;
-        for (int b = w * (DEM_WB / DEM_BLOCK); b < b_end; b++) {
+        int b_end = (w + 1) * wbb < nb ? (w + 1) * wbb : nb;
+        for (int b = w * wbb; b < b_end; b++) {
             double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
             int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
             for (int k = b * DEM_BLOCK; k < end; k++) {
@@ -978,8 +985,8 @@ status dem_ledger_start(const world *W, dem_solver *S, const dem_params *p, diag
     S->E.work_piston = 0.0;
     status s = dem_ledger(W, S, p, err);
     const dem_energy *E = &S->E;
-    S->E.initial =
-        E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t + E->elastic_particles;
+    S->E.initial = E->kin_trans + E->kin_rot + E->kin_piston + E->elastic_n + E->elastic_t +
+                   E->elastic_particles;
     return s;
 }
 

@@ -128,7 +128,7 @@ typedef struct dem_solver {
     double *piston_ds; /* the last step's piston movement */
     double wall_path;  /* largest piston travel since the last rebuild */
     int cap, wcap;
-    dem_pair *pair;     /* the neighbour list, sorted by pair key (contact_pair_key) */
+    dem_pair *pair; /* the neighbour list, sorted by pair key (contact_pair_key) */
     int npair, pair_cap;
     pair_ref *refs; /* candidates of the last rebuild */
     int ref_cap;
@@ -139,23 +139,24 @@ typedef struct dem_solver {
      * the others ("straddlers": pairs in several blocks, or with a wall; home -1) gather them
      * afterwards, in contact order, from the side rows that their pairs write. Either way a
      * particle's sum runs in its pairs' key order: the same bits for any thread count and any
-     * number of ranks. Side rows also hold every wall pair (the pistons) and every bonded
-     * pair (the output's contact force). */
-    int *home;          /* per particle: its block, -1 a straddler, -2 no pair to sum */
+     * number of ranks, whatever the block size. Side rows also hold every wall pair (the pistons)
+     * and every bonded pair (the output's contact force). */
+    int wb;    /* pairs per block (a multiple of 1,024, set at each rebuild) */
+    int *home; /* per particle: its block, -1 a straddler, -2 no pair to sum */
     int home_cap;
-    int *side_of;       /* per pair: its side row, or -1 */
+    int *side_of; /* per pair: its side row, or -1 */
     int side_of_cap;
-    vec3 *side;         /* per side row: force on body 1, its torque on body 1 and on body 0 */
+    vec3 *side; /* per side row: force on body 1, its torque on body 1 and on body 0 */
     int nside, side_cap;
-    int *strad;         /* the straddlers, with their contact sides in contact order: */
-    int *sadj_start;    /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 k + 1 when body 1 */
-    int *sadj;          /* of pair k, 2 k when body 0 */
+    int *strad;      /* the straddlers, with their contact sides in contact order: */
+    int *sadj_start; /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 k + 1 when body 1 */
+    int *sadj;       /* of pair k, 2 k when body 0 */
     int nstrad, strad_cap, sadj_start_cap, sadj_cap;
-    int *wall_pairs;    /* the pairs with a wall, in contact order */
+    int *wall_pairs; /* the pairs with a wall, in contact order */
     int n_wall_pairs, wall_pairs_cap;
-    double k_n;         /* the law's k_n, and whether the pairs have dashpots: a pair's force */
-    int dashpots;       /* is remade from its state (dem_pair_force) */
-    double *blk; /* per-block partial sums */
+    double k_n;   /* the law's k_n, and whether the pairs have dashpots: a pair's force */
+    int dashpots; /* is remade from its state (dem_pair_force) */
+    double *blk;  /* per-block partial sums */
     int blk_cap;
     long rebuilds; /* neighbour-list rebuilds so far */
     /* bonds: the table (key order), per pair the index of its intact bond or -1 */
@@ -170,7 +171,7 @@ typedef struct dem_solver {
      * largest reach beyond the radius (r max(eps_1, 0)) over the particles */
     double *sig;
     dem_ellipse *ell;
-    double *eload; /* the strain along the particle's load (f_ext) direction, u . eps . u */
+    double *eload;    /* the strain along the particle's load (f_ext) direction, u . eps . u */
     double *side_sig; /* per side row: the stress terms of body 1 and body 0 (3 each) */
     int side_sig_cap;
     double ext_max;

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MOVES 6 /* per particle: the step's translation and rotation (du, dth) */
-#define STRESS 3 /* deformable discs: the disc's stress (xx, yy, xy), from which its shape comes */
+#define MOVES 6  /* per particle: the step's translation and rotation (du, dth) */
+#define STRESS 3 /* deformable discs: the disc's stress (xx, yy, xy), from which its shape comes   \
+                  */
 /* a bond (dem.bond): body 0, body 1 (ids), the bonded gap, u_t (3), intact; the key is rebuilt
  * from the ids (the layout of a checkpoint's dem_bonds rows) */
 #define BOND_REC 7
@@ -668,7 +669,8 @@ static status restored_bonds(dem_mpi *M, const world *W, dem_solver *S, double *
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the bonds of a restart");
     for (int k = 0; k < nb; k++) {
         const dem_bond_state *b = &S->bond[k];
-        int mine = decomp_owner(&M->D, W->P.x[b->j]) == me || decomp_owner(&M->D, W->P.x[b->i]) == me;
+        int mine =
+            decomp_owner(&M->D, W->P.x[b->j]) == me || decomp_owner(&M->D, W->P.x[b->i]) == me;
         if (b->intact && mine)
             bond_pack(W, b, rec + (size_t)m++ * BOND_REC);
         else if (!b->intact && me == 0) {

@@ -19,17 +19,17 @@ typedef struct dem_mpi {
     decomp D;
     halo H;
     int have_decomp, have_halo;
-    double range;         /* halo range: the skin plus the largest diameter */
-    parallel_params par;  /* when the boxes are cut afresh */
-    long redistributions; /* rebuilds that moved particles between ranks */
-    long rebalances;      /* of them, those that cut the boxes afresh */
-    long migrated;        /* particles this rank sent to another */
+    double range;          /* halo range: the skin plus the largest diameter */
+    parallel_params par;   /* when the boxes are cut afresh */
+    long redistributions;  /* rebuilds that moved particles between ranks */
+    long rebalances;       /* of them, those that cut the boxes afresh */
+    long migrated;         /* particles this rank sent to another */
     int bonds, deformable; /* dem.bond, dem.deformable */
     /* bonds broken before the last redistribution, as records (ids: body 0, body 1, gap0,
      * u_t, intact = 0): only reported (rank 0 drops the copies two holders keep) */
     double *broken;
     int nbroken, broken_cap;
-    id_map ids; /* this rank's particles by id (rebuilt at every redistribution) */
+    id_map ids;      /* this rank's particles by id (rebuilt at every redistribution) */
     double *refresh; /* the halo refresh's values (REFRESH per particle), kept between steps */
     int refresh_cap;
 } dem_mpi;

@@ -203,8 +203,8 @@ static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
 {
     dem_stats g = *st;
     if (E->M) { /* every rank's counted pairs and own particles: sums and maxima in rank order */
-        double v[5] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active,
-                       st->n_sliding, st->max_overlap};
+        double v[5] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active, st->n_sliding,
+                       st->max_overlap};
         const comm_op ops[5] = {COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_MAX};
         comm_allreduce_ops(v, ops, 5);
         g.max_overlap = v[4];

@@ -271,7 +271,7 @@ enum { RANK_FIGURES = 6 };
 static double *rank_figures(run_summary *sum, long steps)
 {
     double mine[RANK_FIGURES] = {sum->step_seconds, sum->step_comm_seconds, sum->step_messages,
-                                 sum->step_bytes, sum->step_calls, (double)steps};
+                                 sum->step_bytes,   sum->step_calls,        (double)steps};
     double *all = NULL;
     int total = 0;
     diag tmp;

@@ -317,9 +317,12 @@ static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, dia
         const char *name;
         h5type type;
         int rank, width; /* values per contact */
-    } ds[SC_N] = {{"pair", H5IO_INT32, 2, 2},        {"normal", H5IO_DOUBLE, 2, 3},
-                  {"force", H5IO_DOUBLE, 2, 3},      {"gap", H5IO_DOUBLE, 1, 1},
-                  {"force_magnitude", H5IO_DOUBLE, 1, 1}, {"endpoints", H5IO_DOUBLE, 2, 6},
+    } ds[SC_N] = {{"pair", H5IO_INT32, 2, 2},
+                  {"normal", H5IO_DOUBLE, 2, 3},
+                  {"force", H5IO_DOUBLE, 2, 3},
+                  {"gap", H5IO_DOUBLE, 1, 1},
+                  {"force_magnitude", H5IO_DOUBLE, 1, 1},
+                  {"endpoints", H5IO_DOUBLE, 2, 6},
                   {"line", H5IO_INT32, 2, 2}};
     size_t m = (size_t)(nc < SNAP_ROWS ? (nc > 0 ? nc : 1) : SNAP_ROWS);
     double *buf = malloc(m * 6 * sizeof *buf); /* the widest row: 6 doubles */

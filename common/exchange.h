@@ -64,7 +64,7 @@ status exchange_gather(const particles *P, int own, const double *extra, int wid
  * new stamp: no clearing, O(1) lookups). Measured: the distributed CD step installs its contacts
  * every step, and binary searches in a sorted map took 11% of it (97,336 spheres, 2 ranks). */
 typedef struct id_map {
-    int *local;    /* local index of id, valid where stamp[id] == current */
+    int *local; /* local index of id, valid where stamp[id] == current */
     unsigned *stamp;
     unsigned current;
     int cap;

@@ -48,7 +48,8 @@ void big_release(void *p, size_t keep_bytes, size_t cap_bytes)
         return;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), from = (keep_bytes + page - 1) / page * page;
     if (from < cap_bytes)
-        madvise((char *)p + from, cap_bytes - from, MADV_DONTNEED); /* advice: harmless if refused */
+        madvise((char *)p + from, cap_bytes - from,
+                MADV_DONTNEED); /* advice: harmless if refused */
 #else
     (void)p;
     (void)keep_bytes;

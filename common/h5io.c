@@ -84,8 +84,8 @@ status h5out_create(h5out **out, const char *path, diag *err)
     if (h->file < 0) {
         int e = errno;
         free(h);
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file%s%s", path,
-                        e ? ": " : "", e ? strerror(e) : "");
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file%s%s", path, e ? ": " : "",
+                        e ? strerror(e) : "");
     }
     *out = h;
     return CDLAB_OK;
@@ -322,9 +322,9 @@ status h5out_rows_begin(h5out *h, const char *path, h5type type, int rank, const
     r->sp = H5Screate_simple(rank, r->dims, NULL);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
-    r->ds = r->sp >= 0 ? H5Dcreate2(h->file, path, mem_type(type), r->sp, lcpl, H5P_DEFAULT,
-                                    H5P_DEFAULT)
-                       : -1;
+    r->ds = r->sp >= 0
+                ? H5Dcreate2(h->file, path, mem_type(type), r->sp, lcpl, H5P_DEFAULT, H5P_DEFAULT)
+                : -1;
     H5Pclose(lcpl);
     if (r->ds < 0) {
         status s = fail(h, err, "creating", path);
@@ -342,8 +342,8 @@ status h5out_rows_write(h5out_rows *r, long first, long n, const void *data, dia
     if (n <= 0)
         return CDLAB_OK;
     if (first < 0 || (hsize_t)(first + n) > r->dims[0])
-        return diag_set(err, CDLAB_ERR_IO, "%s: rows %ld..%ld beyond its %llu rows", r->path,
-                        first, first + n - 1, (unsigned long long)r->dims[0]);
+        return diag_set(err, CDLAB_ERR_IO, "%s: rows %ld..%ld beyond its %llu rows", r->path, first,
+                        first + n - 1, (unsigned long long)r->dims[0]);
     errno = 0;
     if (first == 0 && (hsize_t)n == r->dims[0]) /* all of it: as h5out_array writes */
         return H5Dwrite(r->ds, mem_type(r->type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0
@@ -353,8 +353,8 @@ status h5out_rows_write(h5out_rows *r, long first, long n, const void *data, dia
     for (int k = 0; k < r->rank; k++)
         count[k] = k == 0 ? (hsize_t)n : r->dims[k];
     hid_t mem = H5Screate_simple(r->rank, count, NULL);
-    herr_t rc = mem >= 0 ? H5Sselect_hyperslab(r->sp, H5S_SELECT_SET, start, NULL, count, NULL)
-                         : -1;
+    herr_t rc =
+        mem >= 0 ? H5Sselect_hyperslab(r->sp, H5S_SELECT_SET, start, NULL, count, NULL) : -1;
     if (rc >= 0)
         rc = H5Dwrite(r->ds, mem_type(r->type), mem, r->sp, H5P_DEFAULT, data);
     if (mem >= 0)

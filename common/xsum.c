@@ -23,7 +23,6 @@ void xsum_carry(xsum *s)
     s->adds = 0;
 }
 
-
 void xsum_merge(xsum *s, const xsum *t)
 {
     xsum u = *t;

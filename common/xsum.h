@@ -82,8 +82,8 @@ int xsum_expand(const xsum *s, double *out, int max);
  * zeroed accumulators and merges them exactly at the end, so the result does not depend on the
  * thread count or the schedule. */
 #ifdef _OPENMP
-#pragma omp declare reduction(xsum_merge:xsum : xsum_merge(&omp_out, &omp_in))                    \
-    initializer(xsum_init(&omp_priv))
+#pragma omp declare reduction(xsum_merge:xsum                                                      \
+                              : xsum_merge(&omp_out, &omp_in)) initializer(xsum_init(&omp_priv))
 #endif
 
 #endif

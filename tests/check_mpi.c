@@ -683,8 +683,9 @@ END_TEST
  * bonds broken by the impact; particles migrate between ranks with their bonds and stresses): 2,
  * 3 and 4 ranks write the one-process file bit for bit (particles, discs' stresses and
  * ellipses, contact forces, the bond counts, the ledger with the discs' strain energy, the
- * checkpoint's bonds and stresses) and its XDMF sidecar; the one-process checkpoint continued by 3 ranks and the
- * 2-rank checkpoint continued by one process end where the one-process continuation does. */
+ * checkpoint's bonds and stresses) and its XDMF sidecar; the one-process checkpoint continued by 3
+ * ranks and the 2-rank checkpoint continued by one process end where the one-process continuation
+ * does. */
 START_TEST(determinism_dem_bonds_deformable_1_to_4_ranks)
 {
     char one[] = "/tmp/cdlab_mpib1XXXXXX", many[] = "/tmp/cdlab_mpibPXXXXXX";
@@ -732,9 +733,12 @@ START_TEST(determinism_dem_bonds_deformable_1_to_4_ranks)
     ck_assert_int_eq(h5in_read_doubles(one, "/series/bonds/broken", &b, &n, &e), CDLAB_OK);
     ck_assert_double_gt(b[n - 1], 50.0);
     free(b);
-    const char *cont[] = {"/snapshots/00001500/position", "/snapshots/00001500/stress",
-                          "/series/bonds/intact",         "/checkpoints/00001500/dem_bonds",
-                          "/series/energy/elastic_particles", NULL};
+    const char *cont[] = {"/snapshots/00001500/position",
+                          "/snapshots/00001500/stress",
+                          "/series/bonds/intact",
+                          "/checkpoints/00001500/dem_bonds",
+                          "/series/energy/elastic_particles",
+                          NULL};
     const char *more = "--set system.steps=1500";
     snprintf(cmd, sizeof cmd, "%s run mpi/bonded.ini -o %s --overwrite --quiet %s --restart %s",
              cdlab_bin(), c1, more, one);
