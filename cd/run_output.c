@@ -1,6 +1,8 @@
 /* The run's output file: docs/output.md describes every group, series and attribute. */
 #include "run_output.h"
 
+#include "grow.h"
+
 #include "comm.h"
 
 #include "build_info.h"
@@ -250,54 +252,44 @@ static status snapshot_particles(h5out *h, const char *g, const particles *P, di
     return CDLAB_OK;
 }
 
-/* The contacts of a snapshot, from the engine: the geometry of now, once per contact (the DEM
- * engine does not update the normal of pairs that are apart), the force on body 1, and the
- * lines for viewers: body 0's end of the contact (its centre's nearest periodic image, or the
- * contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1. Written in slabs
- * of SNAP_ROWS contacts (issue 19: the whole arrays, 120 bytes per contact, made the largest
- * peak of a DEM run's memory, 460 MB at 10^6 particles). */
 #define SNAP_ROWS 65536
 enum { SC_PAIR, SC_NORMAL, SC_FORCE, SC_GAP, SC_MAG, SC_ENDS, SC_LINE, SC_N };
 
-/* Row q of dataset d for contact k (ends: two rows of 3, line: the pair of endpoint rows). */
-static void contact_rows(const run_setup *S, int d, long k, void *out)
+/* Row of dataset d for contact c (ends: two rows of 3, line: the pair of endpoint rows of
+ * contact k). */
+static void contact_row(const world *W, int d, long k, const contact *c, void *out)
 {
-    const world *W = &S->W;
     const particles *P = &W->P;
-    if (d == SC_LINE) {
-        int32_t *o = out;
-        o[0] = (int32_t)(2 * k), o[1] = (int32_t)(2 * k + 1);
-        return;
-    }
-    contact c;
-    S->E.ops->contact(&S->E, W, (int)k, &c);
     double *o = out;
     switch (d) {
     case SC_PAIR:
-        ((int32_t *)out)[0] = c.i, ((int32_t *)out)[1] = c.j;
+        ((int32_t *)out)[0] = c->i, ((int32_t *)out)[1] = c->j;
         break;
     case SC_NORMAL:
-        o[0] = c.n.x, o[1] = c.n.y, o[2] = c.n.z;
+        o[0] = c->n.x, o[1] = c->n.y, o[2] = c->n.z;
         break;
     case SC_FORCE:
-        o[0] = c.R.x, o[1] = c.R.y, o[2] = c.R.z;
+        o[0] = c->R.x, o[1] = c->R.y, o[2] = c->R.z;
         break;
     case SC_GAP:
-        o[0] = c.gap;
+        o[0] = c->gap;
         break;
     case SC_MAG:
-        o[0] = v3_norm(c.R);
+        o[0] = v3_norm(c->R);
         break;
     case SC_ENDS: {
         /* body 0's end: the image of its centre nearest body 1 (x_j minus the minimum-image
          * separation), or the point of the wall's surface nearest body 1 (x_j - (r_j + g) n),
          * whatever the lever arms */
-        vec3 xj = P->x[c.j];
-        vec3 x0 = c.i >= 0 ? v3_sub(xj, pbox_delta(&P->box, P->x[c.i], xj))
-                           : v3_axpy(-(P->r[c.j] + c.gap), c.n, xj);
+        vec3 xj = P->x[c->j];
+        vec3 x0 = c->i >= 0 ? v3_sub(xj, pbox_delta(&P->box, P->x[c->i], xj))
+                            : v3_axpy(-(P->r[c->j] + c->gap), c->n, xj);
         o[0] = x0.x, o[1] = x0.y, o[2] = x0.z, o[3] = xj.x, o[4] = xj.y, o[5] = xj.z;
         break;
     }
+    case SC_LINE:
+        ((int32_t *)out)[0] = (int32_t)(2 * k), ((int32_t *)out)[1] = (int32_t)(2 * k + 1);
+        break;
     }
 }
 
@@ -305,14 +297,16 @@ static void contact_rows(const run_setup *S, int d, long k, void *out)
  * engine does not update the normal of pairs that are apart), the force on body 1, and the
  * lines for viewers: body 0's end of the contact (its centre's nearest periodic image, or the
  * contact point on a wall) and body 1's centre, line k joining rows 2k, 2k+1. Each dataset is
- * written whole before the next is made, in slabs of SNAP_ROWS contacts (issue 19: the whole
- * arrays, 120 bytes per contact, made the largest peak of a DEM run's memory, 460 MB at 10^6
- * particles). One dataset at a time, as whole arrays were: with all seven made first, a disk
- * that filled up in the middle left the file unreadable back to its last snapshot (the
- * library's metadata of the new datasets went out half written; tests/check_safety.c). */
+ * written whole before the next is made, as whole arrays were (made all at once, the datasets'
+ * metadata, half written when a disk filled up, left the file unreadable back to its last
+ * snapshot: tests/check_safety.c), in slabs of SNAP_ROWS contacts (issue 19: the whole arrays,
+ * 120 bytes per contact, made the largest peak of a DEM run's memory, 460 MB at 10^6 particles).
+ * Up to SNAP_ROWS contacts the records are made once; beyond, once per dataset and slab (the
+ * memory bound costs a larger snapshot some time). */
 static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, diag *err)
 {
-    long nc = S->E.ops->contact_count(&S->E, &S->W);
+    const world *W = &S->W;
+    long nc = S->E.ops->contact_count(&S->E, W);
     static const struct {
         const char *name;
         h5type type;
@@ -325,8 +319,13 @@ static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, dia
                   {"endpoints", H5IO_DOUBLE, 2, 6},
                   {"line", H5IO_INT32, 2, 2}};
     size_t m = (size_t)(nc < SNAP_ROWS ? (nc > 0 ? nc : 1) : SNAP_ROWS);
+    int one_slab = nc <= SNAP_ROWS;
     double *buf = malloc(m * 6 * sizeof *buf); /* the widest row: 6 doubles */
-    status st = buf ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    contact *cs = big_alloc(m * sizeof *cs); /* contact records are 64-byte aligned */
+    status st = buf && cs ? CDLAB_OK
+                          : diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    for (long q = 0; q < nc && one_slab && st == CDLAB_OK; q++)
+        S->E.ops->contact(&S->E, W, (int)q, &cs[q]);
     char path[128];
     for (int d = 0; d < SC_N && st == CDLAB_OK; d++) {
         long dims[2] = {d == SC_ENDS ? 2 * nc : nc, d == SC_ENDS ? 3 : ds[d].width};
@@ -336,8 +335,11 @@ static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, dia
         st = h5out_rows_begin(h, path, ds[d].type, ds[d].rank, dims, &r, err);
         for (long k0 = 0; k0 < nc && st == CDLAB_OK; k0 += (long)m) {
             long n = nc - k0 < (long)m ? nc - k0 : (long)m;
-            for (long q = 0; q < n; q++)
-                contact_rows(S, d, k0 + q, (char *)buf + (size_t)q * row);
+            for (long q = 0; q < n; q++) {
+                if (!one_slab && d != SC_LINE)
+                    S->E.ops->contact(&S->E, W, (int)(k0 + q), &cs[q]);
+                contact_row(W, d, k0 + q, &cs[q], (char *)buf + (size_t)q * row);
+            }
             st = d == SC_ENDS ? h5out_rows_write(r, 2 * k0, 2 * n, buf, err)
                               : h5out_rows_write(r, k0, n, buf, err);
         }
@@ -347,6 +349,7 @@ static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, dia
             st = s2;
     }
     free(buf);
+    free(cs);
     return st;
 }
 
