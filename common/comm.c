@@ -100,14 +100,16 @@ void comm_allreduce_ops(double *v, const comm_op *op, int n)
 
 void comm_allreduce(double *v, int n, comm_op op)
 {
-    enum { FEW = 16 };
-    comm_op ops[FEW];
-    for (int k0 = 0; k0 < n; k0 += FEW) {
-        int m = n - k0 < FEW ? n - k0 : FEW;
-        for (int k = 0; k < m; k++)
-            ops[k] = op;
-        comm_allreduce_ops(v + k0, ops, m);
-    }
+    if (g_size == 1 || n <= 0)
+        return;
+    comm_op few[16], *ops = n <= 16 ? few : malloc((size_t)n * sizeof *ops);
+    if (!ops)
+        comm_abort(3);
+    for (int k = 0; k < n; k++)
+        ops[k] = op;
+    comm_allreduce_ops(v, ops, n);
+    if (ops != few)
+        free(ops);
 }
 
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
@@ -131,33 +133,7 @@ status comm_exchange(const double *send, const int *scount, double **recv, int *
     *recv = malloc((size_t)(total > 0 ? total : 1) * sizeof **recv);
     if (!*recv)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange of %ld values", total);
-    if (P == 1) {
-        if (total > 0)
-            memcpy(*recv, send, (size_t)total * sizeof **recv);
-        return CDLAB_OK;
-    }
-    int *sd = malloc((size_t)P * sizeof *sd), *rd = malloc((size_t)P * sizeof *rd);
-    if (!sd || !rd) {
-        free(sd);
-        free(rd);
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
-    }
-    sd[0] = rd[0] = 0;
-    for (int r = 1; r < P; r++) {
-        sd[r] = sd[r - 1] + scount[r - 1];
-        rd[r] = rd[r - 1] + rcount[r - 1];
-    }
-    double t0 = account_begin(), messages = 0.0, bytes = 0.0;
-    MPI_Alltoallv(send, scount, sd, MPI_DOUBLE, *recv, rcount, rd, MPI_DOUBLE, MPI_COMM_WORLD);
-    for (int r = 0; r < P; r++)
-        if (r != g_rank && scount[r] > 0) {
-            messages += 1.0;
-            bytes += (double)scount[r] * sizeof *send;
-        }
-    account_end(t0, messages, bytes);
-    free(sd);
-    free(rd);
-    return CDLAB_OK;
+    return comm_exchange_known(send, scount, *recv, rcount, err);
 }
 
 status comm_exchange_known(const double *send, const int *scount, double *recv, const int *rcount,
