@@ -84,10 +84,11 @@ typedef struct dem_pair {
  * the geometry of the listed pairs is updated.
  *
  * Forces are summed without atomics and in an order that does not depend on the thread count:
- * each contact's force is computed on its own (in parallel), then every particle gathers the
- * forces of its contacts in contact order through an adjacency list (built at each rebuild).
- * Sums over contacts and particles (energies, statistics) are taken over fixed blocks and the
- * block results added in block order, so the results are bit-identical for any thread count. */
+ * each contact's force is computed on its own (in parallel) and added to its particles' sums in
+ * the key order of each particle's contacts, in the pair pass or, for the particles whose
+ * contacts lie in several blocks, by a gather after it (dem_solver: the write-back). The energy
+ * ledger's sums are exact; the statistics are taken over fixed blocks and the block results
+ * added in block order, so the results are bit-identical for any thread count. */
 struct dem_solver;
 /* Distributed runs (cd/dem_dist.c): what the step asks of the layer that moves particles and
  * pairs between ranks. NULL in one process. */
@@ -133,8 +134,8 @@ typedef struct dem_solver {
     pair_ref *refs; /* candidates of the last rebuild */
     int ref_cap;
     cells grid;
-    /* The forces' write-back (cd/dem.c, compute_forces). The pair pass runs over blocks of
-     * DEM_WB pairs, each on one thread in list order. A particle whose pairs all lie in one
+    /* The forces' write-back (cd/dem.c, compute_forces). The pair pass runs over blocks of wb
+     * pairs, each on one thread in list order. A particle whose pairs all lie in one
      * block (home[i]: that block) gets its force, torque and stress terms added there directly;
      * the others ("straddlers": pairs in several blocks, or with a wall; home -1) gather them
      * afterwards, in contact order, from the side rows that their pairs write. Either way a
