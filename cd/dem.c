@@ -1029,6 +1029,31 @@ static int compact_history(dem_pair *list, int n)
     return m;
 }
 
+/* The keys of a new list, each once and in key order: the candidates and the intact bonds (a
+ * bonded pair stays listed however far apart). */
+typedef struct list_keys {
+    const pair_ref *ref;
+    int nref, b;
+    const dem_bond_state *bond;
+    int nbond, q;
+} list_keys;
+
+static int next_key(list_keys *u, uint64_t *key, int *i, int *j)
+{
+    while (u->q < u->nbond && !u->bond[u->q].intact)
+        u->q++;
+    if (u->b >= u->nref && u->q >= u->nbond)
+        return 0;
+    uint64_t kr = u->b < u->nref ? u->ref[u->b].key : UINT64_MAX,
+             kb = u->q < u->nbond ? u->bond[u->q].key : UINT64_MAX;
+    *key = kr < kb ? kr : kb;
+    *i = kr <= kb ? u->ref[u->b].i : u->bond[u->q].i;
+    *j = kr <= kb ? u->ref[u->b].j : u->bond[u->q].j;
+    u->b += kr == *key;
+    u->q += kb == *key;
+    return 1;
+}
+
 static status rebuild_list(world *W, dem_solver *S, diag *err)
 {
     status s;
@@ -1036,6 +1061,7 @@ static status rebuild_list(world *W, dem_solver *S, diag *err)
     if ((s = contacts_find_pairs(&S->grid, &W->P, W->walls, W->n_walls, W->detect.gap, &S->refs,
                                  &nref, &S->ref_cap, err)) != CDLAB_OK)
         return s;
+    cells_free(&S->grid); /* made afresh at every rebuild: not kept in between */
     if (S->dist) { /* the pairs of this rank's particles (not two halo copies, not a wall and
                       a copy) */
         int m = 0;
@@ -1046,43 +1072,45 @@ static status rebuild_list(world *W, dem_solver *S, diag *err)
         }
         nref = m;
     }
-    /* The old list keeps only the pairs with a history (the others equal a new pair, bit for
-     * bit), its freed part goes back to the system, and the list is merged into a new buffer;
-     * the old one is then freed: one list between rebuilds, and at a rebuild the new list, the
-     * candidates and the old pairs with a history (issue 19: a second full buffer was kept). */
-    dem_pair *old = S->pair;
-    int nold = compact_history(old, S->npair);
-    big_release(old, (size_t)nold * sizeof *old, (size_t)S->pair_cap * sizeof *old);
-    S->pair = NULL;
-    S->pair_cap = 0;
-    S->npair = 0;
-    if ((s = grow_pairs(&S->pair, &S->pair_cap, nref + S->nbond, err)) != CDLAB_OK) {
-        S->pair = old; /* the pairs with a history, in key order: a valid list to free */
-        S->npair = nold;
-        return s;
-    }
-    /* the candidates and the intact bonds (a bonded pair stays listed however far apart), in
-     * key order; a pair kept from the old list keeps its history */
-    int a = 0, b = 0, q = 0, m = 0;
-    while (b < nref || q < S->nbond) {
-        if (q < S->nbond && !S->bond[q].intact) {
-            q++;
-            continue;
-        }
-        uint64_t kr = b < nref ? S->refs[b].key : UINT64_MAX,
-                 kb = q < S->nbond ? S->bond[q].key : UINT64_MAX, key = kr < kb ? kr : kb;
-        int i = kr <= kb ? S->refs[b].i : S->bond[q].i, j = kr <= kb ? S->refs[b].j : S->bond[q].j;
-        b += kr == key;
-        q += kb == key;
-        while (a < nold && contact_pair_key(old[a].i, old[a].j, &W->P, W->n_walls) < key)
+    /* The new list is merged in the old one's buffer (issue 19: no second pair buffer). The old
+     * list keeps the pairs that carry a history and are listed again (the others equal a new
+     * pair, bit for bit), in key order at its start; counting the new list's n keys on the way.
+     * They are moved to the buffer's end, and the list is written from the start: the k-th
+     * history still to place lies at or after the k-th key still to write, so nothing is
+     * overwritten before it is read. A list that outgrows the buffer takes a new one. */
+    dem_pair *B = S->pair;
+    int nold = compact_history(B, S->npair), ns = 0, n = 0, a = 0, i, j;
+    uint64_t key;
+    list_keys u = {S->refs, nref, 0, S->bond, S->nbond, 0};
+    while (next_key(&u, &key, &i, &j)) {
+        n++;
+        while (a < nold && contact_pair_key(B[a].i, B[a].j, &W->P, W->n_walls) < key)
             a++;
-        if (a < nold && old[a].i == i && old[a].j == j)
-            S->pair[m++] = old[a];
-        else
-            S->pair[m++] = (dem_pair){i, j, -INFINITY, v3_zero(), v3_zero()};
+        if (a < nold && B[a].i == i && B[a].j == j)
+            B[ns++] = B[a++];
     }
-    S->npair = m;
-    free(old);
+    S->npair = ns; /* a valid list (key order) whatever fails next */
+    if (!B || n > S->pair_cap) {
+        int cap = 0;
+        dem_pair *grown = NULL;
+        if ((s = grow_pairs(&grown, &cap, n, err)) != CDLAB_OK)
+            return s;
+        if (ns > 0)
+            memcpy(grown + (n - ns), B, (size_t)ns * sizeof *B);
+        free(B);
+        S->pair = B = grown;
+        S->pair_cap = cap;
+    } else if (ns > 0) {
+        memmove(B + (n - ns), B, (size_t)ns * sizeof *B);
+    }
+    u = (list_keys){S->refs, nref, 0, S->bond, S->nbond, 0};
+    a = n - ns;
+    for (int m = 0; next_key(&u, &key, &i, &j); m++)
+        B[m] = a < n && B[a].i == i && B[a].j == j ? B[a++]
+                                                   : (dem_pair){i, j, -INFINITY, v3_zero(), v3_zero()};
+    S->npair = n;
+    /* a list that shrank gives back the pages it no longer uses */
+    big_release(B, (size_t)n * sizeof *B, (size_t)S->pair_cap * sizeof *B);
     free(S->refs); /* made afresh at every rebuild */
     S->refs = NULL;
     S->ref_cap = 0;

@@ -93,10 +93,84 @@ void contact_geometry(contact *c, const particles *P, const wall *walls)
     c->m_t = w_t > 0.0 ? 1.0 / w_t : 0.0;
 }
 
-static int cmp_ref(const void *a, const void *b)
+/* Sorting the candidates by key, in place (issue 19: qsort's merge sort took a second array of
+ * the list's size, 62 MB at 10^6 spheres): an introsort (quicksort on the median of three,
+ * heapsort past a depth of 2 log2 n, insertion sort below 16). The keys are distinct, so the
+ * order is the one any sort gives (equal keys are sorted too, in no particular order). */
+static inline void swap_ref(pair_ref *a, pair_ref *b)
 {
-    uint64_t ka = ((const pair_ref *)a)->key, kb = ((const pair_ref *)b)->key;
-    return (ka > kb) - (ka < kb);
+    pair_ref t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void sift_refs(pair_ref *a, int root, int n)
+{
+    for (int c = 2 * root + 1; c < n; root = c, c = 2 * root + 1) {
+        if (c + 1 < n && a[c + 1].key > a[c].key)
+            c++;
+        if (a[root].key >= a[c].key)
+            return;
+        swap_ref(&a[root], &a[c]);
+    }
+}
+
+void contacts_sort_refs_depth(pair_ref *a, int n, int depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) { /* heapsort */
+            for (int r = n / 2 - 1; r >= 0; r--)
+                sift_refs(a, r, n);
+            for (int e = n - 1; e > 0; e--) {
+                swap_ref(&a[0], &a[e]);
+                sift_refs(a, 0, e);
+            }
+            return;
+        }
+        int mid = n / 2; /* the median of the first, middle and last keys at mid */
+        if (a[mid].key < a[0].key)
+            swap_ref(&a[mid], &a[0]);
+        if (a[n - 1].key < a[0].key)
+            swap_ref(&a[n - 1], &a[0]);
+        if (a[n - 1].key < a[mid].key)
+            swap_ref(&a[n - 1], &a[mid]);
+        uint64_t p = a[mid].key;
+        int i = -1, j = n; /* Hoare: [0, j] <= p <= [j + 1, n), 0 <= j < n - 1 */
+        for (;;) {
+            do
+                i++;
+            while (a[i].key < p);
+            do
+                j--;
+            while (a[j].key > p);
+            if (i >= j)
+                break;
+            swap_ref(&a[i], &a[j]);
+        }
+        if (j + 1 < n - j - 1) { /* the smaller side by recursion: depth O(log n) */
+            contacts_sort_refs_depth(a, j + 1, depth);
+            a += j + 1;
+            n -= j + 1;
+        } else {
+            contacts_sort_refs_depth(a + j + 1, n - j - 1, depth);
+            n = j + 1;
+        }
+    }
+    for (int k = 1; k < n; k++) {
+        pair_ref v = a[k];
+        int m = k;
+        for (; m > 0 && a[m - 1].key > v.key; m--)
+            a[m] = a[m - 1];
+        a[m] = v;
+    }
+}
+
+void contacts_sort_refs(pair_ref *a, int n)
+{
+    int depth = 0;
+    for (int m = n; m > 1; m >>= 1)
+        depth += 2;
+    contacts_sort_refs_depth(a, n, depth);
 }
 
 static status add_ref(pair_ref **refs, int *n, int *cap, uint64_t key, int i, int j, diag *err)
@@ -196,7 +270,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
      * the ids are the storage order; a rank of a distributed run holds its particles and the
      * halo copies in another order, and must orient its pairs as one process would). Two frozen
      * particles never interact. On several threads, shares of FIND_SHARE particles into lists
-     * of their own, joined in share order (each list freed once copied). */
+     * of their own, joined in share order (each list given back once copied). */
     int nshare = cdlab_threads() > 1 ? (P->n + FIND_SHARE - 1) / FIND_SHARE : 1;
     if (nshare <= 1) {
         if ((s = find_particle_pairs(G, P, n_walls, gap, 0, P->n, refs, n, cap, err)) != CDLAB_OK)
@@ -235,7 +309,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
             if (s == CDLAB_OK && pn[q] > 0)
                 memcpy(*refs + *n, part[q], (size_t)pn[q] * sizeof **refs);
             *n += s == CDLAB_OK ? pn[q] : 0;
-            free(part[q]);
+            free_discard(part[q], (size_t)pn[q] * sizeof **refs); /* the copy grows as it shrinks */
         }
         free(part);
         free(pn);
@@ -251,8 +325,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                 (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
                              err)) != CDLAB_OK)
                 return s;
-    if (*n > 1) /* qsort(NULL, 0) is undefined (found by UBSan) */
-        qsort(*refs, (size_t)*n, sizeof **refs, cmp_ref);
+    contacts_sort_refs(*refs, *n);
     return CDLAB_OK;
 }
 

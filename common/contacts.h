@@ -42,6 +42,11 @@ typedef struct pair_ref {
     uint64_t key;
     int i, j; /* body 0 (particle, or wall w as -1 - w), body 1 */
 } pair_ref;
+/* Sorts a[0..n) by key, in place (no second array). */
+void contacts_sort_refs(pair_ref *a, int n);
+/* The same with a limit on the quicksort's depth, past which it sorts by heapsort (the sort
+ * above: 2 log2 n; tests: 0 and 1 reach the heapsort). */
+void contacts_sort_refs_depth(pair_ref *a, int n, int depth);
 
 typedef struct contact_list {
     contact *c;

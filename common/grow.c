@@ -1,5 +1,8 @@
+#define _DEFAULT_SOURCE /* madvise advice (MADV_HUGEPAGE, MADV_DONTNEED): not in POSIX, and without it
+                         * the -D_POSIX_C_SOURCE build compiled the advice out */
 #include "grow.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,6 +58,20 @@ void big_release(void *p, size_t keep_bytes, size_t cap_bytes)
     (void)keep_bytes;
     (void)cap_bytes;
 #endif
+}
+
+void free_discard(void *p, size_t bytes)
+{
+#ifdef MADV_DONTNEED
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)p + 64 + page - 1) / page * page;
+    uintptr_t to = bytes > 64 ? ((uintptr_t)p + bytes - 64) / page * page : 0;
+    if (p && to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED); /* advice: harmless if refused */
+#else
+    (void)bytes;
+#endif
+    free(p);
 }
 
 void *big_realloc(void *old, size_t old_bytes, size_t bytes)

@@ -20,6 +20,11 @@ void *big_realloc(void *old, size_t old_bytes, size_t bytes);
  * system (madvise MADV_DONTNEED): they read as zero when touched again. The buffer stays valid;
  * a buffer under 2 MiB is left as it is. */
 void big_release(void *p, size_t keep_bytes, size_t cap_bytes);
+/* Frees a malloc'ed block whose contents are not needed any more, its whole pages given back to
+ * the system first (madvise MADV_DONTNEED, 64 bytes clear of both ends, where the allocator
+ * keeps its records): free() alone may keep a block of a thread's arena resident until the
+ * arena is trimmed, so that copying many such blocks into one array held both at once. */
+void free_discard(void *p, size_t bytes);
 /* grow_array for big arrays: a big_alloc buffer of doubled capacity, keeping the first
  * keep_bytes of ptr (0: contents not needed). */
 void *grow_big(void *ptr, size_t keep_bytes, int *cap, int need, size_t elem);

@@ -56,12 +56,69 @@ START_TEST(unit_periodic_detection_matches_brute_force)
         ck_assert_int_eq(contacts_detect(&C, &P, NULL, 0, &dp, &err), CDLAB_OK);
         int expect = brute_pairs(&P, 0.2);
         ck_assert_msg(C.n == expect, "L = %g: %d pairs found, brute force %d", L, C.n, expect);
-        for (int k = 1; k < C.n; k++)
-            ck_assert_msg(C.c[k].key != C.c[k - 1].key, "pair found twice");
+        for (int k = 1; k < C.n; k++) /* each pair once, in key order */
+            ck_assert_msg(C.c[k].key > C.c[k - 1].key, "pair %d: keys not increasing", k);
         ck_assert_int_gt(expect, n / 4);
         contacts_free(&C);
         particles_free(&P);
     }
+}
+END_TEST
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t ka = ((const pair_ref *)a)->key, kb = ((const pair_ref *)b)->key;
+    return (ka > kb) - (ka < kb);
+}
+
+/* The in-place sort of the candidates (contacts_sort_refs) orders keys as qsort does, on the
+ * inputs that trouble a plain quicksort (random, sorted, reversed, all equal, few distinct,
+ * organ pipe, interleaved), with its own depth limit and with limits of 0 and 1 (heapsort of
+ * the whole, of the parts). The records travel whole with their keys. */
+START_TEST(unit_sort_refs_matches_qsort)
+{
+    enum { N = 20011 };
+    pair_ref *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    ck_assert(a && b);
+    pcg32 rng;
+    pcg32_seed(&rng, 7, 3);
+    for (int pattern = 0; pattern < 7; pattern++) {
+        for (int n = 0; n <= N; n += n < 40 ? 1 : 4999) {
+            for (int k = 0; k < n; k++) {
+                uint64_t key;
+                switch (pattern) {
+                case 0: key = ((uint64_t)pcg32_next(&rng) << 32) | pcg32_next(&rng); break;
+                case 1: key = (uint64_t)k; break;
+                case 2: key = (uint64_t)(n - k); break;
+                case 3: key = 42; break;
+                case 4: key = pcg32_next(&rng) % 3; break;
+                case 5: key = (uint64_t)(k < n / 2 ? k : n - k); break;
+                default: /* interleaved: odd positions high, even ones low */
+                    key = k % 2 ? (uint64_t)(n + k) : (uint64_t)(n - k);
+                }
+                a[k] = (pair_ref){key, (int)(key % 1000003), k};
+            }
+            memcpy(b, a, (size_t)n * sizeof *a);
+            int limit = (pattern + n) % 3; /* 0, 1: heapsort; 2: the sort's own limit */
+            if (limit == 2)
+                contacts_sort_refs(a, n);
+            else
+                contacts_sort_refs_depth(a, n, limit);
+            qsort(b, (size_t)n, sizeof *b, cmp_key);
+            for (int k = 0; k < n; k++) {
+                ck_assert_msg(a[k].key == b[k].key, "pattern %d, n = %d: key %d differs", pattern,
+                              n, k);
+                ck_assert_int_eq(a[k].i, (int)(a[k].key % 1000003)); /* the record moved whole */
+            }
+            /* every record once: the j are a permutation of 0..n-1 */
+            long sum = 0;
+            for (int k = 0; k < n; k++)
+                sum += a[k].j;
+            ck_assert_int_eq(sum, (long)n * (n - 1) / 2);
+        }
+    }
+    free(a);
+    free(b);
 }
 END_TEST
 
@@ -210,6 +267,7 @@ Suite *periodic_suite(void)
     Suite *s = suite_create("periodic");
     TCase *tu = tcase_create("unit");
     tcase_add_test(tu, unit_periodic_detection_matches_brute_force);
+    tcase_add_test(tu, unit_sort_refs_matches_qsort);
     tcase_add_test(tu, unit_periodic_unwrapped_displacement);
     suite_add_tcase(s, tu);
     TCase *ta = tcase_create("analytic");
