@@ -52,12 +52,13 @@ static const dem_solver *view_of(const dem_engine *E)
 
 #define DEM_OF(e) ((dem_engine *)(e)->content)
 
-/* Peak memory per particle, measured (bench/results, 1e6 spheres, everything included):
- * 1.8 kB, rounded up. */
+/* Peak memory per particle, measured (bench/results/2026-11-24-9d84b585d961.md: the chute of
+ * 1,049,600 spheres through a neighbour-list rebuild, everything included, 656 B with 3.7 pairs
+ * per particle), rounded up for denser packings (more pairs per particle): 800 B. */
 static double dem_bytes_per_particle(int dimension)
 {
     (void)dimension;
-    return 2000.0;
+    return 800.0;
 }
 
 static status dem_read(engine *e, config *c, const world *W, const scene_info *info,
@@ -130,8 +131,8 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
 }
 
 /* The DEM chute's particle-steps per second, measured on the project's machine
- * (bench/results/2026-11-21-81957ac636aa.md, one thread). */
-#define EST_DEM_PARTICLE_STEPS_PER_S 3.0e6
+ * (bench/results/2026-11-24-9d84b585d961.md, one thread: 4.86e6). */
+#define EST_DEM_PARTICLE_STEPS_PER_S 4.9e6
 
 static void dem_estimate(const engine *e, const world *W, long steps, char *buf, size_t n)
 {
