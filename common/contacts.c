@@ -165,6 +165,14 @@ void contacts_sort_refs_depth(pair_ref *a, int n, int depth)
     }
 }
 
+static int refs_sorted(const pair_ref *a, int n)
+{
+    for (int k = 1; k < n; k++)
+        if (a[k].key <= a[k - 1].key)
+            return 0;
+    return 1;
+}
+
 void contacts_sort_refs(pair_ref *a, int n)
 {
     int depth = 0;
@@ -270,7 +278,18 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
      * the ids are the storage order; a rank of a distributed run holds its particles and the
      * halo copies in another order, and must orient its pairs as one process would). Two frozen
      * particles never interact. On several threads, shares of FIND_SHARE particles into lists
-     * of their own, joined in share order (each list given back once copied). */
+     * of their own, each sorted by its thread, joined in share order (each list given back once
+     * copied); in one process the joined list is then in key order (body 0's id, the storage
+     * index, ascends from share to share) and the final sort is skipped. */
+    /* Walls are few: every particle against every wall, first (their keys are the smallest),
+     * the last wall first (its key is the smallest of the walls'). */
+    for (int w = n_walls - 1; w >= 0; w--)
+        for (int j = 0; j < P->n; j++)
+            if (!P->frozen[j] &&
+                contact_frame_wall(&walls[w], walls[w].s, P->x[j], P->r[j]).gap < gap &&
+                (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
+                             err)) != CDLAB_OK)
+                return s;
     int nshare = cdlab_threads() > 1 ? (P->n + FIND_SHARE - 1) / FIND_SHARE : 1;
     if (nshare <= 1) {
         if ((s = find_particle_pairs(G, P, n_walls, gap, 0, P->n, refs, n, cap, err)) != CDLAB_OK)
@@ -291,11 +310,13 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                 failed = 1;
 #pragma omp critical(cdlab_find_pairs)
                 perr = e;
+            } else {
+                contacts_sort_refs(part[q], pn[q]); /* the sort on threads, share by share */
             }
         }
         if (s == CDLAB_OK && failed)
             s = diag_set(err, CDLAB_ERR_NOMEM, "%s", perr.msg);
-        long total = 0;
+        long total = *n; /* the walls' pairs */
         for (int q = 0; q < nshare && s == CDLAB_OK; q++)
             total += pn[q];
         if (s == CDLAB_OK && total > 0x7fffffffL - 1)
@@ -317,15 +338,9 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
         if (s != CDLAB_OK)
             return s;
     }
-    /* Walls are few: every particle against every wall. */
-    for (int w = 0; w < n_walls; w++)
-        for (int j = 0; j < P->n; j++)
-            if (!P->frozen[j] &&
-                contact_frame_wall(&walls[w], walls[w].s, P->x[j], P->r[j]).gap < gap &&
-                (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
-                             err)) != CDLAB_OK)
-                return s;
-    contacts_sort_refs(*refs, *n);
+    /* one process: the walls' pairs, then the shares' sorted lists, are in key order already */
+    if (!refs_sorted(*refs, *n))
+        contacts_sort_refs(*refs, *n);
     return CDLAB_OK;
 }
 

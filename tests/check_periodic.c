@@ -67,6 +67,67 @@ START_TEST(unit_periodic_detection_matches_brute_force)
 }
 END_TEST
 
+/* The contact search on 3 threads (shares of 16,384 particles, each sorted by its thread, the
+ * walls' pairs first) gives the candidates of one thread bit for bit, in strictly increasing key
+ * order: 40,000 spheres in a box with 3 walls, stored in storage (= id) order and with the ids
+ * shuffled (the final sort then runs). */
+START_TEST(unit_threaded_search_matches_one_thread)
+{
+    enum { N = 40000 };
+    particles P;
+    diag err;
+    ck_assert_int_eq(particles_init(&P, N, 3, &err), CDLAB_OK);
+    pcg32 rng;
+    pcg32_seed(&rng, 21, 1);
+    double L = 40.0;
+    for (int i = 0; i < N; i++) {
+        P.x[i] = v3(L * pcg32_uniform(&rng), L * pcg32_uniform(&rng), L * pcg32_uniform(&rng));
+        particles_set_body(&P, i, 0.6 + 0.2 * pcg32_uniform(&rng), 1.0);
+    }
+    wall walls[3];
+    memset(walls, 0, sizeof walls);
+    vec3 normals[3] = {v3(0, 0, 1), v3(1, 0, 0), v3(0, 1, 0)};
+    for (int w = 0; w < 3; w++) {
+        walls[w].kind = WALL_PLANE;
+        walls[w].n = normals[w];
+        walls[w].p = v3(0, 0, 0);
+    }
+    int saved = cdlab_threads();
+    for (int shuffled = 0; shuffled < 2; shuffled++) {
+        if (shuffled)
+            for (int i = N - 1; i > 0; i--) {
+                int k = (int)pcg32_bounded(&rng, (uint32_t)i + 1), t = P.id[i];
+                P.id[i] = P.id[k];
+                P.id[k] = t;
+            }
+        pair_ref *r[2] = {NULL, NULL};
+        int n[2] = {0, 0}, cap[2] = {0, 0};
+        for (int t = 0; t < 2; t++) {
+            cells G;
+            memset(&G, 0, sizeof G);
+            cdlab_set_threads(t ? 3 : 1);
+            ck_assert_int_eq(contacts_find_pairs(&G, &P, walls, 3, 0.2, &r[t], &n[t], &cap[t], &err),
+                             CDLAB_OK);
+            cells_free(&G);
+        }
+        ck_assert_int_gt(n[0], N);
+        ck_assert_int_eq(n[0], n[1]);
+        ck_assert_msg(memcmp(r[0], r[1], (size_t)n[0] * sizeof *r[0]) == 0,
+                      "shuffled %d: 3 threads differ from 1", shuffled);
+        int walls_seen = 0;
+        for (int k = 0; k < n[0]; k++) {
+            ck_assert(k == 0 || r[0][k].key > r[0][k - 1].key);
+            walls_seen += r[0][k].i < 0;
+        }
+        ck_assert_int_gt(walls_seen, 100);
+        free(r[0]);
+        free(r[1]);
+    }
+    cdlab_set_threads(saved);
+    particles_free(&P);
+}
+END_TEST
+
 static int cmp_key(const void *a, const void *b)
 {
     uint64_t ka = ((const pair_ref *)a)->key, kb = ((const pair_ref *)b)->key;
@@ -300,6 +361,7 @@ Suite *periodic_suite(void)
     TCase *tu = tcase_create("unit");
     tcase_add_test(tu, unit_periodic_detection_matches_brute_force);
     tcase_add_test(tu, unit_sort_refs_matches_qsort);
+    tcase_add_test(tu, unit_threaded_search_matches_one_thread);
     tcase_add_test(tu, unit_big_release_gives_pages_back);
     tcase_add_test(tu, unit_periodic_unwrapped_displacement);
     suite_add_tcase(s, tu);
