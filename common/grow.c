@@ -44,33 +44,35 @@ void *big_alloc(size_t bytes)
     return p;
 }
 
-void big_release(void *p, size_t keep_bytes, size_t cap_bytes)
+/* Gives the whole pages within [from, to) back to the system (madvise MADV_DONTNEED: they read
+ * as zero when touched again); advice, harmless if refused. */
+static void discard_pages(uintptr_t from, uintptr_t to)
 {
 #ifdef MADV_DONTNEED
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    from = (from + page - 1) / page * page;
+    to = to / page * page;
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+#else
+    (void)from;
+    (void)to;
+#endif
+}
+
+void big_release(void *p, size_t keep_bytes, size_t cap_bytes)
+{
     if (!p || cap_bytes < HUGE_PAGE) /* big_alloc aligned it to 2 MiB: pages are whole */
         return;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), from = (keep_bytes + page - 1) / page * page;
-    if (from < cap_bytes)
-        madvise((char *)p + from, cap_bytes - from,
-                MADV_DONTNEED); /* advice: harmless if refused */
-#else
-    (void)p;
-    (void)keep_bytes;
-    (void)cap_bytes;
-#endif
+    /* the buffer's last page is whole (big_alloc rounded the buffer up to 2 MiB) */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    discard_pages((uintptr_t)p + keep_bytes, (uintptr_t)p + (cap_bytes + page - 1) / page * page);
 }
 
 void free_discard(void *p, size_t bytes)
 {
-#ifdef MADV_DONTNEED
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t)p + 64 + page - 1) / page * page;
-    uintptr_t to = bytes > 64 ? ((uintptr_t)p + bytes - 64) / page * page : 0;
-    if (p && to > from)
-        madvise((void *)from, to - from, MADV_DONTNEED); /* advice: harmless if refused */
-#else
-    (void)bytes;
-#endif
+    if (p && bytes > 128) /* clear of the allocator's records at both ends */
+        discard_pages((uintptr_t)p + 64, (uintptr_t)p + bytes - 64);
     free(p);
 }
 
