@@ -801,6 +801,32 @@ static status deform_update(world *W, dem_solver *S, const dem_params *p, double
     return st;
 }
 
+/* The pairs of list[k0..k1) that contact_force must see, in list order, into live[]; returns
+ * how many. The others were apart at the end of the last step and are out of reach now (two
+ * particles farther apart than their radii and reaches): contact_force would leave them
+ * untouched and deliver nothing, by the same test. Made without branches (apart or not is a
+ * coin toss pair by pair: a branch mispredicted; 71% of the chute's listed pairs are apart). */
+static int live_pairs(const world *W, const dem_solver *S, int k0, int k1, int *live)
+{
+    const particles *P = &W->P;
+    const dem_pair *pr = S->pair;
+    const int bonds = S->bond_of != NULL;
+    const double ext2 = 2.0 * S->ext_max;
+    int n = 0;
+    for (int k = k0; k < k1; k++) {
+        int i = pr[k].i, j = pr[k].j;
+        int ii = i >= 0 ? i : j; /* a wall pair is always live */
+        vec3 d = pbox_delta(&P->box, P->x[ii], P->x[j]);
+        double reach = P->r[ii] + P->r[j] + ext2;
+        int out = (i >= 0) & !(pr[k].zeta >= 0.0) & (v3_norm2(d) > reach * reach);
+        if (bonds)
+            out &= S->bond_of[k] < 0;
+        live[n] = k;
+        n += !out;
+    }
+    return n;
+}
+
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
  * each particle's total force and torque (and, for deformable discs, the contact part of its
  * stress). */
@@ -829,7 +855,9 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
         for (int b = w * wbb; b < b_end; b++) {
             double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
             int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
-            for (int k = b * DEM_BLOCK; k < end; k++) {
+            int live[DEM_BLOCK], nlive = live_pairs(W, S, b * DEM_BLOCK, end, live);
+            for (int e = 0; e < nlive; e++) {
+                int k = live[e];
                 double diss[2] = {0.0, 0.0};
                 if (counted(S, &S->pair[k])) {
                     contact_force(W, S, p, k, book, acc, diss);
@@ -1294,10 +1322,10 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
             P->x[i] = v3_add(P->x[i], du);
             if (P->box.any)
                 particles_wrap_one(P, i);
-            quat_integrate(&P->q[4 * i], S->dth[i]);
             S->path[i] += v3_norm(du);
             pmax = num_max(pmax, S->path[i]);
         }
+        quat_integrate_n(&P->q[4 * b * DEM_BLOCK], &S->dth[b * DEM_BLOCK], end - b * DEM_BLOCK);
         S->blk[DEM_NSUM * b] = pmax;
     }
     xsum_merge(&S->acc[DEM_ACC_WORK_EXTERNAL], &work);

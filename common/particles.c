@@ -77,6 +77,12 @@ void particles_set_body(particles *P, int i, double radius, double mass)
     P->inv_I[i] = 1.0 / I;
 }
 
+/* Not SLP-vectorised: GCC 12 at -O3 -march=native turned the product below into a fused
+ * vfmaddsub despite -ffp-contract=off (measured: the release build's orientations differed
+ * from the -O2 build's in the last bits; no other fused operation in the binary). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-slp-vectorize")))
+#endif
 void quat_integrate(double *q, vec3 phi)
 {
     double a2 = v3_norm2(phi);
@@ -108,6 +114,60 @@ void quat_integrate(double *q, vec3 phi)
     double f = fabs(n2 - 1.0) < 1e-6 ? 0.5 * (3.0 - n2) : 1.0 / sqrt(n2);
     for (int k = 0; k < 4; k++)
         q[k] *= f;
+}
+
+/* Four doubles as one vector (GCC's vector extension; SSE2 pairs without AVX), and its mask. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4m __attribute__((vector_size(32)));
+
+/* lane by lane: m ? a : b (m all ones or all zeros) */
+#define V4_SELECT(m, a, b) ((v4d)(((m) & (v4m)(a)) | (~(m) & (v4m)(b))))
+
+void quat_integrate_n(double *restrict q, const vec3 *restrict phi, int n)
+{
+    /* quat_integrate's series branch, four quaternions at a time, line by line: the same
+     * operations in the same order on each (no contraction: -std=c11 sets -ffp-contract=off), so
+     * the same bits. The quaternions it does not apply to (phi = 0: unchanged; |phi| >= 1e-2; a
+     * quaternion that the renormalisation's Newton step does not cover; NaN) are left as they
+     * are and done by quat_integrate, as is the tail. Measured: quat_integrate was 7.8% of the
+     * DEM chute's step as a call per particle. */
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const vec3 *p = phi + k;
+        double *qq = q + 4 * (size_t)k;
+        v4d px = {p[0].x, p[1].x, p[2].x, p[3].x}, py = {p[0].y, p[1].y, p[2].y, p[3].y},
+            pz = {p[0].z, p[1].z, p[2].z, p[3].z};
+        v4d w = {qq[0], qq[4], qq[8], qq[12]}, x = {qq[1], qq[5], qq[9], qq[13]},
+            y = {qq[2], qq[6], qq[10], qq[14]}, z = {qq[3], qq[7], qq[11], qq[15]};
+        v4d a2 = px * px + py * py + pz * pz;
+        v4d h2 = 0.25 * a2;
+        v4d s = 0.5 * (1.0 - h2 * (1.0 / 6.0) * (1.0 - h2 * (1.0 / 20.0) * (1.0 - h2 * (1.0 / 42.0))));
+        v4d c = 1.0 - h2 * 0.5 * (1.0 - h2 * (1.0 / 12.0) * (1.0 - h2 * (1.0 / 30.0)));
+        v4d dw = c, dx = s * px, dy = s * py, dz = s * pz;
+        v4d q0 = dw * w - dx * x - dy * y - dz * z;
+        v4d q1 = dw * x + dx * w + dy * z - dz * y;
+        v4d q2 = dw * y - dx * z + dy * w + dz * x;
+        v4d q3 = dw * z + dx * y - dy * x + dz * w;
+        v4d n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3;
+        v4d f = 0.5 * (3.0 - n2), e = n2 - 1.0;
+        v4m series = (a2 < 1e-4) & (a2 != 0.0) & (e < 1e-6) & (e > -1e-6);
+        q0 = V4_SELECT(series, q0 * f, w);
+        q1 = V4_SELECT(series, q1 * f, x);
+        q2 = V4_SELECT(series, q2 * f, y);
+        q3 = V4_SELECT(series, q3 * f, z);
+        for (int l = 0; l < 4; l++) {
+            if (series[l]) {
+                qq[4 * l] = q0[l];
+                qq[4 * l + 1] = q1[l];
+                qq[4 * l + 2] = q2[l];
+                qq[4 * l + 3] = q3[l];
+            } else {
+                quat_integrate(&qq[4 * l], p[l]);
+            }
+        }
+    }
+    for (; k < n; k++)
+        quat_integrate(&q[4 * (size_t)k], phi[k]);
 }
 
 void particles_apply_frozen(particles *P)

@@ -8,6 +8,10 @@
 #include "fit.h"
 #include "dem_lab.h"
 #include "h5io.h"
+#include "pcg32.h"
+#include "particles.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -468,6 +472,47 @@ START_TEST(determinism_threads_setting)
 }
 END_TEST
 
+/* quat_integrate_n (the drift's quaternions, four at a time) is quat_integrate bit for bit:
+ * 4,003 rotations (not a multiple of 4: the tail) of random unit and non-unit quaternions by
+ * random small, zero, large (> 1e-2 rad) and NaN rotation vectors. */
+START_TEST(unit_quat_integrate_n_matches)
+{
+    enum { N = 4003 };
+    static double qa[4 * N], qb[4 * N], q0[4 * N];
+    static vec3 phi[N];
+    pcg32 rng;
+    pcg32_seed(&rng, 19, 7);
+    for (int k = 0; k < N; k++) {
+        double n2 = 0.0;
+        for (int c = 0; c < 4; c++) {
+            qa[4 * k + c] = 2.0 * pcg32_uniform(&rng) - 1.0;
+            n2 += qa[4 * k + c] * qa[4 * k + c];
+        }
+        double f = k % 7 == 3 ? 1.5 : 1.0 / sqrt(n2); /* every 7th far from unit */
+        for (int c = 0; c < 4; c++)
+            qa[4 * k + c] *= f;
+        double scale = k % 11 == 5 ? 0.3 : 1e-3 * pcg32_uniform(&rng);
+        phi[k] = v3(scale * (2.0 * pcg32_uniform(&rng) - 1.0),
+                    scale * (2.0 * pcg32_uniform(&rng) - 1.0),
+                    scale * (2.0 * pcg32_uniform(&rng) - 1.0));
+        if (k % 13 == 2)
+            phi[k] = v3_zero();
+        if (k == 1001)
+            phi[k].y = NAN;
+    }
+    memcpy(qb, qa, sizeof qa);
+    memcpy(q0, qa, sizeof qa);
+    for (int k = 0; k < N; k++)
+        quat_integrate(&qa[4 * k], phi[k]);
+    quat_integrate_n(qb, phi, N);
+    int changed = 0;
+    for (int k = 0; k < N; k++)
+        changed += memcmp(&q0[4 * k], &qa[4 * k], 4 * sizeof *qa) != 0;
+    ck_assert_int_gt(changed, N / 2); /* the rotations did move the quaternions */
+    ck_assert_int_eq(memcmp(qa, qb, sizeof qa), 0);
+}
+END_TEST
+
 Suite *dem_suite(void)
 {
     Suite *s = suite_create("dem");
@@ -490,6 +535,7 @@ Suite *dem_suite(void)
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
     tcase_add_test(tr, errors_critical_dt);
+    tcase_add_test(tr, unit_quat_integrate_n_matches);
     tcase_add_test(tr, unit_twin_from_cd_config);
     tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);
