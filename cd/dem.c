@@ -1,6 +1,7 @@
 /* DEM time step and kinematic driver. */
 #include "dem.h"
 #include "dem_bond.h"
+#include "dem_contact_law.h"
 #include "equiv.h"
 
 #include "grow.h"
@@ -713,7 +714,7 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     in.r_p = v3_scale(v3_add(f1.l0, f0.l0), 0.5);
     in.r_q = v3_scale(v3_add(f1.l1, f0.l1), 0.5);
     dem_contact_out out;
-    dem_contact_force(&law, &in, &out);
+    dem_contact_law(&law, &in, &out);
     vec3 f = out.f, fd = v3_zero();
     if (zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
         fd = dashpot_force(W, S, p, i, j, f1, &diss[1]);
