@@ -7,9 +7,13 @@
 #include "grow.h"
 #include "parallel.h"
 #include "xsum.h"
+#include "vec3x4.h"
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 dem_params dem_params_default(void)
 {
@@ -523,22 +527,17 @@ static inline double dashpot_second_half(const world *W, const dem_solver *S, co
  * block (dem_solver, write-back), and kept in the pair's side row for the others, the pistons
  * and the output. Bit for bit the former gather's sums: body 1 receives R and l1 x R, body 0
  * -R and -(l0 x R), in the pairs' key order. */
-static inline __attribute__((always_inline)) void deliver(dem_solver *S, int nown, int k, int i,
-                                                          int j, vec3 f, contact_frame f1)
+static inline __attribute__((always_inline)) void deliver_terms(dem_solver *S, int nown, int k,
+                                                                int i, int j, vec3 R, vec3 t1,
+                                                                vec3 t0, const double *g)
 {
-    vec3 R = v3_scale(f, -1.0), t1 = v3_cross(f1.l1, R), t0 = v3_cross(f1.l0, R);
-    double g[6];
-    if (S->ell) {
-        dem_deform_term(f1.l1, R, g);
-        dem_deform_term(f1.l0, f, g + 3);
-    }
     int b = k / S->wb, row = S->side_of[k];
     if (row >= 0) {
         S->side[3 * row] = R;
         S->side[3 * row + 1] = t1;
         S->side[3 * row + 2] = t0;
         if (S->ell)
-            memcpy(&S->side_sig[6 * row], g, sizeof g);
+            memcpy(&S->side_sig[6 * row], g, 6 * sizeof *g);
     }
     if (j < nown && S->home[j] == b) {
         S->F[j] = v3_add(S->F[j], R);
@@ -554,6 +553,18 @@ static inline __attribute__((always_inline)) void deliver(dem_solver *S, int now
             for (int q = 0; q < 3; q++)
                 S->sig[3 * i + q] += g[3 + q];
     }
+}
+
+static inline __attribute__((always_inline)) void deliver(dem_solver *S, int nown, int k, int i,
+                                                          int j, vec3 f, contact_frame f1)
+{
+    vec3 R = v3_scale(f, -1.0), t1 = v3_cross(f1.l1, R), t0 = v3_cross(f1.l0, R);
+    double g[6];
+    if (S->ell) {
+        dem_deform_term(f1.l1, R, g);
+        dem_deform_term(f1.l0, f, g + 3);
+    }
+    deliver_terms(S, nown, k, i, j, R, t1, t0, g);
 }
 
 /* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
@@ -734,6 +745,213 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta_new);
 }
 
+/* Four pairs at once (issue 19): the common case of contact_force, a pair of rigid particles
+ * touching before and after the step and twirled by less than 1e-2 rad, made for four pairs in
+ * the lanes of vec3x4.h, each lane with contact_force's operations in their order (the same
+ * bits: tools/identity.py); the law of a sliding pair runs alone (dem_contact_law). A lane
+ * outside that case (apart now, new, a larger twirl) is marked and its pair goes through
+ * contact_force after all; nothing is written here. What contact_force would have written and
+ * added, for the pass to apply in list order: */
+#define QUAD_CHUNK 64 /* live pairs per round of pairs4 and the in-order apply */
+typedef struct quad_out {
+    vec3 R, t1, t0; /* force on body 1, its torques on body 1 and body 0 */
+    vec3 fd, ft;    /* the pair's new dashpot and tangential forces */
+    double zeta;    /* its new overlap */
+    double diss[2]; /* friction and dashpot work of the step */
+    int ok;         /* this lane is the common case */
+    int sliding;    /* it reached the friction limit in the step */
+    int active;     /* its force is not zero */
+} quad_out;
+
+static inline __attribute__((always_inline)) v4d v4_sqrt(v4d a)
+{
+#if defined(__AVX__)
+    return (v4d)_mm256_sqrt_pd((__m256d)a);
+#else
+    return (v4d){sqrt(a[0]), sqrt(a[1]), sqrt(a[2]), sqrt(a[3])};
+#endif
+}
+
+/* contact_frame_particles, four at a time: the normal, the lever arms l0, l1 and the gap */
+static inline __attribute__((always_inline)) void frame4(vv3 d, v4d ri, v4d rj, vv3 *n, vv3 *l0,
+                                                         vv3 *l1, v4d *gap)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0}, one = zero + 1.0;
+    v4d dist = v4_sqrt(vv3_dot(d, d));
+    v4m pos = dist > 0.0;
+    *n = VV3_SELECT(pos, vv3_scale(d, one / dist), ((vv3){one, zero, zero}));
+    *gap = dist - ri - rj;
+    v4d half = 0.5 * *gap;
+    *l0 = vv3_scale(*n, ri + half);
+    *l1 = vv3_scale(*n, -(rj + half));
+}
+
+/* relative_movement for particles: du_j - du_i + dth_j x l1 - dth_i x l0 */
+static inline __attribute__((always_inline)) vv3 relmove4(vv3 dui, vv3 duj, vv3 dthi, vv3 dthj,
+                                                          vv3 l0, vv3 l1)
+{
+    return vv3_add(vv3_sub(duj, dui), vv3_sub(vv3_cross(dthj, l1), vv3_cross(dthi, l0)));
+}
+
+static void pairs4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,
+                   int book, quad_out *o)
+{
+    const particles *P = &W->P;
+    const dem_pair *pr = S->pair;
+    const dem_law *L = &p->law;
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    int ii[4], jj[4];
+    vv3 d, fdo, fto;
+    v4d zeta_old;
+    for (int l = 0; l < 4; l++) {
+        const dem_pair *c = &pr[kk[l]];
+        ii[l] = c->i;
+        jj[l] = c->j;
+        vec3 dl = pbox_delta(&P->box, P->x[c->i], P->x[c->j]);
+        d.x[l] = dl.x;
+        d.y[l] = dl.y;
+        d.z[l] = dl.z;
+        fdo.x[l] = c->fd.x;
+        fdo.y[l] = c->fd.y;
+        fdo.z[l] = c->fd.z;
+        fto.x[l] = c->ft.x;
+        fto.y[l] = c->ft.y;
+        fto.z[l] = c->ft.z;
+        zeta_old[l] = c->zeta;
+    }
+    v4d ri = v4_gather(P->r, ii), rj = v4_gather(P->r, jj);
+    vv3 dui = vv3_gather(S->du, ii), duj = vv3_gather(S->du, jj);
+    vv3 dthi = vv3_gather(S->dth, ii), dthj = vv3_gather(S->dth, jj);
+    /* frames of now and of the step's start */
+    vv3 n, l0, l1, n0, l00, l01;
+    v4d gap, gap0;
+    frame4(d, ri, rj, &n, &l0, &l1, &gap);
+    frame4(vv3_sub(d, vv3_sub(duj, dui)), ri, rj, &n0, &l00, &l01, &gap0);
+    (void)n0;
+    (void)gap0;
+    v4d zeta_new = -gap;
+    /* the second half of the last dashpot force's work */
+    v4d diss1 = zero;
+    if (book) {
+        v4m has = (fdo.x != 0.0) | (fdo.y != 0.0) | (fdo.z != 0.0);
+        v4d sh = 0.5 * vv3_dot(fdo, relmove4(dui, duj, dthi, dthj, l00, l01));
+        diss1 = V4_SELECT(has, zero + sh, zero);
+    }
+    /* the law (dem_contact_law): touching before, lines 19-21 and 45 without slip, then
+     * lines 48-53 */
+    const double k_n = L->k_n, k_t = L->k_t, mu = W->detect.mu;
+    vv3 r_p = vv3_scale(vv3_add(l0, l00), zero + 0.5), r_q = vv3_scale(vv3_add(l1, l01), zero + 0.5);
+    vv3 du = vv3_add(vv3_sub(duj, dui), vv3_sub(vv3_cross(dthj, r_q), vv3_cross(dthi, r_p)));
+    v4d dzeta = -vv3_dot(du, n);
+    vv3 dxi = vv3_axpy(dzeta, n, du);
+    v4d fn_new = k_n * zeta_new;
+    vv3 ft = vv3_axpy(zero + k_t, dxi, fto);
+    v4d limit = mu * fn_new;
+    v4m ok = (zeta_new >= 0.0) & (zeta_old > 0.0) & (k_n * zeta_old > 0.0);
+    v4m slide = v4_sqrt(vv3_dot(ft, ft)) > limit;
+    v4d dW_t = zero + 0.5 * vv3_dot(dxi, vv3_add(fto, ft));
+    if (L->projection)
+        ft = vv3_axpy(-vv3_dot(ft, n), n, ft);
+    if (L->twirl) {
+        v4d spin = 0.5 * vv3_dot(vv3_add(dthi, dthj), n);
+        ok &= (spin < 1e-2) & (spin > -1e-2);
+        vv3 along = vv3_scale(n, vv3_dot(ft, n));
+        vv3 perp = vv3_sub(ft, along);
+        v4d s2 = spin * spin;
+        v4d sn = spin * (1.0 - s2 * (1.0 / 6.0) * (1.0 - s2 * (1.0 / 20.0) * (1.0 - s2 * (1.0 / 42.0))));
+        v4d cs = 1.0 - s2 * 0.5 * (1.0 - s2 * (1.0 / 12.0) * (1.0 - s2 * (1.0 / 30.0)));
+        ft = vv3_add(along, vv3_add(vv3_scale(perp, cs), vv3_scale(vv3_cross(n, perp), sn)));
+    }
+    vv3 f = vv3_axpy(-fn_new, n, ft);
+    v4d rev = k_t > 0.0 ? (vv3_dot(ft, ft) - vv3_dot(fto, fto)) / (2.0 * k_t) : zero;
+    v4d diss0 = zero + (dW_t - rev);
+    /* a sliding lane (a third of the chute's touching pairs): the law itself one pair at a
+     * time, with the lanes' movements and lever arms; the dashpot and the delivery in lanes */
+    int sliding[4] = {0, 0, 0, 0};
+    for (int l = 0; l < 4; l++) {
+        if (!(ok[l] && slide[l]))
+            continue;
+        dem_law law = *L;
+        law.mu = mu;
+        dem_contact_in in = {.zeta_new = zeta_new[l], .zeta_old = zeta_old[l],
+                             .ft_old = vv3_lane(fto, l), .n = vv3_lane(n, l),
+                             .du_p = vv3_lane(dui, l), .du_q = vv3_lane(duj, l),
+                             .dth_p = vv3_lane(dthi, l), .dth_q = vv3_lane(dthj, l),
+                             .r_p = vv3_lane(r_p, l), .r_q = vv3_lane(r_q, l)};
+        dem_contact_out out;
+        dem_contact_law(&law, &in, &out);
+        ft.x[l] = out.ft.x;
+        ft.y[l] = out.ft.y;
+        ft.z[l] = out.ft.z;
+        f.x[l] = out.f.x;
+        f.y[l] = out.f.y;
+        f.z[l] = out.f.z;
+        diss0[l] = 0.0 + out.dW_t_irrev;
+        sliding[l] = out.sliding;
+    }
+    /* the dashpot (dashpot_force) */
+    vv3 fd = {zero, zero, zero};
+    if (p->damp_n > 0.0 || p->damp_t > 0.0) {
+        v4d cn = zero + p->damp_n, ct = zero + p->damp_t;
+        if (p->damp_rate || !p->damp_absolute) {
+            v4d w = v4_gather(P->inv_m, ii) + v4_gather(P->inv_m, jj);
+            v4d m = V4_SELECT(w > 0.0, 1.0 / w, zero);
+            if (p->damp_rate) {
+                cn *= m;
+                ct *= m;
+            } else {
+                cn *= 2.0 * v4_sqrt(m * k_n);
+                ct *= 2.0 * v4_sqrt(m * k_t);
+            }
+        }
+        vv3 du_rel = relmove4(dui, duj, dthi, dthj, l0, l1);
+        v4d dun = vv3_dot(du_rel, n);
+        vv3 dut = vv3_axpy(-dun, n, du_rel);
+        fd = vv3_scale(vv3_axpy(cn * dun, n, vv3_scale(dut, ct)), zero + 1.0 / W->dt);
+        diss1 += 0.5 * vv3_dot(fd, du_rel);
+        f = vv3_add(f, fd);
+    }
+    vv3 R = vv3_scale(f, zero - 1.0);
+    vv3 t1 = vv3_cross(l1, R), t0 = vv3_cross(l0, R);
+    v4m active = vv3_dot(f, f) > 0.0;
+    for (int l = 0; l < 4; l++) {
+        quad_out *q = &o[l];
+        q->ok = ok[l] != 0;
+        q->active = active[l] != 0;
+        q->R = vv3_lane(R, l);
+        q->t1 = vv3_lane(t1, l);
+        q->t0 = vv3_lane(t0, l);
+        q->fd = vv3_lane(fd, l);
+        q->ft = vv3_lane(ft, l);
+        q->zeta = zeta_new[l];
+        q->diss[0] = diss0[l];
+        q->diss[1] = diss1[l];
+        q->sliding = sliding[l];
+    }
+}
+
+/* What contact_force does after the law for a pair of pairs4 (lane q): its history, the
+ * delivery, the statistics, the dissipation into diss. */
+static inline __attribute__((always_inline)) void apply4(dem_solver *S, int nown, int k,
+                                                         const quad_out *q, double *acc,
+                                                         double diss[2])
+{
+    dem_pair *c = &S->pair[k];
+    c->fd = q->fd;
+    c->ft = q->ft;
+    c->zeta = q->zeta;
+    static const double no_stress[6]; /* rigid particles: no stress terms */
+    deliver_terms(S, nown, k, c->i, c->j, q->R, q->t1, q->t0, no_stress);
+    diss[0] = q->diss[0];
+    diss[1] = q->diss[1];
+    if (q->active) {
+        acc[BLK_ACTIVE] += 1.0;
+        acc[BLK_OVERLAP] += num_max(q->zeta, 0.0);
+    }
+    acc[BLK_SLIDING] += q->sliding;
+    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], q->zeta);
+}
+
 /* Deformable discs: the shapes (ellipses) of the stresses in S->sig, the largest reach beyond a
  * radius, and the strain along each load's direction. With t finite, the work of the loads in
  * the step that ended at t on the movement of their points of action by the strain (the point
@@ -835,6 +1053,8 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
 {
     int np = S->npair, nb = n_blocks(np), wbb = S->wb / DEM_BLOCK, nown = n_own(W, S);
     int nwb = (np + S->wb - 1) / S->wb;
+    /* pairs4 covers rigid particles (not the ellipses of deformable discs) */
+    const int quad = !S->ell && !S->one_by_one;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
      * pair apart delivers nothing) */
     memset(S->F, 0, (size_t)nown * sizeof *S->F);
@@ -857,19 +1077,43 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
             double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
             int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
             int live[DEM_BLOCK], nlive = live_pairs(W, S, b * DEM_BLOCK, end, live);
-            for (int e = 0; e < nlive; e++) {
-                int k = live[e];
-                double diss[2] = {0.0, 0.0};
-                if (counted(S, &S->pair[k])) {
-                    contact_force(W, S, p, k, book, acc, diss);
+            for (int e0 = 0; e0 < nlive; e0 += QUAD_CHUNK) {
+                int e1 = e0 + QUAD_CHUNK < nlive ? e0 + QUAD_CHUNK : nlive;
+                /* the chunk's pairs of the common case, four at a time (pairs4), then every
+                 * pair in list order: applied, or through contact_force */
+                quad_out qo[QUAD_CHUNK + 3];
+                int lane[QUAD_CHUNK], cand[QUAD_CHUNK], nc = 0;
+                for (int e = e0; e < e1; e++) {
+                    const dem_pair *c = &S->pair[live[e]];
+                    int common = quad && c->i >= 0 && c->zeta >= 0.0 &&
+                                 (!S->bond_of || S->bond_of[live[e]] < 0) && counted(S, c);
+                    lane[e - e0] = common ? nc : -1;
+                    if (common)
+                        cand[nc++] = live[e];
+                }
+                for (int q = 0; q < nc; q += 4) {
+                    int kk[4];
+                    for (int l = 0; l < 4; l++)
+                        kk[l] = cand[q + l < nc ? q + l : nc - 1];
+                    pairs4(W, S, p, kk, book, &qo[q]);
+                }
+                for (int e = e0; e < e1; e++) {
+                    int k = live[e];
+                    double diss[2] = {0.0, 0.0};
+                    if (lane[e - e0] >= 0 && qo[lane[e - e0]].ok) {
+                        apply4(S, nown, k, &qo[lane[e - e0]], acc, diss);
+                    } else if (counted(S, &S->pair[k])) {
+                        contact_force(W, S, p, k, book, acc, diss);
+                    } else { /* its energies and statistics are another rank's */
+                        double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
+                        contact_force(W, S, p, k, book, other, diss);
+                        acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
+                        continue;
+                    }
                     if (diss[0] != 0.0)
                         xsum_add(&fric, diss[0]);
                     if (diss[1] != 0.0)
                         xsum_add(&damp, diss[1]);
-                } else { /* its energies and statistics are another rank's */
-                    double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
-                    contact_force(W, S, p, k, book, other, diss);
-                    acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
                 }
             }
             memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);

@@ -181,6 +181,7 @@ typedef struct dem_solver {
     int n_owned;
     dem_dist *dist;
     int started; /* forces at t = 0 computed */
+    int one_by_one; /* every pair through contact_force, none four at a time (tests compare) */
     dem_energy E;
     /* the cumulative terms of the ledger, exactly: this process's contributions since the start
      * (dissipated by friction and broken bonds, by the dashpots; the work of gravity and the

@@ -1,4 +1,5 @@
 #include "particles.h"
+#include "vec3x4.h"
 
 #include "grow.h"
 
@@ -115,13 +116,6 @@ void quat_integrate(double *q, vec3 phi)
     for (int k = 0; k < 4; k++)
         q[k] *= f;
 }
-
-/* Four doubles as one vector (GCC's vector extension; SSE2 pairs without AVX), and its mask. */
-typedef double v4d __attribute__((vector_size(32)));
-typedef long long v4m __attribute__((vector_size(32)));
-
-/* lane by lane: m ? a : b (m all ones or all zeros) */
-#define V4_SELECT(m, a, b) ((v4d)(((m) & (v4m)(a)) | (~(m) & (v4m)(b))))
 
 void quat_integrate_n(double *restrict q, const vec3 *restrict phi, int n)
 {
