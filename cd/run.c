@@ -49,7 +49,7 @@ typedef struct run_state {
 status run_validate(config *c, const run_hooks *hk, diag *err)
 {
     run_setup S;
-    status s = run_setup_read(c, &S, err);
+    status s = run_setup_read(c, &S, hk, err);
     if (s == CDLAB_OK)
         run_announce(&S, hk);
     run_setup_free(&S);
@@ -366,7 +366,7 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
     R->of.fd = -1;
     R->w.snapshot_step = R->w.checkpoint_step = -1;
     run_setup *S = &R->S;
-    status s = run_setup_read(c, S, err);
+    status s = run_setup_read(c, S, hk, err);
     if (s != CDLAB_OK) {
         run_setup_free(S);
         free(R);

@@ -44,6 +44,9 @@ typedef struct run_hooks {
     /* Set to 1 once the output file exists: from then on a signal should end the run cleanly
      * (stop) rather than kill the process. May be NULL. */
     volatile int *armed;
+    /* Refuse a run whose memory estimate exceeds this many bytes (0: this machine's memory).
+     * The fuzzers use it: a valid config may ask for a run as large as the machine. */
+    double memory_limit;
 } run_hooks;
 
 typedef struct run_summary {

@@ -40,7 +40,7 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
 
 /* A run that cannot fit in the machine's memory is refused before it allocates (it would
  * otherwise allocate for minutes until the kernel kills it). */
-static status check_memory(config *c, const engine_ops *ops, diag *err)
+static status check_memory(config *c, const engine_ops *ops, double limit, diag *err)
 {
     long count = 0, dim = 3;
     diag ignore;
@@ -53,12 +53,14 @@ static status check_memory(config *c, const engine_ops *ops, diag *err)
     if (pages <= 0 || page <= 0)
         return CDLAB_OK;
     double have = (double)pages * (double)page;
+    if (limit > 0.0 && limit < have)
+        have = limit;
     if (need > have)
         return config_error(c, "particles", "count", err,
                             "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
-                            "in this mode and dimension), more than this machine's %.3g GB of "
-                            "memory",
-                            count, need / 1e9, per / 1e3, have / 1e9);
+                            "in this mode and dimension), more than %s %.3g GB of memory",
+                            count, need / 1e9, per / 1e3,
+                            have == limit ? "the limit of" : "this machine's", have / 1e9);
     return CDLAB_OK;
 }
 
@@ -112,7 +114,7 @@ static status check_keys(const config *c, diag *err)
     return config_check_unused(c, known, err);
 }
 
-status run_setup_read(config *c, run_setup *S, diag *err)
+status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
 {
     memset(S, 0, sizeof *S);
     config_use_schema(c, config_schema, CONFIG_SCHEMA_N);
@@ -128,7 +130,8 @@ status run_setup_read(config *c, run_setup *S, diag *err)
                             "%s runs in one process only: it is not distributed yet (this is a "
                             "job of %d MPI ranks; docs/parallel.md)",
                             S->E.ops->title, comm_size());
-    if ((s = check_memory(c, S->E.ops, err)) || (s = scene_build(c, &S->W, &S->info, err)))
+    if ((s = check_memory(c, S->E.ops, hk ? hk->memory_limit : 0.0, err)) ||
+        (s = scene_build(c, &S->W, &S->info, err)))
         return s;
     equiv_twin twin = {0};
     char present[128] = "", note[320] = "";

@@ -29,9 +29,10 @@ typedef struct run_setup {
 } run_setup;
 
 /* Reads every section of the config (the engine's through its table) and checks that no key
- * is left unknown or undocumented. S is cleared first; free it with run_setup_free whatever
- * the result. */
-status run_setup_read(config *c, run_setup *S, diag *err);
+ * is left unknown or undocumented; a run larger than the memory (hk->memory_limit, or this
+ * machine's; hk may be NULL) is refused before the scene is built. S is cleared first; free it
+ * with run_setup_free whatever the result. */
+status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err);
 void run_setup_free(run_setup *S);
 
 /* hooks as the engines' notes */

@@ -105,6 +105,27 @@ START_TEST(fuzz_regress_particles)
 }
 END_TEST
 
+/* run_hooks.memory_limit (the fuzz targets' ceiling): a config whose estimate exceeds it is
+ * refused before the scene is built, with the limit named; without it the same config runs. */
+START_TEST(errors_memory_limit_refuses)
+{
+    const char *ini = "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n[particles]\n"
+                      "count = 2000\nradius = 0.5\nspacing = 0.1\n";
+    config c;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, ini, "limit.ini", &err), CDLAB_OK);
+    run_hooks hk = {.memory_limit = 1e5};
+    ck_assert_int_eq(run_validate(&c, &hk, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "2000 particles need about") &&
+                      strstr(err.msg, "more than the limit of 0.0001 GB"),
+                  "%s", err.msg);
+    config_free(&c);
+    ck_assert_int_eq(config_load_string(&c, ini, "limit.ini", &err), CDLAB_OK);
+    ck_assert_msg(run_validate(&c, NULL, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+}
+END_TEST
+
 Suite *fuzz_regress_suite(void)
 {
     Suite *s = suite_create("fuzz_regress");
@@ -112,6 +133,7 @@ Suite *fuzz_regress_suite(void)
     tcase_add_test(tc, fuzz_regress_config);
     tcase_add_test(tc, fuzz_regress_particles);
     tcase_add_test(tc, fuzz_regress_checkpoint);
+    tcase_add_test(tc, errors_memory_limit_refuses);
     suite_add_tcase(s, tc);
     return s;
 }
