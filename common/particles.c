@@ -145,10 +145,10 @@ void quat_integrate_n(double *restrict q, const vec3 *restrict phi, int n)
         v4d n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3;
         v4d f = 0.5 * (3.0 - n2), e = n2 - 1.0;
         v4m series = (a2 < 1e-4) & (a2 != 0.0) & (e < 1e-6) & (e > -1e-6);
-        q0 = V4_SELECT(series, q0 * f, w);
-        q1 = V4_SELECT(series, q1 * f, x);
-        q2 = V4_SELECT(series, q2 * f, y);
-        q3 = V4_SELECT(series, q3 * f, z);
+        q0 *= f;
+        q1 *= f;
+        q2 *= f;
+        q3 *= f;
         for (int l = 0; l < 4; l++) {
             if (series[l]) {
                 qq[4 * l] = q0[l];

@@ -104,9 +104,9 @@ static inline vec3 dof_project_ang(int dimension, vec3 a)
 
 /* Rotates quaternion q (w,x,y,z) by the rotation vector phi (angle |phi| about phi/|phi|). */
 void quat_integrate(double *q, vec3 phi);
-/* quat_integrate(&q[4 k], phi[k]) for k in [0, n), bit for bit, in a form the compiler
- * vectorises (the series branch for every quaternion, blended; the rare rotations of more than
- * 1e-2 rad a step then take quat_integrate). */
+/* quat_integrate(&q[4 k], phi[k]) for k in [0, n), bit for bit: its series branch four
+ * quaternions at a time in vector lanes (vec3x4.h); the others (no rotation, more than 1e-2 rad
+ * a step, off unit) by quat_integrate. */
 void quat_integrate_n(double *q, const vec3 *phi, int n);
 
 #endif
