@@ -66,8 +66,19 @@ struct cd_dist {
     double contacts; /* the step's contacts on all ranks (set by detected): sweep when > 0 */
 };
 
+/* A body's state as the one-process sweeps read and write it: velocities and inverse masses in
+ * one cache line per particle (the particles' own arrays are four lines apart), gathered before
+ * the sweeps of a step and the velocities written back after them (cd_bodies_gather,
+ * cd_bodies_scatter). Copies only: the same bits as sweeping on the particles' arrays. */
+typedef struct cd_body {
+    vec3 v, w;
+    double inv_m, inv_I;
+} __attribute__((aligned(64))) cd_body;
+
 typedef struct cd_solver {
     cd_dist *dist; /* distributed run: its operations (NULL: one process) */
+    cd_body *body; /* the bodies' records while bodies_on (n_body of them) */
+    int body_cap, n_body, bodies_on;
     pcg32 rng;     /* random sweep stream */
     int *perm;     /* sweep order */
     vec3 *R_next;  /* Jacobi buffer */
@@ -114,7 +125,11 @@ typedef struct sweep_result {
 } sweep_result;
 /* A sweep's measures before its first update. */
 void sweep_result_init(sweep_result *r);
-/* measure = 0 skips the change measures (the fixed criterion needs them only in its last sweep). */
+/* measure = 0 skips the change measures (the fixed criterion needs them only in its last sweep).
+ * Between cd_bodies_gather and cd_bodies_scatter it sweeps the solver's body records (the
+ * particles' velocities are then stale); otherwise it gathers and scatters around itself. */
+status cd_bodies_gather(world *W, cd_solver *S, diag *err);
+void cd_bodies_scatter(world *W, cd_solver *S);
 status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *out,
                  diag *err);
 /* Updates the contacts idx[0..n) of the list in that order (idx padded with CD_PERM_PAD valid

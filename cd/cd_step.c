@@ -39,6 +39,7 @@ void cd_solver_free(cd_solver *S)
     free(S->color_of);
     free(S->mask);
     free(S->blk);
+    free(S->body);
     memset(S, 0, sizeof *S);
 }
 
@@ -111,6 +112,9 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     /* a distributed run sweeps on every rank while any has contacts (the sweeps exchange) */
     if ((S->dist ? S->dist->contacts : (double)L->n) > 0.0) {
         st->converged = 0;
+        /* one process: the sweeps work on the solver's body records (cd_body) */
+        if (!S->dist && (s = cd_bodies_gather(W, S, err)) != CDLAB_OK)
+            return s;
         while (st->sweeps < p->iterations) {
             sweep_result r;
             /* the fixed criterion reports the residual of its last sweep only */
@@ -118,13 +122,17 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
             s = S->dist ? S->dist->sweep(S->dist, W, S, p, measure, &r, err)
                         : sweep_run(W, S, p, measure, &r, err);
             if (s != CDLAB_OK)
-                return s;
+                break;
             st->sweeps++;
             if (criteria_met(p, &r, st->sweeps, &st->residual)) {
                 st->converged = 1;
                 break;
             }
         }
+        if (S->bodies_on)
+            cd_bodies_scatter(W, S);
+        if (s != CDLAB_OK)
+            return s;
     }
 
     clock_gettime(CLOCK_MONOTONIC, &t1);

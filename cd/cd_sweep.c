@@ -9,14 +9,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Inlined into the sweeps; cd_relative_velocity and cd_apply_impulse are the same for others. */
-static inline vec3 relative_velocity(const world *W, const contact *c)
+/* Where a sweep finds the bodies' velocities and inverse masses: the particles' own arrays or
+ * the solver's records (cd_body). Strides in bytes; built where it is used, so that the strides
+ * are constants there. */
+typedef struct body_view {
+    char *v, *w;
+    const char *inv_m, *inv_I;
+    size_t vs, ss; /* stride of the vectors, of the scalars */
+} body_view;
+
+static inline body_view view_particles(const particles *P)
 {
-    const particles *P = &W->P;
+    return (body_view){(char *)P->v, (char *)P->w, (const char *)P->inv_m,
+                       (const char *)P->inv_I, sizeof(vec3), sizeof(double)};
+}
+
+static inline body_view view_bodies(cd_body *B)
+{
+    return (body_view){(char *)&B->v, (char *)&B->w, (const char *)&B->inv_m,
+                       (const char *)&B->inv_I, sizeof *B, sizeof *B};
+}
+
+static inline vec3 *body_v(body_view b, int k)
+{
+    return (vec3 *)(b.v + (size_t)k * b.vs);
+}
+static inline vec3 *body_w(body_view b, int k)
+{
+    return (vec3 *)(b.w + (size_t)k * b.vs);
+}
+static inline double body_inv_m(body_view b, int k)
+{
+    return *(const double *)(b.inv_m + (size_t)k * b.ss);
+}
+static inline double body_inv_I(body_view b, int k)
+{
+    return *(const double *)(b.inv_I + (size_t)k * b.ss);
+}
+
+/* Inlined into the sweeps; cd_relative_velocity and cd_apply_impulse are the same for others. */
+static inline vec3 relative_velocity(const world *W, body_view b, const contact *c)
+{
     /* eq. (3): V = v1 + w1 x l1 - v0 - w0 x l0, with l0 = a0 n, l1 = -a1 n */
-    vec3 V = v3_axpy(-c->a1, v3_cross(P->w[c->j], c->n), P->v[c->j]);
+    vec3 V = v3_axpy(-c->a1, v3_cross(*body_w(b, c->j), c->n), *body_v(b, c->j));
     if (c->i >= 0) {
-        V = v3_sub(V, v3_axpy(c->a0, v3_cross(P->w[c->i], c->n), P->v[c->i]));
+        V = v3_sub(V, v3_axpy(c->a0, v3_cross(*body_w(b, c->i), c->n), *body_v(b, c->i)));
     } else {
         const wall *w = &W->walls[contact_wall_index(c)];
         if (w->kind == WALL_PISTON)
@@ -25,22 +62,24 @@ static inline vec3 relative_velocity(const world *W, const contact *c)
     return V;
 }
 
-static inline void apply_impulse(world *W, const contact *c, vec3 dP)
+static inline void apply_impulse(world *W, body_view b, const contact *c, vec3 dP)
 {
-    particles *P = &W->P;
+    const particles *P = &W->P;
     int dim = P->dimension;
     int j = c->j;
     /* the torques l x dP, with l0 = a0 n, l1 = -a1 n */
     vec3 nxdP = v3_cross(c->n, dP);
     /* frozen particles are never written (the colored sweep updates their contacts in parallel) */
     if (!P->frozen[j]) {
-        P->v[j] = v3_add(P->v[j], dof_project_lin(dim, v3_scale(dP, P->inv_m[j])));
-        P->w[j] = v3_add(P->w[j], dof_project_ang(dim, v3_scale(nxdP, -c->a1 * P->inv_I[j])));
+        vec3 *v = body_v(b, j), *w = body_w(b, j);
+        *v = v3_add(*v, dof_project_lin(dim, v3_scale(dP, body_inv_m(b, j))));
+        *w = v3_add(*w, dof_project_ang(dim, v3_scale(nxdP, -c->a1 * body_inv_I(b, j))));
     }
     if (c->i >= 0 && !P->frozen[c->i]) {
         int i = c->i;
-        P->v[i] = v3_sub(P->v[i], dof_project_lin(dim, v3_scale(dP, P->inv_m[i])));
-        P->w[i] = v3_sub(P->w[i], dof_project_ang(dim, v3_scale(nxdP, c->a0 * P->inv_I[i])));
+        vec3 *v = body_v(b, i), *w = body_w(b, i);
+        *v = v3_sub(*v, dof_project_lin(dim, v3_scale(dP, body_inv_m(b, i))));
+        *w = v3_sub(*w, dof_project_ang(dim, v3_scale(nxdP, c->a0 * body_inv_I(b, i))));
     } else if (c->i < 0) {
         wall *w = &W->walls[contact_wall_index(c)];
         if (w->kind == WALL_PISTON) /* the reaction -dP, along the piston normal only */
@@ -50,12 +89,40 @@ static inline void apply_impulse(world *W, const contact *c, vec3 dP)
 
 vec3 cd_relative_velocity(const world *W, const contact *c)
 {
-    return relative_velocity(W, c);
+    return relative_velocity(W, view_particles(&W->P), c);
 }
 
 void cd_apply_impulse(world *W, const contact *c, vec3 dP)
 {
-    apply_impulse(W, c, dP);
+    apply_impulse(W, view_particles(&W->P), c, dP);
+}
+
+status cd_bodies_gather(world *W, cd_solver *S, diag *err)
+{
+    const particles *P = &W->P;
+    cd_body *B = grow_array(S->body, &S->body_cap, P->n, sizeof *B);
+    if (!B)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's records to %d bodies",
+                        P->n);
+    S->body = B;
+    CDLAB_PARALLEL_FOR
+    for (int i = 0; i < P->n; i++)
+        B[i] = (cd_body){.v = P->v[i], .w = P->w[i], .inv_m = P->inv_m[i], .inv_I = P->inv_I[i]};
+    S->n_body = P->n;
+    S->bodies_on = 1;
+    return CDLAB_OK;
+}
+
+void cd_bodies_scatter(world *W, cd_solver *S)
+{
+    particles *P = &W->P;
+    const cd_body *B = S->body;
+    CDLAB_PARALLEL_FOR
+    for (int i = 0; i < S->n_body; i++) {
+        P->v[i] = B[i].v;
+        P->w[i] = B[i].w;
+    }
+    S->bodies_on = 0;
 }
 
 /* One Gauss-Seidel update in incremental form, without a division. V, the contact velocity of
@@ -65,9 +132,9 @@ void cd_apply_impulse(world *W, const contact *c, vec3 dP)
  *     R_n' = R_n - (m_n/dt) (g_pos/dt + V_n),  open (R' = 0) when R_n' < 0,
  *     R_t' = R_t - (m_t/dt) V_t,  scaled onto the cone when |R_t'| > mu R_n'.
  * Mathematically identical to shock_law(U, ...); the same up to rounding (tested against it). */
-static inline vec3 contact_update(const world *W, const contact *c, double inv_dt)
+static inline vec3 contact_update(const world *W, body_view b, const contact *c, double inv_dt)
 {
-    vec3 V = relative_velocity(W, c), n = c->n;
+    vec3 V = relative_velocity(W, b, c), n = c->n;
     double g_pos = c->gap > 0.0 ? c->gap : 0.0;
     double V_n = v3_dot(V, n), R_n_old = v3_dot(c->R, n);
     double R_n = R_n_old - c->m_n * inv_dt * (g_pos * inv_dt + V_n);
@@ -83,7 +150,7 @@ static inline vec3 contact_update(const world *W, const contact *c, double inv_d
 
 vec3 cd_contact_update(const world *W, const contact *c)
 {
-    return contact_update(W, c, 1.0 / W->dt);
+    return contact_update(W, view_particles(&W->P), c, 1.0 / W->dt);
 }
 
 vec3 cd_contact_update_reference(const world *W, const contact *c)
@@ -141,12 +208,12 @@ static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result
 }
 
 /* Gives contact c its new force: the change measures, the impulse of the change on its bodies. */
-static inline void set_force(world *W, const cd_params *p, contact *c, vec3 R_new, int measure,
-                             sweep_result *r)
+static inline void set_force(world *W, body_view b, const cd_params *p, contact *c, vec3 R_new,
+                             int measure, sweep_result *r)
 {
     if (measure)
         note_change(p, c->R, R_new, r);
-    apply_impulse(W, c, v3_scale(v3_sub(R_new, c->R), W->dt));
+    apply_impulse(W, b, c, v3_scale(v3_sub(R_new, c->R), W->dt));
     c->R = R_new;
 }
 
@@ -268,24 +335,27 @@ status cd_group_colors(cd_solver *S, int n, diag *err)
 
 /* The order is known ahead: prefetch the contact record PF_FAR updates ahead, and the
  * velocities of its bodies PF_NEAR ahead (by then its body indices are in cache). Measured on
- * 97,336 shuffled spheres: 3.3e6 -> 1.0e7 contact updates per second (common/prefetch.h). */
+ * 97,336 shuffled spheres: 3.3e6 -> 1.0e7 contact updates per second (common/prefetch.h). With
+ * the body records (cd_body), 2D random sweep at 10^6 disks: bodies 8 ahead 1.2e7, 4 ahead
+ * 1.55e7 (2 ahead 1.3-1.5e7; records 8, 12, 16 or 24 ahead alike; bench/PROFILE.md). */
 
-static inline void prefetch_ahead(const world *W, const int *perm, int k)
+static inline void prefetch_ahead(const world *W, body_view b, const int *perm, int k)
 {
     /* perm is padded with valid indices past its end (pad_perm): no bounds tests here */
-    enum { PF_FAR = 16, PF_NEAR = 8 };
+    enum { PF_FAR = 16, PF_NEAR = 4 };
     const contact *c = W->C.c;
-    const particles *P = &W->P;
+    /* the record's two lines (sizeof(contact) = 128) */
     const char *f = (const char *)&c[perm[k + PF_FAR]];
     prefetch_line(f);
     prefetch_line(f + 64);
-    prefetch_line(f + 128);
     const contact *g = &c[perm[k + PF_NEAR]];
-    prefetch_line(&P->v[g->j]);
-    prefetch_line(&P->w[g->j]);
+    prefetch_line(body_v(b, g->j));
+    if (b.vs != sizeof(cd_body)) /* the particles' arrays: w and the inverse masses elsewhere */
+        prefetch_line(body_w(b, g->j));
     if (g->i >= 0) {
-        prefetch_line(&P->v[g->i]);
-        prefetch_line(&P->w[g->i]);
+        prefetch_line(body_v(b, g->i));
+        if (b.vs != sizeof(cd_body))
+            prefetch_line(body_w(b, g->i));
     }
 }
 
@@ -305,7 +375,7 @@ void cd_shuffle(pcg32 *rng, int *a, int n)
 /* Change measures per block of a fixed size (so the sums do not depend on the thread count). */
 #define SWEEP_BLOCK 512
 
-static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int measure,
+static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_params *p, int measure,
                             sweep_result *r, diag *err)
 {
     status s;
@@ -345,9 +415,9 @@ static status colored_sweep(world *W, cd_solver *S, const cd_params *p, int meas
             br.abs_after = after;
             int end = lo + (b + 1) * SWEEP_BLOCK < hi ? lo + (b + 1) * SWEEP_BLOCK : hi;
             for (int k = lo + b * SWEEP_BLOCK; k < end; k++) {
-                prefetch_ahead(W, S->perm, k);
+                prefetch_ahead(W, bv, S->perm, k);
                 contact *ct = &L->c[S->perm[k]];
-                set_force(W, p, ct, contact_update(W, ct, inv_dt), measure, &br);
+                set_force(W, bv, p, ct, contact_update(W, bv, ct, inv_dt), measure, &br);
             }
             before = br.abs_before;
             after = br.abs_after;
@@ -371,22 +441,24 @@ void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jac
 {
     contact_list *L = &W->C;
     double inv_dt = 1.0 / W->dt;
+    body_view b = view_particles(&W->P);
     if (jacobi) {
         for (int k = 0; k < n; k++)
-            R_next[k] = contact_update(W, &L->c[idx[k]], inv_dt);
+            R_next[k] = contact_update(W, b, &L->c[idx[k]], inv_dt);
         for (int k = 0; k < n; k++)
-            set_force(W, p, &L->c[idx[k]], R_next[k], measure && (!count || count[idx[k]]), r);
+            set_force(W, b, p, &L->c[idx[k]], R_next[k], measure && (!count || count[idx[k]]), r);
         return;
     }
     for (int k = 0; k < n; k++) {
-        prefetch_ahead(W, idx, k);
+        prefetch_ahead(W, b, idx, k);
         contact *c = &L->c[idx[k]];
-        set_force(W, p, c, contact_update(W, c, inv_dt), measure && (!count || count[idx[k]]), r);
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt),
+                  measure && (!count || count[idx[k]]), r);
     }
 }
 
-status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *r,
-                 diag *err)
+static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
+                          sweep_result *r, diag *err)
 {
     contact_list *L = &W->C;
     int n = L->n;
@@ -396,12 +468,12 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
         return s;
     sweep_result_init(r);
     if (p->sweep == SWEEP_COLORED)
-        return colored_sweep(W, S, p, measure, r, err);
+        return colored_sweep(W, S, b, p, measure, r, err);
     if (p->sweep == SWEEP_JACOBI) {
         for (int k = 0; k < n; k++)
-            S->R_next[k] = contact_update(W, &L->c[k], inv_dt);
+            S->R_next[k] = contact_update(W, b, &L->c[k], inv_dt);
         for (int k = 0; k < n; k++)
-            set_force(W, p, &L->c[k], S->R_next[k], measure, r);
+            set_force(W, b, p, &L->c[k], S->R_next[k], measure, r);
         return CDLAB_OK;
     }
 
@@ -411,9 +483,21 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
         cd_shuffle(&S->rng, S->perm, n);
     pad_perm(S->perm, n);
     for (int k = 0; k < n; k++) {
-        prefetch_ahead(W, S->perm, k);
+        prefetch_ahead(W, b, S->perm, k);
         contact *c = &L->c[S->perm[k]];
-        set_force(W, p, c, contact_update(W, c, inv_dt), measure, r);
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure, r);
     }
     return CDLAB_OK;
+}
+
+status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *r,
+                 diag *err)
+{
+    int own = !S->bodies_on;
+    status s = own ? cd_bodies_gather(W, S, err) : CDLAB_OK;
+    if (s == CDLAB_OK)
+        s = sweep_bodies(W, S, view_bodies(S->body), p, measure, r, err);
+    if (own && S->bodies_on)
+        cd_bodies_scatter(W, S);
+    return s;
 }
