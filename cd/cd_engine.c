@@ -332,6 +332,8 @@ static void cd_contact(const engine *e, const world *W, int k, contact *c)
 {
     (void)e;
     *c = W->C.c[k];
+    if (k + CONTACT_GEOMETRY_AHEAD < W->C.n) /* the writer asks for the contacts in list order */
+        contact_geometry_prefetch(W->C.c[k + CONTACT_GEOMETRY_AHEAD].j, &W->P);
     contact_geometry(c, &W->P, W->walls);
 }
 

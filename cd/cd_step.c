@@ -191,6 +191,8 @@ void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum_overlap)
         if (c->j >= n_owned)
             continue;
         st->n_contacts++;
+        if (k + CONTACT_GEOMETRY_AHEAD < L->n)
+            contact_geometry_prefetch(L->c[k + CONTACT_GEOMETRY_AHEAD].j, P);
         contact_geometry(c, P, W->walls);
         double ov = c->gap < 0.0 ? -c->gap : 0.0;
         if (ov > st->max_overlap)

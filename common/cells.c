@@ -99,5 +99,6 @@ void cells_free(cells *G)
     free(G->start);
     free(G->order);
     free(G->cell_of);
+    free(G->found);
     memset(G, 0, sizeof *G);
 }

@@ -15,7 +15,8 @@ typedef struct cells {
     int *start;      /* start[c] .. start[c+1]-1 index into order[] for cell c; size ncell+1 */
     int *order;      /* particle indices sorted by cell */
     int *cell_of;    /* cell of each particle */
-    int ncell_cap, order_cap, cell_of_cap;
+    int *found;      /* contacts_find_pairs' scratch: pairs found per particle, then offsets */
+    int ncell_cap, order_cap, cell_of_cap, found_cap;
 } cells;
 
 /* Bins the particles; h_min is the smallest admissible cell side. Grows storage

@@ -2,6 +2,7 @@
 #include "parallel.h"
 
 #include "grow.h"
+#include "prefetch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -193,10 +194,13 @@ static status add_ref(pair_ref **refs, int *n, int *cap, uint64_t key, int i, in
     return CDLAB_OK;
 }
 
-/* The pairs of particles [i0, i1) with the particles of their own and adjacent cells (id_j >
- * id_i: each pair once, oriented by the ids) into *refs (n, cap). */
-static status find_particle_pairs(const cells *G, const particles *P, int n_walls, double gap,
-                                  int i0, int i1, pair_ref **refs, int *n, int *cap, diag *err)
+/* The pairs of the particles at positions [k0, k1) of the cell order (G->order) with the
+ * particles of their own and adjacent cells (id_j > id_i: each pair once, oriented by the ids)
+ * into *refs (n, cap), a particle's pairs one after the other; G->found[i] = their number. In cell
+ * order, the particles whose neighbours are searched are neighbours themselves: in a packing
+ * stored in random order, the positions, radii and ids of a few rows of cells stay in cache. */
+static status find_particle_pairs(cells *G, const particles *P, int n_walls, double gap, int k0,
+                                  int k1, pair_ref **refs, int *n, int *cap, diag *err)
 {
     /* Neighbour cell offsets per axis: -1, 0, +1, wrapped along periodic axes, each distinct
      * cell once (a periodic axis of one or two cells has fewer distinct neighbours). */
@@ -215,8 +219,33 @@ static status find_particle_pairs(const cells *G, const particles *P, int n_wall
         }
     }
     status s;
-    for (int i = i0; i < i1; i++) {
-        int c = G->cell_of[i];
+    /* the cell of position k0: the last cell starting at or before it */
+    int c = 0, hi = G->nx * G->ny * G->nz;
+    while (c + 1 < hi) {
+        int mid = c + (hi - c) / 2;
+        if (G->start[mid] <= k0)
+            c = mid;
+        else
+            hi = mid;
+    }
+    /* The cell whose particles are touched first when the search reaches cell c is c + lead
+     * (one further along every axis); its particles are prefetched two cells ahead. */
+    int ncell = G->nx * G->ny * G->nz, lead = 1 + (G->ny > 1 ? G->nx : 0) +
+                                              (G->nz > 1 ? G->nx * G->ny : 0) + 2;
+    for (int k = k0; k < k1; k++) {
+        if (G->start[c + 1] <= k) {
+            while (G->start[c + 1] <= k)
+                c++;
+            if (c + lead < ncell)
+                for (int m = G->start[c + lead]; m < G->start[c + lead + 1]; m++) {
+                    int j = G->order[m];
+                    prefetch_line(&P->x[j]);
+                    prefetch_line(&P->r[j]);
+                    prefetch_line(&P->id[j]);
+                    prefetch_line(&P->frozen[j]);
+                }
+        }
+        int i = G->order[k], before = *n;
         int ic[3] = {c % G->nx, (c / G->nx) % G->ny, c / (G->nx * G->ny)};
         for (int oz = 0; oz < noff[2]; oz++) {
             int z = ic[2] + offs[2][oz];
@@ -237,8 +266,8 @@ static status find_particle_pairs(const cells *G, const particles *P, int n_wall
                     else if (x < 0 || x >= dims[0])
                         continue;
                     int cc = (z * G->ny + y) * G->nx + x;
-                    for (int k = G->start[cc]; k < G->start[cc + 1]; k++) {
-                        int j = G->order[k];
+                    for (int m = G->start[cc]; m < G->start[cc + 1]; m++) {
+                        int j = G->order[m];
                         if (P->id[j] <= P->id[i] || (P->frozen[i] && P->frozen[j]))
                             continue;
                         vec3 d = pbox_delta(&P->box, P->x[i], P->x[j]);
@@ -254,14 +283,83 @@ static status find_particle_pairs(const cells *G, const particles *P, int n_wall
                 }
             }
         }
+        G->found[i] = *n - before;
     }
     return CDLAB_OK;
 }
 
-/* Particles per share of the search when it runs on threads (fixed: the shares' lists are
- * joined and sorted, so the result does not depend on them). Measured on the CD colored sweep at
- * 10^6 disks, 2 threads: the serial search and geometry were a quarter of the step. */
+/* Particles per share of the search (fixed: the result does not depend on the shares). */
 #define FIND_SHARE 16384
+
+/* Shares of FIND_SHARE particles of the cell order, each into a list of its own (on threads);
+ * then each particle's pairs (found together) are copied to the place of its storage index after
+ * the *n already in *refs and sorted there, share by share in parallel, each share's list given
+ * back once copied. */
+static status find_in_shares(cells *G, const particles *P, int n_walls, double gap,
+                             pair_ref **refs, int *n, int *cap, diag *err)
+{
+    int *found = G->found;
+    int nshare = (P->n + FIND_SHARE - 1) / FIND_SHARE;
+    pair_ref **part = calloc((size_t)nshare + 1, sizeof *part);
+    int *pn = calloc((size_t)nshare + 1, sizeof *pn), *pc = calloc((size_t)nshare + 1, sizeof *pc);
+    status s = part && pn && pc
+                   ? CDLAB_OK
+                   : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
+    int failed = 0;
+    diag perr = {{0}};
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : failed)
+    for (int q = 0; q < (s == CDLAB_OK ? nshare : 0); q++) {
+        int k0 = q * FIND_SHARE, k1 = k0 + FIND_SHARE < P->n ? k0 + FIND_SHARE : P->n;
+        diag e;
+        if (find_particle_pairs(G, P, n_walls, gap, k0, k1, &part[q], &pn[q], &pc[q], &e) !=
+            CDLAB_OK) {
+            failed = 1;
+#pragma omp critical(cdlab_find_pairs)
+            perr = e;
+        }
+    }
+    if (s == CDLAB_OK && failed)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "%s", perr.msg);
+    long total = *n; /* the walls' pairs */
+    for (int q = 0; q < nshare && s == CDLAB_OK; q++)
+        total += pn[q];
+    if (s == CDLAB_OK && total > 0x7fffffffL - 1)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "too many contact candidates (%ld)", total);
+    pair_ref *all = s == CDLAB_OK ? grow_array(*refs, cap, (int)total + 1, sizeof *all) : NULL;
+    if (s == CDLAB_OK && !all)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %ld", total);
+    if (s == CDLAB_OK) {
+        *refs = all;
+        int at = *n;
+        for (int i = 0; i < P->n; i++) {
+            int f = found[i];
+            found[i] = at;
+            at += f;
+        }
+        *n = at;
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int q = 0; q < nshare; q++) {
+            const pair_ref *r = part[q];
+            for (int k = 0; k < pn[q];) {
+                int i = r[k].i, m = k;
+                while (m < pn[q] && r[m].i == i)
+                    m++;
+                pair_ref *dst = all + found[i];
+                memcpy(dst, r + k, (size_t)(m - k) * sizeof *dst);
+                contacts_sort_refs(dst, m - k);
+                k = m;
+            }
+            free_discard(part[q], (size_t)pn[q] * sizeof *part[q]);
+            part[q] = NULL;
+        }
+    }
+    for (int q = 0; q < (part ? nshare : 0); q++)
+        free(part[q]);
+    free(part);
+    free(pn);
+    free(pc);
+    return s;
+}
 
 status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
                            pair_ref **refs, int *n, int *cap, diag *err)
@@ -273,14 +371,20 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
         rmax = fmax(rmax, P->r[i]);
     if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)
         return s;
+    int *found = grow_array(G->found, &G->found_cap, P->n + 1, sizeof *found);
+    if (!found)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
+    G->found = found;
     /* Particle pairs: each particle against its own and the 26 (or fewer) adjacent cells,
      * keeping id_j > id_i so that each pair is found once, oriented by the ids (in one process
      * the ids are the storage order; a rank of a distributed run holds its particles and the
      * halo copies in another order, and must orient its pairs as one process would). Two frozen
-     * particles never interact. On several threads, shares of FIND_SHARE particles into lists
-     * of their own, each sorted by its thread, joined in share order (each list given back once
-     * copied); in one process the joined list is then in key order (body 0's id, the storage
-     * index, ascends from share to share) and the final sort is skipped. */
+     * particles never interact. The search goes in cell order (find_particle_pairs); then every
+     * particle's pairs are moved to the place of its storage index and sorted there (a few pairs
+     * each): in one process the list is then in key order (body 0's id is the storage index) and
+     * the final sort is skipped. The search runs in shares, on threads (find_in_shares); moving
+     * the pairs in place instead, on one thread, saved the shares' lists (16 bytes per pair for
+     * the time of the search) but took 0.2 s more per detection of 10^6 disks. */
     /* Walls are few: every particle against every wall, first (their keys are the smallest),
      * the last wall first (its key is the smallest of the walls'). */
     for (int w = n_walls - 1; w >= 0; w--)
@@ -290,57 +394,51 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                 (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
                              err)) != CDLAB_OK)
                 return s;
-    int nshare = cdlab_threads() > 1 ? (P->n + FIND_SHARE - 1) / FIND_SHARE : 1;
-    if (nshare <= 1) {
-        if ((s = find_particle_pairs(G, P, n_walls, gap, 0, P->n, refs, n, cap, err)) != CDLAB_OK)
-            return s;
-    } else {
-        pair_ref **part = calloc((size_t)nshare, sizeof *part);
-        int *pn = calloc((size_t)nshare, sizeof *pn), *pc = calloc((size_t)nshare, sizeof *pc);
-        s = part && pn && pc ? CDLAB_OK
-                             : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
-        int failed = 0;
-        diag perr = {{0}};
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : failed)
-        for (int q = 0; q < (s == CDLAB_OK ? nshare : 0); q++) {
-            int i0 = q * FIND_SHARE, i1 = i0 + FIND_SHARE < P->n ? i0 + FIND_SHARE : P->n;
-            diag e;
-            if (find_particle_pairs(G, P, n_walls, gap, i0, i1, &part[q], &pn[q], &pc[q], &e) !=
-                CDLAB_OK) {
-                failed = 1;
-#pragma omp critical(cdlab_find_pairs)
-                perr = e;
-            } else {
-                contacts_sort_refs(part[q], pn[q]); /* the sort on threads, share by share */
-            }
-        }
-        if (s == CDLAB_OK && failed)
-            s = diag_set(err, CDLAB_ERR_NOMEM, "%s", perr.msg);
-        long total = *n; /* the walls' pairs */
-        for (int q = 0; q < nshare && s == CDLAB_OK; q++)
-            total += pn[q];
-        if (s == CDLAB_OK && total > 0x7fffffffL - 1)
-            s = diag_set(err, CDLAB_ERR_NOMEM, "too many contact candidates (%ld)", total);
-        pair_ref *all = s == CDLAB_OK ? grow_array(*refs, cap, (int)total + 1, sizeof *all) : NULL;
-        if (s == CDLAB_OK && !all)
-            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %ld", total);
-        if (all)
-            *refs = all;
-        for (int q = 0; q < (part ? nshare : 0); q++) {
-            if (s == CDLAB_OK && pn[q] > 0)
-                memcpy(*refs + *n, part[q], (size_t)pn[q] * sizeof **refs);
-            *n += s == CDLAB_OK ? pn[q] : 0;
-            free_discard(part[q], (size_t)pn[q] * sizeof **refs); /* the copy grows as it shrinks */
-        }
-        free(part);
-        free(pn);
-        free(pc);
-        if (s != CDLAB_OK)
-            return s;
-    }
-    /* one process: the walls' pairs, then the shares' sorted lists, are in key order already */
+    if ((s = find_in_shares(G, P, n_walls, gap, refs, n, cap, err)) != CDLAB_OK)
+        return s;
+    /* one process: the walls' pairs, then the particles' in storage order, are in key order */
     if (!refs_sorted(*refs, *n))
         contacts_sort_refs(*refs, *n);
+    return CDLAB_OK;
+}
+
+/* Keeps the forces of list L whose bits are not all zero (an exact zero is what a new record
+ * starts with), in list (key) order, in L->carry; in blocks, counted then copied, in parallel. */
+static status carry_forces(contact_list *L, diag *err)
+{
+    enum { CARRY_BLOCK = 65536 };
+    int nb = (L->n + CARRY_BLOCK - 1) / CARRY_BLOCK;
+    int *start = malloc((size_t)(nb + 1) * sizeof *start);
+    if (!start)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot carry %d forces over", L->n);
+    static const vec3 zero;
+    start[0] = 0;
+#pragma omp parallel for schedule(static)
+    for (int q = 0; q < nb; q++) {
+        int k1 = (q + 1) * CARRY_BLOCK < L->n ? (q + 1) * CARRY_BLOCK : L->n, m = 0;
+        for (int k = q * CARRY_BLOCK; k < k1; k++)
+            m += memcmp(&L->c[k].R, &zero, sizeof zero) != 0;
+        start[q + 1] = m;
+    }
+    for (int q = 0; q < nb; q++)
+        start[q + 1] += start[q];
+    contact_carry *cr = grow_array(L->carry, &L->carrycap, start[nb] > 0 ? start[nb] : 1,
+                                   sizeof *cr);
+    if (!cr) {
+        int m = start[nb];
+        free(start);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot carry %d forces over", m);
+    }
+    L->carry = cr;
+#pragma omp parallel for schedule(static)
+    for (int q = 0; q < nb; q++) {
+        int k1 = (q + 1) * CARRY_BLOCK < L->n ? (q + 1) * CARRY_BLOCK : L->n, m = start[q];
+        for (int k = q * CARRY_BLOCK; k < k1; k++)
+            if (memcmp(&L->c[k].R, &zero, sizeof zero) != 0)
+                cr[m++] = (contact_carry){L->c[k].key, L->c[k].R};
+    }
+    L->ncarry = start[nb];
+    free(start);
     return CDLAB_OK;
 }
 
@@ -348,14 +446,10 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
                        const detect_params *dp, diag *err)
 {
     status s;
-    /* The current list becomes the previous one; its buffer is reused for the new list. */
-    contact *tmp = L->prev;
-    int tmpcap = L->prevcap;
-    L->prev = L->c;
-    L->prevcap = L->cap;
-    L->nprev = L->n;
-    L->c = tmp;
-    L->cap = tmpcap;
+    /* The forces to carry over, then the list's buffer is reused for the new list. */
+    L->ncarry = 0;
+    if (dp->warm_start && L->n > 0 && (s = carry_forces(L, err)) != CDLAB_OK)
+        return s;
     L->n = 0;
 
     int nref;
@@ -371,6 +465,8 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     for (int k = 0; k < nref; k++) {
         const pair_ref *r = &L->refs[k];
         contact *c = &L->c[k];
+        if (k + CONTACT_GEOMETRY_AHEAD < nref)
+            contact_geometry_prefetch(L->refs[k + CONTACT_GEOMETRY_AHEAD].j, P);
         memset(c, 0, sizeof *c); /* padding included: checkpoints store whole records */
         c->i = r->i;
         c->j = r->j;
@@ -381,28 +477,29 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     }
     L->n = nref;
 
-    /* Merge with the previous (sorted) list: surviving pairs keep their force. In shares of the
-     * new list, each starting where a binary search puts its first key in the previous list. */
-    if (dp->warm_start) {
+    /* Merge with the carried forces (sorted): surviving pairs keep their force. In shares of the
+     * new list, each starting where a binary search puts its first key among the carried. */
+    if (L->ncarry > 0) {
         enum { MERGE_SHARE = 65536 };
         int nm = (L->n + MERGE_SHARE - 1) / MERGE_SHARE;
+        const contact_carry *cr = L->carry;
 #pragma omp parallel for schedule(static)
         for (int q = 0; q < nm; q++) {
             int b0 = q * MERGE_SHARE, b1 = b0 + MERGE_SHARE < L->n ? b0 + MERGE_SHARE : L->n;
-            int lo = 0, hi = L->nprev; /* the first previous key >= the share's first key */
+            int lo = 0, hi = L->ncarry; /* the first carried key >= the share's first key */
             while (lo < hi) {
                 int mid = lo + (hi - lo) / 2;
-                if (L->prev[mid].key < L->c[b0].key)
+                if (cr[mid].key < L->c[b0].key)
                     lo = mid + 1;
                 else
                     hi = mid;
             }
             int a = lo;
-            for (int b = b0; b < b1; b++) {
-                while (a < L->nprev && L->prev[a].key < L->c[b].key)
+            for (int b = b0; b < b1 && a < L->ncarry; b++) {
+                while (a < L->ncarry && cr[a].key < L->c[b].key)
                     a++;
-                if (a < L->nprev && L->prev[a].key == L->c[b].key)
-                    L->c[b].R = L->prev[a].R;
+                if (a < L->ncarry && cr[a].key == L->c[b].key)
+                    L->c[b].R = cr[a].R;
             }
         }
     }
@@ -412,7 +509,7 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
 void contacts_free(contact_list *L)
 {
     free(L->c);
-    free(L->prev);
+    free(L->carry);
     free(L->refs);
     cells_free(&L->grid);
     memset(L, 0, sizeof *L);

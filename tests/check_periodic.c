@@ -128,6 +128,65 @@ START_TEST(unit_threaded_search_matches_one_thread)
 }
 END_TEST
 
+/* Warm start: a new detection gives every pair that was a candidate before the force it had, bit
+ * for bit (negative zeros included), and the new pairs a zero force; 3,000 spheres stored in
+ * random order moved between the detections so that pairs leave and pairs arrive, on 1 and 3
+ * threads (the forces are kept in blocks in parallel). */
+START_TEST(unit_warm_start_carries_forces_by_key)
+{
+    enum { N = 3000 };
+    particles P;
+    diag err;
+    ck_assert_int_eq(particles_init(&P, N, 3, &err), CDLAB_OK);
+    int saved = cdlab_threads();
+    for (int t = 0; t < 2; t++) {
+        cdlab_set_threads(t ? 3 : 1);
+        pcg32 rng;
+        pcg32_seed(&rng, 5, 2);
+        for (int i = 0; i < N; i++) {
+            P.x[i] = v3(15 * pcg32_uniform(&rng), 15 * pcg32_uniform(&rng), 15 * pcg32_uniform(&rng));
+            particles_set_body(&P, i, 0.5, 1.0);
+        }
+        contact_list C;
+        memset(&C, 0, sizeof C);
+        detect_params dp = {.gap = 0.2, .mu = 0.3, .warm_start = 1};
+        ck_assert_int_eq(contacts_detect(&C, &P, NULL, 0, &dp, &err), CDLAB_OK);
+        int n0 = C.n;
+        uint64_t *key = malloc((size_t)n0 * sizeof *key);
+        vec3 *R = malloc((size_t)n0 * sizeof *R);
+        ck_assert(key && R);
+        for (int k = 0; k < n0; k++) {
+            C.c[k].R = k % 3 == 0 ? v3(k + 0.5, -0.25 * k, 1.0 / (k + 1))
+                       : k % 3 == 1 ? v3(-0.0, 0.0, -0.0)
+                                    : v3_zero();
+            key[k] = C.c[k].key;
+            R[k] = C.c[k].R;
+        }
+        for (int i = 0; i < N; i++)
+            P.x[i] = v3_add(P.x[i], v3(0.1 * pcg32_uniform(&rng), 0.1 * pcg32_uniform(&rng),
+                                       0.1 * pcg32_uniform(&rng)));
+        ck_assert_int_eq(contacts_detect(&C, &P, NULL, 0, &dp, &err), CDLAB_OK);
+        int kept = 0, fresh = 0, a = 0;
+        for (int k = 0; k < C.n; k++) {
+            while (a < n0 && key[a] < C.c[k].key)
+                a++;
+            vec3 want = a < n0 && key[a] == C.c[k].key ? R[a] : v3_zero();
+            kept += a < n0 && key[a] == C.c[k].key;
+            fresh += !(a < n0 && key[a] == C.c[k].key);
+            ck_assert_msg(memcmp(&C.c[k].R, &want, sizeof want) == 0, "pair %d: force not carried",
+                          k);
+        }
+        ck_assert_msg(kept > n0 / 2 && fresh > 50 && kept < n0, "%d kept, %d new of %d", kept,
+                      fresh, C.n);
+        free(key);
+        free(R);
+        contacts_free(&C);
+    }
+    cdlab_set_threads(saved);
+    particles_free(&P);
+}
+END_TEST
+
 static int cmp_key(const void *a, const void *b)
 {
     uint64_t ka = ((const pair_ref *)a)->key, kb = ((const pair_ref *)b)->key;
@@ -362,6 +421,7 @@ Suite *periodic_suite(void)
     tcase_add_test(tu, unit_periodic_detection_matches_brute_force);
     tcase_add_test(tu, unit_sort_refs_matches_qsort);
     tcase_add_test(tu, unit_threaded_search_matches_one_thread);
+    tcase_add_test(tu, unit_warm_start_carries_forces_by_key);
     tcase_add_test(tu, unit_big_release_gives_pages_back);
     tcase_add_test(tu, unit_periodic_unwrapped_displacement);
     suite_add_tcase(s, tu);
