@@ -135,7 +135,7 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
 /* Updates the contacts idx[0..n) of the list in that order (idx padded with CD_PERM_PAD valid
  * indices past n, for the prefetches); the change measures count contact k when count[k] (count
  * NULL: all). jacobi: every update from the velocities before the sweep. */
-#define CD_PERM_PAD 16
+#define CD_PERM_PAD 48
 void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
                     const unsigned char *count, int measure, sweep_result *r);
 /* Greedy colouring in list order of n contacts whose movable bodies are a[k], b[k] (indices

@@ -100,7 +100,8 @@ void cd_apply_impulse(world *W, const contact *c, vec3 dP)
 status cd_bodies_gather(world *W, cd_solver *S, diag *err)
 {
     const particles *P = &W->P;
-    cd_body *B = grow_array(S->body, &S->body_cap, P->n, sizeof *B);
+    /* 64-byte aligned (one line per record) on huge pages: the sweeps reach them anywhere */
+    cd_body *B = grow_big(S->body, 0, &S->body_cap, P->n, sizeof *B);
     if (!B)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's records to %d bodies",
                         P->n);
@@ -335,14 +336,17 @@ status cd_group_colors(cd_solver *S, int n, diag *err)
 
 /* The order is known ahead: prefetch the contact record PF_FAR updates ahead, and the
  * velocities of its bodies PF_NEAR ahead (by then its body indices are in cache). Measured on
- * 97,336 shuffled spheres: 3.3e6 -> 1.0e7 contact updates per second (common/prefetch.h). With
- * the body records (cd_body), 2D random sweep at 10^6 disks: bodies 8 ahead 1.2e7, 4 ahead
- * 1.55e7 (2 ahead 1.3-1.5e7; records 8, 12, 16 or 24 ahead alike; bench/PROFILE.md). */
+ * 97,336 shuffled spheres: 3.3e6 -> 1.0e7 contact updates per second (common/prefetch.h). 2D
+ * random sweep at 10^6 disks with the body records on huge pages (grow_big): 16/8 ahead 2.9e7,
+ * 32/16 3.8e7, 48/24 4.5-4.7e7, 64/32 3.8-4.6e7 updates/s; in cache (10^4 disks) 48/24 costs
+ * 3% against 16/8. With the records on 4 KB pages (realloc, 16-byte aligned: a record across two
+ * lines) the far prefetches missed the TLB and 16/4 was best at 1.55e7 (bench/PROFILE.md). */
 
 static inline void prefetch_ahead(const world *W, body_view b, const int *perm, int k)
 {
     /* perm is padded with valid indices past its end (pad_perm): no bounds tests here */
-    enum { PF_FAR = 16, PF_NEAR = 4 };
+    enum { PF_FAR = 48, PF_NEAR = 24 };
+    _Static_assert(PF_FAR <= CD_PERM_PAD, "perm is padded for the farthest prefetch");
     const contact *c = W->C.c;
     /* the record's two lines (sizeof(contact) = 128) */
     const char *f = (const char *)&c[perm[k + PF_FAR]];
