@@ -46,13 +46,17 @@ void cd_solver_free(cd_solver *S)
 status cd_check_state(const world *W, const cd_params *p, diag *err)
 {
     const particles *P = &W->P;
+    int bad = P->n; /* the first particle (in storage order) that is not finite */
+#pragma omp parallel for schedule(static) reduction(min : bad)
     for (int i = 0; i < P->n; i++) {
         vec3 v = P->v[i], w = P->w[i], x = P->x[i];
-        if (!isfinite(v.x + v.y + v.z + w.x + w.y + w.z + x.x + x.y + x.z))
-            return diag_set(err, CDLAB_ERR_NUMERIC,
-                            "step %ld: particle %d has a non-finite position or velocity", W->step,
-                            P->id[i]);
+        if (!isfinite(v.x + v.y + v.z + w.x + w.y + w.z + x.x + x.y + x.z) && i < bad)
+            bad = i;
     }
+    if (bad < P->n)
+        return diag_set(err, CDLAB_ERR_NUMERIC,
+                        "step %ld: particle %d has a non-finite position or velocity", W->step,
+                        P->id[bad]);
     status s;
     if (p->abort_overlap > 0.0 &&
         (s = world_check_overlap(W, p->abort_overlap, "solver.abort_overlap", "", err)) != CDLAB_OK)
@@ -186,14 +190,20 @@ void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum_overlap)
     st->n_contacts = st->n_active = st->n_sliding = 0;
     st->mean_overlap = st->max_overlap = 0.0;
     double sum = 0.0;
+    /* the geometry on threads (each record its own), the sums in list order */
+    CDLAB_PARALLEL_FOR
     for (int k = 0; k < L->n; k++) {
-        contact *c = &L->c[k];
+        if (L->c[k].j >= n_owned)
+            continue;
+        if (k + CONTACT_GEOMETRY_AHEAD < L->n)
+            contact_geometry_prefetch(L->c[k + CONTACT_GEOMETRY_AHEAD].j, P);
+        contact_geometry(&L->c[k], P, W->walls);
+    }
+    for (int k = 0; k < L->n; k++) {
+        const contact *c = &L->c[k];
         if (c->j >= n_owned)
             continue;
         st->n_contacts++;
-        if (k + CONTACT_GEOMETRY_AHEAD < L->n)
-            contact_geometry_prefetch(L->c[k + CONTACT_GEOMETRY_AHEAD].j, P);
-        contact_geometry(c, P, W->walls);
         double ov = c->gap < 0.0 ? -c->gap : 0.0;
         if (ov > st->max_overlap)
             st->max_overlap = ov;
