@@ -103,5 +103,10 @@ void cells_free(cells *G)
     free(G->order);
     free(G->cell_of);
     free(G->found);
+    for (int q = 0; q < G->n_share; q++)
+        free(G->part[q]);
+    free(G->part);
+    free(G->part_n);
+    free(G->part_cap);
     memset(G, 0, sizeof *G);
 }

@@ -16,6 +16,11 @@ typedef struct cells {
     int *order;      /* particle indices sorted by cell */
     int *cell_of;    /* cell of each particle */
     int *found;      /* contacts_find_pairs' scratch: pairs found per particle, then offsets */
+    /* contacts_find_pairs' shares' lists of pairs (n_share of them; part_n pairs in each, room
+     * for part_cap), kept from one search to the next so that they are not grown and faulted
+     * in again every time */
+    struct pair_ref **part;
+    int *part_n, *part_cap, n_share;
     int ncell_cap, order_cap, cell_of_cap, found_cap;
 } cells;
 

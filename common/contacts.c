@@ -291,26 +291,42 @@ static status find_particle_pairs(cells *G, const particles *P, int n_walls, dou
 /* Particles per share of the search (fixed: the result does not depend on the shares). */
 #define FIND_SHARE 16384
 
-/* Shares of FIND_SHARE particles of the cell order, each into a list of its own (on threads);
- * then each particle's pairs (found together) are copied to the place of its storage index after
- * the *n already in *refs and sorted there, share by share in parallel, each share's list given
- * back once copied. */
+/* Shares of FIND_SHARE particles of the cell order, each into a list of its own (on threads;
+ * the lists are kept in G for the next search); then each particle's pairs (found together) are
+ * copied to the place of its storage index after the *n already in *refs and sorted there, share
+ * by share in parallel. */
 static status find_in_shares(cells *G, const particles *P, int n_walls, double gap,
                              pair_ref **refs, int *n, int *cap, diag *err)
 {
     int *found = G->found;
     int nshare = (P->n + FIND_SHARE - 1) / FIND_SHARE;
-    pair_ref **part = calloc((size_t)nshare + 1, sizeof *part);
-    int *pn = calloc((size_t)nshare + 1, sizeof *pn), *pc = calloc((size_t)nshare + 1, sizeof *pc);
-    status s = part && pn && pc
-                   ? CDLAB_OK
-                   : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
+    if (nshare > G->n_share) {
+        pair_ref **part = realloc(G->part, (size_t)nshare * sizeof *part);
+        if (part)
+            G->part = part;
+        int *pn = realloc(G->part_n, (size_t)nshare * sizeof *pn);
+        if (pn)
+            G->part_n = pn;
+        int *pc = realloc(G->part_cap, (size_t)nshare * sizeof *pc);
+        if (pc)
+            G->part_cap = pc;
+        if (!part || !pn || !pc)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
+        for (int q = G->n_share; q < nshare; q++) {
+            part[q] = NULL;
+            pc[q] = 0;
+        }
+        G->n_share = nshare;
+    }
+    pair_ref **part = G->part;
+    int *pn = G->part_n, *pc = G->part_cap;
     int failed = 0;
     diag perr = {{0}};
 #pragma omp parallel for schedule(dynamic, 1) reduction(max : failed)
-    for (int q = 0; q < (s == CDLAB_OK ? nshare : 0); q++) {
+    for (int q = 0; q < nshare; q++) {
         int k0 = q * FIND_SHARE, k1 = k0 + FIND_SHARE < P->n ? k0 + FIND_SHARE : P->n;
         diag e;
+        pn[q] = 0;
         if (find_particle_pairs(G, P, n_walls, gap, k0, k1, &part[q], &pn[q], &pc[q], &e) !=
             CDLAB_OK) {
             failed = 1;
@@ -318,47 +334,43 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
             perr = e;
         }
     }
-    if (s == CDLAB_OK && failed)
-        s = diag_set(err, CDLAB_ERR_NOMEM, "%s", perr.msg);
+    if (failed)
+        return diag_set(err, CDLAB_ERR_NOMEM, "%s", perr.msg);
     long total = *n; /* the walls' pairs */
-    for (int q = 0; q < nshare && s == CDLAB_OK; q++)
+    for (int q = 0; q < nshare; q++)
         total += pn[q];
-    if (s == CDLAB_OK && total > 0x7fffffffL - 1)
-        s = diag_set(err, CDLAB_ERR_NOMEM, "too many contact candidates (%ld)", total);
-    pair_ref *all = s == CDLAB_OK ? grow_array(*refs, cap, (int)total + 1, sizeof *all) : NULL;
-    if (s == CDLAB_OK && !all)
-        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %ld", total);
-    if (s == CDLAB_OK) {
-        *refs = all;
-        int at = *n;
-        for (int i = 0; i < P->n; i++) {
-            int f = found[i];
-            found[i] = at;
-            at += f;
-        }
-        *n = at;
+    if (total > 0x7fffffffL - 1)
+        return diag_set(err, CDLAB_ERR_NOMEM, "too many contact candidates (%ld)", total);
+    pair_ref *all = grow_array(*refs, cap, (int)total + 1, sizeof *all);
+    if (!all)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %ld", total);
+    *refs = all;
+    int at = *n;
+    for (int i = 0; i < P->n; i++) {
+        int f = found[i];
+        found[i] = at;
+        at += f;
+    }
+    *n = at;
 #pragma omp parallel for schedule(dynamic, 1)
-        for (int q = 0; q < nshare; q++) {
-            const pair_ref *r = part[q];
-            for (int k = 0; k < pn[q];) {
-                int i = r[k].i, m = k;
-                while (m < pn[q] && r[m].i == i)
-                    m++;
-                pair_ref *dst = all + found[i];
-                memcpy(dst, r + k, (size_t)(m - k) * sizeof *dst);
-                contacts_sort_refs(dst, m - k);
-                k = m;
+    for (int q = 0; q < nshare; q++) {
+        const pair_ref *r = part[q];
+        for (int k = 0; k < pn[q];) {
+            int i = r[k].i, m = k;
+            while (m < pn[q] && r[m].i == i)
+                m++;
+            pair_ref *dst = all + found[i];
+            for (int a = 0; a < m - k; a++) { /* by insertion: a particle has a few pairs */
+                pair_ref v = r[k + a];
+                int b = a;
+                for (; b > 0 && dst[b - 1].key > v.key; b--)
+                    dst[b] = dst[b - 1];
+                dst[b] = v;
             }
-            free_discard(part[q], (size_t)pn[q] * sizeof *part[q]);
-            part[q] = NULL;
+            k = m;
         }
     }
-    for (int q = 0; q < (part ? nshare : 0); q++)
-        free(part[q]);
-    free(part);
-    free(pn);
-    free(pc);
-    return s;
+    return CDLAB_OK;
 }
 
 status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
