@@ -88,7 +88,8 @@ typedef struct cd_solver {
     int *color_start, *color_order, *color_of;
     uint64_t *mask;
     double *blk;
-    int color_start_cap, color_order_cap, color_of_cap, mask_cap, blk_cap;
+    uint32_t *draw; /* the colored sweep's shuffle draws (shuffled on threads) */
+    int color_start_cap, color_order_cap, color_of_cap, mask_cap, blk_cap, draw_cap;
     int n_colors, mask_words;
     long colored_at_step; /* the step whose contact list is coloured (-1: none) */
 } cd_solver;

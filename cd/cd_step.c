@@ -39,6 +39,7 @@ void cd_solver_free(cd_solver *S)
     free(S->color_of);
     free(S->mask);
     free(S->blk);
+    free(S->draw);
     free(S->body);
     memset(S, 0, sizeof *S);
 }
@@ -100,8 +101,9 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
             w->u += dt * w->inv_mass * wall_piston_force(w, t_new);
     }
 
-    /* 3. warm start: the carried-over forces act on the velocities before the first sweep */
-    for (int k = 0; k < L->n; k++)
+    /* 3. warm start: the carried-over forces act on the velocities before the first sweep
+     * (without it every force starts at zero: nothing to look at) */
+    for (int k = 0; k < (p->warm_start ? L->n : 0); k++)
         if (L->c[k].R.x != 0.0 || L->c[k].R.y != 0.0 || L->c[k].R.z != 0.0)
             cd_apply_impulse(W, &L->c[k], v3_scale(L->c[k].R, dt));
     if (S->dist && (s = S->dist->warm_started(S->dist, W, err)) != CDLAB_OK)

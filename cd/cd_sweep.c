@@ -376,6 +376,23 @@ void cd_shuffle(pcg32 *rng, int *a, int n)
     }
 }
 
+/* cd_shuffle in two halves: the draws of a permutation of n entries (d[k] for k = n-1 .. 1, the
+ * stream consumed as cd_shuffle consumes it), then their swaps, which need no stream. */
+static void shuffle_draws(pcg32 *rng, uint32_t *d, int n)
+{
+    for (int k = n - 1; k > 0; k--)
+        d[k] = pcg32_bounded_fast(rng, (uint32_t)(k + 1));
+}
+
+static void shuffle_swaps(int *a, const uint32_t *d, int n)
+{
+    for (int k = n - 1; k > 0; k--) {
+        int t = a[k];
+        a[k] = a[d[k]];
+        a[d[k]] = t;
+    }
+}
+
 /* Change measures per block of a fixed size (so the sums do not depend on the thread count). */
 #define SWEEP_BLOCK 512
 
@@ -392,13 +409,22 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
     if (!blk)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
     S->blk = blk;
-    /* a fresh random order of the colours and of the contacts within each colour (serial: the
-     * random stream does not depend on the thread count) */
+    /* a fresh random order of the colours and of the contacts within each colour: the draws
+     * serial (the random stream does not depend on the thread count), the swaps of the colours
+     * on threads */
+    uint32_t *draw = grow_array(S->draw, &S->draw_cap, L->n, sizeof *draw);
+    if (!draw)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
+    S->draw = draw;
     for (int c = 0; c < nc; c++)
         S->color_order[c] = c;
     cd_shuffle(&S->rng, S->color_order, nc);
     for (int c = 0; c < nc; c++)
-        cd_shuffle(&S->rng, &S->perm[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
+        shuffle_draws(&S->rng, &draw[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
+#pragma omp parallel for schedule(dynamic, 1) if (L->n > 2 * SWEEP_BLOCK)
+    for (int c = 0; c < nc; c++)
+        shuffle_swaps(&S->perm[S->color_start[c]], &draw[S->color_start[c]],
+                      S->color_start[c + 1] - S->color_start[c]);
     pad_perm(S->perm, L->n);
     for (int q = 0; q < nc; q++) {
         int c = S->color_order[q];
