@@ -17,10 +17,11 @@ typedef struct cells {
     int *cell_of;    /* cell of each particle */
     int *found;      /* contacts_find_pairs' scratch: pairs found per particle, then offsets */
     /* contacts_find_pairs' shares' lists of pairs (n_share of them; part_n pairs in each, room
-     * for part_cap), kept from one search to the next so that they are not grown and faulted
-     * in again every time */
+     * for part_cap); with keep_shares (a grid searched every step: CD) kept from one search to
+     * the next so that they are not grown and faulted in again every time, else given back as
+     * they are copied (the DEM list's rebuild: a lower peak) */
     struct pair_ref **part;
-    int *part_n, *part_cap, n_share;
+    int *part_n, *part_cap, n_share, keep_shares;
     int ncell_cap, order_cap, cell_of_cap, found_cap;
 } cells;
 

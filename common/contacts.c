@@ -292,9 +292,9 @@ static status find_particle_pairs(cells *G, const particles *P, int n_walls, dou
 #define FIND_SHARE 16384
 
 /* Shares of FIND_SHARE particles of the cell order, each into a list of its own (on threads;
- * the lists are kept in G for the next search); then each particle's pairs (found together) are
- * copied to the place of its storage index after the *n already in *refs and sorted there, share
- * by share in parallel. */
+ * the lists kept in G for the next search when G->keep_shares); then each particle's pairs
+ * (found together) are copied to the place of its storage index after the *n already in *refs
+ * and sorted there, share by share in parallel. */
 static status find_in_shares(cells *G, const particles *P, int n_walls, double gap,
                              pair_ref **refs, int *n, int *cap, diag *err)
 {
@@ -368,6 +368,11 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
                 dst[b] = v;
             }
             k = m;
+        }
+        if (!G->keep_shares) { /* the copy grows as the shares shrink */
+            free_discard(part[q], (size_t)pn[q] * sizeof *part[q]);
+            part[q] = NULL;
+            pc[q] = 0;
         }
     }
     return CDLAB_OK;
@@ -465,6 +470,7 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     L->n = 0;
 
     int nref;
+    L->grid.keep_shares = 1; /* searched every step */
     if ((s = contacts_find_pairs(&L->grid, P, walls, n_walls, dp->gap, &L->refs, &nref, &L->refcap,
                                  err)) != CDLAB_OK)
         return s;
