@@ -288,6 +288,33 @@ static status find_particle_pairs(cells *G, const particles *P, int n_walls, dou
     return CDLAB_OK;
 }
 
+/* Moves the pairs a[0..) of particles 0..np-1 (found[i] of them with body 0 = i) to the places
+ * of their body 0 in storage order, in place, each pair once (cycles of swaps: an American flag
+ * sort), and sorts each particle's pairs by key. found (np + 1 entries) receives the places;
+ * next (np) is scratch. */
+static void place_by_particle(pair_ref *a, int np, int *found, int *next)
+{
+    int at = 0;
+    for (int i = 0; i < np; i++) {
+        int f = found[i];
+        found[i] = next[i] = at;
+        at += f;
+    }
+    found[np] = at;
+    for (int b = 0; b < np; b++) {
+        while (next[b] < found[b + 1]) {
+            pair_ref r = a[next[b]];
+            if (r.i == b) {
+                next[b]++;
+            } else { /* to its own place; what was there comes here */
+                a[next[b]] = a[next[r.i]];
+                a[next[r.i]++] = r;
+            }
+        }
+        contacts_sort_refs(a + found[b], found[b + 1] - found[b]);
+    }
+}
+
 /* Particles per share of the search (fixed: the result does not depend on the shares). */
 #define FIND_SHARE 16384
 
@@ -388,7 +415,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
         rmax = fmax(rmax, P->r[i]);
     if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)
         return s;
-    int *found = grow_array(G->found, &G->found_cap, P->n + 1, sizeof *found);
+    int *found = grow_array(G->found, &G->found_cap, 2 * P->n + 1, sizeof *found);
     if (!found)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
     G->found = found;
@@ -399,9 +426,10 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
      * particles never interact. The search goes in cell order (find_particle_pairs); then every
      * particle's pairs are moved to the place of its storage index and sorted there (a few pairs
      * each): in one process the list is then in key order (body 0's id is the storage index) and
-     * the final sort is skipped. The search runs in shares, on threads (find_in_shares); moving
-     * the pairs in place instead, on one thread, saved the shares' lists (16 bytes per pair for
-     * the time of the search) but took 0.2 s more per detection of 10^6 disks. */
+     * the final sort is skipped. The search runs in shares, on threads (find_in_shares), except
+     * for a list rebuilt now and then on one thread (DEM), which moves its pairs in place: that
+     * saves the shares' lists (16 bytes per pair at the rebuild's peak) but took 0.2 s more per
+     * search of 10^6 disks, too much for a search every step (CD). */
     /* Walls are few: every particle against every wall, first (their keys are the smallest),
      * the last wall first (its key is the smallest of the walls'). */
     for (int w = n_walls - 1; w >= 0; w--)
@@ -411,8 +439,16 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                 (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
                              err)) != CDLAB_OK)
                 return s;
-    if ((s = find_in_shares(G, P, n_walls, gap, refs, n, cap, err)) != CDLAB_OK)
+    if (!G->keep_shares && cdlab_threads() <= 1) {
+        /* a list rebuilt now and then (DEM), one thread: straight into the list, then moved in
+         * place: no second copy of the pairs at the rebuild's peak */
+        int n0 = *n;
+        if ((s = find_particle_pairs(G, P, n_walls, gap, 0, P->n, refs, n, cap, err)) != CDLAB_OK)
+            return s;
+        place_by_particle(*refs + n0, P->n, found, found + P->n + 1);
+    } else if ((s = find_in_shares(G, P, n_walls, gap, refs, n, cap, err)) != CDLAB_OK) {
         return s;
+    }
     /* one process: the walls' pairs, then the particles' in storage order, are in key order */
     if (!refs_sorted(*refs, *n))
         contacts_sort_refs(*refs, *n);
