@@ -285,6 +285,7 @@ static status color_contacts(world *W, cd_solver *S, diag *err)
         free(ab);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
     }
+    CDLAB_PARALLEL_FOR
     for (int k = 0; k < n; k++) {
         const contact *c = &L->c[k];
         ab[k] = P->frozen[c->j] ? -1 : c->j;

@@ -415,7 +415,9 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
         rmax = fmax(rmax, P->r[i]);
     if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)
         return s;
-    int *found = grow_array(G->found, &G->found_cap, 2 * P->n + 1, sizeof *found);
+    /* the in-place move (one thread, !keep_shares) needs a second row: next */
+    int in_place = !G->keep_shares && cdlab_threads() <= 1;
+    int *found = grow_array(G->found, &G->found_cap, (in_place ? 2 : 1) * P->n + 1, sizeof *found);
     if (!found)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
     G->found = found;
@@ -439,7 +441,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
                 (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
                              err)) != CDLAB_OK)
                 return s;
-    if (!G->keep_shares && cdlab_threads() <= 1) {
+    if (in_place) {
         /* a list rebuilt now and then (DEM), one thread: straight into the list, then moved in
          * place: no second copy of the pairs at the rebuild's peak */
         int n0 = *n;
