@@ -73,16 +73,15 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the cell list (%d cells, %d particles)",
                         ncell, n);
     memset(G->start, 0, (size_t)(ncell + 1) * sizeof *G->start);
-    const cells *g = G;
     CDLAB_PARALLEL_FOR
     for (int i = 0; i < n; i++) {
         /* positions are wrapped along periodic axes; the clamps only catch rounding */
-        int ix = (int)((P->x[i].x - lo.x) / g->h.x), iy = (int)((P->x[i].y - lo.y) / g->h.y),
-            iz = (int)((P->x[i].z - lo.z) / g->h.z);
-        ix = ix < 0 ? 0 : (ix >= g->nx ? g->nx - 1 : ix);
-        iy = iy < 0 ? 0 : (iy >= g->ny ? g->ny - 1 : iy);
-        iz = iz < 0 ? 0 : (iz >= g->nz ? g->nz - 1 : iz);
-        g->cell_of[i] = (iz * g->ny + iy) * g->nx + ix;
+        int ix = (int)((P->x[i].x - lo.x) / G->h.x), iy = (int)((P->x[i].y - lo.y) / G->h.y),
+            iz = (int)((P->x[i].z - lo.z) / G->h.z);
+        ix = ix < 0 ? 0 : (ix >= G->nx ? G->nx - 1 : ix);
+        iy = iy < 0 ? 0 : (iy >= G->ny ? G->ny - 1 : iy);
+        iz = iz < 0 ? 0 : (iz >= G->nz ? G->nz - 1 : iz);
+        G->cell_of[i] = (iz * G->ny + iy) * G->nx + ix;
     }
     for (int i = 0; i < n; i++)
         G->start[G->cell_of[i] + 1]++;

@@ -116,6 +116,18 @@ static void sift_refs(pair_ref *a, int root, int n)
     }
 }
 
+/* Insertion sort by key: the end of the introsort's short runs, and a particle's few pairs. */
+static inline void sort_few_refs(pair_ref *a, int n)
+{
+    for (int k = 1; k < n; k++) {
+        pair_ref v = a[k];
+        int m = k;
+        for (; m > 0 && a[m - 1].key > v.key; m--)
+            a[m] = a[m - 1];
+        a[m] = v;
+    }
+}
+
 void contacts_sort_refs_depth(pair_ref *a, int n, int depth)
 {
     while (n > 16) {
@@ -157,13 +169,7 @@ void contacts_sort_refs_depth(pair_ref *a, int n, int depth)
             n = j + 1;
         }
     }
-    for (int k = 1; k < n; k++) {
-        pair_ref v = a[k];
-        int m = k;
-        for (; m > 0 && a[m - 1].key > v.key; m--)
-            a[m] = a[m - 1];
-        a[m] = v;
-    }
+    sort_few_refs(a, n);
 }
 
 static int refs_sorted(const pair_ref *a, int n)
@@ -311,7 +317,7 @@ static void place_by_particle(pair_ref *a, int np, int *found, int *next)
                 a[next[r.i]++] = r;
             }
         }
-        contacts_sort_refs(a + found[b], found[b + 1] - found[b]);
+        sort_few_refs(a + found[b], found[b + 1] - found[b]);
     }
 }
 
@@ -386,14 +392,8 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
             int i = r[k].i, m = k;
             while (m < pn[q] && r[m].i == i)
                 m++;
-            pair_ref *dst = all + found[i];
-            for (int a = 0; a < m - k; a++) { /* by insertion: a particle has a few pairs */
-                pair_ref v = r[k + a];
-                int b = a;
-                for (; b > 0 && dst[b - 1].key > v.key; b--)
-                    dst[b] = dst[b - 1];
-                dst[b] = v;
-            }
+            memcpy(all + found[i], r + k, (size_t)(m - k) * sizeof *all);
+            sort_few_refs(all + found[i], m - k);
             k = m;
         }
         if (!G->keep_shares) { /* the copy grows as the shares shrink */

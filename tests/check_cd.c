@@ -398,6 +398,24 @@ START_TEST(analytic_cylinder_rest)
 }
 END_TEST
 
+/* A frictional pile of 80 random particles on a base, loaded by a piston (dimension dim; sweep:
+ * a "sweep = ...\n" line or ""), for the update tests. */
+static void loaded_pile_ini(char *ini, size_t size, int dim, const char *sweep)
+{
+    snprintf(ini, size,
+             "[system]\ndimension = %d\ndt = 0.02\nsteps = 60\nseed = 4\n"
+             "gravity = 0 %s\n"
+             "[solver]\n%siterations = 3\n"
+             "[particles]\nsource = random\ncount = 80\nradius_min = 0.4\n"
+             "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = %s\n"
+             "[contact]\nfriction = 0.3\ndetect_gap = 0.3\n"
+             "[plane.base]\npoint = 0 0 0\nnormal = %s\n"
+             "[piston.top]\npoint = %s\nnormal = %s\nmass = 10\nforce = 50\n",
+             dim, dim == 2 ? "-1 0" : "0 -1", sweep, dim == 2 ? "10 14 0" : "5 5 10",
+             dim == 2 ? "0 1 0" : "0 0 1", dim == 2 ? "0 15 0" : "0 0 11",
+             dim == 2 ? "0 -1 0" : "0 0 -1");
+}
+
 /* The solver's division-free update against the shock law as written (U of eq. 23, then eq. 34)
  * on every contact of frictional piles caught mid-solve (N_I = 3: forces far from converged),
  * in 2D and 3D: equal within 1e-12 of the largest force, with all three branches exercised. */
@@ -405,18 +423,7 @@ START_TEST(unit_incremental_update_matches_shock_law)
 {
     for (int dim = 2; dim <= 3; dim++) {
         char ini[1024];
-        snprintf(ini, sizeof ini,
-                 "[system]\ndimension = %d\ndt = 0.02\nsteps = 60\nseed = 4\n"
-                 "gravity = 0 %s\n"
-                 "[solver]\niterations = 3\n"
-                 "[particles]\nsource = random\ncount = 80\nradius_min = 0.4\n"
-                 "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = %s\n"
-                 "[contact]\nfriction = 0.3\ndetect_gap = 0.3\n"
-                 "[plane.base]\npoint = 0 0 0\nnormal = %s\n"
-                 "[piston.top]\npoint = %s\nnormal = %s\nmass = 10\nforce = 50\n",
-                 dim, dim == 2 ? "-1 0" : "0 -1", dim == 2 ? "10 14 0" : "5 5 10",
-                 dim == 2 ? "0 1 0" : "0 0 1", dim == 2 ? "0 15 0" : "0 0 11",
-                 dim == 2 ? "0 -1 0" : "0 0 -1");
+        loaded_pile_ini(ini, sizeof ini, dim, "");
         sim s;
         sim_open(&s, ini, 9);
         sim_steps(&s, 40);
