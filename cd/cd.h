@@ -130,6 +130,9 @@ void sweep_result_init(sweep_result *r);
  * Between cd_bodies_gather and cd_bodies_scatter it sweeps the solver's body records (the
  * particles' velocities are then stale); otherwise it gathers and scatters around itself. */
 status cd_bodies_gather(world *W, cd_solver *S, diag *err);
+/* The warm start's impulses (the carried-over forces R dt) on the bodies, in list order: on the
+ * body records between cd_bodies_gather and cd_bodies_scatter, else on the particles' arrays. */
+void cd_warm_start(world *W, cd_solver *S);
 void cd_bodies_scatter(world *W, cd_solver *S);
 status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_result *out,
                  diag *err);

@@ -97,6 +97,29 @@ void cd_apply_impulse(world *W, const contact *c, vec3 dP)
     apply_impulse(W, view_particles(&W->P), c, dP);
 }
 
+/* The warm start: the carried-over forces' impulses R dt on their bodies, in list order, on the
+ * sweeps' records while they are gathered (else on the particles' arrays); the bodies of the
+ * contact WARM_AHEAD places on are prefetched (in a packing stored in random order each body is
+ * a miss). */
+void cd_warm_start(world *W, cd_solver *S)
+{
+    enum { WARM_AHEAD = 16 };
+    body_view b = S->bodies_on ? view_bodies(S->body) : view_particles(&W->P);
+    const contact *c = W->C.c;
+    int n = W->C.n;
+    double dt = W->dt;
+    for (int k = 0; k < n; k++) {
+        if (k + WARM_AHEAD < n) {
+            const contact *g = &c[k + WARM_AHEAD];
+            prefetch_line(body_v(b, g->j));
+            if (g->i >= 0)
+                prefetch_line(body_v(b, g->i));
+        }
+        if (c[k].R.x != 0.0 || c[k].R.y != 0.0 || c[k].R.z != 0.0)
+            apply_impulse(W, b, &c[k], v3_scale(c[k].R, dt));
+    }
+}
+
 status cd_bodies_gather(world *W, cd_solver *S, diag *err)
 {
     const particles *P = &W->P;
@@ -225,6 +248,9 @@ static void pad_perm(int *perm, int n)
         perm[k] = 0;
 }
 
+/* How many contacts ahead the greedy colouring prefetches its bodies' masks. */
+#define COLOR_AHEAD 16
+
 status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, int *ncolors,
                         uint64_t **mask, int *mask_cap, int *mask_words, diag *err)
 {
@@ -237,6 +263,12 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
         memset(m, 0, (size_t)nb * mw * sizeof *m);
         int ncol = 0, overflow = 0;
         for (int k = 0; k < n && !overflow; k++) {
+            if (k + COLOR_AHEAD < n) { /* the bodies' masks: in random storage order, misses */
+                if (a[k + COLOR_AHEAD] >= 0)
+                    prefetch_line(&m[(size_t)a[k + COLOR_AHEAD] * mw]);
+                if (b[k + COLOR_AHEAD] >= 0)
+                    prefetch_line(&m[(size_t)b[k + COLOR_AHEAD] * mw]);
+            }
             uint64_t *ra = a[k] >= 0 ? &m[(size_t)a[k] * mw] : NULL;
             uint64_t *rb = b[k] >= 0 ? &m[(size_t)b[k] * mw] : NULL;
             int col = -1;
@@ -377,20 +409,22 @@ void cd_shuffle(pcg32 *rng, int *a, int n)
     }
 }
 
-/* cd_shuffle in two halves: the draws of a permutation of n entries (d[k] for k = n-1 .. 1, the
- * stream consumed as cd_shuffle consumes it), then their swaps, which need no stream. */
+/* cd_shuffle in two halves: the draws of a permutation of n entries (d[0..n-1) for k = n - 1
+ * down to 1: the stream consumed as cd_shuffle consumes it), then their swaps, which need no
+ * stream. */
 static void shuffle_draws(pcg32 *rng, uint32_t *d, int n)
 {
-    for (int k = n - 1; k > 0; k--)
-        d[k] = pcg32_bounded_fast(rng, (uint32_t)(k + 1));
+    if (n > 1)
+        pcg32_bounded_down(rng, (uint32_t)n, n - 1, d);
 }
 
 static void shuffle_swaps(int *a, const uint32_t *d, int n)
 {
     for (int k = n - 1; k > 0; k--) {
+        uint32_t m = d[n - 1 - k];
         int t = a[k];
-        a[k] = a[d[k]];
-        a[d[k]] = t;
+        a[k] = a[m];
+        a[m] = t;
     }
 }
 

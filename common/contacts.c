@@ -405,14 +405,52 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
     return CDLAB_OK;
 }
 
+/* Walls are few: every particle against every wall, first (their keys are the smallest), the
+ * last wall first (its key is the smallest of the walls'), each wall's particles in storage
+ * order. The tests on threads, each over a range of the particles that it lists in hit[] (at
+ * least P->n entries) in place; the ranges' lists are then joined in order. */
+static status find_wall_pairs(const particles *P, const wall *walls, int n_walls, double gap,
+                              int *hit, pair_ref **refs, int *n, int *cap, diag *err)
+{
+    int np = P->n, nt = np > 16384 ? cdlab_threads() : 1, team = 1;
+    int cnt[nt];
+    for (int w = n_walls - 1; w >= 0; w--) {
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            int t = 0, m = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            m = omp_get_num_threads();
+#endif
+            if (t == 0)
+                team = m;
+            int j0 = (int)((long)np * t / m), j1 = (int)((long)np * (t + 1) / m), k = j0;
+            for (int j = j0; j < j1; j++)
+                if (!P->frozen[j] &&
+                    contact_frame_wall(&walls[w], walls[w].s, P->x[j], P->r[j]).gap < gap)
+                    hit[k++] = j;
+            cnt[t] = k - j0;
+        }
+        for (int t = 0; t < team; t++)
+            for (int k = (int)((long)np * t / team), e = k + cnt[t]; k < e; k++) {
+                status s = add_ref(refs, n, cap, contact_pair_key(-1 - w, hit[k], P, n_walls),
+                                   -1 - w, hit[k], err);
+                if (s != CDLAB_OK)
+                    return s;
+            }
+    }
+    return CDLAB_OK;
+}
+
 status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
                            pair_ref **refs, int *n, int *cap, diag *err)
 {
     status s;
     *n = 0;
-    double rmax = 0.0;
+    double rmax = 0.0; /* (a NaN radius is passed over, as fmax would) */
+#pragma omp parallel for schedule(static) if (P->n > 16384) reduction(max : rmax)
     for (int i = 0; i < P->n; i++)
-        rmax = fmax(rmax, P->r[i]);
+        rmax = P->r[i] > rmax ? P->r[i] : rmax;
     if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)
         return s;
     /* the in-place move (one thread, !keep_shares) needs a second row: next */
@@ -432,15 +470,8 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
      * for a list rebuilt now and then on one thread (DEM), which moves its pairs in place: that
      * saves the shares' lists (16 bytes per pair at the rebuild's peak) but took 0.2 s more per
      * search of 10^6 disks, too much for a search every step (CD). */
-    /* Walls are few: every particle against every wall, first (their keys are the smallest),
-     * the last wall first (its key is the smallest of the walls'). */
-    for (int w = n_walls - 1; w >= 0; w--)
-        for (int j = 0; j < P->n; j++)
-            if (!P->frozen[j] &&
-                contact_frame_wall(&walls[w], walls[w].s, P->x[j], P->r[j]).gap < gap &&
-                (s = add_ref(refs, n, cap, contact_pair_key(-1 - w, j, P, n_walls), -1 - w, j,
-                             err)) != CDLAB_OK)
-                return s;
+    if ((s = find_wall_pairs(P, walls, n_walls, gap, found, refs, n, cap, err)) != CDLAB_OK)
+        return s;
     if (in_place) {
         /* a list rebuilt now and then (DEM), one thread: straight into the list, then moved in
          * place: no second copy of the pairs at the rebuild's peak */

@@ -21,15 +21,29 @@ enum {
 
 void pcg32_seed(pcg32 *rng, uint64_t initstate, uint64_t initseq);
 
-/* The next 32-bit output (inline: the random sweep draws one per contact and sweep). */
-static inline uint32_t pcg32_next(pcg32 *rng)
+/* The LCG's multiplier (Knuth's MMIX constant, as in the PCG reference). */
+#define PCG32_MULT 6364136223846793005ULL
+
+/* The XSH-RR output of a state. */
+static inline uint32_t pcg32_output(uint64_t old)
 {
-    uint64_t old = rng->state;
-    rng->state = old * 6364136223846793005ULL + rng->inc;
     uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
     uint32_t rot = (uint32_t)(old >> 59u);
     return (xorshifted >> rot) | (xorshifted << ((-rot) & 31u));
 }
+
+/* The next 32-bit output (inline: the random sweep draws one per contact and sweep). */
+static inline uint32_t pcg32_next(pcg32 *rng)
+{
+    uint64_t old = rng->state;
+    rng->state = old * PCG32_MULT + rng->inc;
+    return pcg32_output(old);
+}
+
+/* The next n outputs into out[0..n), as n calls of pcg32_next would give them (and leave the
+ * generator where they would): on 8 interleaved lanes, each jumping 8 states per step, so that
+ * the outputs do not wait on one chain of multiplications. */
+void pcg32_fill(pcg32 *rng, uint32_t *out, int n);
 
 /* Uniform integer in [0, bound), without modulo bias (rejection, then r mod bound). bound must
  * be > 0. */
@@ -39,20 +53,27 @@ uint32_t pcg32_bounded(pcg32 *rng, uint32_t bound);
  * ("Fast random integer generation in an interval", ACM TOMACS 2019): the high half of
  * r * bound, rejecting the low halves below 2^32 mod bound, so that a division is needed only
  * on the rare draws whose low half is below bound. A different mapping from pcg32_bounded (other
- * values for the same stream); used by the random sweep's shuffle. bound must be > 0. */
+ * values for the same stream); used by the random sweep's shuffle. bound must be > 0.
+ * pcg32_lemire_rejects: whether the product m = r * bound is rejected. */
+static inline int pcg32_lemire_rejects(uint64_t m, uint32_t bound)
+{
+    uint32_t low = (uint32_t)m;
+    return low < bound && low < (uint32_t)(-bound) % bound;
+}
+
 static inline uint32_t pcg32_bounded_fast(pcg32 *rng, uint32_t bound)
 {
     uint64_t m = (uint64_t)pcg32_next(rng) * bound;
-    uint32_t low = (uint32_t)m;
-    if (low < bound) {
-        uint32_t threshold = (uint32_t)(-bound) % bound;
-        while (low < threshold) {
-            m = (uint64_t)pcg32_next(rng) * bound;
-            low = (uint32_t)m;
-        }
-    }
+    while (pcg32_lemire_rejects(m, bound))
+        m = (uint64_t)pcg32_next(rng) * bound;
     return (uint32_t)(m >> 32);
 }
+
+/* count draws with bounds top, top - 1, ...: out[i] = pcg32_bounded_fast(rng, top - i), in that
+ * order (top - i > 0), the outputs taken in runs from pcg32_fill. A Fisher-Yates shuffle of n
+ * entries draws top = n, count = n - 1. */
+void pcg32_bounded_down(pcg32 *rng, uint32_t top, int count, uint32_t *out);
+
 /* Uniform double in [0, 1) with 53 random bits. */
 double pcg32_uniform(pcg32 *rng);
 

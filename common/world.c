@@ -68,14 +68,30 @@ status world_overlap_error(const world *W, int i, int j, double gap, double frac
                     W->step, -gap, P->id[j], W->walls[-1 - i].name, key, frac, hint);
 }
 
+/* The first contact in list order whose overlap is too large, found on threads (a min
+ * reduction over the list), then reported as the serial loop would. A contact whose overlap is
+ * within frac times the smallest radius of all is passed without loading its radii: the test
+ * -gap > frac min(r_i, r_j) cannot hold for it (frac >= 0, and a rounded product is monotone). */
 status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
                            diag *err)
 {
-    for (int k = 0; k < W->C.n; k++) {
-        const contact *c = &W->C.c[k];
-        status s = world_overlap_error(W, c->i, c->j, c->gap, frac, key, hint, err);
-        if (s != CDLAB_OK)
-            return s;
+    const particles *P = &W->P;
+    const contact *c = W->C.c;
+    int n = W->C.n, first = n;
+    double rmin = INFINITY;
+#pragma omp parallel for schedule(static) reduction(min : rmin)
+    for (int i = 0; i < P->n; i++)
+        rmin = fmin(rmin, P->r[i]);
+    double bound = frac * rmin;
+#pragma omp parallel for schedule(static) reduction(min : first)
+    for (int k = 0; k < n; k++) {
+        if (!(-c[k].gap > bound) || k >= first)
+            continue;
+        double r = c[k].i >= 0 ? fmin(P->r[c[k].i], P->r[c[k].j]) : P->r[c[k].j];
+        if (-c[k].gap > frac * r)
+            first = k;
     }
+    if (first < n)
+        return world_overlap_error(W, c[first].i, c[first].j, c[first].gap, frac, key, hint, err);
     return CDLAB_OK;
 }

@@ -72,6 +72,46 @@ START_TEST(unit_streams_differ)
 }
 END_TEST
 
+/* pcg32_fill gives the outputs of pcg32_next one by one and leaves the generator where they
+ * do (lengths around its 8 lanes and its scalar tail); pcg32_bounded_down gives the draws of
+ * pcg32_bounded_fast one by one, here with bounds near 3 * 2^30, where a quarter of the outputs
+ * are rejected (so also at the ends of some of its runs of 1,024 outputs: a retry there takes
+ * the generator's next output), and with a shuffle's bounds. */
+START_TEST(unit_fill_and_runs_match_one_by_one)
+{
+    static uint32_t got[20000];
+    const int lens[] = {0, 1, 7, 15, 16, 17, 24, 1000, 4099};
+    for (int q = 0; q < (int)(sizeof lens / sizeof *lens); q++) {
+        pcg32 a, b;
+        pcg32_seed(&a, 42u + (uint64_t)q, 54u);
+        b = a;
+        pcg32_fill(&a, got, lens[q]);
+        for (int k = 0; k < lens[q]; k++)
+            ck_assert_uint_eq(got[k], pcg32_next(&b));
+        ck_assert_uint_eq(a.state, b.state);
+        ck_assert_uint_eq(pcg32_next(&a), pcg32_next(&b));
+    }
+    const uint32_t tops[] = {3221225472u, 5000u, 2u};
+    const int counts[] = {20000, 4999, 1};
+    for (int q = 0; q < 3; q++) {
+        pcg32 a, b;
+        pcg32_seed(&a, 9u, (uint64_t)q);
+        b = a;
+        pcg32_bounded_down(&a, tops[q], counts[q], got);
+        long rejected = 0;
+        for (int i = 0; i < counts[q]; i++) {
+            pcg32 c = b;
+            ck_assert_uint_eq(got[i], pcg32_bounded_fast(&b, tops[q] - (uint32_t)i));
+            pcg32_next(&c);
+            rejected += c.state != b.state;
+        }
+        ck_assert_uint_eq(a.state, b.state);
+        if (q == 0) /* about a quarter of 20,000: 5,000 +- 61 */
+            ck_assert_int_gt(rejected, 4000);
+    }
+}
+END_TEST
+
 Suite *pcg32_suite(void)
 {
     Suite *s = suite_create("pcg32");
@@ -79,6 +119,7 @@ Suite *pcg32_suite(void)
     tcase_add_test(tc, unit_reference_output);
     tcase_add_test(tc, unit_bounded_uniform);
     tcase_add_test(tc, unit_streams_differ);
+    tcase_add_test(tc, unit_fill_and_runs_match_one_by_one);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -71,6 +71,49 @@ END_TEST
  * walls' pairs first) gives the candidates of one thread bit for bit, in strictly increasing key
  * order: 40,000 spheres in a box with 3 walls, stored in storage (= id) order and with the ids
  * shuffled (the final sort then runs). */
+/* The cell list built on threads (the bounding box, the cells' indices) is the one built on one
+ * thread: the same cell starts and the same order, each cell's particles in index order; and a
+ * non-finite position is reported as the first such particle in storage order. */
+START_TEST(unit_threaded_cells_match_one_thread)
+{
+    enum { N = 50000 };
+    particles P;
+    diag err;
+    ck_assert_int_eq(particles_init(&P, N, 3, &err), CDLAB_OK);
+    pcg32 rng;
+    pcg32_seed(&rng, 5, 1);
+    for (int i = 0; i < N; i++) {
+        P.x[i] = v3(30.0 * pcg32_uniform(&rng), 30.0 * pcg32_uniform(&rng), 30.0 * pcg32_uniform(&rng));
+        particles_set_body(&P, i, 0.5, 1.0);
+    }
+    int saved = cdlab_threads();
+    cells G[2];
+    memset(G, 0, sizeof G);
+    for (int t = 0; t < 2; t++) {
+        cdlab_set_threads(t ? 3 : 1);
+        ck_assert_int_eq(cells_build(&G[t], &P, 1.1, &err), CDLAB_OK);
+    }
+    int ncell = G[0].nx * G[0].ny * G[0].nz;
+    ck_assert_int_gt(ncell, 1000);
+    ck_assert_int_eq(G[0].start[ncell], N);
+    ck_assert(memcmp(G[0].start, G[1].start, (size_t)(ncell + 1) * sizeof(int)) == 0);
+    ck_assert(memcmp(G[0].order, G[1].order, (size_t)N * sizeof(int)) == 0);
+    for (int c = 0; c < ncell; c++)
+        for (int k = G[1].start[c]; k < G[1].start[c + 1]; k++) {
+            ck_assert_int_eq(G[1].cell_of[G[1].order[k]], c);
+            ck_assert(k == G[1].start[c] || G[1].order[k] > G[1].order[k - 1]);
+        }
+    P.x[40000].y = NAN;
+    P.x[30000].x = INFINITY;
+    ck_assert_int_eq(cells_build(&G[1], &P, 1.1, &err), CDLAB_ERR_NUMERIC);
+    ck_assert_msg(strstr(err.msg, "particle 30000 ") != NULL, "%s", err.msg);
+    cdlab_set_threads(saved);
+    cells_free(&G[0]);
+    cells_free(&G[1]);
+    particles_free(&P);
+}
+END_TEST
+
 START_TEST(unit_threaded_search_matches_one_thread)
 {
     enum { N = 40000 };
@@ -420,6 +463,7 @@ Suite *periodic_suite(void)
     TCase *tu = tcase_create("unit");
     tcase_add_test(tu, unit_periodic_detection_matches_brute_force);
     tcase_add_test(tu, unit_sort_refs_matches_qsort);
+    tcase_add_test(tu, unit_threaded_cells_match_one_thread);
     tcase_add_test(tu, unit_threaded_search_matches_one_thread);
     tcase_add_test(tu, unit_warm_start_carries_forces_by_key);
     tcase_add_test(tu, unit_big_release_gives_pages_back);
