@@ -1063,8 +1063,9 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     const int quad = !S->ell && !S->one_by_one;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
      * pair apart delivers nothing) */
-    memset(S->F, 0, (size_t)nown * sizeof *S->F);
-    memset(S->T, 0, (size_t)nown * sizeof *S->T);
+#pragma omp parallel for schedule(static) if (nown > 16384)
+    for (int i = 0; i < nown; i++) /* all bits zero, as memset made them */
+        S->F[i] = S->T[i] = v3_zero();
     if (S->ell)
         memset(S->sig, 0, (size_t)nown * 3 * sizeof *S->sig);
     memset(S->side, 0, (size_t)(3 * S->nside) * sizeof *S->side);
@@ -1641,8 +1642,13 @@ static status check_overlaps(const world *W, const dem_solver *S, const dem_para
 {
     /* the cheap test first: the largest overlap against the smallest radius allowed */
     double rmin = INFINITY;
-    for (int i = 0; i < W->P.n && st->max_overlap > 0.0; i++)
-        rmin = fmin(rmin, W->P.r[i]);
+    const double *r = W->P.r;
+    /* every step: on threads, a comparison rather than a call of fmin (NaNs passed over alike) */
+    if (st->max_overlap > 0.0) {
+#pragma omp parallel for schedule(static) if (W->P.n > 16384) reduction(min : rmin)
+        for (int i = 0; i < W->P.n; i++)
+            rmin = r[i] < rmin ? r[i] : rmin;
+    }
     for (int k = 0; k < S->npair && st->max_overlap > p->abort_overlap * rmin; k++) {
         const dem_pair *c = &S->pair[k];
         status s;
