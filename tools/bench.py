@@ -15,7 +15,8 @@
    log-log slope; peak memory (max RSS) per particle and per contact.
 4. MPI: 1 -> 2 ranks (one thread each) for the DEM chute and the CD colored sweep on 97,336
    spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18).
-Every figure is the median of 3 runs. BENCH_ONLY=small|cd|chute|scaling|mpi runs one section
+Every figure is the median of 3 runs; the 2-thread ratios (chute, colored 10^6 step) are the
+medians of 3 paired runs, 1 and 2 threads alternating, with their range. BENCH_ONLY=small|cd|chute|scaling|mpi runs one section
 (written to bench/results/<date>-<commit>-<section>.md).
 
 `tools/bench.py --against OLD_BINARY` runs only the CD and DEM rows, with OLD_BINARY and
@@ -41,6 +42,9 @@ CDLAB = os.environ.get("CDLAB", os.path.join(root, "build-release", "cdlab"))
 # The figures each section measures that a goal names (issue 19); main() puts them beside their
 # goals at the top of the results file.
 FIG = {}
+# For the 2-thread ratios: the smallest and largest of the paired runs' ratios (shown beside the
+# median in the goals table: this VM's speed drifts by tens of percent between minutes).
+SPREAD = {}
 
 
 def lattice(dim, ns, path, seed=1):
@@ -125,18 +129,23 @@ def chute_cases(tmp, out):
     ini = os.path.join(root, "bench", "chute.ini")
     mobile = 64000
     rows = []
+    paired = {}
     for law in ("kuhn", "conventional"):
-        for threads in (1, 2):
-            rates, rss = [], []
-            for rep in range(3):
+        # 1 and 2 threads alternate, rep by rep, so that a drift of the machine's speed over the
+        # minutes weighs on both alike; the 2-thread figure is the median of the reps' ratios
+        rates, rss = {1: [], 2: []}, {1: [], 2: []}
+        for rep in range(3):
+            for threads in (1, 2):
                 h5 = os.path.join(tmp, "chute.h5")
                 kib = run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", f"dem.tangential={law}",
                            "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads)
                 s = Run(h5).summary
-                rates.append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
-                rss.append(kib)
+                rates[threads].append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
+                rss[threads].append(kib)
                 rebuilds = int(s["neighbour_rebuilds"])
-            row = (law, threads, statistics.median(rates), statistics.median(rss), rebuilds)
+        paired[law] = [b / a for a, b in zip(rates[1], rates[2])]
+        for threads in (1, 2):
+            row = (law, threads, statistics.median(rates[threads]), statistics.median(rss[threads]), rebuilds)
             rows.append(row)
             print(f"DEM chute {law}, {threads} thread(s): {row[2]:.3e} particle-steps/s, peak RSS {row[3] / 1024:.0f} MiB",
                   flush=True)
@@ -160,9 +169,9 @@ def chute_cases(tmp, out):
     for law, th, rate, kib, rb in rows:
         out.append(f"| cdlab | {law} | {th} | {rate:.3e} | {kib / 1024:.0f} | {kib * 1024 / 65600:.0f} | {rb} |")
     k1 = [r[2] for r in rows if r[0] == "kuhn" and r[1] == 1][0]
-    k2 = [r[2] for r in rows if r[0] == "kuhn" and r[1] == 2][0]
     c1 = [r[2] for r in rows if r[0] == "conventional" and r[1] == 1][0]
-    FIG["dem_2threads"] = k2 / k1
+    FIG["dem_2threads"] = statistics.median(paired["kuhn"])
+    SPREAD["dem_2threads"] = (min(paired["kuhn"]), max(paired["kuhn"]))
     FIG["dem_conventional_over_kuhn"] = c1 / k1
     FIG["dem_bytes_65600"] = [r[3] for r in rows if r[0] == "kuhn" and r[1] == 1][0] * 1024 / 65600
     FIG["dem_kuhn_rate"] = k1
@@ -182,7 +191,8 @@ def chute_cases(tmp, out):
         FIG["dem_over_lammps"] = k1 / statistics.median(lrate)
         FIG["dem_conventional_over_lammps"] = c1 / statistics.median(lrate)
         out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (target ≥ 1.5×); "
-                    f"2 threads / 1 thread: {k2 / k1:.2f}× (target ≥ 1.8×)", ""]
+                    f"2 threads / 1 thread: {FIG['dem_2threads']:.2f}× (target ≥ 1.8×; median of 3 paired runs, "
+                    f"{SPREAD['dem_2threads'][0]:.2f}–{SPREAD['dem_2threads'][1]:.2f}×)", ""]
     else:
         out += ["", "LAMMPS not installed (lmp not found): no side-by-side figure.", ""]
     out += [f"Peak RSS of the chute tiled 16 × 16 (1,049,600 spheres, 700 steps, 2 threads, {rebuilds_1e6} "
@@ -218,17 +228,20 @@ def scaling(tmp, out):
     # the colored sweep's whole step at 10^6 disks, 1 and 2 threads
     lat = os.path.join(tmp, "s1000.txt")
     open(os.path.join(tmp, "c1000.ini"), "w").write(config(2, 1000, rows[-1][0], lat, "colored", 10, 2))
-    col = {}
-    for threads in (1, 2):
-        per = []
-        for rep in range(3):
+    # 1 and 2 threads alternate rep by rep (as the chute's); the figure: the median of the ratios
+    per = {1: [], 2: []}
+    for rep in range(3):
+        for threads in (1, 2):
             h5 = os.path.join(tmp, "c.h5")
             run([CDLAB, "run", os.path.join(tmp, "c1000.ini"), "-o", h5, "--overwrite", "--quiet"], threads)
             s = Run(h5).summary
-            per.append(float(s["step_seconds"]) / int(s["steps_done"]))
-        col[threads] = statistics.median(per)
+            per[threads].append(float(s["step_seconds"]) / int(s["steps_done"]))
+    col = {threads: statistics.median(per[threads]) for threads in (1, 2)}
+    for threads in (1, 2):
         print(f"scaling: colored 10^6, {threads} thread(s): {col[threads]:.3f} s per step", flush=True)
-    FIG["cd_colored_1e6_2threads"] = col[1] / col[2]
+    ratios = [a / b for a, b in zip(per[1], per[2])]
+    FIG["cd_colored_1e6_2threads"] = statistics.median(ratios)
+    SPREAD["cd_colored_1e6_2threads"] = (min(ratios), max(ratios))
     out += ["## 3. Scaling (CD, 2D lattices, N_I = 10, random sweep, 1 thread)", "",
             "| particles | contacts | s per step | ns per particle-step | contact updates/s | peak RSS (MiB) |",
             "|---|---|---|---|---|---|"]
@@ -238,7 +251,9 @@ def scaling(tmp, out):
                 f"Peak memory at 10⁶: {per_particle:.0f} bytes per particle (all included); between 10⁵ and 10⁶: "
                 f"{per_contact:.0f} bytes per added contact (particles' share included).",
             f"The colored sweep's whole step at 10⁶ disks (N_I = 10): {col[1]:.3f} s at 1 thread, "
-            f"{col[2]:.3f} s at 2: {col[1] / col[2]:.2f}×.", ""]
+            f"{col[2]:.3f} s at 2 (medians); the median of 3 paired runs' ratios "
+            f"{FIG['cd_colored_1e6_2threads']:.2f}× ({SPREAD['cd_colored_1e6_2threads'][0]:.2f}–"
+            f"{SPREAD['cd_colored_1e6_2threads'][1]:.2f}×).", ""]
     return slope
 
 
@@ -464,7 +479,9 @@ def goals_table():
         met = {">=": lambda: v >= target, "<=": lambda: v <= target, ">": lambda: v > target,
                "within": lambda: target[0] <= v <= target[1]}[op]()
         tgt = f"{target[0]}–{target[1]}" if op == "within" else f"{op.replace('>=', '≥').replace('<=', '≤')} {target:g}"
-        rows.append(f"| {name} | {tgt} | {fmt.format(v)} | {'yes' if met else '**no**'} |")
+        shown = fmt.format(v) + (f" ({fmt.format(SPREAD[key][0])}–{fmt.format(SPREAD[key][1])})"
+                                 if key in SPREAD else "")
+        rows.append(f"| {name} | {tgt} | {shown} | {'yes' if met else '**no**'} |")
     return rows + ["", "Not measured here: 16 threads (a 2-core machine; the 2-thread figures stand in); "
                        "LAMMPS's memory per particle (≈ 1.1 kB in an earlier run).", ""] if len(rows) > 4 else []
 
@@ -490,7 +507,8 @@ def main():
             f"- machine: {cpu}, {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
             f"{platform.system()} {platform.release()}",
             f"- compiler: {cc}; flags: `{flags}`",
-            f"- every figure: median of 3 runs; `make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
+            f"- every figure: median of 3 runs (the 2-thread ratios: of 3 paired runs, 1 and 2 threads "
+            f"alternating, with their range); `make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
     md = head + goals_table() + out
     notes = os.path.join(root, "bench", "PROFILE.md")
     if os.path.exists(notes):  # the profile and what was tried, for the targets not met
