@@ -1063,7 +1063,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     const int quad = !S->ell && !S->one_by_one;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
      * pair apart delivers nothing) */
-#pragma omp parallel for schedule(static) if (nown > 16384)
+#pragma omp parallel for schedule(static) if (nown > CDLAB_PARALLEL_MIN)
     for (int i = 0; i < nown; i++) /* all bits zero, as memset made them */
         S->F[i] = S->T[i] = v3_zero();
     if (S->ell)
@@ -1641,14 +1641,7 @@ static status check_overlaps(const world *W, const dem_solver *S, const dem_para
                              const dem_stats *st, diag *err)
 {
     /* the cheap test first: the largest overlap against the smallest radius allowed */
-    double rmin = INFINITY;
-    const double *r = W->P.r;
-    /* every step: on threads, a comparison rather than a call of fmin (NaNs passed over alike) */
-    if (st->max_overlap > 0.0) {
-#pragma omp parallel for schedule(static) if (W->P.n > 16384) reduction(min : rmin)
-        for (int i = 0; i < W->P.n; i++)
-            rmin = r[i] < rmin ? r[i] : rmin;
-    }
+    double rmin = st->max_overlap > 0.0 ? particles_min_radius(&W->P) : INFINITY;
     for (int k = 0; k < S->npair && st->max_overlap > p->abort_overlap * rmin; k++) {
         const dem_pair *c = &S->pair[k];
         status s;

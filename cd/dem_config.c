@@ -100,9 +100,7 @@ static status read_bonds(config *c, const world *W, dem_params *p, diag *err)
                 return config_error(c, S, *k, err, "is used only with dem.bond = true");
         return CDLAB_OK;
     }
-    double rmin = INFINITY;
-    for (int i = 0; i < W->P.n; i++)
-        rmin = fmin(rmin, W->P.r[i]);
+    double rmin = particles_min_radius(&W->P);
     if ((s = config_double(c, S, "bond_gap", 0, 1e-6 * rmin, 0.0, 0, INFINITY, &p->bond_gap,
                            err)) ||
         (s = config_double(c, S, "bond_strength_normal", 0, 0.0, 0.0, 0, INFINITY,

@@ -10,9 +10,6 @@
  * large box then gets bigger cells rather than a huge empty grid. */
 #define CELLS_MAX_PER_PARTICLE 4
 
-/* Fewer particles than this are binned on one thread. */
-#define CELLS_PARALLEL_MIN 16384
-
 /* Stable counting sort of the particles by cell: order[] lists them cell by cell, in index
  * order within a cell (so detection is deterministic); start[c] is cell c's first place,
  * start[ncell] = n. Serial: on threads (each a range of the particles with counts of its own,
@@ -42,7 +39,7 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
     double lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY,
            hz = -INFINITY;
     int bad = n;
-#pragma omp parallel for schedule(static) if (n > CELLS_PARALLEL_MIN)                            \
+#pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN)                            \
     reduction(min : lx, ly, lz, bad) reduction(max : hx, hy, hz)
     for (int i = 0; i < n; i++) {
         vec3 x = P->x[i];

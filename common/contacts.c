@@ -412,7 +412,7 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
 static status find_wall_pairs(const particles *P, const wall *walls, int n_walls, double gap,
                               int *hit, pair_ref **refs, int *n, int *cap, diag *err)
 {
-    int np = P->n, nt = np > 16384 ? cdlab_threads() : 1, team = 1;
+    int np = P->n, nt = np > CDLAB_PARALLEL_MIN ? cdlab_threads() : 1, team = 1;
     int cnt[nt];
     for (int w = n_walls - 1; w >= 0; w--) {
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -448,7 +448,7 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
     status s;
     *n = 0;
     double rmax = 0.0; /* (a NaN radius is passed over, as fmax would) */
-#pragma omp parallel for schedule(static) if (P->n > 16384) reduction(max : rmax)
+#pragma omp parallel for schedule(static) if (P->n > CDLAB_PARALLEL_MIN) reduction(max : rmax)
     for (int i = 0; i < P->n; i++)
         rmax = P->r[i] > rmax ? P->r[i] : rmax;
     if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)

@@ -2,6 +2,10 @@
 #ifndef CDLAB_PARALLEL_H
 #define CDLAB_PARALLEL_H
 
+/* Loops over fewer items than this (particles, pairs) run on one thread: starting the team
+ * costs more than it saves. */
+#define CDLAB_PARALLEL_MIN 16384
+
 #ifdef _OPENMP
 #include <omp.h>
 #define CDLAB_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")

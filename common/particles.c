@@ -2,6 +2,7 @@
 #include "vec3x4.h"
 
 #include "grow.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,17 @@ void quat_integrate_n(double *restrict q, const vec3 *restrict phi, int n)
     }
     for (; k < n; k++)
         quat_integrate(&q[4 * (size_t)k], phi[k]);
+}
+
+double particles_min_radius(const particles *P)
+{
+    const double *r = P->r;
+    double rmin = INFINITY;
+    /* a comparison, not a call of fmin (called every step by the overlap checks) */
+#pragma omp parallel for schedule(static) if (P->n > CDLAB_PARALLEL_MIN) reduction(min : rmin)
+    for (int i = 0; i < P->n; i++)
+        rmin = r[i] < rmin ? r[i] : rmin;
+    return rmin;
 }
 
 void particles_apply_frozen(particles *P)

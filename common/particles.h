@@ -57,6 +57,9 @@ void particles_set_body(particles *P, int i, double radius, double mass);
 /* Mass of a particle of this radius from a density: sphere volume (3D) or disk area (1D, 2D). */
 double particles_mass_from_density(int dimension, double radius, double density);
 
+/* The smallest radius (INFINITY with no particles; NaN radii passed over, as fmin would), on
+ * threads for many particles. */
+double particles_min_radius(const particles *P);
 /* Sets inv_m = inv_I = 0 for frozen particles (after the bodies are set). */
 void particles_apply_frozen(particles *P);
 /* Wraps every position into the periodic box, counting the crossings in image. */

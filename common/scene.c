@@ -536,9 +536,7 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
         (s = build_particles(c, W, info, &rng, err)) ||
         (s = build_walls(c, W, (int)dim, mu, err)) || (s = build_load(c, W, err)))
         return s;
-    double rmin = INFINITY;
-    for (int i = 0; i < W->P.n; i++)
-        rmin = fmin(rmin, W->P.r[i]);
+    double rmin = particles_min_radius(&W->P);
     /* Default candidate threshold: half the smallest radius, so that pairs approaching within a
      * step are already candidates (the shock law then decides if they touch). */
     double gap_auto = W->P.n > 0 ? 0.5 * rmin : 0.0;

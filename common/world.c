@@ -78,11 +78,7 @@ status world_check_overlap(const world *W, double frac, const char *key, const c
     const particles *P = &W->P;
     const contact *c = W->C.c;
     int n = W->C.n, first = n;
-    double rmin = INFINITY;
-#pragma omp parallel for schedule(static) reduction(min : rmin)
-    for (int i = 0; i < P->n; i++)
-        rmin = fmin(rmin, P->r[i]);
-    double bound = frac * rmin;
+    double bound = frac * particles_min_radius(P);
 #pragma omp parallel for schedule(static) reduction(min : first)
     for (int k = 0; k < n; k++) {
         if (!(-c[k].gap > bound) || k >= first)
