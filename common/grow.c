@@ -69,10 +69,20 @@ void big_release(void *p, size_t keep_bytes, size_t cap_bytes)
     discard_pages((uintptr_t)p + keep_bytes, (uintptr_t)p + (cap_bytes + page - 1) / page * page);
 }
 
+void discard_range(void *p, size_t from, size_t to, size_t bytes)
+{
+    if (!p || bytes <= 128)
+        return;
+    /* clear of the allocator's records at both ends */
+    from = from > 64 ? from : 64;
+    to = to < bytes - 64 ? to : bytes - 64;
+    if (to > from)
+        discard_pages((uintptr_t)p + from, (uintptr_t)p + to);
+}
+
 void free_discard(void *p, size_t bytes)
 {
-    if (p && bytes > 128) /* clear of the allocator's records at both ends */
-        discard_pages((uintptr_t)p + 64, (uintptr_t)p + bytes - 64);
+    discard_range(p, 0, bytes, bytes);
     free(p);
 }
 

@@ -25,6 +25,11 @@ void big_release(void *p, size_t keep_bytes, size_t cap_bytes);
  * keeps its records): free() alone may keep a block of a thread's arena resident until the
  * arena is trimmed, so that copying many such blocks into one array held both at once. */
 void free_discard(void *p, size_t bytes);
+/* Gives the whole pages of bytes [from, to) of a malloc'ed or big_alloc block of `bytes` bytes
+ * back to the system (madvise MADV_DONTNEED), 64 bytes clear of the block's ends: their contents
+ * are not needed any more (they read as zero if touched again); the block stays valid. For an
+ * array consumed front to back (a rebuild's candidates as the new list is written). */
+void discard_range(void *p, size_t from, size_t to, size_t bytes);
 /* grow_array for big arrays: a big_alloc buffer of doubled capacity, keeping the first
  * keep_bytes of ptr (0: contents not needed). */
 void *grow_big(void *ptr, size_t keep_bytes, int *cap, int need, size_t elem);
