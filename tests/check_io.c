@@ -204,6 +204,44 @@ START_TEST(io_python_command_line)
 }
 END_TEST
 
+/* The summary's peak_rss_kib is the run's own: started by a process holding 512 MiB (as a
+ * Python driver holds its modules), a small run reports far less. getrusage's ru_maxrss, which
+ * it used before, counts the starter's memory up to the exec and read at least 512 MiB here. */
+START_TEST(io_peak_rss_is_the_runs_own)
+{
+    size_t bytes = (size_t)512 << 20;
+    char *hold = malloc(bytes);
+    ck_assert_ptr_nonnull(hold);
+    memset(hold, 1, bytes);
+    char dir[] = "/tmp/cdlab_rssXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char ini[64], out[64], cmd[512];
+    snprintf(ini, sizeof ini, "%s/r.ini", dir);
+    snprintf(out, sizeof out, "%s/r.h5", dir);
+    FILE *f = fopen(ini, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[system]\ndimension = 2\ndt = 0.01\nsteps = 5\n"
+          "[particles]\ncount = 10\nradius = 0.5\nmass = 1\n[output]\nevery = 0\n",
+          f);
+    fclose(f);
+    /* exec: cdlab in the process that system() started (as a Python driver starts it) */
+    snprintf(cmd, sizeof cmd, "exec %s run %s -o %s --quiet", cdlab_bin(), ini, out);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(hold[bytes - 1], 1); /* still held while the run ran */
+    free(hold);
+    h5in *h = NULL;
+    diag err = {{0}};
+    long long kib = -1;
+    ck_assert_msg(h5in_open(&h, out, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(h5in_attr_int(h, "/summary", "peak_rss_kib", &kib, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    h5in_close(h);
+    ck_assert_msg(kib > 0 && kib < 256 * 1024, "peak_rss_kib %lld", kib);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* A run that blows up stops with a message naming the step and keeps what it wrote. */
 START_TEST(io_failure_keeps_file_readable)
 {
@@ -329,6 +367,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_snapshot_endpoints_open_candidates);
     tcase_add_test(tc, io_kinetic_energy_with_frozen_particles);
     tcase_add_test(tc, io_python_command_line);
+    tcase_add_test(tc, io_peak_rss_is_the_runs_own);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);
     tcase_add_test(tc, io_xdmf_sidecar_matches_file);
