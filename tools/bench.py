@@ -76,11 +76,11 @@ def config(dim, ns, n, path, sweep="random", iters=50, steps=3):
 
 
 def run(args, threads):
-    """Runs cdlab; returns the run's peak RSS in KiB, from its summary (peak_rss_kib: the
-    high-water mark of its own address space), or None without an output file. Not wait4's
-    ru_maxrss: Linux counts in it this Python process's memory up to the exec (58 MB with numpy
+    """Runs cdlab (threads None: its own choice, OMP_NUM_THREADS unset). A run's peak memory is
+    its summary's peak_rss_kib (the high-water mark of its own address space), not wait4's
+    ru_maxrss: Linux counts in that this Python process's memory up to the exec (58 MB with numpy
     and h5py loaded), which made every chute run at 65,600 spheres read 913 bytes per particle
-    whatever it used. threads None: cdlab's own choice (OMP_NUM_THREADS unset)."""
+    whatever it used."""
     env = dict(os.environ)
     env.pop("OMP_NUM_THREADS", None)
     if threads is not None:
@@ -89,7 +89,6 @@ def run(args, threads):
     _, status, _ = os.wait4(p.pid, 0)
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({status})")
-    return int(Run(args[args.index("-o") + 1]).summary["peak_rss_kib"]) if "-o" in args else None
 
 
 def cd_cases(tmp, out):
@@ -141,11 +140,11 @@ def chute_cases(tmp, out):
         for rep in range(3):
             for threads in (1, 2):
                 h5 = os.path.join(tmp, "chute.h5")
-                kib = run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", f"dem.tangential={law}",
-                           "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads)
+                run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", f"dem.tangential={law}",
+                     "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads)
                 s = Run(h5).summary
                 rates[threads].append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
-                rss[threads].append(kib)
+                rss[threads].append(int(s["peak_rss_kib"]))
                 rebuilds = int(s["neighbour_rebuilds"])
         paired[law] = [b / a for a, b in zip(rates[1], rates[2])]
         for threads in (1, 2):
@@ -184,10 +183,11 @@ def chute_cases(tmp, out):
     # showed 602 bytes per particle where a run through a rebuild took 951), on 2 threads (the
     # threaded contact search joins its shares' lists: the larger peak)
     h5 = os.path.join(tmp, "chute1e6.h5")
-    kib = run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet",
-               "--set", "particles.tile=16,16,1", "--set", "particles.count=1049600",
-               "--set", "system.box_max=160,160,42", "--set", "system.steps=700", "--set", "output.every=0"], 2)
-    rebuilds_1e6 = int(Run(h5).summary["neighbour_rebuilds"])
+    run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet",
+         "--set", "particles.tile=16,16,1", "--set", "particles.count=1049600",
+         "--set", "system.box_max=160,160,42", "--set", "system.steps=700", "--set", "output.every=0"], 2)
+    s = Run(h5).summary
+    kib, rebuilds_1e6 = int(s["peak_rss_kib"]), int(s["neighbour_rebuilds"])
     FIG["dem_bytes_1e6"] = kib * 1024 / 1049600
     print(f"DEM chute 1,049,600 spheres: peak RSS {kib / 1024:.0f} MiB, {rebuilds_1e6} rebuilds", flush=True)
     if lrate:
@@ -214,8 +214,9 @@ def scaling(tmp, out):
         per, rss, ups = [], [], []
         for rep in range(3):
             h5 = os.path.join(tmp, "s.h5")
-            rss.append(run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"], 1))
+            run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"], 1)
             r = Run(h5)
+            rss.append(int(r.summary["peak_rss_kib"]))
             per.append(float(r.summary["step_seconds"]) / int(r.summary["steps_done"]))
             ups.append(float(r.summary["contact_updates"]) / float(r.summary["solve_seconds"]))
             contacts = int(r.series("contacts")[-1])
