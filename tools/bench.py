@@ -17,8 +17,12 @@
 4. MPI: 1 -> 2 ranks (one thread each) for the DEM chute and the CD colored sweep on 97,336
    spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18).
 Every figure is the median of 3 runs; the 2-thread ratios (chute, colored 10^6 step) are the
-medians of 3 paired runs, 1 and 2 threads alternating, with their range. BENCH_ONLY=small|cd|chute|scaling|mpi runs one section
-(written to bench/results/<date>-<commit>-<section>.md).
+medians of 3 paired runs, 1 and 2 threads alternating, with their range.
+5. Threads (machines of more than 2 cores): the DEM chute (Kuhn) and the CD colored sweep's whole
+   step at 10^6 disks at 1, 2, 4, ... threads up to the cores; speed-ups against 1 thread.
+BENCH_ONLY=small|cd|chute|scaling|mpi|threads runs one section (written to
+bench/results/<date>-<commit>-<section>.md). On a copy without .git, BENCH_COMMIT (and
+BENCH_DIRTY=1), BENCH_CC and BENCH_RESULTS (the folder) say what git, gcc and the tree would.
 
 `tools/bench.py --against OLD_BINARY` runs only the CD and DEM rows, with OLD_BINARY and
 $CDLAB alternating, for a change that should not cost time (bench/results/*-side-by-side.md)."""
@@ -266,6 +270,73 @@ def scaling(tmp, out):
     return slope
 
 
+def thread_counts():
+    """1, 2, 4, ... up to the machine's cores (and the cores themselves when not a power of 2)."""
+    cores = os.cpu_count() or 1
+    counts = [1]
+    while counts[-1] * 2 <= cores:
+        counts.append(counts[-1] * 2)
+    return counts + ([cores] if counts[-1] != cores else [])
+
+
+def threads_cases(tmp, out):
+    """Issue 19's many-core goals: the DEM chute (Kuhn law, 65,600 spheres) and the CD colored
+    sweep's whole step at 10^6 disks at 1, 2, 4, ... threads up to the machine's cores. Each rep
+    runs every thread count in turn (so that a drift of the machine's speed weighs on all alike);
+    a count's speed-up is the median over the reps of its time over the same rep's 1-thread time.
+    Runs in make bench on machines of more than 2 cores (BENCH_ONLY=threads anywhere)."""
+    counts = thread_counts()
+    reps = int(os.environ.get("BENCH_REPS", "3"))
+    ini = os.path.join(root, "bench", "chute.ini")
+    lat = os.path.join(tmp, "t1000.txt")
+    n = lattice(2, 1000, lat)
+    cini = os.path.join(tmp, "t1000.ini")
+    open(cini, "w").write(config(2, 1000, n, lat, "colored", 10, 4))
+    dem = {t: [] for t in counts}   # particle-steps/s
+    cd = {t: [] for t in counts}    # s per step (steps 2-4 of 4)
+    # BENCH_SECONDS: no rep is begun that would end past this many seconds (a lent machine's lease)
+    budget, t0 = float(os.environ.get("BENCH_SECONDS", "inf")), time.time()
+    for rep in range(reps):
+        if rep and (time.time() - t0) * (rep + 1) / rep > budget:
+            print(f"threads: {rep} reps done, a further one would end past BENCH_SECONDS = {budget:g}", flush=True)
+            reps = rep
+            break
+        for t in counts:
+            h5 = os.path.join(tmp, "tchute.h5")
+            run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", "dem.tangential=kuhn",
+                 "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], t)
+            s = Run(h5).summary
+            dem[t].append(64000 * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
+            print(f"threads: rep {rep + 1}, DEM chute, {t} thread(s): {dem[t][-1]:.3e} particle-steps/s", flush=True)
+        for t in counts:
+            h5 = os.path.join(tmp, "tc.h5")
+            run([CDLAB, "run", cini, "-o", h5, "--overwrite", "--quiet", "--set", "output.timing_warmup=1"], t)
+            s = Run(h5).summary
+            cd[t].append(float(s["timed_step_seconds"]) / int(s["timed_steps"]))
+            print(f"threads: rep {rep + 1}, CD colored 10^6, {t} thread(s): {cd[t][-1]:.3f} s per step", flush=True)
+    dem_up = {t: [b / a for a, b in zip(dem[1], dem[t])] for t in counts}
+    cd_up = {t: [a / b for a, b in zip(cd[1], cd[t])] for t in counts}
+    top = counts[-1]
+    FIG["dem_top_threads"] = statistics.median(dem_up[top])
+    SPREAD["dem_top_threads"] = (min(dem_up[top]), max(dem_up[top]))
+    FIG["cd_colored_1e6_top_threads"] = statistics.median(cd_up[top])
+    SPREAD["cd_colored_1e6_top_threads"] = (min(cd_up[top]), max(cd_up[top]))
+    FIG["top_threads"] = top
+    out += [f"## Threads: 1 to {top} (issue 19's many-core goals)", "",
+            "DEM chute (`bench/chute.ini`, Kuhn law, 2000 timed steps after 100) and the CD colored sweep's whole "
+            "step at 10⁶ disks (2D lattice in random storage order, N_I = 10, steps 2–4 of 4); "
+            f"{reps} reps, each running every thread count in turn; speed-up: the median of the reps' ratios to "
+            "the same rep's 1-thread run (range in brackets); parallel efficiency: speed-up over threads.", "",
+            "| threads | DEM particle-steps/s | DEM speed-up | DEM efficiency | CD colored 10⁶ s per step | "
+            "CD speed-up | CD efficiency |", "|---|---|---|---|---|---|---|"]
+    for t in counts:
+        du, cu = statistics.median(dem_up[t]), statistics.median(cd_up[t])
+        out.append(f"| {t} | {statistics.median(dem[t]):.3e} | {du:.2f}× ({min(dem_up[t]):.2f}–{max(dem_up[t]):.2f}) | "
+                   f"{du / t:.2f} | {statistics.median(cd[t]):.3f} | {cu:.2f}× ({min(cd_up[t]):.2f}–{max(cd_up[t]):.2f}) "
+                   f"| {cu / t:.2f} |")
+    out.append("")
+
+
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
@@ -477,6 +548,10 @@ def goals_table():
              ("DEM chute, 2 threads over 1 (stands in for 13× at 16)", "dem_2threads", ">=", 1.8, "{:.2f}×"),
              ("CD colored, whole step at 10⁶ disks, 2 threads over 1 (stands in for 10× at 16)",
               "cd_colored_1e6_2threads", ">=", 1.8, "{:.2f}×"),
+             (f"DEM chute, {FIG.get('top_threads', 16)} threads over 1 (goal at 16)", "dem_top_threads", ">=", 13,
+              "{:.2f}×"),
+             (f"CD colored, whole step at 10⁶ disks, {FIG.get('top_threads', 16)} threads over 1 (goal at 16)",
+              "cd_colored_1e6_top_threads", ">=", 10, "{:.2f}×"),
              ("CD random sweep at 10⁶ disks in random storage order, updates/s", "cd_random_1e6", ">=", 1.5e7, "{:.3g}"),
              ("CD step time over 10³–10⁶ disks, log-log slope", "cd_slope", "within", (0.9, 1.1), "{:.3f}")]
     rows = ["## Goals (issue 19) beside this run's figures", "",
@@ -491,8 +566,10 @@ def goals_table():
         shown = fmt.format(v) + (f" ({fmt.format(SPREAD[key][0])}–{fmt.format(SPREAD[key][1])})"
                                  if key in SPREAD else "")
         rows.append(f"| {name} | {tgt} | {shown} | {'yes' if met else '**no**'} |")
-    return rows + ["", "Not measured here: 16 threads (a 2-core machine; the 2-thread figures stand in); "
-                       "LAMMPS's memory per particle (≈ 1.1 kB in an earlier run).", ""] if len(rows) > 4 else []
+    missing = ([] if "dem_top_threads" in FIG else
+               ["16 threads (a machine of 2 cores, or BENCH_ONLY left the threads section out; the 2-thread "
+                "figures stand in)"]) + ["LAMMPS's memory per particle (≈ 1.1 kB in an earlier run)"]
+    return rows + ["", "Not measured here: " + "; ".join(missing) + ".", ""] if len(rows) > 4 else []
 
 
 def main():
@@ -503,28 +580,35 @@ def main():
     only = os.environ.get("BENCH_ONLY")  # e.g. BENCH_ONLY=mpi: that section alone
     with tempfile.TemporaryDirectory() as tmp:
         for name, section in (("small", small_runs), ("cd", cd_cases), ("chute", chute_cases),
-                              ("scaling", scaling), ("mpi", mpi_cases)):
-            if not only or only == name:
+                              ("scaling", scaling), ("mpi", mpi_cases), ("threads", threads_cases)):
+            if only == name or (not only and (name != "threads" or (os.cpu_count() or 1) > 2)):
                 section(tmp, out)
-    commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", root, "diff", "--quiet", "HEAD"]).returncode != 0
+    if "BENCH_COMMIT" in os.environ:  # a copy without .git (a lent machine): the commit built, and how
+        commit, dirty = os.environ["BENCH_COMMIT"], os.environ.get("BENCH_DIRTY") == "1"
+    else:
+        commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "diff", "--quiet", "HEAD"]).returncode != 0
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-    cc = subprocess.run(["gcc", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    cc = os.environ.get("BENCH_CC") or subprocess.run(["gcc", "--version"], capture_output=True,
+                                                      text=True).stdout.split("\n")[0]
     flags = os.environ.get("BENCH_FLAGS", "?")
     date = datetime.date.today().isoformat()
     head = [f"# cdlab benchmark {date}, commit {commit}{'-dirty' if dirty else ''}", "",
             f"- machine: {cpu}, {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
             f"{platform.system()} {platform.release()}",
             f"- compiler: {cc}; flags: `{flags}`",
-            f"- every figure: median of 3 runs (the 2-thread ratios: of 3 paired runs, 1 and 2 threads "
-            f"alternating, with their range); `make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
+            f"- every figure: median of 3 runs (the thread ratios: of 3 paired runs, the thread counts "
+            f"alternating, with their range; the threads section: of {os.environ.get('BENCH_REPS', '3')}); "
+            f"`make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
     md = head + goals_table() + out
     notes = os.path.join(root, "bench", "PROFILE.md")
     if os.path.exists(notes):  # the profile and what was tried, for the targets not met
         md += ["", "## Profile, what was tried, best figures (bench/PROFILE.md)", "",
                open(notes).read().rstrip()]
-    os.makedirs(os.path.join(root, "bench", "results"), exist_ok=True)
-    path = os.path.join(root, "bench", "results", f"{date}-{commit}{'-' + only if only else ''}.md")
+    results = os.environ.get("BENCH_RESULTS", os.path.join(root, "bench", "results"))
+    os.makedirs(results, exist_ok=True)
+    path = os.path.join(results, f"{date}-{commit}{'-' + only if only else ''}.md")
     open(path, "w").write("\n".join(md) + "\n")
     print("\n".join(md))
     print(f"written: {path}")
