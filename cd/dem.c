@@ -302,6 +302,7 @@ double dem_critical_dt(const world *W, const dem_params *p)
 /* Each pair's intact bond (bond_of[k], or -1): both lists are in key order. */
 static status link_bonds(dem_solver *S, const world *W, diag *err)
 {
+    S->bonds_linked = 0;
     int *of = grow_array(S->bond_of, &S->bond_of_cap, S->npair + 1, sizeof *of);
     if (!of)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the bond index");
@@ -313,6 +314,7 @@ static status link_bonds(dem_solver *S, const world *W, diag *err)
             b++;
         of[k] = b < S->nbond && S->bond[b].key == key && S->bond[b].intact ? b : -1;
     }
+    S->bonds_linked = S->npair;
     return CDLAB_OK;
 }
 
@@ -322,12 +324,17 @@ static status link_bonds(dem_solver *S, const world *W, diag *err)
 static status index_contact_list(dem_solver *S, const world *W, diag *err)
 {
     status s;
+    S->indexed = 0; /* until every part is made: build_writeback fills side_of before it grows
+                       the side rows, and a failure in between leaves rows they cannot hold */
     if (S->nbond > 0 && (s = link_bonds(S, W, err)) != CDLAB_OK)
         return s;
     if ((s = build_writeback(S, W, err)) != CDLAB_OK)
         return s;
     memset(S->side, 0, (size_t)(3 * S->nside) * sizeof *S->side);
-    return ensure_blocks(S, S->npair > W->P.n ? S->npair : W->P.n, err);
+    if ((s = ensure_blocks(S, S->npair > W->P.n ? S->npair : W->P.n, err)) != CDLAB_OK)
+        return s;
+    S->indexed = S->npair;
+    return CDLAB_OK;
 }
 
 /* A pair buffer of at least need entries (contents not kept), 64-byte aligned. */
@@ -365,6 +372,7 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
     for (int k = 0; k < npair; k++)
         so[k] = k;
     S->nside = npair;
+    S->indexed = npair;
     return CDLAB_OK;
 }
 
@@ -513,7 +521,7 @@ static inline int counted(const dem_solver *S, const dem_pair *c)
 /* The intact bond of pair k, or NULL. */
 static inline dem_bond_state *bond_of_pair(const dem_solver *S, int k)
 {
-    if (!S->bond_of || S->bond_of[k] < 0)
+    if (!S->bond_of || k >= S->bonds_linked || S->bond_of[k] < 0)
         return NULL;
     dem_bond_state *b = &S->bond[S->bond_of[k]];
     return b->intact ? b : NULL;
@@ -1387,6 +1395,7 @@ static status rebuild_list(world *W, dem_solver *S, diag *err)
      * found: the whole list and the candidates alive together made the peak of the process
      * (issue 19: 1,049,600 spheres, 642 MB against 563 MB between rebuilds). */
     dem_pair *B = S->pair;
+    S->indexed = S->bonds_linked = 0; /* the list changes from here on */
     int nold = compact_history(B, S->npair);
     S->npair = nold;
     big_release(B, (size_t)nold * sizeof *B, (size_t)S->pair_cap * sizeof *B);
@@ -1543,7 +1552,8 @@ status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
 
 vec3 dem_pair_force(const world *W, const dem_solver *S, int k)
 {
-    return S->side_of[k] >= 0 ? S->side[3 * S->side_of[k]] : remade_force(W, S, k);
+    return k < S->indexed && S->side_of[k] >= 0 ? S->side[3 * S->side_of[k]]
+                                                 : remade_force(W, S, k);
 }
 
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)

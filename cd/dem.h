@@ -147,6 +147,11 @@ typedef struct dem_solver {
     int home_cap;
     int *side_of; /* per pair: its side row, or -1 */
     int side_of_cap;
+    /* pairs [0, indexed) have their write-back index (home, side_of, the side rows) made for the
+     * list as it is; 0 while a new list is made or indexed, and after that failed (out of memory):
+     * the failed state's row then remakes each pair's force from its state (dem_pair_force)
+     * instead of reading an index of the old list */
+    int indexed;
     vec3 *side; /* per side row: force on body 1, its torque on body 1 and on body 0 */
     int nside, side_cap;
     int *strad;      /* the straddlers, with their contact sides in contact order: */
@@ -165,6 +170,7 @@ typedef struct dem_solver {
     int nbond, bond_cap;
     int *bond_of;
     int bond_of_cap;
+    int bonds_linked; /* pairs [0, bonds_linked) have bond_of made for the list as it is */
     long bonds_broken;
     /* deformable discs: per particle the stress {xx, yy, xy} from the forces and loads of the
      * current time and the ellipse of its strain (the shape the next step's contacts see);

@@ -372,6 +372,7 @@ static status install_pairs(id_map *map, const world *W, dem_solver *S, const do
         if (k == 0 || kr[k].key != kr[k - 1].key) /* both holders sent the same record */
             S->pair[u++] = tmp[kr[k].rec];
     S->npair = u;
+    S->indexed = S->bonds_linked = 0; /* a new list: indexed by the rebuild that follows */
     free(tmp);
     free(kr);
     return s;
@@ -591,6 +592,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         }
         free(kr);
         Sg->npair = m;
+        Sg->indexed = s == CDLAB_OK ? m : 0; /* every pair a side row (dem_reserve_view) */
         if (s == CDLAB_OK && p->bond) /* for the mean overlap: bonded pairs count */
             s = dem_link_bonds(Wg, Sg, err);
         Sg->rebuilds = S->rebuilds;

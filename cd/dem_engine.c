@@ -546,6 +546,7 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
     status s = engine_checkpoint_count_records(h, g, file, &r, err);
     if (s == CDLAB_OK && (s = dem_reserve_pairs(S, (int)r.n, err)) == CDLAB_OK) {
         S->npair = (int)r.n;
+        S->indexed = S->bonds_linked = 0; /* indexed by dem_resume */
         s = engine_checkpoint_read_records(h, g, file, &r, S->pair, &E->rng, err);
     }
     for (long k = 0; k < r.n && s == CDLAB_OK; k++) {

@@ -8,6 +8,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+long grow_fail_countdown;
+
+/* The test hook (grow.h): whether this allocation is the one to fail. Written only while a test
+ * has set the countdown (the runs it drives are single-threaded). */
+static int injected_failure(void)
+{
+    return grow_fail_countdown > 0 && --grow_fail_countdown == 0;
+}
+
 void *grow_array(void *ptr, int *cap, int need, size_t elem)
 {
     if (need < 1)
@@ -17,7 +26,7 @@ void *grow_array(void *ptr, int *cap, int need, size_t elem)
     long nc = *cap > 0 ? *cap : 64;
     while (nc < need)
         nc *= 2;
-    if (nc > 0x7fffffffL)
+    if (nc > 0x7fffffffL || injected_failure())
         return NULL;
     void *p = realloc(ptr, (size_t)nc * elem);
     if (p)
@@ -30,6 +39,8 @@ void *grow_array(void *ptr, int *cap, int need, size_t elem)
 void *big_alloc(size_t bytes)
 {
     void *p = NULL;
+    if (injected_failure())
+        return NULL;
     if (bytes >= HUGE_PAGE) {
         size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
         if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)

@@ -4,6 +4,12 @@
 
 #include <stddef.h>
 
+/* For tests of out-of-memory paths: when set above 0, each allocation of grow_array, grow_big and
+ * big_alloc counts it down, and the one that brings it to 0 fails (returns NULL) as if memory
+ * had run out; 0 (the default) leaves every allocation alone. Not thread-safe: set it only
+ * around single-threaded runs. */
+extern long grow_fail_countdown;
+
 /* Returns a buffer of at least need (>= 1) elements of elem bytes: ptr itself when *cap is
  * enough, else ptr reallocated to a doubled capacity (at least 64). Returns NULL on failure,
  * leaving ptr valid and *cap unchanged. */

@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "suites.h"
 
+#include "grow.h"
 #include "h5io.h"
 
 #include <hdf5.h>
@@ -710,6 +711,51 @@ START_TEST(io_provenance_command_and_overrides)
 }
 END_TEST
 
+/* Out of memory in a DEM run (issue 19's notes): every allocation of grow_array, grow_big and
+ * big_alloc that a DEM pile makes (250 spheres, 1 thread, 300 steps through neighbour-list
+ * rebuilds as the list grows) is made to fail in turn (grow_fail_countdown). Each run either
+ * gets by without it or stops with CDLAB_ERR_NOMEM and a message, and writes the failed state's
+ * row; the row reads only arrays that match the list (under AddressSanitizer, make check-asan,
+ * a read past them fails the test: a rebuild that failed to index its new list left the old,
+ * shorter write-back index beside it). */
+START_TEST(errors_out_of_memory_dem)
+{
+    const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 1e-3\nsteps = 1000\nthreads = 1\n"
+                      "gravity = 0 0 -10\nseed = 3\nperiodic = x y\nbox_min = 0 0 0\nbox_max = 3 3 0\n"
+                      "[particles]\nsource = random\ncount = 60\nradius_min = 0.25\n"
+                      "radius_max = 0.3\nbox_min = 0 0 0\nbox_max = 3 3 5\n"
+                      "[contact]\nfriction = 0.4\ndetect_gap = 0.3\n"
+                      "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.2\n"
+                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                      "[output]\nevery = 0\n";
+    char path[64];
+    run_summary sum;
+    diag err = {{0}};
+    const long many = 1L << 40;
+    grow_fail_countdown = many; /* counts the allocations of a whole run */
+    status s = run_to_temp(ini, "oom.ini", path, &sum, &err);
+    long made = many - grow_fail_countdown;
+    grow_fail_countdown = 0;
+    ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
+    remove_output(path);
+    ck_assert_int_gt(made, 20);
+    int failed = 0;
+    for (long k = 1; k <= made; k++) {
+        err = (diag){{0}};
+        grow_fail_countdown = k;
+        s = run_to_temp(ini, "oom.ini", path, &sum, &err);
+        long left = grow_fail_countdown;
+        grow_fail_countdown = 0;
+        ck_assert_msg(left == 0, "allocation %ld of %ld was not made", k, made);
+        ck_assert_msg(s == CDLAB_OK || (s == CDLAB_ERR_NOMEM && err.msg[0]),
+                      "allocation %ld failing: status %d, %s", k, (int)s, err.msg);
+        failed += s != CDLAB_OK;
+        remove_output(path);
+    }
+    ck_assert_int_gt(failed, made / 2);
+}
+END_TEST
+
 Suite *safety_suite(void)
 {
     Suite *s = suite_create("safety");
@@ -724,6 +770,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, io_signals_and_zero_steps);
     tcase_add_test(tc, errors_hostile_inputs);
     tcase_add_test(tc, io_provenance_command_and_overrides);
+    tcase_add_test(tc, errors_out_of_memory_dem);
     suite_add_tcase(s, tc);
     return s;
 }
