@@ -78,7 +78,7 @@ static status ensure(dem_solver *S, const world *W, const dem_params *p, diag *e
     S->dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
     if (W->P.n > S->cap || !S->F || (p->deformable && !S->ell)) {
         int cap = W->P.n > 32 ? 2 * W->P.n : 64;
-        vec3 **arrays[] = {&S->F, &S->T, &S->du, &S->dth};
+        vec3 **arrays[] = {&S->F, &S->T};
         for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
             vec3 *grown = realloc(*arrays[k], (size_t)cap * sizeof *grown);
             if (!grown)
@@ -419,12 +419,27 @@ int dem_bonds_intact(const dem_solver *S)
     return n;
 }
 
+/* Particle i's translation and rotation in the step (see dem_solver: moves). v3_scale is the
+ * product kick_drift moved the particle by, bit for bit. */
+static inline vec3 move_du(const world *W, const dem_solver *S, int i)
+{
+    return S->moves == DEM_MOVES_VELOCITY ? v3_scale(W->P.v[i], W->dt)
+           : S->moves == DEM_MOVES_GIVEN  ? S->du[i]
+                                          : v3_zero();
+}
+static inline vec3 move_dth(const world *W, const dem_solver *S, int i)
+{
+    return S->moves == DEM_MOVES_VELOCITY ? v3_scale(W->P.w[i], W->dt)
+           : S->moves == DEM_MOVES_GIVEN  ? S->dth[i]
+                                          : v3_zero();
+}
+
 /* Movement of body 0 (a particle, a piston, or a fixed wall) in the step. */
 static inline void body0_move(const world *W, const dem_solver *S, int i, vec3 *du, vec3 *dth)
 {
     if (i >= 0) {
-        *du = S->du[i];
-        *dth = S->dth[i];
+        *du = move_du(W, S, i);
+        *dth = move_dth(W, S, i);
         return;
     }
     const wall *w = &W->walls[-1 - i];
@@ -439,7 +454,8 @@ static inline vec3 relative_movement(const world *W, const dem_solver *S, int i,
 {
     vec3 du_p, dth_p;
     body0_move(W, S, i, &du_p, &dth_p);
-    return v3_add(v3_sub(S->du[j], du_p), v3_sub(v3_cross(S->dth[j], l1), v3_cross(dth_p, l0)));
+    return v3_add(v3_sub(move_du(W, S, j), du_p),
+                  v3_sub(v3_cross(move_dth(W, S, j), l1), v3_cross(dth_p, l0)));
 }
 
 /* Frame of two particles at separation d: with their radii, or for deformable discs with
@@ -481,10 +497,10 @@ static inline contact_frame frame_start(const world *W, const dem_solver *S, int
 {
     const particles *P = &W->P;
     if (i >= 0)
-        return frame_particles(W, S, i, j, v3_sub(d, v3_sub(S->du[j], S->du[i])));
+        return frame_particles(W, S, i, j, v3_sub(d, v3_sub(move_du(W, S, j), move_du(W, S, i))));
     const wall *w = &W->walls[-1 - i];
     double ds = w->kind == WALL_PISTON ? S->piston_ds[-1 - i] : 0.0;
-    return frame_wall(S, w, w->s - ds, j, v3_sub(P->x[j], S->du[j]), P->r[j]);
+    return frame_wall(S, w, w->s - ds, j, v3_sub(P->x[j], move_du(W, S, j)), P->r[j]);
 }
 
 static inline vec3 pair_separation(const world *W, int i, int j)
@@ -730,8 +746,8 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     in.zeta_old = was_touching ? c->zeta : -INFINITY;
     in.ft_old = was_touching ? c->ft : v3_zero();
     in.n = f1.n;
-    in.du_q = S->du[j];
-    in.dth_q = S->dth[j];
+    in.du_q = move_du(W, S, j);
+    in.dth_q = move_dth(W, S, j);
     body0_move(W, S, i, &in.du_p, &in.dth_p);
     /* lever arms at mid-step: with the end-of-step ones, a rigid rotation by phi per step
      * leaves a false tangential movement ~ phi^2 l / 2 that the spring integrates
@@ -807,6 +823,19 @@ static inline __attribute__((always_inline)) vv3 relmove4(vv3 dui, vv3 duj, vv3 
     return vv3_add(vv3_sub(duj, dui), vv3_sub(vv3_cross(dthj, l1), vv3_cross(dthi, l0)));
 }
 
+/* move_du and move_dth of four particles (the products lane by lane: the same bits). */
+static inline __attribute__((always_inline)) vv3 moves4(const world *W, const dem_solver *S,
+                                                        const vec3 *vel, const vec3 *given,
+                                                        const int *idx)
+{
+    if (S->moves == DEM_MOVES_GIVEN)
+        return vv3_gather(given, idx);
+    if (S->moves == DEM_MOVES_ZERO)
+        return (vv3){{0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}};
+    v4d dt = {W->dt, W->dt, W->dt, W->dt};
+    return vv3_scale(vv3_gather(vel, idx), dt);
+}
+
 static void pairs4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,
                    int book, quad_out *o)
 {
@@ -834,8 +863,8 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
         zeta_old[l] = c->zeta;
     }
     v4d ri = v4_gather(P->r, ii), rj = v4_gather(P->r, jj);
-    vv3 dui = vv3_gather(S->du, ii), duj = vv3_gather(S->du, jj);
-    vv3 dthi = vv3_gather(S->dth, ii), dthj = vv3_gather(S->dth, jj);
+    vv3 dui = moves4(W, S, P->v, S->du, ii), duj = moves4(W, S, P->v, S->du, jj);
+    vv3 dthi = moves4(W, S, P->w, S->dth, ii), dthj = moves4(W, S, P->w, S->dth, jj);
     /* frames of now and of the step's start */
     vv3 n, l0, l1, n0, l00, l01;
     v4d gap, gap0;
@@ -1598,8 +1627,7 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     status s = ensure(S, W, p, err);
     if (s != CDLAB_OK)
         return s;
-    memset(S->du, 0, (size_t)W->P.n * sizeof *S->du);
-    memset(S->dth, 0, (size_t)W->P.n * sizeof *S->dth);
+    S->moves = DEM_MOVES_ZERO; /* the forces of the initial state: nothing moved */
     memset(S->piston_ds, 0, (size_t)W->n_walls * sizeof *S->piston_ds);
     particles_wrap(&W->P);
     if ((s = rebuild(W, S, p, err)) != CDLAB_OK)
@@ -1612,6 +1640,7 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     if (p->bond && (s = make_bonds(W, S, p, err)) != CDLAB_OK)
         return s;
     compute_forces(W, S, p, 0, st);
+    S->moves = DEM_MOVES_VELOCITY;
     if (S->ell && (s = deform_update(W, S, p, W->t, err)) != CDLAB_OK)
         return s;
     S->started = 1;
@@ -1635,6 +1664,7 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
     for (int b = 0; b < nb; b++) {
         double pmax = 0.0;
         int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
+        vec3 dth[DEM_BLOCK]; /* the block's rotations, for the quaternions */
         for (int i = b * DEM_BLOCK; i < end; i++) {
             vec3 fe0 = external_force(W, i, t);
             vec3 f = v3_add(dof_project_lin(dim, S->F[i]), fe0);
@@ -1642,9 +1672,8 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
             vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
             P->v[i] = v;
             P->w[i] = w;
-            vec3 du = v3_scale(v, dt);
-            S->du[i] = du;
-            S->dth[i] = v3_scale(w, dt);
+            vec3 du = v3_scale(v, dt); /* = move_du(W, S, i) in the forces that follow */
+            dth[i - b * DEM_BLOCK] = v3_scale(w, dt);
             vec3 fe = v3_scale(v3_add(fe0, external_force(W, i, t_new)), 0.5);
             double w_ext = v3_dot(fe, du);
             if (w_ext != 0.0)
@@ -1655,7 +1684,7 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
             S->path[i] += v3_norm(du);
             pmax = num_max(pmax, S->path[i]);
         }
-        quat_integrate_n(&P->q[4 * b * DEM_BLOCK], &S->dth[b * DEM_BLOCK], end - b * DEM_BLOCK);
+        quat_integrate_n(&P->q[4 * b * DEM_BLOCK], dth, end - b * DEM_BLOCK);
         S->blk[DEM_NSUM * b] = pmax;
     }
     xsum_merge(&S->acc[DEM_ACC_WORK_EXTERNAL], &work);
@@ -1760,6 +1789,22 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
     return CDLAB_OK;
 }
 
+status dem_reserve_moves(dem_solver *S, diag *err)
+{
+    if (S->moves_cap >= S->cap)
+        return CDLAB_OK;
+    vec3 *a = realloc(S->du, (size_t)S->cap * sizeof *a);
+    if (a)
+        S->du = a;
+    vec3 *b = realloc(S->dth, (size_t)S->cap * sizeof *b);
+    if (b)
+        S->dth = b;
+    if (!a || !b)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the prescribed movements");
+    S->moves_cap = S->cap;
+    return CDLAB_OK;
+}
+
 status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const vec3 *du,
                           const vec3 *dth, dem_stats *st, diag *err)
 {
@@ -1768,6 +1813,9 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
         return s;
     particles *P = &W->P;
     int n = n_own(W, S); /* a distributed run: its own particles; the copies from their owners */
+    if ((s = dem_reserve_moves(S, err)) != CDLAB_OK)
+        return s;
+    S->moves = DEM_MOVES_GIVEN;
     double pmax = 0.0;
     for (int i = 0; i < n; i++) {
         S->du[i] = du[i];
@@ -1788,6 +1836,7 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
     if ((s = contacts_and_forces(W, S, p, pmax, (double)(W->step + 1) * W->dt, st, err)) !=
         CDLAB_OK)
         return s;
+    S->moves = DEM_MOVES_VELOCITY;
     for (int k = 0; k < W->n_walls; k++) /* what the walls feel now (as dem_step reports it) */
         W->walls[k].contact_force = S->piston_F[k];
     W->step++;

@@ -123,7 +123,14 @@ enum { DEM_LEDGER_STATE = 5, DEM_LEDGER_SUMS = DEM_LEDGER_STATE + DEM_CUMULATIVE
 
 typedef struct dem_solver {
     vec3 *F, *T;       /* contact forces and torques on the particles at the current time */
-    vec3 *du, *dth;    /* the last step's translations and rotations */
+    /* The step's translations and rotations (du, dθ: Kuhn et al.'s movements): in a dynamic step
+     * v Δt and ω Δt with the velocities after the first half kick, made where they are read
+     * (the drift moved the particles by exactly these; nothing stored: 48 bytes per particle);
+     * zero for dem_start's forces; a kinematic step's prescribed ones, held in du and dth
+     * (allocated by the first kinematic step, moves_cap entries). */
+    enum { DEM_MOVES_VELOCITY, DEM_MOVES_ZERO, DEM_MOVES_GIVEN } moves;
+    vec3 *du, *dth;
+    int moves_cap;
     double *path;      /* distance travelled by each particle since the last rebuild */
     double *piston_F;  /* contact force on each wall along its normal (pistons) */
     double *piston_ds; /* the last step's piston movement */
@@ -257,6 +264,9 @@ status dem_reserve_bonds(dem_solver *S, int n, diag *err);
  * before dem_resume). */
 void dem_deform_shapes(const world *W, dem_solver *S, const dem_params *p);
 
+/* Room in S->du and S->dth for S->cap particles: a kinematic step's prescribed movements (a
+ * distributed run's migration moves them with their particles). */
+status dem_reserve_moves(dem_solver *S, diag *err);
 /* Kinematic driver: moves particle i by du[i] and rotates it by dth[i] (no dynamics), then
  * recomputes the contact forces with the DEM law. Pistons do not move. */
 status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const vec3 *du,

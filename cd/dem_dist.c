@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MOVES 6  /* per particle: the step's translation and rotation (du, dth) */
+#define MOVES 6  /* per particle: a kinematic step's translation and rotation (du, dth) */
 #define STRESS 3 /* deformable discs: the disc's stress (xx, yy, xy), from which its shape comes   \
                   */
 /* a bond (dem.bond): body 0, body 1 (ids), the bonded gap, u_t (3), intact; the key is rebuilt
@@ -34,34 +34,46 @@ static dem_pair pair_unpack(const double *r, int i, int j)
     return (dem_pair){i, j, r[2], v3(r[3], r[4], r[5]), v3(r[6], r[7], r[8])};
 }
 
-/* What travels with a particle between rebuilds beside its record: the step's movements and,
- * for deformable discs, its stress. */
-static int moves_width(const dem_mpi *M)
+/* What travels with a particle between rebuilds beside its record: a kinematic step's
+ * movements (a dynamic step's are made from the velocities, which travel with the particle)
+ * and, for deformable discs, its stress. The same on every rank (all in the same kind of
+ * step). */
+static int moves_given(const dem_solver *S)
 {
-    return MOVES + (M->deformable ? STRESS : 0);
+    return S->moves == DEM_MOVES_GIVEN ? MOVES : 0;
+}
+
+static int moves_width(const dem_mpi *M, const dem_solver *S)
+{
+    return moves_given(S) + (M->deformable ? STRESS : 0);
 }
 
 static void moves_pack(const dem_mpi *M, const dem_solver *S, int n, double *e)
 {
-    int w = moves_width(M);
+    int w = moves_width(M, S), g = moves_given(S);
     for (int i = 0; i < n; i++) {
         double *r = e + (size_t)i * w;
-        r[0] = S->du[i].x, r[1] = S->du[i].y, r[2] = S->du[i].z;
-        r[3] = S->dth[i].x, r[4] = S->dth[i].y, r[5] = S->dth[i].z;
+        if (g) {
+            r[0] = S->du[i].x, r[1] = S->du[i].y, r[2] = S->du[i].z;
+            r[3] = S->dth[i].x, r[4] = S->dth[i].y, r[5] = S->dth[i].z;
+        }
         if (M->deformable)
-            memcpy(r + MOVES, &S->sig[3 * i], STRESS * sizeof *r);
+            memcpy(r + g, &S->sig[3 * i], STRESS * sizeof *r);
     }
 }
 
+/* After dem_prepare (and dem_reserve_moves in a kinematic step) made room for n particles. */
 static void moves_unpack(const dem_mpi *M, dem_solver *S, int n, const double *e)
 {
-    int w = moves_width(M);
+    int w = moves_width(M, S), g = moves_given(S);
     for (int i = 0; i < n; i++) {
         const double *r = e + (size_t)i * w;
-        S->du[i] = v3(r[0], r[1], r[2]);
-        S->dth[i] = v3(r[3], r[4], r[5]);
+        if (g) {
+            S->du[i] = v3(r[0], r[1], r[2]);
+            S->dth[i] = v3(r[3], r[4], r[5]);
+        }
         if (M->deformable)
-            memcpy(&S->sig[3 * i], r + MOVES, STRESS * sizeof *r);
+            memcpy(&S->sig[3 * i], r + g, STRESS * sizeof *r);
     }
 }
 
@@ -171,7 +183,9 @@ static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
     for (int q = 0; q < M->H.nsend; q++) { /* the owned particles others hold copies of */
         int i = M->H.send[q];
         double *r = v + (size_t)i * REFRESH;
-        vec3 a[3] = {W->P.x[i], S->du[i], S->dth[i]};
+        /* a dynamic step: the velocities, from which the copies' movements are made */
+        int given = S->moves == DEM_MOVES_GIVEN;
+        vec3 a[3] = {W->P.x[i], given ? S->du[i] : W->P.v[i], given ? S->dth[i] : W->P.w[i]};
         for (int k = 0; k < 3; k++)
             r[3 * k] = a[k].x, r[3 * k + 1] = a[k].y, r[3 * k + 2] = a[k].z;
     }
@@ -179,8 +193,10 @@ static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
     for (int i = M->H.n_owned; i < n && s == CDLAB_OK; i++) {
         const double *r = v + (size_t)i * REFRESH;
         W->P.x[i] = v3(r[0], r[1], r[2]);
-        S->du[i] = v3(r[3], r[4], r[5]);
-        S->dth[i] = v3(r[6], r[7], r[8]);
+        vec3 *u = S->moves == DEM_MOVES_GIVEN ? &S->du[i] : &W->P.v[i];
+        vec3 *t = S->moves == DEM_MOVES_GIVEN ? &S->dth[i] : &W->P.w[i];
+        *u = v3(r[3], r[4], r[5]);
+        *t = v3(r[6], r[7], r[8]);
     }
     return comm_agree(s, err);
 }
@@ -398,7 +414,7 @@ static status move_particles(dem_mpi *M, world *W, dem_solver *S, const dem_para
     /* the pairs' histories and the intact bonds, while the halo copies they name are still
      * here */
     double *prec = NULL, *brec = NULL, *e = NULL;
-    int npr = 0, nbr = 0, w = moves_width(M);
+    int npr = 0, nbr = 0, w = moves_width(M, S);
     if (s == CDLAB_OK)
         s = send_pairs(M, W, S, &prec, &npr, err);
     if (s == CDLAB_OK && M->bonds && (s = bonds_retire(M, W, S, err)) == CDLAB_OK)
@@ -418,7 +434,8 @@ static status move_particles(dem_mpi *M, world *W, dem_solver *S, const dem_para
     }
     if (s == CDLAB_OK && (s = exchange_halo(P, &M->D, M->range, &e, w, &M->H, err)) == CDLAB_OK)
         M->have_halo = 1;
-    if (s == CDLAB_OK && (s = dem_prepare(W, S, p, err)) == CDLAB_OK) {
+    if (s == CDLAB_OK && (s = dem_prepare(W, S, p, err)) == CDLAB_OK &&
+        (!moves_given(S) || (s = dem_reserve_moves(S, err)) == CDLAB_OK)) {
         moves_unpack(M, S, P->n, e);
         S->n_owned = M->H.n_owned;
         s = install_pairs(&M->ids, W, S, prec, npr, err);
@@ -732,11 +749,12 @@ status dem_mpi_init_restored(dem_mpi *M, world *W, dem_solver *S, const dem_para
     }
     if (s == CDLAB_OK)
         s = exchange_keep(P, keep, &ex, rw, err);
-    int own = P->n, w = moves_width(M);
+    int own = P->n, w = moves_width(M, S); /* a restart: no kinematic movements */
     if (s == CDLAB_OK && !(e = calloc((size_t)(own > 0 ? own : 1) * w, sizeof *e)))
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the distribution of a restart");
     for (int i = 0; i < own && s == CDLAB_OK && p->deformable; i++) /* the stress travels */
-        memcpy(e + (size_t)i * w + MOVES, ex + (size_t)i * rw + RESTORED, STRESS * sizeof *e);
+        memcpy(e + (size_t)i * w + moves_given(S), ex + (size_t)i * rw + RESTORED,
+               STRESS * sizeof *e);
     s = comm_agree(s, err);
     if (s == CDLAB_OK && (s = exchange_halo(P, &M->D, M->range, &e, w, &M->H, err)) == CDLAB_OK)
         M->have_halo = 1;
