@@ -1627,7 +1627,6 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     status s = ensure(S, W, p, err);
     if (s != CDLAB_OK)
         return s;
-    S->moves = DEM_MOVES_ZERO; /* the forces of the initial state: nothing moved */
     memset(S->piston_ds, 0, (size_t)W->n_walls * sizeof *S->piston_ds);
     particles_wrap(&W->P);
     if ((s = rebuild(W, S, p, err)) != CDLAB_OK)
@@ -1639,6 +1638,7 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     }
     if (p->bond && (s = make_bonds(W, S, p, err)) != CDLAB_OK)
         return s;
+    S->moves = DEM_MOVES_ZERO; /* the forces of the initial state: nothing moved */
     compute_forces(W, S, p, 0, st);
     S->moves = DEM_MOVES_VELOCITY;
     if (S->ell && (s = deform_update(W, S, p, W->t, err)) != CDLAB_OK)
@@ -1831,12 +1831,12 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
     }
     for (int k = 0; k < W->n_walls; k++)
         S->piston_ds[k] = 0.0;
-    if (S->dist && (s = S->dist->refresh(S->dist, W, S, err)) != CDLAB_OK)
+    s = S->dist ? S->dist->refresh(S->dist, W, S, err) : CDLAB_OK;
+    if (s == CDLAB_OK)
+        s = contacts_and_forces(W, S, p, pmax, (double)(W->step + 1) * W->dt, st, err);
+    S->moves = DEM_MOVES_VELOCITY; /* whatever happened: a dynamic step makes its own */
+    if (s != CDLAB_OK)
         return s;
-    if ((s = contacts_and_forces(W, S, p, pmax, (double)(W->step + 1) * W->dt, st, err)) !=
-        CDLAB_OK)
-        return s;
-    S->moves = DEM_MOVES_VELOCITY;
     for (int k = 0; k < W->n_walls; k++) /* what the walls feel now (as dem_step reports it) */
         W->walls[k].contact_force = S->piston_F[k];
     W->step++;
