@@ -180,12 +180,14 @@ static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
     if (!v)
         return comm_agree(diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the halo refresh"), err);
     M->refresh = v;
+    /* a kinematic step's movements; in a dynamic step the velocities, from which the copies'
+     * movements are made */
+    int given = S->moves == DEM_MOVES_GIVEN;
+    vec3 *mu = given ? S->du : W->P.v, *mth = given ? S->dth : W->P.w;
     for (int q = 0; q < M->H.nsend; q++) { /* the owned particles others hold copies of */
         int i = M->H.send[q];
         double *r = v + (size_t)i * REFRESH;
-        /* a dynamic step: the velocities, from which the copies' movements are made */
-        int given = S->moves == DEM_MOVES_GIVEN;
-        vec3 a[3] = {W->P.x[i], given ? S->du[i] : W->P.v[i], given ? S->dth[i] : W->P.w[i]};
+        vec3 a[3] = {W->P.x[i], mu[i], mth[i]};
         for (int k = 0; k < 3; k++)
             r[3 * k] = a[k].x, r[3 * k + 1] = a[k].y, r[3 * k + 2] = a[k].z;
     }
@@ -193,10 +195,8 @@ static status refresh(dem_dist *d, world *W, dem_solver *S, diag *err)
     for (int i = M->H.n_owned; i < n && s == CDLAB_OK; i++) {
         const double *r = v + (size_t)i * REFRESH;
         W->P.x[i] = v3(r[0], r[1], r[2]);
-        vec3 *u = S->moves == DEM_MOVES_GIVEN ? &S->du[i] : &W->P.v[i];
-        vec3 *t = S->moves == DEM_MOVES_GIVEN ? &S->dth[i] : &W->P.w[i];
-        *u = v3(r[3], r[4], r[5]);
-        *t = v3(r[6], r[7], r[8]);
+        mu[i] = v3(r[3], r[4], r[5]);
+        mth[i] = v3(r[6], r[7], r[8]);
     }
     return comm_agree(s, err);
 }

@@ -712,7 +712,7 @@ START_TEST(io_provenance_command_and_overrides)
 END_TEST
 
 /* Out of memory in a DEM run (issue 19's notes): every allocation of grow_array, grow_big and
- * big_alloc that a DEM pile makes (250 spheres, 1 thread, 300 steps through neighbour-list
+ * big_alloc that a DEM pile makes (60 spheres, 1 thread, 1000 steps through neighbour-list
  * rebuilds as the list grows) is made to fail in turn (grow_fail_countdown). Each run either
  * gets by without it or stops with CDLAB_ERR_NOMEM and a message, and writes the failed state's
  * row; the row reads only arrays that match the list (under AddressSanitizer, make check-asan,
