@@ -88,7 +88,7 @@ typedef struct cd_solver {
     int *color_start, *color_order, *color_of;
     uint64_t *mask;
     double *blk;
-    uint32_t *draw; /* the colored sweep's shuffle draws (shuffled on threads) */
+    uint32_t *draw; /* cd_shuffle_skip's outputs of the stream, made on threads */
     int color_start_cap, color_order_cap, color_of_cap, mask_cap, blk_cap, draw_cap;
     int n_colors, mask_words;
     long colored_at_step; /* the step whose contact list is coloured (-1: none) */
@@ -151,8 +151,13 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
 /* S->color_of[0..n) (colours below S->n_colors) grouped: S->perm holds the contacts of colour c
  * in list order at S->color_start[c] .. S->color_start[c + 1] - 1 (padded past n). */
 status cd_group_colors(struct cd_solver *S, int n, diag *err);
-/* Fisher-Yates shuffle of a[0..n-1] with the sweep's random stream (a NULL: only the draws). */
+/* Fisher-Yates shuffle of a[0..n-1] with the sweep's random stream. */
 void cd_shuffle(pcg32 *rng, int *a, int n);
+/* The draws of cd_shuffle(&S->rng, a, n), not applied: the stream moved on as they move it
+ * (bit for bit), its outputs made on threads (pcg32_advance) and scanned in order for the
+ * rare rejections (pcg32_bounded_down_scan). The colored sweep's shuffle within a colour,
+ * whose order changes nothing. */
+status cd_shuffle_skip(struct cd_solver *S, int n, diag *err);
 /* Diagnostics of the contacts whose body 1 is below n_owned (one process: all of them) on the
  * current positions: counts, max overlap, the sum of the active contacts' overlaps in *sum. */
 void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum);

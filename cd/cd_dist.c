@@ -519,8 +519,8 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
         for (int c = 0; c < nc; c++)
             S->color_order[c] = c;
         cd_shuffle(&S->rng, S->color_order, nc);
-        for (int c = 0; c < nc; c++)
-            cd_shuffle(&S->rng, NULL, M->gsize[c]);
+        for (int c = 0; c < nc && s == CDLAB_OK; c++)
+            s = cd_shuffle_skip(S, M->gsize[c], err);
         for (int q = 0; q < nc && s == CDLAB_OK; q++) {
             int c = S->color_order[q], lo = S->color_start[c], hi = S->color_start[c + 1];
             for (int k = 0; k < W->n_walls && pistons; k++)

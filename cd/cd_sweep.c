@@ -401,31 +401,46 @@ void cd_shuffle(pcg32 *rng, int *a, int n)
 {
     for (int k = n - 1; k > 0; k--) {
         int m = (int)pcg32_bounded_fast(rng, (uint32_t)(k + 1));
-        if (a) {
-            int t = a[k];
-            a[k] = a[m];
-            a[m] = t;
-        }
-    }
-}
-
-/* cd_shuffle in two halves: the draws of a permutation of n entries (d[0..n-1) for k = n - 1
- * down to 1: the stream consumed as cd_shuffle consumes it), then their swaps, which need no
- * stream. */
-static void shuffle_draws(pcg32 *rng, uint32_t *d, int n)
-{
-    if (n > 1)
-        pcg32_bounded_down(rng, (uint32_t)n, n - 1, d);
-}
-
-static void shuffle_swaps(int *a, const uint32_t *d, int n)
-{
-    for (int k = n - 1; k > 0; k--) {
-        uint32_t m = d[n - 1 - k];
         int t = a[k];
         a[k] = a[m];
         a[m] = t;
     }
+}
+
+/* The most outputs of the stream cd_shuffle_skip makes at a time (4 MB: a colour of 10^6
+ * contacts in one go, each thread making a stretch of it), and the fewest it makes on threads
+ * (a team started for less costs more than it saves: 32,768 outputs are about 30 us). */
+#define SKIP_ROUND (1 << 20)
+#define SKIP_THREADED 65536
+
+status cd_shuffle_skip(cd_solver *S, int n, diag *err)
+{
+    if (n < 2)
+        return CDLAB_OK;
+    /* each draw takes at least one output: the count - done draws to go take no fewer */
+    int count = n - 1, done = 0;
+    int round = count < SKIP_ROUND ? count : SKIP_ROUND;
+    uint32_t *raw = grow_array(S->draw, &S->draw_cap, round, sizeof *raw);
+    if (!raw)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
+    S->draw = raw;
+    int nt = cdlab_threads();
+    while (done < count) {
+        int want = count - done < round ? count - done : round;
+        int per = (want + nt - 1) / nt;
+        const pcg32 at = S->rng;
+#pragma omp parallel for schedule(static) if (want >= SKIP_THREADED)
+        for (int t = 0; t < nt; t++) {
+            int lo = t * per, hi = lo + per < want ? lo + per : want;
+            if (lo < hi) {
+                pcg32 g = at;
+                pcg32_advance(&g, (uint64_t)lo);
+                pcg32_fill(&g, raw + lo, hi - lo);
+            }
+        }
+        pcg32_advance(&S->rng, (uint64_t)pcg32_bounded_down_scan((uint32_t)n, count, &done, raw, want));
+    }
+    return CDLAB_OK;
 }
 
 /* Change measures per block of a fixed size (so the sums do not depend on the thread count). */
@@ -444,23 +459,17 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
     if (!blk)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
     S->blk = blk;
-    /* a fresh random order of the colours and of the contacts within each colour: the draws
-     * serial (the random stream does not depend on the thread count), the swaps of the colours
-     * on threads */
-    uint32_t *draw = grow_array(S->draw, &S->draw_cap, L->n, sizeof *draw);
-    if (!draw)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
-    S->draw = draw;
+    /* a fresh random order of the colours; then each colour's shuffle is drawn, as it always
+     * was, and not applied: the contacts of a colour share no movable body, so their order
+     * changes nothing (the measures are exact sums, maxima and conjunctions), and in list
+     * (cell) order they are read near in memory. The draws keep the random stream, and with it
+     * the colours' later orders, as they were. */
     for (int c = 0; c < nc; c++)
         S->color_order[c] = c;
     cd_shuffle(&S->rng, S->color_order, nc);
     for (int c = 0; c < nc; c++)
-        shuffle_draws(&S->rng, &draw[S->color_start[c]], S->color_start[c + 1] - S->color_start[c]);
-#pragma omp parallel for schedule(dynamic, 1) if (L->n > 2 * SWEEP_BLOCK)
-    for (int c = 0; c < nc; c++)
-        shuffle_swaps(&S->perm[S->color_start[c]], &draw[S->color_start[c]],
-                      S->color_start[c + 1] - S->color_start[c]);
-    pad_perm(S->perm, L->n);
+        if ((s = cd_shuffle_skip(S, S->color_start[c + 1] - S->color_start[c], err)) != CDLAB_OK)
+            return s;
     for (int q = 0; q < nc; q++) {
         int c = S->color_order[q];
         int lo = S->color_start[c], hi = S->color_start[c + 1];

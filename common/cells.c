@@ -130,6 +130,10 @@ void cells_free(cells *G)
     free(G->order);
     free(G->cell_of);
     free(G->found);
+    free(G->cx);
+    free(G->cr);
+    free(G->cid);
+    free(G->cfrozen);
     for (int q = 0; q < G->n_share; q++)
         free(G->part[q]);
     free(G->part);

@@ -22,7 +22,13 @@ typedef struct cells {
      * they are copied (the DEM list's rebuild: a lower peak) */
     struct pair_ref **part;
     int *part_n, *part_cap, n_share, keep_shares;
-    int ncell_cap, order_cap, cell_of_cap, found_cap;
+    /* with keep_shares: the positions, radii, ids and frozen flags in cell order (copy[k] of
+     * particle order[k]), which contacts_find_pairs reads instead of the particles' arrays */
+    vec3 *cx;
+    double *cr;
+    int *cid;
+    unsigned char *cfrozen;
+    int ncell_cap, order_cap, cell_of_cap, found_cap, cx_cap, cr_cap, cid_cap, cfrozen_cap;
 } cells;
 
 /* Bins the particles; h_min is the smallest admissible cell side. Grows storage

@@ -64,6 +64,8 @@ typedef struct contact_list {
     int ncarry, carrycap;
     pair_ref *refs; /* the candidates of the last detection */
     int refcap;
+    double *ov; /* scratch of the diagnostics: a row of the contacts' overlaps */
+    int ovcap;
     cells grid;
 } contact_list;
 

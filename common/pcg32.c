@@ -1,5 +1,7 @@
 #include "pcg32.h"
 
+#include <string.h>
+
 
 void pcg32_seed(pcg32 *rng, uint64_t initstate, uint64_t initseq)
 {
@@ -53,21 +55,72 @@ void pcg32_fill(pcg32 *rng, uint32_t *out, int n)
         out[k] = pcg32_next(rng);
 }
 
-void pcg32_bounded_down(pcg32 *rng, uint32_t top, int count, uint32_t *out)
+void pcg32_advance(pcg32 *rng, uint64_t delta)
 {
-    enum { RUN = 1024 };
-    uint32_t raw[RUN];
-    int i = 0;
-    while (i < count) {
-        /* each draw takes at least one output: count - i draws to go need no more */
-        int want = count - i < RUN ? count - i : RUN, p = 0;
-        pcg32_fill(rng, raw, want);
-        while (p < want) {
-            uint32_t bound = top - (uint32_t)i;
-            uint64_t m = (uint64_t)raw[p++] * bound;
-            while (pcg32_lemire_rejects(m, bound)) /* rare: the next output, filled or not */
-                m = (uint64_t)(p < want ? raw[p++] : pcg32_next(rng)) * bound;
-            out[i++] = (uint32_t)(m >> 32);
+    /* delta steps of x -> a x + c are x -> A x + C with A = a^delta, C = c (a^(delta-1) + ...
+     * + 1), all mod 2^64: squared up bit by bit of delta (the steps of 2^b outputs: a^(2^b) and
+     * c (a^(2^b - 1) + ... + 1), the latter doubling as (a^(2^(b-1)) + 1) times itself) */
+    uint64_t A = 1, C = 0, a = PCG32_MULT, c = rng->inc;
+    for (; delta > 0; delta >>= 1) {
+        if (delta & 1) {
+            A *= a;
+            C = C * a + c;
         }
+        c *= a + 1;
+        a *= a;
     }
+    rng->state = A * rng->state + C;
+}
+
+int pcg32_bounded_down_scan(uint32_t top, int count, int *done, const uint32_t *raw, int n)
+{
+    /* RUN draws take RUN outputs if no output's low half is below its bound (the rejection's
+     * first test): tested LANES at a time (an unsigned comparison as a signed one of the values
+     * with their top bits flipped), once per run; a run with a hit (a few percent of the runs of
+     * a shuffle of 10^6 entries) one output at a time below. 2*10^6 draws: 0.19 ns each with
+     * AVX2's 8 lanes (4: 0.28 ns, 16: 0.98 ns), 0.41 ns with SSE2's 4 (8: 1.9 ns), one output by
+     * one 0.56 ns (Xeon VM, GCC 12) */
+#ifdef __AVX2__
+    enum { LANES = 8, RUN = 64 };
+#else
+    enum { LANES = 4, RUN = 64 };
+#endif
+    typedef uint32_t ulanes __attribute__((vector_size(LANES * sizeof(uint32_t))));
+    typedef int32_t ilanes __attribute__((vector_size(LANES * sizeof(int32_t))));
+    ulanes step;
+    for (int l = 0; l < LANES; l++)
+        step[l] = (uint32_t)l;
+    const uint32_t flip = 0x80000000u;
+    int i = *done, p = 0;
+    while (p < n && i < count) {
+        if (p + RUN <= n && i + RUN <= count) {
+            ilanes hit = {0};
+            for (int q = 0; q < RUN; q += LANES) {
+                ulanes r, bound = (top - (uint32_t)(i + q)) - step;
+                memcpy(&r, raw + p + q, sizeof r);
+                hit |= (ilanes)((r * bound) ^ flip) < (ilanes)(bound ^ flip);
+            }
+            uint64_t half[LANES / 2];
+            memcpy(half, &hit, sizeof half);
+            uint64_t any = 0;
+            for (int l = 0; l < LANES / 2; l++)
+                any |= half[l];
+            if (!any) {
+                p += RUN;
+                i += RUN;
+                continue;
+            }
+            for (int e = p + RUN; p < e && i < count;) { /* this run, one by one */
+                uint32_t bound = top - (uint32_t)i;
+                if (!pcg32_lemire_rejects((uint64_t)raw[p++] * bound, bound))
+                    i++;
+            }
+            continue;
+        }
+        uint32_t bound = top - (uint32_t)i;
+        if (!pcg32_lemire_rejects((uint64_t)raw[p++] * bound, bound))
+            i++;
+    }
+    *done = i;
+    return p;
 }

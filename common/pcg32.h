@@ -69,10 +69,17 @@ static inline uint32_t pcg32_bounded_fast(pcg32 *rng, uint32_t bound)
     return (uint32_t)(m >> 32);
 }
 
-/* count draws with bounds top, top - 1, ...: out[i] = pcg32_bounded_fast(rng, top - i), in that
- * order (top - i > 0), the outputs taken in runs from pcg32_fill. A Fisher-Yates shuffle of n
- * entries draws top = n, count = n - 1. */
-void pcg32_bounded_down(pcg32 *rng, uint32_t top, int count, uint32_t *out);
+/* Moves the generator delta outputs on, in O(log delta) steps (as delta calls of pcg32_next). */
+void pcg32_advance(pcg32 *rng, uint64_t delta);
+
+/* The outputs a run of draws pcg32_bounded_fast(rng, top - i), i = *done, ..., count - 1 would
+ * take, given as raw[0..n) (the generator's next n outputs): scans them in order, each either
+ * rejected or making draw *done, and returns how many it took (n, or fewer when the draws end
+ * first; *done then count). The draws' values are not kept: this tells how far such draws move
+ * the generator (a Fisher-Yates shuffle of m entries draws top = m, count = m - 1), with the
+ * outputs made elsewhere (on threads, from pcg32_advance). Eight draws at a time where no
+ * output's low half is below its bound. top - i > 0 for every draw. */
+int pcg32_bounded_down_scan(uint32_t top, int count, int *done, const uint32_t *raw, int n);
 
 /* Uniform double in [0, 1) with 53 random bits. */
 double pcg32_uniform(pcg32 *rng);

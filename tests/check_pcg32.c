@@ -73,42 +73,77 @@ START_TEST(unit_streams_differ)
 END_TEST
 
 /* pcg32_fill gives the outputs of pcg32_next one by one and leaves the generator where they
- * do (lengths around its 8 lanes and its scalar tail); pcg32_bounded_down gives the draws of
- * pcg32_bounded_fast one by one, here with bounds near 3 * 2^30, where a quarter of the outputs
- * are rejected (so also at the ends of some of its runs of 1,024 outputs: a retry there takes
- * the generator's next output), and with a shuffle's bounds. */
-START_TEST(unit_fill_and_runs_match_one_by_one)
+ * do (lengths around its 8 lanes and its scalar tail). pcg32_advance moves it as that many
+ * pcg32_next calls do (small steps one by one; large ones by their sums). */
+START_TEST(unit_fill_and_advance_match_one_by_one)
 {
-    static uint32_t got[20000];
+    static uint32_t got[5000];
     const int lens[] = {0, 1, 7, 15, 16, 17, 24, 1000, 4099};
     for (int q = 0; q < (int)(sizeof lens / sizeof *lens); q++) {
-        pcg32 a, b;
+        pcg32 a, b, c;
         pcg32_seed(&a, 42u + (uint64_t)q, 54u);
-        b = a;
+        b = c = a;
         pcg32_fill(&a, got, lens[q]);
+        pcg32_advance(&c, (uint64_t)lens[q]);
         for (int k = 0; k < lens[q]; k++)
             ck_assert_uint_eq(got[k], pcg32_next(&b));
         ck_assert_uint_eq(a.state, b.state);
+        ck_assert_uint_eq(c.state, b.state);
         ck_assert_uint_eq(pcg32_next(&a), pcg32_next(&b));
     }
-    const uint32_t tops[] = {3221225472u, 5000u, 2u};
-    const int counts[] = {20000, 4999, 1};
-    for (int q = 0; q < 3; q++) {
-        pcg32 a, b;
-        pcg32_seed(&a, 9u, (uint64_t)q);
-        b = a;
-        pcg32_bounded_down(&a, tops[q], counts[q], got);
-        long rejected = 0;
-        for (int i = 0; i < counts[q]; i++) {
-            pcg32 c = b;
-            ck_assert_uint_eq(got[i], pcg32_bounded_fast(&b, tops[q] - (uint32_t)i));
-            pcg32_next(&c);
-            rejected += c.state != b.state;
+    pcg32 a, b;
+    pcg32_seed(&a, 7u, 3u);
+    b = a;
+    pcg32_advance(&a, 1ull << 40);
+    pcg32_advance(&a, (1ull << 40) + 12345u);
+    pcg32_advance(&b, (1ull << 41) + 12000u);
+    pcg32_advance(&b, 345u);
+    ck_assert_uint_eq(a.state, b.state);
+    /* the period is 2^64: a full turn comes back */
+    pcg32_advance(&a, ~0ull);
+    pcg32_advance(&a, 1u);
+    ck_assert_uint_eq(a.state, b.state);
+}
+END_TEST
+
+/* pcg32_bounded_down_scan takes the outputs that pcg32_bounded_fast's draws take one by one,
+ * with the outputs given in runs of any length (as cd_shuffle_skip's threads make them): bounds
+ * near 3 * 2^30, where a quarter of the outputs are rejected (so also at the ends of runs), and
+ * a shuffle's bounds, in runs of 1, 7, 8, 9 and 1,000 outputs. */
+START_TEST(unit_scan_takes_the_draws_outputs)
+{
+    static uint32_t raw[1000];
+    const uint32_t tops[] = {3221225472u, 5000u, 2u, 100000u};
+    const int counts[] = {20000, 4999, 1, 99999};
+    const int runs[] = {1, 7, 8, 9, 1000};
+    for (int q = 0; q < 4; q++)
+        for (int u = 0; u < 5; u++) {
+            pcg32 a, b;
+            pcg32_seed(&a, 9u + (uint64_t)u, (uint64_t)q);
+            b = a;
+            int done = 0, calls = 0;
+            while (done < counts[q]) {
+                int want = counts[q] - done < runs[u] ? counts[q] - done : runs[u];
+                pcg32 g = a;
+                pcg32_fill(&g, raw, want);
+                int took = pcg32_bounded_down_scan(tops[q], counts[q], &done, raw, want);
+                ck_assert_int_ge(took, 0);
+                ck_assert_int_le(took, want);
+                pcg32_advance(&a, (uint64_t)took);
+                ck_assert_int_lt(++calls, 10 * counts[q]);
+            }
+            ck_assert_int_eq(done, counts[q]);
+            long rejected = 0;
+            for (int i = 0; i < counts[q]; i++) {
+                pcg32 c = b;
+                pcg32_bounded_fast(&b, tops[q] - (uint32_t)i);
+                pcg32_next(&c);
+                rejected += c.state != b.state;
+            }
+            ck_assert_uint_eq(a.state, b.state);
+            if (q == 0) /* about a quarter of 20,000: 5,000 +- 61 */
+                ck_assert_int_gt(rejected, 4000);
         }
-        ck_assert_uint_eq(a.state, b.state);
-        if (q == 0) /* about a quarter of 20,000: 5,000 +- 61 */
-            ck_assert_int_gt(rejected, 4000);
-    }
 }
 END_TEST
 
@@ -119,7 +154,8 @@ Suite *pcg32_suite(void)
     tcase_add_test(tc, unit_reference_output);
     tcase_add_test(tc, unit_bounded_uniform);
     tcase_add_test(tc, unit_streams_differ);
-    tcase_add_test(tc, unit_fill_and_runs_match_one_by_one);
+    tcase_add_test(tc, unit_fill_and_advance_match_one_by_one);
+    tcase_add_test(tc, unit_scan_takes_the_draws_outputs);
     suite_add_tcase(s, tc);
     return s;
 }
