@@ -12,9 +12,12 @@
 
 /* Stable counting sort of the particles by cell: order[] lists them cell by cell, in index
  * order within a cell (so detection is deterministic); start[c] is cell c's first place,
- * start[ncell] = n. Serial: on threads (each a range of the particles with counts of its own,
- * or each a range of cells) it took longer on 2 threads than on one at 10^6 disks stored in
- * random order: its time is the random accesses to the counts (bench/PROFILE.md). */
+ * start[ncell] = n. On one thread, or two: the counts are random accesses over the whole grid.
+ * With more (bin_by_ranges), each thread takes a range of the cells and reads every particle's
+ * cell twice, counting and then placing only its own: the random accesses stay in its range of
+ * the counts (at 10^6 disks on 2 threads of this project's VM that took longer than one
+ * thread, bench/PROFILE.md; on 16 it takes the serial bin off the step). The same order
+ * either way. */
 static void bin_stable(cells *G, int n, int ncell)
 {
     const int *cell_of = G->cell_of;
@@ -30,6 +33,56 @@ static void bin_stable(cells *G, int n, int ncell)
         start[c] = start[c - 1];
     start[0] = 0;
 }
+
+#ifdef _OPENMP
+/* The fewest threads for bin_by_ranges. */
+#define BIN_RANGES_MIN_THREADS 4
+
+static void bin_by_ranges(cells *G, int n, int ncell, int nt)
+{
+    const int *cell_of = G->cell_of;
+    int *start = G->start, *order = G->order;
+    int total[nt + 1];
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), m = omp_get_num_threads();
+        int c0 = (int)((long)ncell * t / m), c1 = (int)((long)ncell * (t + 1) / m);
+        /* start[c + 1] counts cell c for c in [c0, c1): this thread's counts only */
+        for (int c = c0; c < c1; c++)
+            start[c + 1] = 0;
+        for (int i = 0; i < n; i++) {
+            int c = cell_of[i];
+            if (c >= c0 && c < c1)
+                start[c + 1]++;
+        }
+        int sum = 0;
+        for (int c = c0; c < c1; c++) {
+            int k = start[c + 1];
+            start[c + 1] = sum; /* the place within the range, then offset */
+            sum += k;
+        }
+        total[t + 1] = sum;
+#pragma omp barrier
+#pragma omp single
+        {
+            total[0] = 0;
+            for (int q = 0; q < m; q++)
+                total[q + 1] += total[q];
+            start[0] = 0;
+        }
+        /* start[c + 1] is now cell c's first place within the range: the place counter */
+        int off = total[t];
+        for (int i = 0; i < n; i++) {
+            int c = cell_of[i];
+            if (c >= c0 && c < c1)
+                order[off + start[c + 1]++] = i;
+        }
+        /* start[c + 1] = the end of cell c within the range: cell c + 1's start */
+        for (int c = c0; c < c1; c++)
+            start[c + 1] += off;
+    }
+}
+#endif
 
 status cells_build(cells *G, const particles *P, double h_min, diag *err)
 {
@@ -120,6 +173,13 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
         iz = iz < 0 ? 0 : (iz >= G->nz ? G->nz - 1 : iz);
         G->cell_of[i] = (iz * G->ny + iy) * G->nx + ix;
     }
+#ifdef _OPENMP
+    int nt = cdlab_threads();
+    if (nt >= BIN_RANGES_MIN_THREADS && n > CDLAB_PARALLEL_MIN) {
+        bin_by_ranges(G, n, ncell, nt);
+        return CDLAB_OK;
+    }
+#endif
     bin_stable(G, n, ncell);
     return CDLAB_OK;
 }

@@ -71,9 +71,10 @@ END_TEST
  * walls' pairs first) gives the candidates of one thread bit for bit, in strictly increasing key
  * order: 40,000 spheres in a box with 3 walls, stored in storage (= id) order and with the ids
  * shuffled (the final sort then runs). */
-/* The cell list built on threads (the bounding box, the cells' indices) is the one built on one
- * thread: the same cell starts and the same order, each cell's particles in index order; and a
- * non-finite position is reported as the first such particle in storage order. */
+/* The cell list built on threads (the bounding box, the cells' indices; from 4 threads the bin
+ * by ranges of cells, here 4 and 7 of them) is the one built on one thread: the same cell starts
+ * and the same order, each cell's particles in index order; and a non-finite position is
+ * reported as the first such particle in storage order. */
 START_TEST(unit_threaded_cells_match_one_thread)
 {
     enum { N = 50000 };
@@ -89,15 +90,20 @@ START_TEST(unit_threaded_cells_match_one_thread)
     int saved = cdlab_threads();
     cells G[2];
     memset(G, 0, sizeof G);
-    for (int t = 0; t < 2; t++) {
-        cdlab_set_threads(t ? 3 : 1);
-        ck_assert_int_eq(cells_build(&G[t], &P, 1.1, &err), CDLAB_OK);
-    }
+    cdlab_set_threads(1);
+    ck_assert_int_eq(cells_build(&G[0], &P, 1.1, &err), CDLAB_OK);
     int ncell = G[0].nx * G[0].ny * G[0].nz;
     ck_assert_int_gt(ncell, 1000);
     ck_assert_int_eq(G[0].start[ncell], N);
-    ck_assert(memcmp(G[0].start, G[1].start, (size_t)(ncell + 1) * sizeof(int)) == 0);
-    ck_assert(memcmp(G[0].order, G[1].order, (size_t)N * sizeof(int)) == 0);
+    const int threads[] = {4, 7, 3};
+    for (int q = 0; q < 3; q++) {
+        cdlab_set_threads(threads[q]);
+        ck_assert_int_eq(cells_build(&G[1], &P, 1.1, &err), CDLAB_OK);
+        ck_assert_msg(memcmp(G[0].start, G[1].start, (size_t)(ncell + 1) * sizeof(int)) == 0,
+                      "%d threads: other cell starts", threads[q]);
+        ck_assert_msg(memcmp(G[0].order, G[1].order, (size_t)N * sizeof(int)) == 0,
+                      "%d threads: another order", threads[q]);
+    }
     for (int c = 0; c < ncell; c++)
         for (int k = G[1].start[c]; k < G[1].start[c + 1]; k++) {
             ck_assert_int_eq(G[1].cell_of[G[1].order[k]], c);
@@ -143,28 +149,36 @@ START_TEST(unit_threaded_search_matches_one_thread)
                 P.id[i] = P.id[k];
                 P.id[k] = t;
             }
-        pair_ref *r[2] = {NULL, NULL};
-        int n[2] = {0, 0}, cap[2] = {0, 0};
-        for (int t = 0; t < 2; t++) {
+        /* one thread; 3 threads; 3 threads on a grid searched every step (CD: the search reads
+         * the grid's copy in cell order and keeps its shares' lists), searched twice */
+        pair_ref *r[3] = {NULL, NULL, NULL};
+        int n[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
+        for (int t = 0; t < 3; t++) {
             cells G;
             memset(&G, 0, sizeof G);
+            G.keep_shares = t == 2;
             cdlab_set_threads(t ? 3 : 1);
-            ck_assert_int_eq(contacts_find_pairs(&G, &P, walls, 3, 0.2, &r[t], &n[t], &cap[t], &err),
-                             CDLAB_OK);
+            for (int again = 0; again <= (t == 2); again++)
+                ck_assert_int_eq(
+                    contacts_find_pairs(&G, &P, walls, 3, 0.2, &r[t], &n[t], &cap[t], &err),
+                    CDLAB_OK);
+            ck_assert(t < 2 || G.cx != NULL);
             cells_free(&G);
         }
         ck_assert_int_gt(n[0], N);
-        ck_assert_int_eq(n[0], n[1]);
-        ck_assert_msg(memcmp(r[0], r[1], (size_t)n[0] * sizeof *r[0]) == 0,
-                      "shuffled %d: 3 threads differ from 1", shuffled);
+        for (int t = 1; t < 3; t++) {
+            ck_assert_int_eq(n[0], n[t]);
+            ck_assert_msg(memcmp(r[0], r[t], (size_t)n[0] * sizeof *r[0]) == 0,
+                          "shuffled %d: 3 threads (grid %d) differ from 1", shuffled, t);
+        }
         int walls_seen = 0;
         for (int k = 0; k < n[0]; k++) {
             ck_assert(k == 0 || r[0][k].key > r[0][k - 1].key);
             walls_seen += r[0][k].i < 0;
         }
         ck_assert_int_gt(walls_seen, 100);
-        free(r[0]);
-        free(r[1]);
+        for (int t = 0; t < 3; t++)
+            free(r[t]);
     }
     cdlab_set_threads(saved);
     particles_free(&P);
