@@ -79,9 +79,9 @@ typedef struct cd_solver {
     cd_dist *dist; /* distributed run: its operations (NULL: one process) */
     cd_body *body; /* the bodies' records while bodies_on (n_body of them) */
     int body_cap, n_body, bodies_on;
-    pcg32 rng;    /* random sweep stream */
-    int *perm;    /* sweep order */
-    vec3 *R_next; /* Jacobi buffer */
+    pcg32 rng;     /* random sweep stream */
+    int *perm;     /* sweep order */
+    vec3 *R_next;  /* Jacobi buffer */
     int perm_cap, R_next_cap;
     /* colored sweep: contacts grouped by colour (color_start[c] .. color_start[c+1]-1 in
      * perm), the colour order, per-body colour masks, per-block change measures */
@@ -92,15 +92,6 @@ typedef struct cd_solver {
     int color_start_cap, color_order_cap, color_of_cap, mask_cap, blk_cap, draw_cap;
     int n_colors, mask_words;
     long colored_at_step; /* the step whose contact list is coloured (-1: none) */
-    /* On many threads (cd_body_index): each contact's movable bodies (ab[k], ab[n + k]: a
-     * particle, P->n + w for piston w, -1 for none) and each body's contacts in list order
-     * (bc[bc_start[x]] .. bc[bc_start[x + 1] - 1]); the rounds' scratch of the colouring */
-    int *ab, *bc_start, *bc, *head, *adv, *front;
-    int ab_cap, bc_start_cap, bc_cap, head_cap, adv_cap, front_cap, bc_bodies;
-    int *gcount; /* cd_group_colors' counts per block and colour */
-    int gcount_cap;
-    long indexed_at_step;  /* the step whose contact list ab and bc describe (-1: none) */
-    int colored_in_rounds; /* of the last cd_greedy_colors_rounds: the rest went serially */
 } cd_solver;
 
 void cd_solver_init(cd_solver *S, uint64_t seed);
@@ -160,24 +151,6 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
 /* S->color_of[0..n) (colours below S->n_colors) grouped: S->perm holds the contacts of colour c
  * in list order at S->color_start[c] .. S->color_start[c + 1] - 1 (padded past n). */
 status cd_group_colors(struct cd_solver *S, int n, diag *err);
-/* The fewest threads, and contacts, for which the colored sweep's step indexes its contacts by
- * body (cd_body_index) and colours and warm-starts on threads through the index. */
-#define CD_INDEX_MIN_THREADS 4
-#define CD_INDEX_MIN_CONTACTS 65536
-/* CD_INDEX_MIN_CONTACTS, lowered by tests that run the threaded paths (the index, the
- * colouring's rounds, cd_group_colors' blocks) on small systems. */
-extern int cd_index_min_contacts;
-/* S->ab, S->bc_start and S->bc for the current contact list (on threads: counted and placed
- * with atomic operations, each body's few contacts then sorted into list order). */
-status cd_body_index(world *W, struct cd_solver *S, diag *err);
-/* The index part of it: S->bc_start and S->bc of S->ab's n contacts over nb bodies. */
-status cd_index_bodies(struct cd_solver *S, int n, int nb, diag *err);
-/* The greedy colouring of cd_greedy_colors (a, b = S->ab, S->ab + n over nb bodies), bit for
- * bit, on threads through the body index: in rounds, each colouring the contacts whose earlier
- * neighbours are all coloured (the first uncoloured contact of each of their bodies); the
- * contacts left when a round finds few ready are coloured in list order on one thread. */
-status cd_greedy_colors_rounds(struct cd_solver *S, int n, int nb, int *color, int *ncolors,
-                               diag *err);
 /* Fisher-Yates shuffle of a[0..n-1] with the sweep's random stream. */
 void cd_shuffle(pcg32 *rng, int *a, int n);
 /* The draws of cd_shuffle(&S->rng, a, n), not applied: the stream moved on as they move it

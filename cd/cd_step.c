@@ -28,7 +28,6 @@ void cd_solver_init(cd_solver *S, uint64_t seed)
     memset(S, 0, sizeof *S);
     pcg32_seed(&S->rng, seed, PCG32_STREAM_SWEEP);
     S->colored_at_step = -1;
-    S->indexed_at_step = -1;
     S->mask_words = 1;
 }
 
@@ -42,13 +41,6 @@ void cd_solver_free(cd_solver *S)
     free(S->mask);
     free(S->blk);
     free(S->draw);
-    free(S->ab);
-    free(S->bc_start);
-    free(S->bc);
-    free(S->head);
-    free(S->adv);
-    free(S->front);
-    free(S->gcount);
     free(S->body);
     memset(S, 0, sizeof *S);
 }
@@ -93,7 +85,6 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     if (s != CDLAB_OK)
         return s;
     S->colored_at_step = -1; /* a new contact list: colour it afresh */
-    S->indexed_at_step = -1;
     contact_list *L = &W->C;
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
@@ -119,11 +110,6 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!S->dist && L->n > 0 && (s = cd_bodies_gather(W, S, err)) != CDLAB_OK)
-        return s;
-    /* on many threads the colored sweep's step indexes its contacts by body: the warm start
-     * and the colouring then run on threads (the same bits) */
-    if (!S->dist && p->sweep == SWEEP_COLORED && cdlab_threads() >= CD_INDEX_MIN_THREADS &&
-        L->n >= cd_index_min_contacts && (s = cd_body_index(W, S, err)) != CDLAB_OK)
         return s;
     if (p->warm_start)
         cd_warm_start(W, S);

@@ -20,14 +20,14 @@ typedef struct body_view {
 
 static inline body_view view_particles(const particles *P)
 {
-    return (body_view){(char *)P->v,           (char *)P->w, (const char *)P->inv_m,
+    return (body_view){(char *)P->v, (char *)P->w, (const char *)P->inv_m,
                        (const char *)P->inv_I, sizeof(vec3), sizeof(double)};
 }
 
 static inline body_view view_bodies(cd_body *B)
 {
-    return (body_view){(char *)&B->v,           (char *)&B->w, (const char *)&B->inv_m,
-                       (const char *)&B->inv_I, sizeof *B,     sizeof *B};
+    return (body_view){(char *)&B->v, (char *)&B->w, (const char *)&B->inv_m,
+                       (const char *)&B->inv_I, sizeof *B, sizeof *B};
 }
 
 static inline vec3 *body_v(body_view b, int k)
@@ -100,9 +100,7 @@ void cd_apply_impulse(world *W, const contact *c, vec3 dP)
 /* The warm start: the carried-over forces' impulses R dt on their bodies, in list order, on the
  * sweeps' records while they are gathered (else on the particles' arrays); the bodies of the
  * contact WARM_AHEAD places on are prefetched (in a packing stored in random order each body is
- * a miss). With the step's body index (cd_body_index), on threads: each particle adds its
- * contacts' impulses in list order, as the serial pass adds them (the same operations, so the
- * same bits), and the pistons' reactions follow on one thread, in list order. */
+ * a miss). */
 void cd_warm_start(world *W, cd_solver *S)
 {
     enum { WARM_AHEAD = 16 };
@@ -110,41 +108,6 @@ void cd_warm_start(world *W, cd_solver *S)
     const contact *c = W->C.c;
     int n = W->C.n;
     double dt = W->dt;
-    if (S->indexed_at_step == W->step) {
-        const int *bs = S->bc_start, *bc = S->bc;
-        int dim = W->P.dimension;
-#pragma omp parallel for schedule(dynamic, 1024)
-        for (int x = 0; x < W->P.n; x++) {
-            if (bs[x] == bs[x + 1])
-                continue;
-            vec3 v = *body_v(b, x), w = *body_w(b, x);
-            double inv_m = body_inv_m(b, x), inv_I = body_inv_I(b, x);
-            for (int e = bs[x]; e < bs[x + 1]; e++) {
-                const contact *ck = &c[bc[e]];
-                if (ck->R.x == 0.0 && ck->R.y == 0.0 && ck->R.z == 0.0)
-                    continue;
-                vec3 dP = v3_scale(ck->R, dt), nxdP = v3_cross(ck->n, dP);
-                if (ck->j == x) {
-                    v = v3_add(v, dof_project_lin(dim, v3_scale(dP, inv_m)));
-                    w = v3_add(w, dof_project_ang(dim, v3_scale(nxdP, -ck->a1 * inv_I)));
-                } else {
-                    v = v3_sub(v, dof_project_lin(dim, v3_scale(dP, inv_m)));
-                    w = v3_sub(w, dof_project_ang(dim, v3_scale(nxdP, ck->a0 * inv_I)));
-                }
-            }
-            *body_v(b, x) = v;
-            *body_w(b, x) = w;
-        }
-        for (int q = 0; q < W->n_walls; q++) { /* a piston's contacts: body P->n + q */
-            wall *wl = &W->walls[q];
-            for (int e = bs[W->P.n + q]; e < bs[W->P.n + q + 1]; e++) {
-                const contact *ck = &c[bc[e]];
-                if (ck->R.x != 0.0 || ck->R.y != 0.0 || ck->R.z != 0.0)
-                    wl->u -= wl->inv_mass * v3_dot(v3_scale(ck->R, dt), wl->n);
-            }
-        }
-        return;
-    }
     for (int k = 0; k < n; k++) {
         if (k + WARM_AHEAD < n) {
             const contact *g = &c[k + WARM_AHEAD];
@@ -163,7 +126,8 @@ status cd_bodies_gather(world *W, cd_solver *S, diag *err)
     /* 64-byte aligned (one line per record) on huge pages: the sweeps reach them anywhere */
     cd_body *B = grow_big(S->body, 0, &S->body_cap, P->n, sizeof *B);
     if (!B)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's records to %d bodies", P->n);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's records to %d bodies",
+                        P->n);
     S->body = B;
     CDLAB_PARALLEL_FOR
     for (int i = 0; i < P->n; i++)
@@ -336,25 +300,23 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
     }
 }
 
-int cd_index_min_contacts = CD_INDEX_MIN_CONTACTS;
-
-static int cmp_int(const void *x, const void *y)
-{
-    int p = *(const int *)x, q = *(const int *)y;
-    return (p > q) - (p < q);
-}
-
-/* Each contact's movable bodies into S->ab: a particle that is not frozen, P->n + w for piston
- * w, -1 for a fixed wall or a frozen particle. */
-static status contact_bodies(world *W, cd_solver *S, diag *err)
+/* Greedy colouring of the contact graph in list order (cd_greedy_colors): two contacts conflict
+ * when they share a movable body (a particle that is not frozen, or a piston); fixed walls and
+ * frozen particles do not count. Bodies are numbered particles, then walls. Deterministic:
+ * depends only on the contact list. */
+static status color_contacts(world *W, cd_solver *S, diag *err)
 {
     const contact_list *L = &W->C;
     const particles *P = &W->P;
-    int n = L->n;
-    int *ab = grow_array(S->ab, &S->ab_cap, 2 * n + 1, sizeof *ab);
-    if (!ab)
+    int n = L->n, nb = P->n + W->n_walls;
+    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
+    if (color_of)
+        S->color_of = color_of;
+    int *ab = malloc((size_t)(2 * n + 1) * sizeof *ab);
+    if (!color_of || !ab) {
+        free(ab);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    S->ab = ab;
+    }
     CDLAB_PARALLEL_FOR
     for (int k = 0; k < n; k++) {
         const contact *c = &L->c[k];
@@ -366,257 +328,14 @@ static status contact_bodies(world *W, cd_solver *S, diag *err)
                             ? P->n + contact_wall_index(c)
                             : -1;
     }
-    return CDLAB_OK;
-}
-
-status cd_body_index(world *W, cd_solver *S, diag *err)
-{
-    status s = contact_bodies(W, S, err);
-    if (s != CDLAB_OK)
-        return s;
-    if ((s = cd_index_bodies(S, W->C.n, W->P.n + W->n_walls, err)) != CDLAB_OK)
-        return s;
-    S->indexed_at_step = W->step;
-    return CDLAB_OK;
-}
-
-status cd_index_bodies(cd_solver *S, int n, int nb, diag *err)
-{
-    const int *ab = S->ab;
-    int *bs = grow_array(S->bc_start, &S->bc_start_cap, nb + 1, sizeof *bs);
-    if (bs)
-        S->bc_start = bs;
-    int *bc = grow_array(S->bc, &S->bc_cap, 2 * n + 1, sizeof *bc);
-    if (bc)
-        S->bc = bc;
-    if (!bs || !bc)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot index %d contacts by body", n);
-    /* bs[x + 1]: body x's count; then (the sums) its place, taken in turn; then its end */
-    CDLAB_PARALLEL_FOR
-    for (int x = 0; x <= nb; x++)
-        bs[x] = 0;
-    CDLAB_PARALLEL_FOR
-    for (int e = 0; e < 2 * n; e++) {
-        int x = ab[e];
-        if (x >= 0) {
-#pragma omp atomic
-            bs[x + 1]++;
-        }
-    }
-    for (int x = 0; x < nb; x++)
-        bs[x + 1] += bs[x];
-    CDLAB_PARALLEL_FOR
-    for (int e = 0; e < 2 * n; e++) {
-        int x = ab[e], at;
-        if (x >= 0) {
-#pragma omp atomic capture
-            at = bs[x]++;
-            bc[at] = e < n ? e : e - n;
-        }
-    }
-    for (int x = nb; x > 0; x--)
-        bs[x] = bs[x - 1];
-    bs[0] = 0;
-    /* each body's contacts (a few; a piston's many) into list order */
-#pragma omp parallel for schedule(dynamic, 4096)
-    for (int x = 0; x < nb; x++) {
-        int *a = bc + bs[x], m = bs[x + 1] - bs[x];
-        if (m > 16) {
-            qsort(a, (size_t)m, sizeof *a, cmp_int);
-            continue;
-        }
-        for (int q = 1; q < m; q++) {
-            int v = a[q], r = q;
-            for (; r > 0 && a[r - 1] > v; r--)
-                a[r] = a[r - 1];
-            a[r] = v;
-        }
-    }
-    S->bc_bodies = nb;
-    return CDLAB_OK;
-}
-
-/* The lowest colour in neither of two bodies' masks (NULL: none), or -1 when all mw * 64 are. */
-static inline int free_color(const uint64_t *ra, const uint64_t *rb, int mw)
-{
-    for (int w = 0; w < mw; w++) {
-        uint64_t used = (ra ? ra[w] : 0) | (rb ? rb[w] : 0);
-        if (~used)
-            return 64 * w + __builtin_ctzll(~used);
-    }
-    return -1;
-}
-
-static inline void take_color(uint64_t *r, int col)
-{
-    if (r)
-        r[col / 64] |= 1ull << (col % 64);
-}
-
-/* Ready contacts fewer than this per thread (and fewer than the index's floor,
- * cd_index_min_contacts, which tests lower) end the rounds: the rest in list order, serially. */
-#define ROUNDS_MIN_READY 256
-
-status cd_greedy_colors_rounds(cd_solver *S, int n, int nb, int *color, int *ncolors, diag *err)
-{
-    const int *a = S->ab, *b = S->ab + n, *bs = S->bc_start, *bc = S->bc;
-    int *head = grow_array(S->head, &S->head_cap, nb, sizeof *head);
-    if (head)
-        S->head = head;
-    int *adv = grow_array(S->adv, &S->adv_cap, nb, sizeof *adv);
-    if (adv)
-        S->adv = adv;
-    int *front = grow_array(S->front, &S->front_cap, 2 * n + 1, sizeof *front);
-    if (front)
-        S->front = front;
-    if (!head || !adv || !front)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    int min_ready = ROUNDS_MIN_READY * cdlab_threads();
-    min_ready = min_ready < cd_index_min_contacts ? min_ready : cd_index_min_contacts;
-    for (;;) {
-        int mw = S->mask_words;
-        uint64_t *m = grow_array(S->mask, &S->mask_cap, nb * mw, sizeof *m);
-        if (!m)
-            return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-        S->mask = m;
-        int nf = 0, ncol = 0, overflow = 0, in_rounds = 0;
-        int *cur = front, *next = front + n;
-#pragma omp parallel
-        {
-#pragma omp for schedule(static)
-            for (int x = 0; x < nb; x++) {
-                head[x] = bs[x];
-                adv[x] = 0;
-                memset(&m[(size_t)x * mw], 0, (size_t)mw * sizeof *m);
-            }
-            /* the first ready contacts: the first of each of their bodies */
-#pragma omp for schedule(static)
-            for (int k = 0; k < n; k++) {
-                color[k] = -1;
-                if ((a[k] < 0 || bc[bs[a[k]]] == k) && (b[k] < 0 || bc[bs[b[k]]] == k)) {
-                    int at;
-#pragma omp atomic capture
-                    at = nf++;
-                    cur[at] = k;
-                }
-            }
-        }
-        for (int round = 1; nf >= min_ready && !overflow; round++) {
-            int nn = 0;
-#pragma omp parallel
-            {
-                /* each ready contact is the first uncoloured one of its bodies: no other
-                 * contact of the round reads or writes their masks and heads */
-#pragma omp for schedule(static) reduction(max : ncol) reduction(| : overflow)
-                for (int q = 0; q < nf; q++) {
-                    int k = cur[q], xa = a[k], xb = b[k];
-                    uint64_t *ra = xa >= 0 ? &m[(size_t)xa * mw] : NULL;
-                    uint64_t *rb = xb >= 0 ? &m[(size_t)xb * mw] : NULL;
-                    int col = free_color(ra, rb, mw);
-                    if (col < 0) {
-                        overflow = 1;
-                        continue;
-                    }
-                    color[k] = col;
-                    ncol = col + 1 > ncol ? col + 1 : ncol;
-                    take_color(ra, col);
-                    take_color(rb, col);
-                    if (xa >= 0) {
-                        head[xa]++;
-                        adv[xa] = round;
-                    }
-                    if (xb >= 0) {
-                        head[xb]++;
-                        adv[xb] = round;
-                    }
-                }
-                /* the next contact of each body that moved on is ready when it is also the
-                 * first uncoloured one of its other body; listed once (by the lower body when
-                 * both moved on in this round) */
-#pragma omp for schedule(static)
-                for (int q = 0; q < nf; q++) {
-                    int k = cur[q];
-                    for (int side = 0; side < 2; side++) {
-                        int x = side ? b[k] : a[k];
-                        if (x < 0 || head[x] >= bs[x + 1])
-                            continue;
-                        int kn = bc[head[x]], y = a[kn] == x ? b[kn] : a[kn];
-                        int ready = y < 0 || (head[y] < bs[y + 1] && bc[head[y]] == kn);
-                        if (ready && (y < 0 || adv[y] != round || x < y)) {
-                            int at;
-#pragma omp atomic capture
-                            at = nn++;
-                            next[at] = kn;
-                        }
-                    }
-                }
-            }
-            in_rounds += nf;
-            int *t = cur;
-            cur = next;
-            next = t;
-            nf = nn;
-        }
-        S->colored_in_rounds = in_rounds;
-        /* the rest in list order, on one thread: each body's mask holds the colours of its
-         * coloured contacts, all earlier than its uncoloured ones (a contact is coloured only
-         * after its earlier neighbours), as the serial greedy has them at each */
-        for (int k = 0; k < n && !overflow; k++) {
-            if (color[k] >= 0)
-                continue;
-            uint64_t *ra = a[k] >= 0 ? &m[(size_t)a[k] * mw] : NULL;
-            uint64_t *rb = b[k] >= 0 ? &m[(size_t)b[k] * mw] : NULL;
-            int col = free_color(ra, rb, mw);
-            if (col < 0) {
-                overflow = 1;
-                break;
-            }
-            color[k] = col;
-            ncol = col + 1 > ncol ? col + 1 : ncol;
-            take_color(ra, col);
-            take_color(rb, col);
-        }
-        if (!overflow) {
-            *ncolors = ncol;
-            return CDLAB_OK;
-        }
-        if (S->mask_words >= 1 << 16)
-            return diag_set(err, CDLAB_ERR_NOMEM, "contact graph needs more than %d colours",
-                            64 << 16);
-        S->mask_words *= 2;
-    }
-}
-
-/* Greedy colouring of the contact graph in list order (cd_greedy_colors, or on many threads
- * cd_greedy_colors_rounds when the step indexed its contacts by body: the same colours): two
- * contacts conflict when they share a movable body (a particle that is not frozen, or a
- * piston); fixed walls and frozen particles do not count. Bodies are numbered particles, then
- * walls. Deterministic: depends only on the contact list. */
-static status color_contacts(world *W, cd_solver *S, diag *err)
-{
-    const contact_list *L = &W->C;
-    int n = L->n, nb = W->P.n + W->n_walls;
-    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
-    if (!color_of)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    S->color_of = color_of;
-    status s;
-    if (S->indexed_at_step == W->step) {
-        s = cd_greedy_colors_rounds(S, n, nb, color_of, &S->n_colors, err);
-    } else {
-        if ((s = contact_bodies(W, S, err)) != CDLAB_OK)
-            return s;
-        s = cd_greedy_colors(n, S->ab, S->ab + n, nb, color_of, &S->n_colors, &S->mask,
-                             &S->mask_cap, &S->mask_words, err);
-    }
+    status s = cd_greedy_colors(n, ab, ab + n, nb, color_of, &S->n_colors, &S->mask, &S->mask_cap,
+                                &S->mask_words, err);
+    free(ab);
     if (s != CDLAB_OK)
         return s;
     S->colored_at_step = W->step;
     return cd_group_colors(S, n, err);
 }
-
-/* Contacts per block of cd_group_colors' threaded sort. */
-#define GROUP_BLOCK 65536
 
 status cd_group_colors(cd_solver *S, int n, diag *err)
 {
@@ -634,52 +353,16 @@ status cd_group_colors(cd_solver *S, int n, diag *err)
         S->color_order = co;
     if (!cs || !co)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    /* (smaller blocks where tests lower the threaded paths' floor, cd_index_min_contacts) */
-    int gb = cd_index_min_contacts < GROUP_BLOCK
-                 ? (cd_index_min_contacts > 64 ? cd_index_min_contacts : 64)
-                 : GROUP_BLOCK;
-    int nbk = (n + gb - 1) / gb;
-    int *cnt = nbk > 1 ? grow_array(S->gcount, &S->gcount_cap, nbk * nc, sizeof *cnt) : NULL;
-    if (!cnt) { /* one block (or no room for the blocks' counts): one thread */
-        memset(cs, 0, (size_t)(nc + 1) * sizeof *cs);
-        for (int k = 0; k < n; k++)
-            cs[color_of[k] + 1]++;
-        for (int c = 0; c < nc; c++)
-            cs[c + 1] += cs[c];
-        for (int k = 0; k < n; k++)
-            S->perm[cs[color_of[k]]++] = k;
-        for (int c = nc; c > 0; c--)
-            cs[c] = cs[c - 1];
-        cs[0] = 0;
-        pad_perm(S->perm, n);
-        return CDLAB_OK;
-    }
-    S->gcount = cnt;
-    /* in blocks of the list, on threads: each block's counts per colour, the places (colour by
-     * colour, block by block: the same as the one-thread sort's), each block's contacts placed */
-#pragma omp parallel for schedule(static)
-    for (int q = 0; q < nbk; q++) {
-        int *m = cnt + (size_t)q * nc, k1 = (q + 1) * gb < n ? (q + 1) * gb : n;
-        memset(m, 0, (size_t)nc * sizeof *m);
-        for (int k = q * gb; k < k1; k++)
-            m[color_of[k]]++;
-    }
-    int at = 0;
-    for (int c = 0; c < nc; c++) {
-        cs[c] = at;
-        for (int q = 0; q < nbk; q++) {
-            int m = cnt[(size_t)q * nc + c];
-            cnt[(size_t)q * nc + c] = at;
-            at += m;
-        }
-    }
-    cs[nc] = at;
-#pragma omp parallel for schedule(static)
-    for (int q = 0; q < nbk; q++) {
-        int *m = cnt + (size_t)q * nc, k1 = (q + 1) * gb < n ? (q + 1) * gb : n;
-        for (int k = q * gb; k < k1; k++)
-            S->perm[m[color_of[k]]++] = k;
-    }
+    memset(cs, 0, (size_t)(nc + 1) * sizeof *cs);
+    for (int k = 0; k < n; k++)
+        cs[color_of[k] + 1]++;
+    for (int c = 0; c < nc; c++)
+        cs[c + 1] += cs[c];
+    for (int k = 0; k < n; k++)
+        S->perm[cs[color_of[k]]++] = k;
+    for (int c = nc; c > 0; c--)
+        cs[c] = cs[c - 1];
+    cs[0] = 0;
     pad_perm(S->perm, n);
     return CDLAB_OK;
 }
@@ -755,8 +438,7 @@ status cd_shuffle_skip(cd_solver *S, int n, diag *err)
                 pcg32_fill(&g, raw + lo, hi - lo);
             }
         }
-        pcg32_advance(&S->rng,
-                      (uint64_t)pcg32_bounded_down_scan((uint32_t)n, count, &done, raw, want));
+        pcg32_advance(&S->rng, (uint64_t)pcg32_bounded_down_scan((uint32_t)n, count, &done, raw, want));
     }
     return CDLAB_OK;
 }
@@ -844,13 +526,13 @@ void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jac
     for (int k = 0; k < n; k++) {
         prefetch_ahead(W, b, idx, k);
         contact *c = &L->c[idx[k]];
-        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure && (!count || count[idx[k]]),
-                  r);
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt),
+                  measure && (!count || count[idx[k]]), r);
     }
 }
 
 static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
-                           sweep_result *r, diag *err)
+                          sweep_result *r, diag *err)
 {
     contact_list *L = &W->C;
     int n = L->n;

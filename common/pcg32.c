@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+
 void pcg32_seed(pcg32 *rng, uint64_t initstate, uint64_t initseq)
 {
     rng->state = 0u;

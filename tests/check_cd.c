@@ -785,114 +785,12 @@ START_TEST(invariant_colored_threads_bit_identical)
 }
 END_TEST
 
-/* The colored sweep's step with its contacts indexed by body (from 4 threads: the warm start
- * and the colouring on threads through the index), here on 4 threads with the index's floor
- * lowered to 1 contact: bit for bit the pile of one thread (its piston included). */
-START_TEST(invariant_colored_body_index_bit_identical)
-{
-#ifdef _OPENMP
-    int saved = omp_get_max_threads(), floor = cd_index_min_contacts;
-    sim a, b;
-    omp_set_num_threads(1);
-    sim_open(&a, COLORED_PILE, 5);
-    sim_steps(&a, 40);
-    omp_set_num_threads(4);
-    cd_index_min_contacts = 1;
-    sim_open(&b, COLORED_PILE, 5);
-    sim_steps(&b, 40);
-    ck_assert_int_eq(b.S.indexed_at_step, b.W.step - 1);
-    ck_assert_int_gt(b.S.colored_in_rounds, 0);
-    cd_index_min_contacts = floor;
-    omp_set_num_threads(saved);
-    size_t n = (size_t)a.W.P.n;
-    ck_assert_int_eq(memcmp(a.W.P.x, b.W.P.x, n * sizeof(vec3)), 0);
-    ck_assert_int_eq(memcmp(a.W.P.v, b.W.P.v, n * sizeof(vec3)), 0);
-    ck_assert_int_eq(memcmp(a.W.P.w, b.W.P.w, n * sizeof(vec3)), 0);
-    ck_assert_int_eq(a.W.C.n, b.W.C.n);
-    for (int k = 0; k < a.W.C.n; k++)
-        ck_assert_int_eq(memcmp(&a.W.C.c[k].R, &b.W.C.c[k].R, sizeof(vec3)), 0);
-    ck_assert(a.W.walls[3].kind == WALL_PISTON);
-    ck_assert(a.W.walls[3].s == b.W.walls[3].s && a.W.walls[3].u == b.W.walls[3].u);
-    ck_assert(a.st.residual == b.st.residual);
-    sim_close(&a);
-    sim_close(&b);
-#endif
-}
-END_TEST
-
-/* The colouring in rounds (cd_greedy_colors_rounds) gives the serial greedy's colours: random
- * contact graphs over 20,000 bodies (a tenth of the ends on no body), one of them with a hub
- * body in 150 contacts (more than 64 colours: the masks widen), at 1, 3 and 4 threads; most
- * contacts coloured in the rounds. A chain in list order (each contact after the last through
- * a shared body) leaves the rounds at once: the serial rest gives the same colours. */
-START_TEST(unit_colors_in_rounds_match_greedy)
-{
-    enum { NB = 20000, N = 60000 };
-    int *a = malloc(2 * N * sizeof *a), *want = malloc(N * sizeof *want);
-    int *got = malloc(N * sizeof *got);
-    ck_assert(a && want && got);
-    int saved = cdlab_threads();
-    pcg32 rng;
-    pcg32_seed(&rng, 77, 3);
-    for (int graph = 0; graph < 3; graph++) {
-        for (int k = 0; k < N; k++) {
-            if (graph == 2) { /* a chain: contact k joins bodies k mod NB and k + 1 mod NB */
-                a[k] = k % NB;
-                a[N + k] = (k + 1) % NB;
-                continue;
-            }
-            int x = (int)pcg32_bounded(&rng, NB), y = (int)pcg32_bounded(&rng, NB - 1);
-            y += y >= x;
-            a[k] = pcg32_bounded(&rng, 10) == 0 ? -1 : x;
-            a[N + k] = pcg32_bounded(&rng, 10) == 0 ? -1 : y;
-            if (graph == 1 && k % 400 == 0) /* the hub: body 0 */
-                a[k] = 0, a[N + k] = a[N + k] == 0 ? 1 : a[N + k];
-        }
-        uint64_t *mask = NULL;
-        int mask_cap = 0, mask_words = 1, nc_want = 0;
-        diag err;
-        ck_assert_int_eq(
-            cd_greedy_colors(N, a, a + N, NB, want, &nc_want, &mask, &mask_cap, &mask_words, &err),
-            CDLAB_OK);
-        free(mask);
-        if (graph == 1)
-            ck_assert_int_gt(nc_want, 64);
-        const int threads[] = {1, 3, 4};
-        for (int q = 0; q < 3; q++) {
-            cdlab_set_threads(threads[q]);
-            cd_solver S;
-            cd_solver_init(&S, 1);
-            S.ab = malloc(2 * N * sizeof *S.ab);
-            S.ab_cap = 2 * N;
-            memcpy(S.ab, a, 2 * N * sizeof *a);
-            int nc = 0;
-            ck_assert_int_eq(cd_index_bodies(&S, N, NB, &err), CDLAB_OK);
-            ck_assert_int_eq(cd_greedy_colors_rounds(&S, N, NB, got, &nc, &err), CDLAB_OK);
-            ck_assert_int_eq(nc, nc_want);
-            ck_assert_msg(memcmp(got, want, N * sizeof *got) == 0, "graph %d, %d threads", graph,
-                          threads[q]);
-            if (graph < 2)
-                ck_assert_int_gt(S.colored_in_rounds, N / 2);
-            else
-                ck_assert_int_eq(S.colored_in_rounds, 0);
-            cd_solver_free(&S);
-        }
-    }
-    cdlab_set_threads(saved);
-    free(a);
-    free(want);
-    free(got);
-}
-END_TEST
-
 Suite *cd_suite(void)
 {
     Suite *s = suite_create("cd");
     TCase *tc = tcase_create("analytic");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, analytic_drop_on_plane);
-    tcase_add_test(tc, invariant_colored_body_index_bit_identical);
-    tcase_add_test(tc, unit_colors_in_rounds_match_greedy);
     tcase_add_test(tc, analytic_incline_roll_and_slide);
     tcase_add_test(tc, analytic_head_on_collision);
     tcase_add_test(tc, invariant_angular_momentum_glancing_collision);
