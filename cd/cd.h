@@ -79,9 +79,9 @@ typedef struct cd_solver {
     cd_dist *dist; /* distributed run: its operations (NULL: one process) */
     cd_body *body; /* the bodies' records while bodies_on (n_body of them) */
     int body_cap, n_body, bodies_on;
-    pcg32 rng;     /* random sweep stream */
-    int *perm;     /* sweep order */
-    vec3 *R_next;  /* Jacobi buffer */
+    pcg32 rng;    /* random sweep stream */
+    int *perm;    /* sweep order */
+    vec3 *R_next; /* Jacobi buffer */
     int perm_cap, R_next_cap;
     /* colored sweep: contacts grouped by colour (color_start[c] .. color_start[c+1]-1 in
      * perm), the colour order, per-body colour masks, per-block change measures */
@@ -148,6 +148,13 @@ void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jac
  * *mask_cap; *mask_words: the bit-mask width, widened as needed) is the caller's buffer. */
 status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, int *ncolors,
                         uint64_t **mask, int *mask_cap, int *mask_words, diag *err);
+/* The colored sweep's colouring of the step's contact list (cd_greedy_colors, then
+ * cd_group_colors); S->colored_at_step = W->step. In two parts: each contact's movable bodies
+ * (ab[k], ab[n + k]: a particle that is not frozen, P->n + w for piston w, else -1; made on
+ * threads into a new array, NULL when out of memory), then the colouring from them. */
+status cd_color_contacts(world *W, struct cd_solver *S, diag *err);
+int *cd_contact_bodies(const world *W);
+status cd_color_bodies(world *W, struct cd_solver *S, const int *ab, diag *err);
 /* S->color_of[0..n) (colours below S->n_colors) grouped: S->perm holds the contacts of colour c
  * in list order at S->color_start[c] .. S->color_start[c + 1] - 1 (padded past n). */
 status cd_group_colors(struct cd_solver *S, int n, diag *err);

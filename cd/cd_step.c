@@ -109,10 +109,40 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
      * counts from here. */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (!S->dist && L->n > 0 && (s = cd_bodies_gather(W, S, err)) != CDLAB_OK)
-        return s;
-    if (p->warm_start)
-        cd_warm_start(W, S);
+    if (!S->dist && L->n > 0 && p->sweep == SWEEP_COLORED && cdlab_threads() > 1) {
+        /* The colored sweep's colouring (greedy in list order) and the warm start (its
+         * impulses in list order) are serial: side by side on two threads, after the parts of
+         * both that run on all (the gather, the contacts' bodies). Neither reads what the
+         * other writes (the colouring the contacts' bodies, the warm start the velocities and
+         * the pistons'). */
+        if ((s = cd_bodies_gather(W, S, err)) != CDLAB_OK)
+            return s;
+        int *ab = cd_contact_bodies(W);
+        if (!ab)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", L->n);
+        status sc = CDLAB_OK;
+        diag ec = {{0}};
+#pragma omp parallel sections num_threads(2)
+        {
+#pragma omp section
+            sc = cd_color_bodies(W, S, ab, &ec);
+#pragma omp section
+            {
+                if (p->warm_start)
+                    cd_warm_start(W, S);
+            }
+        }
+        free(ab);
+        if (sc != CDLAB_OK) {
+            *err = ec;
+            return sc;
+        }
+    } else {
+        if (!S->dist && L->n > 0 && (s = cd_bodies_gather(W, S, err)) != CDLAB_OK)
+            return s;
+        if (p->warm_start)
+            cd_warm_start(W, S);
+    }
     if (S->dist && (s = S->dist->warm_started(S->dist, W, err)) != CDLAB_OK)
         return s;
 

@@ -20,14 +20,14 @@ typedef struct body_view {
 
 static inline body_view view_particles(const particles *P)
 {
-    return (body_view){(char *)P->v, (char *)P->w, (const char *)P->inv_m,
+    return (body_view){(char *)P->v,           (char *)P->w, (const char *)P->inv_m,
                        (const char *)P->inv_I, sizeof(vec3), sizeof(double)};
 }
 
 static inline body_view view_bodies(cd_body *B)
 {
-    return (body_view){(char *)&B->v, (char *)&B->w, (const char *)&B->inv_m,
-                       (const char *)&B->inv_I, sizeof *B, sizeof *B};
+    return (body_view){(char *)&B->v,           (char *)&B->w, (const char *)&B->inv_m,
+                       (const char *)&B->inv_I, sizeof *B,     sizeof *B};
 }
 
 static inline vec3 *body_v(body_view b, int k)
@@ -126,8 +126,7 @@ status cd_bodies_gather(world *W, cd_solver *S, diag *err)
     /* 64-byte aligned (one line per record) on huge pages: the sweeps reach them anywhere */
     cd_body *B = grow_big(S->body, 0, &S->body_cap, P->n, sizeof *B);
     if (!B)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's records to %d bodies",
-                        P->n);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's records to %d bodies", P->n);
     S->body = B;
     CDLAB_PARALLEL_FOR
     for (int i = 0; i < P->n; i++)
@@ -304,19 +303,14 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
  * when they share a movable body (a particle that is not frozen, or a piston); fixed walls and
  * frozen particles do not count. Bodies are numbered particles, then walls. Deterministic:
  * depends only on the contact list. */
-static status color_contacts(world *W, cd_solver *S, diag *err)
+int *cd_contact_bodies(const world *W)
 {
     const contact_list *L = &W->C;
     const particles *P = &W->P;
-    int n = L->n, nb = P->n + W->n_walls;
-    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
-    if (color_of)
-        S->color_of = color_of;
+    int n = L->n;
     int *ab = malloc((size_t)(2 * n + 1) * sizeof *ab);
-    if (!color_of || !ab) {
-        free(ab);
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    }
+    if (!ab)
+        return NULL;
     CDLAB_PARALLEL_FOR
     for (int k = 0; k < n; k++) {
         const contact *c = &L->c[k];
@@ -328,13 +322,32 @@ static status color_contacts(world *W, cd_solver *S, diag *err)
                             ? P->n + contact_wall_index(c)
                             : -1;
     }
+    return ab;
+}
+
+status cd_color_bodies(world *W, cd_solver *S, const int *ab, diag *err)
+{
+    int n = W->C.n, nb = W->P.n + W->n_walls;
+    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
+    if (!color_of)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
+    S->color_of = color_of;
     status s = cd_greedy_colors(n, ab, ab + n, nb, color_of, &S->n_colors, &S->mask, &S->mask_cap,
                                 &S->mask_words, err);
-    free(ab);
     if (s != CDLAB_OK)
         return s;
     S->colored_at_step = W->step;
     return cd_group_colors(S, n, err);
+}
+
+status cd_color_contacts(world *W, cd_solver *S, diag *err)
+{
+    int *ab = cd_contact_bodies(W);
+    if (!ab)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", W->C.n);
+    status s = cd_color_bodies(W, S, ab, err);
+    free(ab);
+    return s;
 }
 
 status cd_group_colors(cd_solver *S, int n, diag *err)
@@ -438,7 +451,8 @@ status cd_shuffle_skip(cd_solver *S, int n, diag *err)
                 pcg32_fill(&g, raw + lo, hi - lo);
             }
         }
-        pcg32_advance(&S->rng, (uint64_t)pcg32_bounded_down_scan((uint32_t)n, count, &done, raw, want));
+        pcg32_advance(&S->rng,
+                      (uint64_t)pcg32_bounded_down_scan((uint32_t)n, count, &done, raw, want));
     }
     return CDLAB_OK;
 }
@@ -452,7 +466,7 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
     status s;
     contact_list *L = &W->C;
     double inv_dt = 1.0 / W->dt;
-    if (S->colored_at_step != W->step && (s = color_contacts(W, S, err)) != CDLAB_OK)
+    if (S->colored_at_step != W->step && (s = cd_color_contacts(W, S, err)) != CDLAB_OK)
         return s;
     int nc = S->n_colors;
     double *blk = grow_array(S->blk, &S->blk_cap, 2 * (L->n / SWEEP_BLOCK + nc + 1), sizeof *blk);
@@ -526,13 +540,13 @@ void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jac
     for (int k = 0; k < n; k++) {
         prefetch_ahead(W, b, idx, k);
         contact *c = &L->c[idx[k]];
-        set_force(W, b, p, c, contact_update(W, b, c, inv_dt),
-                  measure && (!count || count[idx[k]]), r);
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure && (!count || count[idx[k]]),
+                  r);
     }
 }
 
 static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
-                          sweep_result *r, diag *err)
+                           sweep_result *r, diag *err)
 {
     contact_list *L = &W->C;
     int n = L->n;
