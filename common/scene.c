@@ -409,6 +409,30 @@ static status check_magnitudes(config *c, const particles *P, const char *key, d
     return CDLAB_OK;
 }
 
+/* Along a periodic axis a particle is wrapped into the box and its crossings counted in an int:
+ * one placed more than SCENE_MAX_IMAGES box lengths away is refused (a typo in a spacing or a
+ * file's units, not a system). */
+#define SCENE_MAX_IMAGES 1e9
+
+static status check_images(config *c, const particles *P, const char *key, diag *err)
+{
+    if (!P->box.any)
+        return CDLAB_OK;
+    const double lo[3] = {P->box.lo.x, P->box.lo.y, P->box.lo.z};
+    const double L[3] = {P->box.L.x, P->box.L.y, P->box.L.z};
+    for (int i = 0; i < P->n; i++) {
+        const double *x = &P->x[i].x;
+        for (int a = 0; a < 3; a++)
+            if (P->box.periodic[a] && !(fabs((x[a] - lo[a]) / L[a]) <= SCENE_MAX_IMAGES))
+                return config_error(c, "particles", key, err,
+                                    "particle %d at %g along %c: %.12g lengths of the periodic box "
+                                    "(%g from %g) away, more than %g",
+                                    i, x[a], "xyz"[a], fabs((x[a] - lo[a]) / L[a]), L[a], lo[a],
+                                    SCENE_MAX_IMAGES);
+    }
+    return CDLAB_OK;
+}
+
 static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng, diag *err)
 {
     particles *P = &W->P;
@@ -431,7 +455,8 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         : source == 1 ? place_random(c, P, rng, err)
                       : place_from_file(c, P, &f, err);
     if (s || (s = assign_masses(c, P, info, err)) ||
-        (s = check_magnitudes(c, P, source == 2 ? "file" : "source", err)))
+        (s = check_magnitudes(c, P, source == 2 ? "file" : "source", err)) ||
+        (s = check_images(c, P, source == 2 ? "file" : "source", err)))
         return s;
     particles_apply_frozen(P);
     int wrapped = 0;
