@@ -142,6 +142,10 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
 #define CD_PERM_PAD 48
 void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
                     const unsigned char *count, int measure, sweep_result *r);
+/* sweep_contacts' Gauss-Seidel updates on the solver's body records (between cd_bodies_gather
+ * and cd_bodies_scatter): the same bits, one line per body. */
+void cd_sweep_records(world *W, struct cd_solver *S, const cd_params *p, const int *idx, int n,
+                      const unsigned char *count, int measure, sweep_result *r);
 /* Greedy colouring in list order of n contacts whose movable bodies are a[k], b[k] (indices
  * below nb, or -1: none): two contacts with a common movable body get different colours, each
  * the lowest free one. color[k] receives the colours; *ncolors their number. *mask (grown,

@@ -356,19 +356,28 @@ static status velocities(cd_dist *d, world *W, diag *err)
 {
     cd_mpi *M = (cd_mpi *)d;
     particles *P = &W->P;
+    /* the velocities where the sweeps keep them: the solver's records while gathered (the
+     * colored sweep), else the particles' arrays */
+    cd_body *B = M->S && M->S->bodies_on ? M->S->body : NULL;
     /* the owned particles other ranks hold copies of (not every owned one: this runs after
      * every colour; packing all of them took 6% of the step, 97,336 spheres on 2 ranks) */
     for (int k = 0; k < M->H.nsend; k++) {
         int i = M->H.send[k];
         double *r = M->vals + (size_t)i * VW;
-        r[0] = P->v[i].x, r[1] = P->v[i].y, r[2] = P->v[i].z;
-        r[3] = P->w[i].x, r[4] = P->w[i].y, r[5] = P->w[i].z;
+        vec3 v = B ? B[i].v : P->v[i], w = B ? B[i].w : P->w[i];
+        r[0] = v.x, r[1] = v.y, r[2] = v.z;
+        r[3] = w.x, r[4] = w.y, r[5] = w.z;
     }
     status s = exchange_halo_values(&M->H, M->vals, VW, err);
     for (int i = M->H.n_owned; i < P->n && s == CDLAB_OK; i++) {
         const double *r = M->vals + (size_t)i * VW;
-        P->v[i] = v3(r[0], r[1], r[2]);
-        P->w[i] = v3(r[3], r[4], r[5]);
+        if (B) {
+            B[i].v = v3(r[0], r[1], r[2]);
+            B[i].w = v3(r[3], r[4], r[5]);
+        } else {
+            P->v[i] = v3(r[0], r[1], r[2]);
+            P->w[i] = v3(r[3], r[4], r[5]);
+        }
     }
     return s;
 }
@@ -513,6 +522,16 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
     int pistons = has_pistons(W);
     double *before_u = M->piston_u + W->n_walls; /* the second half of the buffer */
     if (p->sweep == SWEEP_COLORED) {
+        /* the sweeps on the solver's one-line records, as in one process (gathered before the
+         * step's first sweep, after the warm start's refresh; written back by the step after
+         * its last); the halo refreshes read and write them there */
+        if (M->gathered_step != W->step) { /* every rank at its first sweep of the step */
+            if (!S->bodies_on && W->P.n > 0)
+                s = cd_bodies_gather(W, S, err);
+            s = comm_agree(s, err);
+            M->gathered_step = W->step;
+            M->S = S;
+        }
         /* the draws of one process: the colours' order, then each colour's shuffle (the order
          * within a colour changes nothing but the measures' rounding: not applied) */
         int nc = S->n_colors;
@@ -525,7 +544,10 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
             int c = S->color_order[q], lo = S->color_start[c], hi = S->color_start[c + 1];
             for (int k = 0; k < W->n_walls && pistons; k++)
                 before_u[k] = W->walls[k].u;
-            sweep_contacts(W, p, S->perm + lo, hi - lo, 0, NULL, M->count, measure, r);
+            if (S->bodies_on)
+                cd_sweep_records(W, S, p, S->perm + lo, hi - lo, M->count, measure, r);
+            else
+                sweep_contacts(W, p, S->perm + lo, hi - lo, 0, NULL, M->count, measure, r);
             if (pistons)
                 share_pistons(W, before_u, 1);
             s = comm_agree(velocities(d, W, err), err);
@@ -587,6 +609,7 @@ status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
                        .sweep = sweep};
     M->par = *par;
     M->seed = seed;
+    M->gathered_step = -1;
     M->n_global = W->P.n;
     status s = CDLAB_OK;
     if (!(M->piston_u = calloc((size_t)(2 * W->n_walls + 1), sizeof *M->piston_u)))

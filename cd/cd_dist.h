@@ -48,6 +48,8 @@ typedef struct cd_mpi {
     int *idx, *gsize;       /* domain-wise: the contacts swept (padded); colored: colour sizes */
     vec3 *R_next;           /* Jacobi buffer */
     double *vals;           /* halo exchange buffer: 6 per particle (v, w) */
+    cd_solver *S;           /* while its records are gathered (S->bodies_on): the velocities */
+    long gathered_step;     /* the step whose sweeps gathered them (-1: none yet) */
     double *piston_u;       /* the pistons' velocities at the step's start (walls' order) */
     int n_global;           /* particles in the run (the pistons' colouring numbers follow) */
     int count_cap, idx_cap, gsize_cap, R_next_cap, vals_cap;

@@ -476,8 +476,8 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
     /* a fresh random order of the colours; then each colour's shuffle is drawn, as it always
      * was, and not applied: the contacts of a colour share no movable body, so their order
      * changes nothing (the measures are exact sums, maxima and conjunctions), and in list
-     * (cell) order they are read near in memory. The draws keep the random stream, and with it
-     * the colours' later orders, as they were. */
+     * order (by their first bodies) the records are read in turn. The draws keep the random
+     * stream, and with it the colours' later orders, as they were. */
     for (int c = 0; c < nc; c++)
         S->color_order[c] = c;
     cd_shuffle(&S->rng, S->color_order, nc);
@@ -522,6 +522,20 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
         }
     }
     return CDLAB_OK;
+}
+
+void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx, int n,
+                      const unsigned char *count, int measure, sweep_result *r)
+{
+    contact_list *L = &W->C;
+    double inv_dt = 1.0 / W->dt;
+    body_view b = view_bodies(S->body);
+    for (int k = 0; k < n; k++) {
+        prefetch_ahead(W, b, idx, k);
+        contact *c = &L->c[idx[k]];
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure && (!count || count[idx[k]]),
+                  r);
+    }
 }
 
 void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
