@@ -524,12 +524,15 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
     return CDLAB_OK;
 }
 
-void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx, int n,
-                      const unsigned char *count, int measure, sweep_result *r)
+/* Gauss-Seidel updates of the contacts idx[0..n) on the bodies b (sweep_contacts,
+ * cd_sweep_records); inlined, so that each caller's view keeps its constant strides. */
+static inline __attribute__((always_inline)) void gauss_seidel(world *W, body_view b,
+                                                               const cd_params *p, const int *idx,
+                                                               int n, const unsigned char *count,
+                                                               int measure, sweep_result *r)
 {
     contact_list *L = &W->C;
     double inv_dt = 1.0 / W->dt;
-    body_view b = view_bodies(S->body);
     for (int k = 0; k < n; k++) {
         prefetch_ahead(W, b, idx, k);
         contact *c = &L->c[idx[k]];
@@ -538,25 +541,26 @@ void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx
     }
 }
 
+void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx, int n,
+                      const unsigned char *count, int measure, sweep_result *r)
+{
+    gauss_seidel(W, view_bodies(S->body), p, idx, n, count, measure, r);
+}
+
 void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
                     const unsigned char *count, int measure, sweep_result *r)
 {
     contact_list *L = &W->C;
     double inv_dt = 1.0 / W->dt;
     body_view b = view_particles(&W->P);
-    if (jacobi) {
-        for (int k = 0; k < n; k++)
-            R_next[k] = contact_update(W, b, &L->c[idx[k]], inv_dt);
-        for (int k = 0; k < n; k++)
-            set_force(W, b, p, &L->c[idx[k]], R_next[k], measure && (!count || count[idx[k]]), r);
+    if (!jacobi) {
+        gauss_seidel(W, b, p, idx, n, count, measure, r);
         return;
     }
-    for (int k = 0; k < n; k++) {
-        prefetch_ahead(W, b, idx, k);
-        contact *c = &L->c[idx[k]];
-        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure && (!count || count[idx[k]]),
-                  r);
-    }
+    for (int k = 0; k < n; k++)
+        R_next[k] = contact_update(W, b, &L->c[idx[k]], inv_dt);
+    for (int k = 0; k < n; k++)
+        set_force(W, b, p, &L->c[idx[k]], R_next[k], measure && (!count || count[idx[k]]), r);
 }
 
 static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,

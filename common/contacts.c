@@ -329,7 +329,6 @@ static void place_by_particle(pair_ref *a, int np, int *found, int *next)
     }
 }
 
-/* Particles per share of the search (fixed: the result does not depend on the shares). */
 /* The grid's copy of the positions, radii, ids and frozen flags in cell order, for a grid
  * searched every step (CD): made on threads (independent reads of the particles' arrays, as many
  * in flight as the cores allow), after which the search reads rows of cells that lie together.
@@ -365,6 +364,7 @@ static status cell_copy(cells *G, const particles *P, diag *err)
     return CDLAB_OK;
 }
 
+/* Particles per share of the search (fixed: the result does not depend on the shares). */
 #define FIND_SHARE 16384
 
 /* Shares of FIND_SHARE particles of the cell order, each into a list of its own (on threads;
