@@ -544,6 +544,11 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
     dem_solver *S = &E->S;
     engine_records r = {.kind = "DEM pair", .bytes = PAIR_BYTES};
     status s = engine_checkpoint_count_records(h, g, file, &r, err);
+    /* one rebuild at the start, at most one per step since */
+    if (s == CDLAB_OK && r.rebuilds > W->step + 1)
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s: corrupt checkpoint %s (%ld neighbour-list rebuilds in %ld steps)", file,
+                     g, r.rebuilds, W->step);
     if (s == CDLAB_OK && (s = dem_reserve_pairs(S, (int)r.n, err)) == CDLAB_OK) {
         S->npair = (int)r.n;
         S->indexed = S->bonds_linked = 0; /* indexed by dem_resume */

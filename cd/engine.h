@@ -111,7 +111,7 @@ typedef struct engine_ops {
      * allows; NULL: nothing to make, and one process only */
     status (*gather)(engine *e, world *W, world **view, engine_record *rec, diag *err);
     /* its state in checkpoint group g (the pipeline writes the world's), and back: the world
-     * is restored first; a corrupt or hostile file is refused, never run */
+     * is restored first (its step included); a corrupt or hostile file is refused, never run */
     status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W, diag *err);
     status (*checkpoint_read)(engine *e, h5in *h, const char *g, const char *file, world *W,
                               diag *err);

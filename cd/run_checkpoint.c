@@ -287,10 +287,10 @@ status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, 
     if ((s = last_complete(h, file, g, sizeof g, err)) == CDLAB_OK &&
         (s = check_header(h, file, g, S, &step, err)) == CDLAB_OK &&
         (s = check_state_def(h, file, g, sd, err)) == CDLAB_OK &&
-        (s = read_world(h, file, g, W, err)) == CDLAB_OK &&
-        (s = S->E.ops->checkpoint_read(&S->E, h, g, file, W, err)) == CDLAB_OK) {
-        W->step = (long)step;
+        (s = read_world(h, file, g, W, err)) == CDLAB_OK) {
+        W->step = (long)step; /* the engine's part checks its counts against it */
         W->t = (double)step * W->dt;
+        s = S->E.ops->checkpoint_read(&S->E, h, g, file, W, err);
     }
     h5in_close(h);
     return s;

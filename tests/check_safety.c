@@ -484,6 +484,25 @@ START_TEST(errors_hostile_checkpoints)
                            at("cd.ini"), at("b.h5"), at("neg.h5")),
                      2);
     ck_assert_msg(strstr(msg, "corrupt checkpoint") && strstr(msg, "step -5"), "%s", msg);
+    /* DEM: more neighbour-list rebuilds than steps + 1 (the fuzzer's INT64_MAX overflowed the
+     * count at the next rebuild); the file's own count restarts */
+    write_config(at("dem.ini"), DEM_INI, 20, 20, 10, 10);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("dem.ini"), at("d.h5")), 0);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
+                           at("dem.ini"), at("d2.h5"), at("d.h5")),
+                     0);
+    snprintf(cmd, sizeof cmd, "cp %s %s", at("d.h5"), at("rb.h5"));
+    ck_assert_int_eq(system(cmd), 0);
+    poke_attr(at("rb.h5"), "/checkpoints/00000020", "dem_rebuilds", 22);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
+                           at("dem.ini"), at("d3.h5"), at("rb.h5")),
+                     2);
+    ck_assert_msg(strstr(msg, "corrupt checkpoint") && strstr(msg, "22 neighbour-list rebuilds"),
+                  "%s", msg);
+    poke_attr(at("rb.h5"), "/checkpoints/00000020", "dem_rebuilds", 21);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
+                           at("dem.ini"), at("d4.h5"), at("rb.h5")),
+                     0);
     /* the last checkpoint cut short (no mark): the one of step 10 is used */
     snprintf(cmd, sizeof cmd, "cp %s %s", at("a.h5"), at("cut.h5"));
     ck_assert_int_eq(system(cmd), 0);
