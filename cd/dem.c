@@ -9,6 +9,7 @@
 #include "xsum.h"
 #include "vec3x4.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__AVX__)
@@ -51,12 +52,12 @@ void dem_solver_free(dem_solver *S)
     free(S->piston_F);
     free(S->piston_ds);
     free(S->home);
-    free(S->side_of);
+    free(S->side_pair);
     free(S->side);
     free(S->strad);
     free(S->sadj_start);
     free(S->sadj);
-    free(S->wall_pairs);
+    free(S->wall_rows);
     free(S->blk);
     free(S->pair);
     free(S->refs);
@@ -170,9 +171,17 @@ static inline int n_own(const world *W, const dem_solver *S)
 #define DEM_WB_MIN (4 * DEM_BLOCK)
 #define DEM_WB_PER_THREAD 2
 
+/* Whether pair k writes a side row: a pair with a wall, a straddler (home -1) or a bond. */
+static inline int needs_side_row(const dem_solver *S, const int *home, int nown, int k)
+{
+    int i = S->pair[k].i, j = S->pair[k].j;
+    int strad = (j < nown && home[j] == -1) || (i >= 0 && i < nown && home[i] == -1);
+    return i < 0 || strad || (S->nbond > 0 && S->bond_of[k] >= 0);
+}
+
 /* The write-back of a new pair list (see dem_solver): each own particle's block or -1 (a
  * straddler: pairs in several blocks, or with a wall), the side rows (pairs with a wall, a
- * straddler or a bond), the straddlers' contact sides in contact order, the wall pairs. */
+ * straddler or a bond), the straddlers' contact sides in contact order, the wall pairs' rows. */
 static status build_writeback(dem_solver *S, const world *W, diag *err)
 {
     int n = W->P.n, np = S->npair, nown = n_own(W, S);
@@ -184,22 +193,15 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
     int *home = grow_array(S->home, &S->home_cap, n + 1, sizeof *home);
     if (home)
         S->home = home;
-    int *so = grow_array(S->side_of, &S->side_of_cap, np + 1, sizeof *so);
-    if (so)
-        S->side_of = so;
-    int *wp = grow_array(S->wall_pairs, &S->wall_pairs_cap, np + 1, sizeof *wp);
-    if (wp)
-        S->wall_pairs = wp;
-    if (!home || !so || !wp)
+    if (!home)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back (%d pairs)", np);
     /* home: -2 (no pair yet), the block of the particle's pairs, or -1 */
     for (int i = 0; i < n; i++)
         home[i] = -2;
-    S->n_wall_pairs = 0;
+    int nwall = 0;
     for (int k = 0; k < np; k++) {
         int b = k / S->wb, body[2] = {pr[k].i, pr[k].j};
-        if (pr[k].i < 0)
-            wp[S->n_wall_pairs++] = k;
+        nwall += pr[k].i < 0;
         for (int e = 0; e < 2; e++) {
             int q = body[e];
             if (q < 0 || q >= nown) /* a wall, or a halo copy: nothing to sum */
@@ -207,13 +209,26 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
             home[q] = home[q] == -2 && pr[k].i >= 0 ? b : home[q] == b && pr[k].i >= 0 ? b : -1;
         }
     }
-    /* side rows; the straddlers and how many contact sides each has */
+    /* side rows: counted, then their pairs in list order and the wall pairs' rows */
     int nside = 0, nstrad = 0, nsides = 0;
-    for (int k = 0; k < np; k++) {
-        int i = pr[k].i, j = pr[k].j;
-        int strad = (j < nown && home[j] == -1) || (i >= 0 && i < nown && home[i] == -1);
-        so[k] = i < 0 || strad || (S->nbond > 0 && S->bond_of[k] >= 0) ? nside++ : -1;
-    }
+    for (int k = 0; k < np; k++)
+        nside += needs_side_row(S, home, nown, k);
+    int *sp = grow_array(S->side_pair, &S->side_pair_cap, nside + 1, sizeof *sp);
+    if (sp)
+        S->side_pair = sp;
+    int *wr = grow_array(S->wall_rows, &S->wall_rows_cap, nwall + 1, sizeof *wr);
+    if (wr)
+        S->wall_rows = wr;
+    if (!sp || !wr)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM side rows (%d)", nside);
+    for (int k = 0, r = 0, w = 0; k < np; k++)
+        if (needs_side_row(S, home, nown, k)) {
+            if (pr[k].i < 0)
+                wr[w++] = r;
+            sp[r++] = k;
+        }
+    sp[nside] = INT_MAX;
+    S->n_wall_pairs = nwall;
     for (int i = 0; i < nown; i++)
         nstrad += home[i] == -1;
     int *st = grow_array(S->strad, &S->strad_cap, nstrad + 1, sizeof *st);
@@ -245,12 +260,14 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
     if (!sa)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back");
     S->sadj = sa;
-    /* fill in contact order (the list is in key order), ss[r] as the cursor, then shift back */
-    for (int k = 0; k < np; k++) {
+    /* fill in contact order (the list is in key order), ss[r] as the cursor, then shift back;
+     * a straddler's pair has a side row (row: the cursor over the rows' pairs) */
+    for (int k = 0, row = 0; k < np; k++) {
         int body[2] = {pr[k].i, pr[k].j};
         for (int e = 0; e < 2; e++)
             if (body[e] >= 0 && body[e] < nown && home[body[e]] <= -3)
-                sa[ss[-3 - home[body[e]]]++] = 2 * k + e;
+                sa[ss[-3 - home[body[e]]]++] = 2 * row + e;
+        row += S->side_pair[row] == k;
     }
     for (int r = nstrad; r > 0; r--)
         ss[r] = ss[r - 1];
@@ -324,8 +341,9 @@ static status link_bonds(dem_solver *S, const world *W, diag *err)
 static status index_contact_list(dem_solver *S, const world *W, diag *err)
 {
     status s;
-    S->indexed = 0; /* until every part is made: build_writeback fills side_of before it grows
-                       the side rows, and a failure in between leaves rows they cannot hold */
+    S->indexed = 0; /* until every part is made: build_writeback fills side_pair before it
+                       grows the side rows, and a failure in between leaves rows they cannot
+                       hold */
     if (S->nbond > 0 && (s = link_bonds(S, W, err)) != CDLAB_OK)
         return s;
     if ((s = build_writeback(S, W, err)) != CDLAB_OK)
@@ -364,13 +382,14 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
     vec3 *side = grow_array(S->side, &S->side_cap, 3 * npair + 3, sizeof *side);
     if (side)
         S->side = side;
-    int *so = grow_array(S->side_of, &S->side_of_cap, npair + 1, sizeof *so);
-    if (so)
-        S->side_of = so;
-    if (!side || !so)
+    int *sp = grow_array(S->side_pair, &S->side_pair_cap, npair + 1, sizeof *sp);
+    if (sp)
+        S->side_pair = sp;
+    if (!side || !sp)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate DEM force buffers");
     for (int k = 0; k < npair; k++)
-        so[k] = k;
+        sp[k] = k;
+    sp[npair] = INT_MAX;
     S->nside = npair;
     S->indexed = npair;
     return CDLAB_OK;
@@ -551,17 +570,43 @@ static inline double dashpot_second_half(const world *W, const dem_solver *S, co
     return 0.5 * v3_dot(c->fd, relative_movement(W, S, c->i, c->j, f0.l0, f0.l1));
 }
 
+/* The first side row whose pair is k or after it (nside: none). */
+static int side_row_from(const dem_solver *S, int k)
+{
+    int lo = 0, hi = S->nside;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (S->side_pair[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Pair k's side row, or -1 (its list indexed). */
+static int side_row(const dem_solver *S, int k)
+{
+    if (k < S->nside && S->side_pair[k] == k) /* every pair up to k has one (a gathered view) */
+        return k;
+    int r = side_row_from(S, k);
+    return S->side_pair[r] == k ? r : -1;
+}
+
 /* Pair k's contact force on body 1 (R = -f, f the force on body 0) and its torques on both
  * bodies (frame f1 of now), and for deformable discs its terms of both particles' stresses
  * (eq. 12, lever arms to the contact point): added to the particles that sum in this pair's
  * block (dem_solver, write-back), and kept in the pair's side row for the others, the pistons
  * and the output. Bit for bit the former gather's sums: body 1 receives R and l1 x R, body 0
- * -R and -(l0 x R), in the pairs' key order. */
-static inline __attribute__((always_inline)) void deliver_terms(dem_solver *S, int nown, int k,
-                                                                int i, int j, vec3 R, vec3 t1,
-                                                                vec3 t0, const double *g)
+ * -R and -(l0 x R), in the pairs' key order. *cur: the pass's cursor over the side rows (the
+ * first row whose pair is not before the last pair delivered; pairs come in list order). */
+static inline __attribute__((always_inline)) void deliver_terms(dem_solver *S, int *cur, int nown,
+                                                                int k, int i, int j, vec3 R,
+                                                                vec3 t1, vec3 t0, const double *g)
 {
-    int b = k / S->wb, row = S->side_of[k];
+    while (S->side_pair[*cur] < k) /* INT_MAX after the last row */
+        (*cur)++;
+    int b = k / S->wb, row = S->side_pair[*cur] == k ? *cur : -1;
     if (row >= 0) {
         S->side[3 * row] = R;
         S->side[3 * row + 1] = t1;
@@ -585,8 +630,8 @@ static inline __attribute__((always_inline)) void deliver_terms(dem_solver *S, i
     }
 }
 
-static inline __attribute__((always_inline)) void deliver(dem_solver *S, int nown, int k, int i,
-                                                          int j, vec3 f, contact_frame f1)
+static inline __attribute__((always_inline)) void deliver(dem_solver *S, int *cur, int nown, int k,
+                                                          int i, int j, vec3 f, contact_frame f1)
 {
     vec3 R = v3_scale(f, -1.0), t1 = v3_cross(f1.l1, R), t0 = v3_cross(f1.l0, R);
     double g[6];
@@ -594,7 +639,7 @@ static inline __attribute__((always_inline)) void deliver(dem_solver *S, int now
         dem_deform_term(f1.l1, R, g);
         dem_deform_term(f1.l0, f, g + 3);
     }
-    deliver_terms(S, nown, k, i, j, R, t1, t0, g);
+    deliver_terms(S, cur, nown, k, i, j, R, t1, t0, g);
 }
 
 /* Work of the dashpot forces as velocity Verlet applies them: a force F_n acts with half its
@@ -652,8 +697,8 @@ static inline vec3 dashpot_force(const world *W, const dem_solver *S, const dem_
  * frictional contact with the bond's tangential force (if touching), and the elastic energy
  * the break releases is booked as dissipated (diss[0]; the dashpots' work into diss[1]);
  * acc[BLK_BROKEN] counts the breaks. */
-static inline void bond_force(world *W, dem_solver *S, const dem_params *p, int k, dem_pair *c,
-                              dem_bond_state *b, int book, double *acc, double *diss)
+static inline void bond_force(world *W, dem_solver *S, int *cur, const dem_params *p, int k,
+                              dem_pair *c, dem_bond_state *b, int book, double *acc, double *diss)
 {
     int i = c->i, j = c->j;
     vec3 d = pair_separation(W, i, j);
@@ -698,7 +743,7 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, int 
         }
         diss[0] += released - e_n - e_t;
     }
-    deliver(S, n_own(W, S), k, i, j, f, f1);
+    deliver(S, cur, n_own(W, S), k, i, j, f, f1);
     acc[BLK_ACTIVE] += 1.0;
     acc[BLK_OVERLAP] += num_max(zeta, 0.0);
     acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
@@ -710,7 +755,7 @@ static inline void bond_force(world *W, dem_solver *S, const dem_params *p, int 
  * in the step into diss (friction, dashpots). With book set, first the second half of the work
  * of its last dashpot force (see damping_work_before) with the lever arms of the step's start.
  * A pair apart at the end of the step delivers nothing (its force is zero). */
-static inline __attribute__((always_inline)) void contact_force(world *W, dem_solver *S,
+static inline __attribute__((always_inline)) void contact_force(world *W, dem_solver *S, int *cur,
                                                                 const dem_params *p, int k,
                                                                 int book, double *acc,
                                                                 double diss[2])
@@ -718,7 +763,7 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     dem_pair *c = &S->pair[k];
     dem_bond_state *bond = bond_of_pair(S, k);
     if (bond) {
-        bond_force(W, S, p, k, c, bond, book, acc, diss);
+        bond_force(W, S, cur, p, k, c, bond, book, acc, diss);
         return;
     }
     const particles *P = &W->P;
@@ -765,7 +810,7 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     c->ft = out.ft;
     c->zeta = zeta_new;
     if (zeta_new >= 0.0) /* apart: the law's force is zero (its sign bits are not kept) */
-        deliver(S, n_own(W, S), k, i, j, f, f1);
+        deliver(S, cur, n_own(W, S), k, i, j, f, f1);
     diss[0] += out.dW_t_irrev;
     if (v3_norm2(f) > 0.0) {
         acc[BLK_ACTIVE] += 1.0;
@@ -975,16 +1020,15 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
 
 /* What contact_force does after the law for a pair of pairs4 (lane q): its history, the
  * delivery, the statistics, the dissipation into diss. */
-static inline __attribute__((always_inline)) void apply4(dem_solver *S, int nown, int k,
-                                                         const quad_out *q, double *acc,
-                                                         double diss[2])
+static inline __attribute__((always_inline)) void
+apply4(dem_solver *S, int *cur, int nown, int k, const quad_out *q, double *acc, double diss[2])
 {
     dem_pair *c = &S->pair[k];
     c->fd = q->fd;
     c->ft = q->ft;
     c->zeta = q->zeta;
     static const double no_stress[6]; /* rigid particles: no stress terms */
-    deliver_terms(S, nown, k, c->i, c->j, q->R, q->t1, q->t0, no_stress);
+    deliver_terms(S, cur, nown, k, c->i, c->j, q->R, q->t1, q->t0, no_stress);
     diss[0] = q->diss[0];
     diss[1] = q->diss[1];
     if (q->active) {
@@ -1127,7 +1171,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     /* one write-back block per task: its pairs in list order on one thread (deliver) */
 #pragma omp parallel for schedule(dynamic, 1) reduction(xsum_merge : fric, damp)
     for (int w = 0; w < nwb; w++) {
-        int b_end = (w + 1) * wbb < nb ? (w + 1) * wbb : nb;
+        int b_end = (w + 1) * wbb < nb ? (w + 1) * wbb : nb, cur = side_row_from(S, w * S->wb);
         for (int b = w * wbb; b < b_end; b++) {
             double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
             int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
@@ -1156,12 +1200,12 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
                     int k = live[e];
                     double diss[2] = {0.0, 0.0};
                     if (lane[e - e0] >= 0 && qo[lane[e - e0]].ok) {
-                        apply4(S, nown, k, &qo[lane[e - e0]], acc, diss);
+                        apply4(S, &cur, nown, k, &qo[lane[e - e0]], acc, diss);
                     } else if (counted(S, &S->pair[k])) {
-                        contact_force(W, S, p, k, book, acc, diss);
+                        contact_force(W, S, &cur, p, k, book, acc, diss);
                     } else { /* its energies and statistics are another rank's */
                         double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
-                        contact_force(W, S, p, k, book, other, diss);
+                        contact_force(W, S, &cur, p, k, book, other, diss);
                         acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
                         continue;
                     }
@@ -1186,7 +1230,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
         vec3 F = v3_zero(), T = v3_zero();
         double sig[3] = {0.0, 0.0, 0.0};
         for (int e = ss[r]; e < ss[r + 1]; e++) {
-            int k = sa[e] >> 1, row = S->side_of[k];
+            int row = sa[e] >> 1;
             const vec3 *g = &S->side[3 * row];
             double b1 = (double)(sa[e] & 1), b0 = 1.0 - b1, sign = b1 - b0;
             F = v3_axpy(sign, g[0], F);
@@ -1202,8 +1246,8 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     }
     memset(S->piston_F, 0, (size_t)W->n_walls * sizeof *S->piston_F);
     for (int e = 0; e < S->n_wall_pairs; e++) {
-        int k = S->wall_pairs[e], w = -1 - S->pair[k].i;
-        S->piston_F[w] -= v3_dot(S->side[3 * S->side_of[k]], W->walls[w].n);
+        int row = S->wall_rows[e], w = -1 - S->pair[S->side_pair[row]].i;
+        S->piston_F[w] -= v3_dot(S->side[3 * row], W->walls[w].n);
     }
     if (S->dist)
         S->dist->pistons(S->dist, W, S);
@@ -1406,9 +1450,9 @@ static int next_key(list_keys *u, uint64_t *key, int *i, int *j)
  * yet read. */
 static void discard_dead(const world *W, dem_solver *S)
 {
-    size_t so = (size_t)S->side_of_cap * sizeof *S->side_of, pc = (size_t)S->cap * sizeof *S->path,
-           vc = (size_t)S->cap * sizeof *S->F;
-    discard_range(S->side_of, 0, so, so);
+    size_t sp = (size_t)S->side_pair_cap * sizeof *S->side_pair,
+           pc = (size_t)S->cap * sizeof *S->path, vc = (size_t)S->cap * sizeof *S->F;
+    discard_range(S->side_pair, 0, sp, sp);
     discard_range(S->path, 0, (size_t)W->P.n * sizeof *S->path, pc);
     discard_range(S->F, 0, (size_t)W->P.n * sizeof *S->F, vc);
     discard_range(S->T, 0, (size_t)W->P.n * sizeof *S->T, vc);
@@ -1558,9 +1602,8 @@ static vec3 remade_force(const world *W, const dem_solver *S, int k)
 /* Each side row's force from its pair's state (remade_force), after the list was indexed anew. */
 static void remake_side_rows(const world *W, dem_solver *S)
 {
-    for (int k = 0; k < S->npair; k++)
-        if (S->side_of[k] >= 0)
-            S->side[3 * S->side_of[k]] = remade_force(W, S, k);
+    for (int r = 0; r < S->nside; r++)
+        S->side[3 * r] = remade_force(W, S, S->side_pair[r]);
 }
 
 status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
@@ -1581,8 +1624,8 @@ status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
 
 vec3 dem_pair_force(const world *W, const dem_solver *S, int k)
 {
-    return k < S->indexed && S->side_of[k] >= 0 ? S->side[3 * S->side_of[k]]
-                                                 : remade_force(W, S, k);
+    int row = k < S->indexed ? side_row(S, k) : -1;
+    return row >= 0 ? S->side[3 * row] : remade_force(W, S, k);
 }
 
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)

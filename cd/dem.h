@@ -152,9 +152,11 @@ typedef struct dem_solver {
     int wb;    /* pairs per block (a multiple of 1,024, set at each rebuild) */
     int *home; /* per particle: its block, -1 a straddler, -2 no pair to sum */
     int home_cap;
-    int *side_of; /* per pair: its side row, or -1 */
-    int side_of_cap;
-    /* pairs [0, indexed) have their write-back index (home, side_of, the side rows) made for the
+    /* per side row: its pair, in list order, then INT_MAX (the pass finds a pair's row with a
+     * cursor that follows it; others by bisection: a per-pair index took 4 bytes per pair) */
+    int *side_pair;
+    int side_pair_cap;
+    /* pairs [0, indexed) have their write-back index (home, side_pair, the side rows) made for the
      * list as it is; 0 while a new list is made or indexed, and after that failed (out of memory):
      * the failed state's row then remakes each pair's force from its state (dem_pair_force)
      * instead of reading an index of the old list */
@@ -162,11 +164,11 @@ typedef struct dem_solver {
     vec3 *side; /* per side row: force on body 1, its torque on body 1 and on body 0 */
     int nside, side_cap;
     int *strad;      /* the straddlers, with their contact sides in contact order: */
-    int *sadj_start; /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 k + 1 when body 1 */
-    int *sadj;       /* of pair k, 2 k when body 0 */
+    int *sadj_start; /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 r + 1 when body 1 */
+    int *sadj;       /* of the pair of side row r, 2 r when body 0 */
     int nstrad, strad_cap, sadj_start_cap, sadj_cap;
-    int *wall_pairs; /* the pairs with a wall, in contact order */
-    int n_wall_pairs, wall_pairs_cap;
+    int *wall_rows; /* the side rows of the pairs with a wall, in contact order */
+    int n_wall_pairs, wall_rows_cap;
     double k_n;   /* the law's k_n, and whether the pairs have dashpots: a pair's force */
     int dashpots; /* is remade from its state (dem_pair_force) */
     double *blk;  /* per-block partial sums */
