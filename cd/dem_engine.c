@@ -649,6 +649,7 @@ static const char *const dem_sections[] = {"dem", "drive", NULL};
 const engine_ops dem_engine_ops = {
     .name = "dem",
     .title = "DEM",
+    .mmap_threshold = 4L << 20,
     .program = "cdlab run (linear-frictional DEM)",
     .iterative = 0,
     .sections = dem_sections,

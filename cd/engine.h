@@ -61,6 +61,13 @@ typedef struct engine_ops {
     const char *title;   /* in messages: "contact dynamics", "DEM" */
     const char *program; /* the output's root attribute program */
     int iterative;       /* an iterative solver: its sweeps are shown in the progress line */
+    /* bytes from which the C library maps a buffer and gives it back when it is freed (glibc's
+     * M_MMAP_THRESHOLD, set before the run allocates; 0: the library's default, which rises
+     * to each mapped buffer freed, up to 32 MiB, and then keeps up to twice that of freed heap:
+     * DEM's neighbour-list rebuilds left ~12 MiB more held at 1,049,600 spheres. CD keeps the
+     * default: its per-step buffers come cheaper from the heap, and a fixed threshold cost its
+     * 2-rank colored step ~5%) */
+    long mmap_threshold;
     /* its config sections (NULL-terminated); a run of another engine skips them, checking
      * their keys against docs/config.md */
     const char *const *sections;

@@ -12,6 +12,9 @@
 #include "xdmf.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +128,10 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
     if ((s = config_enum(c, "system", "mode", 0, 0, names, &mode, err)))
         return s;
     S->E.ops = engine_registry[mode];
+#ifdef __GLIBC__
+    if (S->E.ops->mmap_threshold > 0)
+        mallopt(M_MMAP_THRESHOLD, (int)S->E.ops->mmap_threshold);
+#endif
     if (comm_size() > 1 && !S->E.ops->gather)
         return config_error(c, "system", "mode", err,
                             "%s runs in one process only: it is not distributed yet (this is a "

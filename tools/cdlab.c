@@ -17,10 +17,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#define CDLAB_MMAP_THRESHOLD (4 << 20)
-#endif
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -614,13 +610,6 @@ static int cdlab_main(int argc, char **argv)
  * runs as one process. */
 int main(int argc, char **argv)
 {
-#ifdef __GLIBC__
-    /* Buffers of CDLAB_MMAP_THRESHOLD bytes and more are mapped and go back to the system when
-     * freed. glibc's default threshold rises to the size of each mapped buffer freed (up to
-     * 32 MiB), after which such buffers come from the heap, whose freed middle it keeps: a
-     * DEM neighbour-list rebuild at 1,049,600 spheres then left the process ~12 MiB larger. */
-    mallopt(M_MMAP_THRESHOLD, CDLAB_MMAP_THRESHOLD);
-#endif
     diag err = {{0}};
     if (comm_init(&argc, &argv, &err) != CDLAB_OK) {
         fprintf(stderr, "cdlab: %s\n", err.msg);
