@@ -66,7 +66,7 @@ typedef struct engine_ops {
      * to each mapped buffer freed, up to 32 MiB, and then keeps up to twice that of freed heap:
      * DEM's neighbour-list rebuilds left ~12 MiB more held at 1,049,600 spheres. CD keeps the
      * default: its per-step buffers come cheaper from the heap, and a fixed threshold cost its
-     * 2-rank colored step ~5%) */
+     * 2-rank colored step ~5%. The setting is the process's: a later run in it keeps it) */
     long mmap_threshold;
     /* its config sections (NULL-terminated); a run of another engine skips them, checking
      * their keys against docs/config.md */
