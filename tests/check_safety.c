@@ -459,6 +459,21 @@ static void poke_attr(const char *file, const char *obj, const char *name, int64
     H5Fclose(f);
 }
 
+/* A copy of output file from as to (both in the test's folder). */
+static void copy_output(const char *from, const char *to)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp %s %s", at(from), at(to));
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* cdlab's exit status restarting config ini from checkpoint file from up to step 30, into out. */
+static int restart_to_30(char *msg, size_t n, const char *ini, const char *out, const char *from)
+{
+    return cdlab(msg, n, "run %s -o %s --restart %s --set system.steps=30", at(ini), at(out),
+                 at(from));
+}
+
 /* Hostile checkpoints are refused with a message, quickly (the zeroed random stream once made
  * the restart loop forever); the previous complete checkpoint is used when the last one lacks
  * its mark of completeness. */
@@ -468,48 +483,31 @@ START_TEST(errors_hostile_checkpoints)
     char msg[4096];
     write_config(at("cd.ini"), CD_INI, 20, 40, 10, 10);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), at("a.h5")), 0);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "cp %s %s", at("a.h5"), at("zero.h5"));
-    ck_assert_int_eq(system(cmd), 0);
+    copy_output("a.h5", "zero.h5");
     int64_t zero[2] = {0, 0};
     poke_dataset(at("zero.h5"), "/checkpoints/00000020/rng", zero);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
-                           at("cd.ini"), at("b.h5"), at("zero.h5")),
-                     2);
+    ck_assert_int_eq(restart_to_30(msg, sizeof msg, "cd.ini", "b.h5", "zero.h5"), 2);
     ck_assert_msg(strstr(msg, "random stream's increment is even"), "%s", msg);
-    snprintf(cmd, sizeof cmd, "cp %s %s", at("a.h5"), at("neg.h5"));
-    ck_assert_int_eq(system(cmd), 0);
+    copy_output("a.h5", "neg.h5");
     poke_attr(at("neg.h5"), "/checkpoints/00000020", "step", -5);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
-                           at("cd.ini"), at("b.h5"), at("neg.h5")),
-                     2);
+    ck_assert_int_eq(restart_to_30(msg, sizeof msg, "cd.ini", "b.h5", "neg.h5"), 2);
     ck_assert_msg(strstr(msg, "corrupt checkpoint") && strstr(msg, "step -5"), "%s", msg);
     /* DEM: more neighbour-list rebuilds than steps + 1 (the fuzzer's INT64_MAX overflowed the
      * count at the next rebuild); the file's own count restarts */
     write_config(at("dem.ini"), DEM_INI, 20, 20, 10, 10);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("dem.ini"), at("d.h5")), 0);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
-                           at("dem.ini"), at("d2.h5"), at("d.h5")),
-                     0);
-    snprintf(cmd, sizeof cmd, "cp %s %s", at("d.h5"), at("rb.h5"));
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(restart_to_30(msg, sizeof msg, "dem.ini", "d2.h5", "d.h5"), 0);
+    copy_output("d.h5", "rb.h5");
     poke_attr(at("rb.h5"), "/checkpoints/00000020", "dem_rebuilds", 22);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
-                           at("dem.ini"), at("d3.h5"), at("rb.h5")),
-                     2);
+    ck_assert_int_eq(restart_to_30(msg, sizeof msg, "dem.ini", "d3.h5", "rb.h5"), 2);
     ck_assert_msg(strstr(msg, "corrupt checkpoint") && strstr(msg, "22 neighbour-list rebuilds"),
                   "%s", msg);
     poke_attr(at("rb.h5"), "/checkpoints/00000020", "dem_rebuilds", 21);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
-                           at("dem.ini"), at("d4.h5"), at("rb.h5")),
-                     0);
+    ck_assert_int_eq(restart_to_30(msg, sizeof msg, "dem.ini", "d4.h5", "rb.h5"), 0);
     /* the last checkpoint cut short (no mark): the one of step 10 is used */
-    snprintf(cmd, sizeof cmd, "cp %s %s", at("a.h5"), at("cut.h5"));
-    ck_assert_int_eq(system(cmd), 0);
+    copy_output("a.h5", "cut.h5");
     poke_attr(at("cut.h5"), "/checkpoints/00000020", "complete", 0);
-    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=30",
-                           at("cd.ini"), at("c.h5"), at("cut.h5")),
-                     0);
+    ck_assert_int_eq(restart_to_30(msg, sizeof msg, "cd.ini", "c.h5", "cut.h5"), 0);
     h5in *h;
     diag err;
     long long from;
