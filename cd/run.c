@@ -138,7 +138,9 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
             S = &V;
         }
     }
-    if (row)
+    if (snapshot || checkpoint) /* rank 0's file: room for them, or stop before they start */
+        s = h5out_make_room(R->w.h, R->w.snapshot_step < 0 ? run_output_estimate(S) : 0, err);
+    if (s == CDLAB_OK && row)
         s = run_output_row(&R->w, S, &R->rec, err);
     if (s == CDLAB_OK && snapshot)
         s = run_output_snapshot(&R->w, S, err);
@@ -167,6 +169,16 @@ static status begin(run_state *R, diag *err)
     }
     if (s == CDLAB_OK)
         s = output(R, 1, 1, R->first >= S->info.steps, err);
+    if (R->w.h && !h5out_reserving(R->w.h)) { /* printed with --quiet too */
+        char line[800];
+        snprintf(line, sizeof line,
+                 "warning: the file system of %s cannot reserve room ahead of the writes "
+                 "(fallocate): the free space is checked before each output instead, and a disk "
+                 "that another program fills meanwhile may cut an output short, which HDF5 "
+                 "cannot always survive with what came before it readable",
+                 S->out.file);
+        engine_say_result(&R->notes, line);
+    }
     return s;
 }
 

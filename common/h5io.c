@@ -1,10 +1,16 @@
+#define _GNU_SOURCE /* fallocate, memfd_create */
 #include "h5io.h"
 
 #include <hdf5.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 /* Rows kept in memory per series before they are written: one HDF5 write per this many steps
  * instead of one per step; h5out_flush writes them at any time (and on errors). */
@@ -22,11 +28,23 @@ typedef struct series {
     hsize_t nrows;
 } series;
 
+/* Room reserved on disk ahead of the writes (h5out_make_room): this much for what a stopped run
+ * still writes (its summary, the close), besides a chunk per series and the next output. */
+#define H5IO_RESERVE_MIN (512LL << 10)
+
 struct h5out {
     hid_t file;
     char path[512];
     series s[H5IO_MAX_SERIES];
     int ns;
+    /* An HDF5 call failed: the library's state no longer matches the file, and anything more
+     * it wrote (its cache at the close) could overwrite what the last flush left readable. */
+    int failed;
+    /* h5out_make_room: the file's size at its last call (-1: none yet), the most it grew from
+     * one call to the next, the end of the room reserved (0: none), and 1 where the file
+     * system cannot reserve (fallocate unsupported) */
+    long long mark, max_growth, reserved_end;
+    int no_reserve;
 };
 
 static hid_t mem_type(h5type t)
@@ -46,6 +64,8 @@ static size_t type_size(h5type t)
 static status fail(h5out *h, diag *err, const char *what, const char *obj)
 {
     int e = errno;
+    if (h)
+        h->failed = 1;
     if (e)
         return diag_set(err, CDLAB_ERR_IO, "%s: HDF5 error: %s %s: %s", h ? h->path : "?", what,
                         obj, strerror(e));
@@ -87,6 +107,7 @@ status h5out_create(h5out **out, const char *path, diag *err)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file%s%s", path, e ? ": " : "",
                         e ? strerror(e) : "");
     }
+    h->mark = -1;
     *out = h;
     return CDLAB_OK;
 }
@@ -111,14 +132,134 @@ status h5out_open(h5out **out, const char *path, diag *err)
         free(h);
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot open HDF5 file for writing", path);
     }
+    h->mark = -1;
     *out = h;
     return CDLAB_OK;
+}
+
+/* After a failure every later write is refused, so that nothing more reaches the file. */
+static status refuse(const h5out *h, diag *err)
+{
+    return diag_set(err, CDLAB_ERR_IO,
+                    "%s: an earlier write to it failed: nothing more is written to it (it holds "
+                    "what its last flush wrote)",
+                    h->path);
+}
+
+/* The descriptor HDF5's default (sec2) driver writes the file through; -1 if it gives none. */
+static int file_fd(const h5out *h)
+{
+    void *handle = NULL;
+    if (H5Fget_vfd_handle(h->file, H5P_DEFAULT, &handle) < 0 || !handle)
+        return -1;
+    return *(const int *)handle;
+}
+
+status h5out_make_room(h5out *h, long long expect, diag *err)
+{
+    if (!h)
+        return CDLAB_OK;
+    if (h->failed)
+        return refuse(h, err);
+    int fd = file_fd(h);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        h->no_reserve = 1;
+        return CDLAB_OK;
+    }
+    long long size = (long long)st.st_size;
+    /* from the last call's size (from the start at the first): HDF5 leaves holes below the
+     * end, written later, that need blocks as much as the end does */
+    long long from = h->mark >= 0 ? h->mark : 0;
+    if (h->mark >= 0 && size - h->mark > h->max_growth)
+        h->max_growth = size - h->mark;
+    h->mark = size;
+    long long next = 2 * h->max_growth > expect ? 2 * h->max_growth : expect, chunks = 0;
+    for (int k = 0; k < h->ns; k++) /* the buffered rows' chunk, allocated whole */
+        chunks += (long long)(h->s[k].row_bytes * H5IO_SERIES_BUFFER);
+    long long want = H5IO_RESERVE_MIN + chunks + next;
+    int e = 0;
+    if (!h->no_reserve) {
+        /* every call asks again: HDF5 truncates the file to its end of allocation at
+         * flushes, which may give reserved blocks back */
+        int rc;
+        do
+            rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(size + want - from));
+        while (rc != 0 && errno == EINTR);
+        if (rc == 0) {
+            if (size + want > h->reserved_end)
+                h->reserved_end = size + want;
+            return CDLAB_OK;
+        }
+        e = errno;
+        if (e == EOPNOTSUPP || e == ENOSYS || e == ENODEV) { /* a file system that cannot */
+            h->no_reserve = 1;
+            e = 0;
+        }
+    }
+    /* where nothing can be reserved, the free space is checked instead (another program
+     * filling the disk meanwhile defeats it) */
+    struct statvfs v;
+    if (e == 0 && fstatvfs(fd, &v) == 0 && (long long)v.f_bavail * (long long)v.f_frsize < want)
+        e = ENOSPC;
+    if (e == 0)
+        return CDLAB_OK;
+    return diag_set(err, CDLAB_ERR_IO,
+                    "%s: no room for the next output: %s (%.1f MiB %s before each output, twice "
+                    "the most one has written and room for the summary, so that a full disk "
+                    "stops the run between two outputs instead of cutting one short)",
+                    h->path, strerror(e), (double)want / 1048576.0,
+                    h->no_reserve ? "must be free on the device" : "are reserved on the device");
+}
+
+int h5out_reserving(const h5out *h)
+{
+    return h && !h->no_reserve;
+}
+
+/* Gives back the room reserved beyond the end of the closed file at path: a truncation to its
+ * size (ext4, XFS) and a hole punched past it (tmpfs); either is harmless where the other acts. */
+static void release_room(const char *path, long long reserved_end)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && reserved_end > (long long)st.st_size) {
+        int rc = ftruncate(fd, st.st_size);
+        rc |= fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+                        (off_t)(reserved_end - (long long)st.st_size));
+        (void)rc; /* where neither gives it back, the room stays until the file is removed */
+    }
+    close(fd);
+}
+
+/* HDF5 writes its caches when a file closes and has no call that closes without writing. After
+ * a failure what it would write could overwrite what the last flush left readable (measured: a
+ * full disk met by a checkpoint's write, then the close, left /snapshots unreadable in a file
+ * whose message named its snapshots). So its descriptor is pointed at a scratch file in memory
+ * first: the close writes there. Returns 0 where that cannot be done. */
+static int divert(const h5out *h)
+{
+    int fd = file_fd(h);
+    if (fd < 0)
+        return 0;
+    int sink = memfd_create("cdlab-discarded", MFD_CLOEXEC);
+    if (sink < 0)
+        sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (sink < 0)
+        return 0;
+    int ok = dup2(sink, fd) == fd;
+    close(sink);
+    return ok;
 }
 
 static status flush_series(h5out *h, series *s, diag *err)
 {
     if (s->nbuf == 0)
         return CDLAB_OK;
+    if (h->failed)
+        return refuse(h, err);
     errno = 0;
     hsize_t newdims[3] = {s->nrows + (hsize_t)s->nbuf, s->tail[0], s->tail[1]};
     if (H5Dset_extent(s->dset, newdims) < 0)
@@ -141,6 +282,8 @@ status h5out_flush(h5out *h, diag *err)
 {
     if (!h)
         return CDLAB_OK;
+    if (h->failed)
+        return refuse(h, err);
     for (int k = 0; k < h->ns; k++) {
         status st = flush_series(h, &h->s[k], err);
         if (st != CDLAB_OK)
@@ -156,19 +299,27 @@ status h5out_close(h5out *h, diag *err)
 {
     if (!h)
         return CDLAB_OK;
-    status st = h5out_flush(h, err);
+    status st = h->failed ? refuse(h, err) : h5out_flush(h, err);
+    /* after a failure (before or in that flush) the close must not write to the file; where
+     * its writes cannot be diverted the file stays open in the library, written no more */
+    int may_close = !h->failed || divert(h);
     for (int k = 0; k < h->ns; k++) {
-        H5Dclose(h->s[k].dset);
+        if (may_close)
+            H5Dclose(h->s[k].dset);
         free(h->s[k].buf);
     }
-    if (H5Fclose(h->file) < 0 && st == CDLAB_OK)
+    if (may_close && H5Fclose(h->file) < 0 && st == CDLAB_OK)
         st = fail(h, err, "closing", "file");
+    if (h->reserved_end > 0)
+        release_room(h->path, h->reserved_end);
     free(h);
     return st;
 }
 
 status h5out_group(h5out *h, const char *path, diag *err)
 {
+    if (h->failed)
+        return refuse(h, err);
     if (H5Lexists(h->file, path, H5P_DEFAULT) > 0)
         return CDLAB_OK;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
@@ -184,6 +335,8 @@ status h5out_group(h5out *h, const char *path, diag *err)
 static status write_attr(h5out *h, const char *obj, const char *name, hid_t type, hid_t space,
                          const void *value, diag *err)
 {
+    if (h->failed)
+        return refuse(h, err);
     errno = 0;
     hid_t o = H5Oopen(h->file, obj, H5P_DEFAULT);
     if (o < 0)
@@ -230,6 +383,8 @@ status h5out_attr_int(h5out *h, const char *obj, const char *name, long long val
 status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, const long *tail,
                     int *index, diag *err)
 {
+    if (h->failed)
+        return refuse(h, err);
     if (h->ns == H5IO_MAX_SERIES)
         return diag_set(err, CDLAB_ERR_ARG, "too many series");
     series *s = &h->s[h->ns];
@@ -266,8 +421,12 @@ status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, cons
 status h5out_series_append(h5out *h, int index, const void *row, diag *err)
 {
     series *s = &h->s[index];
+    if (h->failed)
+        return refuse(h, err);
     if (s->nbuf == H5IO_SERIES_BUFFER) {
-        status st = flush_series(h, s, err);
+        status st = h5out_make_room(h, 0, err);
+        if (st == CDLAB_OK)
+            st = flush_series(h, s, err);
         if (st != CDLAB_OK)
             return st;
     }
@@ -279,6 +438,8 @@ status h5out_series_append(h5out *h, int index, const void *row, diag *err)
 status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
                    const void *data, diag *err)
 {
+    if (h->failed)
+        return refuse(h, err);
     hsize_t d[3];
     errno = 0;
     for (int k = 0; k < rank; k++)
@@ -309,6 +470,8 @@ struct h5out_rows {
 status h5out_rows_begin(h5out *h, const char *path, h5type type, int rank, const long *dims,
                         h5out_rows **rows, diag *err)
 {
+    if (h->failed)
+        return refuse(h, err);
     h5out_rows *r = calloc(1, sizeof *r);
     if (!r)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing %s", path);
@@ -341,6 +504,8 @@ status h5out_rows_write(h5out_rows *r, long first, long n, const void *data, dia
 {
     if (n <= 0)
         return CDLAB_OK;
+    if (r->h->failed)
+        return refuse(r->h, err);
     if (first < 0 || (hsize_t)(first + n) > r->dims[0])
         return diag_set(err, CDLAB_ERR_IO, "%s: rows %ld..%ld beyond its %llu rows", r->path, first,
                         first + n - 1, (unsigned long long)r->dims[0]);

@@ -24,6 +24,20 @@ void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t 
 status h5out_open(h5out **out, const char *path, diag *err);
 status h5out_close(h5out *h, diag *err);
 status h5out_flush(h5out *h, diag *err);
+/* A full disk must not cut a write short: HDF5 cannot take back what it half wrote, and a file
+ * cut short in its metadata can lose what earlier flushes made readable. So before each output
+ * room is reserved on the device past the file's end (fallocate, keeping its size): for the
+ * output (twice the most the file grew from one call to the next, or expect bytes if more: the
+ * caller's estimate before the first), a chunk per series and 512 KiB. When it cannot be had the
+ * call fails (CDLAB_ERR_IO, the OS's reason and the amount) and the file is untouched; the
+ * summary and the close then write into the room reserved before. Series flushes call it
+ * themselves. Where the file system cannot reserve (h5out_reserving says 0) the call checks the
+ * device's free space instead (which another program writing meanwhile can defeat).
+ * After any failed write the file is written no more: every later call is refused and the
+ * close discards HDF5's caches instead of writing them, so the file holds what its last
+ * successful flush wrote. The close gives the room back. Safe on NULL. */
+status h5out_make_room(h5out *h, long long expect, diag *err);
+int h5out_reserving(const h5out *h);
 
 status h5out_group(h5out *h, const char *path, diag *err);
 status h5out_attr_string(h5out *h, const char *obj, const char *name, const char *value, diag *err);
