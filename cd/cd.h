@@ -104,8 +104,10 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
  * finish = position update, pistons, diagnostics. */
 status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err);
 status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err);
-/* finish's first part: positions and orientations, pistons, time (no diagnostics, no checks) */
-void cd_step_move(world *W);
+/* finish's first part: positions and orientations, pistons, time (no diagnostics, no checks);
+ * returns the first particle that could not be wrapped into the periodic box (particles_wrap),
+ * -1 if none */
+int cd_step_move(world *W);
 
 /* Internals shared by cd_step and the tests. */
 vec3 cd_relative_velocity(const world *W, const contact *c);

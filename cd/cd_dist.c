@@ -633,7 +633,11 @@ status cd_mpi_solve(cd_mpi *M, world *W, cd_solver *S, const cd_params *p, cd_st
 
 status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag *err)
 {
-    cd_step_move(W);
+    /* a particle that could not be wrapped is its owner's to report (owned ones come first),
+     * after the collective diagnostics that every rank joins */
+    int far = cd_step_move(W);
+    status s = far >= 0 && far < M->H.n_owned ? particles_wrap_error(&W->P, far, W->step, err)
+                                              : CDLAB_OK;
     double sum = 0.0;
     cd_diagnostics(W, M->H.n_owned, st, &sum);
     double across = 0.0;
@@ -649,7 +653,9 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
     st->mean_overlap = st->n_active > 0 ? v[3] / st->n_active : 0.0;
     M->counted = v[0];
     M->across = v[4];
-    return comm_agree(cd_check_state(W, p, err), err);
+    if (s == CDLAB_OK)
+        s = cd_check_state(W, p, err);
+    return comm_agree(s, err);
 }
 
 status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, cd_stats *st, diag *err)

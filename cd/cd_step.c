@@ -180,7 +180,9 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
 
 status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
 {
-    cd_step_move(W);
+    int far = cd_step_move(W);
+    if (far >= 0)
+        return particles_wrap_error(&W->P, far, W->step, err);
     /* 6. diagnostics on the new configuration */
     double sum;
     cd_diagnostics(W, W->P.n, st, &sum);
@@ -189,7 +191,7 @@ status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
     return cd_check_state(W, p, err);
 }
 
-void cd_step_move(world *W)
+int cd_step_move(world *W)
 {
     particles *P = &W->P;
     contact_list *L = &W->C;
@@ -202,7 +204,7 @@ void cd_step_move(world *W)
         P->x[i] = v3_axpy(dt, P->v[i], P->x[i]);
         quat_integrate(&P->q[4 * i], v3_scale(P->w[i], dt));
     }
-    particles_wrap(P);
+    int far = particles_wrap(P);
     for (int k = 0; k < W->n_walls; k++) {
         wall *w = &W->walls[k];
         if (w->kind != WALL_PISTON)
@@ -215,6 +217,7 @@ void cd_step_move(world *W)
     }
     W->t = t_new;
     W->step++;
+    return far;
 }
 
 /* A contact's part in the diagnostics: whether body 1 is owned, active, sliding; its overlap. */

@@ -1671,7 +1671,9 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
     if (s != CDLAB_OK)
         return s;
     memset(S->piston_ds, 0, (size_t)W->n_walls * sizeof *S->piston_ds);
-    particles_wrap(&W->P);
+    int far = particles_wrap(&W->P);
+    if (far >= 0)
+        return particles_wrap_error(&W->P, far, W->step, err);
     if ((s = rebuild(W, S, p, err)) != CDLAB_OK)
         return s;
     if (S->ell) { /* unstressed discs to begin with */
@@ -1695,15 +1697,16 @@ status dem_start(world *W, dem_solver *S, const dem_params *p, dem_stats *st, di
 /* The first half of a velocity-Verlet step, one pass over the particles: half kick with the
  * forces at t, then the drift (the step's movements, positions, orientations, wrapping, path
  * since the last rebuild); the external forces are constant in the step: trapezoid of their
- * values at t and t_new. Returns the longest path since the last rebuild. */
-static double kick_drift(world *W, dem_solver *S, double t, double t_new)
+ * values at t and t_new. Returns the longest path since the last rebuild; *far: the first
+ * particle that could not be wrapped into the periodic box (particles_wrap), n_own if none. */
+static double kick_drift(world *W, dem_solver *S, double t, double t_new, int *far)
 {
     particles *P = &W->P;
-    int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n);
+    int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n), bad = n;
     double dt = W->dt, h = 0.5 * dt;
     xsum work;
     xsum_init(&work);
-#pragma omp parallel for schedule(static) reduction(xsum_merge : work)
+#pragma omp parallel for schedule(static) reduction(xsum_merge : work) reduction(min : bad)
     for (int b = 0; b < nb; b++) {
         double pmax = 0.0;
         int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
@@ -1722,8 +1725,8 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
             if (w_ext != 0.0)
                 xsum_add(&work, w_ext);
             P->x[i] = v3_add(P->x[i], du);
-            if (P->box.any)
-                particles_wrap_one(P, i);
+            if (P->box.any && particles_wrap_one(P, i) && i < bad)
+                bad = i;
             S->path[i] += v3_norm(du);
             pmax = num_max(pmax, S->path[i]);
         }
@@ -1734,6 +1737,7 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new)
     double pmax = 0.0;
     for (int b = 0; b < nb; b++)
         pmax = fmax(pmax, S->blk[DEM_NSUM * b]);
+    *far = bad;
     return pmax;
 }
 
@@ -1813,7 +1817,10 @@ status dem_step(world *W, dem_solver *S, const dem_params *p, dem_stats *st, dia
     if ((s = ensure(S, W, p, err)) != CDLAB_OK)
         return s;
     double t = W->t, t_new = (double)(W->step + 1) * W->dt;
-    double pmax = kick_drift(W, S, t, t_new);
+    int far;
+    double pmax = kick_drift(W, S, t, t_new, &far);
+    if (far < n_own(W, S)) /* before the detection, which needs every particle in the box */
+        return particles_wrap_error(&W->P, far, W->step + 1, err);
     pistons_kick_drift(W, S, t, t_new);
     if (S->dist && (s = S->dist->refresh(S->dist, W, S, err)) != CDLAB_OK)
         return s;
@@ -1860,6 +1867,7 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
         return s;
     S->moves = DEM_MOVES_GIVEN;
     double pmax = 0.0;
+    int far = -1;
     for (int i = 0; i < n; i++) {
         S->du[i] = du[i];
         S->dth[i] = dth[i];
@@ -1867,10 +1875,14 @@ status dem_kinematic_step(world *W, dem_solver *S, const dem_params *p, const ve
         quat_integrate(&P->q[4 * i], dth[i]);
         P->v[i] = v3_scale(du[i], 1.0 / W->dt);
         P->w[i] = v3_scale(dth[i], 1.0 / W->dt);
-        if (P->box.any)
-            particles_wrap_one(P, i);
+        if (P->box.any && particles_wrap_one(P, i) && far < 0)
+            far = i;
         S->path[i] += v3_norm(du[i]);
         pmax = fmax(pmax, S->path[i]);
+    }
+    if (far >= 0) {
+        S->moves = DEM_MOVES_VELOCITY;
+        return particles_wrap_error(P, far, W->step + 1, err);
     }
     for (int k = 0; k < W->n_walls; k++)
         S->piston_ds[k] = 0.0;

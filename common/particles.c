@@ -4,6 +4,8 @@
 #include "grow.h"
 #include "parallel.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,29 +189,53 @@ void particles_apply_frozen(particles *P)
         }
 }
 
-void particles_wrap_one(particles *P, int i)
+int particles_wrap_one(particles *P, int i)
 {
     double *x = &P->x[i].x;
     const double lo[3] = {P->box.lo.x, P->box.lo.y, P->box.lo.z};
     const double L[3] = {P->box.L.x, P->box.L.y, P->box.L.z};
+    double k[3] = {0.0, 0.0, 0.0};
     for (int a = 0; a < 3; a++) {
-        if (!P->box.periodic[a] || (x[a] >= lo[a] && x[a] < lo[a] + L[a]))
+        if (!P->box.periodic[a] || (x[a] >= lo[a] && x[a] < lo[a] + L[a]) || !isfinite(x[a]))
             continue;
-        double k = floor((x[a] - lo[a]) / L[a]);
-        x[a] -= k * L[a];
+        k[a] = floor((x[a] - lo[a]) / L[a]);
+        /* the image count must hold it (rounding may add one below) */
+        double image = (double)P->image[3 * i + a] + k[a];
+        if (!(fabs(image) < (double)INT_MAX - 1.0))
+            return 1;
+    }
+    for (int a = 0; a < 3; a++) {
+        if (k[a] == 0.0)
+            continue;
+        x[a] -= k[a] * L[a];
         /* rounding can land exactly on lo + L */
         if (x[a] >= lo[a] + L[a]) {
             x[a] -= L[a];
-            k += 1.0;
+            k[a] += 1.0;
         }
-        P->image[3 * i + a] += (int)k;
+        P->image[3 * i + a] += (int)k[a];
     }
+    return 0;
 }
 
-void particles_wrap(particles *P)
+int particles_wrap(particles *P)
 {
+    int bad = P->n;
     if (!P->box.any)
-        return;
+        return -1;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (P->n > 100000)
     for (int i = 0; i < P->n; i++)
-        particles_wrap_one(P, i);
+        if (particles_wrap_one(P, i) && i < bad)
+            bad = i;
+    return bad < P->n ? bad : -1;
+}
+
+status particles_wrap_error(const particles *P, int i, long step, diag *err)
+{
+    vec3 x = P->x[i], v = P->v[i];
+    return diag_set(err, CDLAB_ERR_NUMERIC,
+                    "step %ld: particle %d at (%g, %g, %g) with velocity (%g, %g, %g) lies more "
+                    "than 2^31 lengths of the periodic box away from it: its image count cannot "
+                    "hold that (a velocity blown up? time step above the critical one?)",
+                    step, P->id[i], x.x, x.y, x.z, v.x, v.y, v.z);
 }

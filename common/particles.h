@@ -62,9 +62,14 @@ double particles_mass_from_density(int dimension, double radius, double density)
 double particles_min_radius(const particles *P);
 /* Sets inv_m = inv_I = 0 for frozen particles (after the bodies are set). */
 void particles_apply_frozen(particles *P);
-/* Wraps every position into the periodic box, counting the crossings in image. */
-void particles_wrap(particles *P);
-void particles_wrap_one(particles *P, int i);
+/* Wraps every position into the periodic box, counting the crossings in image. A particle so
+ * far out that its image count would leave the int range (2^31 periods: a velocity blown up)
+ * is left as it is and reported: particles_wrap_one returns 1 (else 0), particles_wrap the
+ * first such particle (-1: none). Non-finite positions are left to the caller's checks. */
+int particles_wrap(particles *P);
+int particles_wrap_one(particles *P, int i);
+/* The error for particle i that particles_wrap could not wrap (the step it was found in). */
+status particles_wrap_error(const particles *P, int i, long step, diag *err);
 /* Minimum-image separation x_j - x_i. */
 static inline vec3 pbox_delta(const pbox *B, vec3 xi, vec3 xj)
 {

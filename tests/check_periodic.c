@@ -7,6 +7,8 @@
 #include "parallel.h"
 #include "pcg32.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +378,51 @@ START_TEST(unit_periodic_unwrapped_displacement)
 }
 END_TEST
 
+/* A particle too far out for its image count (2^31 periods, a velocity blown up): the wrap
+ * leaves it as it is and names it, a NaN is left to the finiteness checks, the others wrap;
+ * a DEM step that drives a particle that far stops with a message naming it, before the
+ * detection (the int image count once overflowed, undefined behaviour). */
+START_TEST(errors_wrap_beyond_image_range)
+{
+    particles P;
+    diag err;
+    ck_assert_int_eq(particles_init(&P, 3, 3, &err), CDLAB_OK);
+    P.box = (pbox){.periodic = {1, 0, 0}, .any = 1, .lo = v3(0, 0, 0)};
+    pbox_set_period(&P.box, v3(3, 0, 0));
+    for (int i = 0; i < 3; i++)
+        particles_set_body(&P, i, 0.5, 1.0);
+    P.x[0] = v3(7.5, 0, 0);
+    P.x[1] = v3(3.0 * 3e9, 1, 2);
+    P.x[2] = v3(NAN, 0, 0);
+    ck_assert_int_eq(particles_wrap(&P), 1);
+    ck_assert_double_eq_tol(P.x[0].x, 1.5, 1e-12);
+    ck_assert_int_eq(P.image[0], 2);
+    ck_assert(P.x[1].x == 9e9 && P.image[3] == 0);
+    ck_assert(isnan(P.x[2].x) && P.image[6] == 0);
+    /* an image count near its limit: one period more is refused */
+    P.x[1] = v3(4.5, 0, 0);
+    P.image[3] = INT_MAX - 1;
+    ck_assert_int_eq(particles_wrap_one(&P, 1), 1);
+    P.image[3] = 5;
+    ck_assert_int_eq(particles_wrap_one(&P, 1), 0);
+    ck_assert_int_eq(P.image[3], 6);
+    particles_free(&P);
+
+    dsim s;
+    dsim_open(&s, "[system]\nmode = dem\ndimension = 3\ndt = 0.01\nsteps = 10\n"
+                  "periodic = x\nbox_min = 0 0 0\nbox_max = 3 0 0\n"
+                  "[particles]\ncount = 1\nradius = 0.5\nmass = 1\norigin = 1 0 0\n"
+                  "[dem]\nk_n = 100\n");
+    dsim_steps(&s, 2);
+    s.W.P.v[0] = v3(1e12, 0, 0); /* 3.3e9 periods a step */
+    status st = dem_step(&s.W, &s.S, &s.d.p, &s.st, &err);
+    ck_assert_int_eq(st, CDLAB_ERR_NUMERIC);
+    ck_assert_msg(strstr(err.msg, "step 3: particle 0") && strstr(err.msg, "2^31"), "%s",
+                  err.msg);
+    dsim_close(&s);
+}
+END_TEST
+
 /* Two spheres meeting across the periodic boundary (centres at x = 0.6 and 9.4 in a box of 10,
  * gap 0.2 through the boundary, approaching through it): the contact exists through the minimum
  * image and the elastic collision exchanges their velocities (to 1e-3 of the speed, the Verlet
@@ -517,6 +564,7 @@ Suite *periodic_suite(void)
     tcase_add_test(ti, io_chute_file_tiled_frozen);
     tcase_add_test(ti, invariant_dem_threads_bit_identical);
     tcase_add_test(ti, errors_periodic_config);
+    tcase_add_test(ti, errors_wrap_beyond_image_range);
     tcase_set_timeout(ti, 60);
     suite_add_tcase(s, ti);
     return s;
