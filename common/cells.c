@@ -163,7 +163,7 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
     if (!start || !order || !cell_of)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the cell list (%d cells, %d particles)",
                         ncell, n);
-    CDLAB_PARALLEL_FOR
+#pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN)
     for (int i = 0; i < n; i++) {
         /* positions are wrapped along periodic axes; the clamps only catch rounding */
         int ix = (int)((P->x[i].x - lo.x) / G->h.x), iy = (int)((P->x[i].y - lo.y) / G->h.y),

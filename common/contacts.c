@@ -398,7 +398,7 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
     int *pn = G->part_n, *pc = G->part_cap;
     int failed = 0;
     diag perr = {{0}};
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : failed)
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : failed) if (nshare > 1)
     for (int q = 0; q < nshare; q++) {
         int k0 = q * FIND_SHARE, k1 = k0 + FIND_SHARE < P->n ? k0 + FIND_SHARE : P->n;
         diag e;
@@ -435,7 +435,7 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
         at += f;
     }
     *n = at;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (nshare > 1)
     for (int q = 0; q < nshare; q++) {
         const pair_ref *r = part[q];
         for (int k = 0; k < pn[q];) {
@@ -551,7 +551,7 @@ static status carry_forces(contact_list *L, diag *err)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot carry %d forces over", L->n);
     static const vec3 zero;
     start[0] = 0;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nb > 1)
     for (int q = 0; q < nb; q++) {
         int k1 = (q + 1) * CARRY_BLOCK < L->n ? (q + 1) * CARRY_BLOCK : L->n, m = 0;
         for (int k = q * CARRY_BLOCK; k < k1; k++)
@@ -568,7 +568,7 @@ static status carry_forces(contact_list *L, diag *err)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot carry %d forces over", m);
     }
     L->carry = cr;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nb > 1)
     for (int q = 0; q < nb; q++) {
         int k1 = (q + 1) * CARRY_BLOCK < L->n ? (q + 1) * CARRY_BLOCK : L->n, m = start[q];
         for (int k = q * CARRY_BLOCK; k < k1; k++)
@@ -600,7 +600,7 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
     if (!grown)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the contact list to %d", nref);
     L->c = grown;
-    CDLAB_PARALLEL_FOR
+#pragma omp parallel for schedule(static) if (nref > CDLAB_PARALLEL_MIN)
     for (int k = 0; k < nref; k++) {
         const pair_ref *r = &L->refs[k];
         contact *c = &L->c[k];
@@ -622,7 +622,7 @@ status contacts_detect(contact_list *L, const particles *P, const wall *walls, i
         enum { MERGE_SHARE = 65536 };
         int nm = (L->n + MERGE_SHARE - 1) / MERGE_SHARE;
         const contact_carry *cr = L->carry;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nm > 1)
         for (int q = 0; q < nm; q++) {
             int b0 = q * MERGE_SHARE, b1 = b0 + MERGE_SHARE < L->n ? b0 + MERGE_SHARE : L->n;
             int lo = 0, hi = L->ncarry; /* the first carried key >= the share's first key */
