@@ -4,60 +4,98 @@
 #include "h5io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* A text built in memory before it is written whole (lost: out of memory on the way). */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    int lost;
+} text;
 
 struct xdmf {
-    FILE *f;
+    int fd;
     char path[600];
     char h5_name[512]; /* the HDF5 file as the sidecar names it: its base name (same folder) */
     long footer;       /* offset of the closing tags */
-    char *contacts;    /* the contacts collection's grids, written at close */
-    size_t clen, ccap;
+    text grid;         /* the snapshot being added */
+    text contacts;     /* the contacts collection's grids, written at close */
 };
 
-/* appends to the contacts buffer */
-static void cadd(xdmf *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cadd(xdmf *x, const char *fmt, ...)
+/* appends to a text; out of memory: the text is marked and its writer reports it */
+static void tadd(text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tadd(text *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     int need = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (need < 0 || x->ccap == (size_t)-1)
+    if (need < 0 || b->lost)
         return;
-    if (x->clen + (size_t)need + 1 > x->ccap) {
-        size_t cap = 2 * (x->clen + (size_t)need + 1) + 4096;
-        char *b = realloc(x->contacts, cap);
-        if (!b) { /* the sidecar will lack the contacts; the HDF5 file has them */
-            free(x->contacts);
-            x->contacts = NULL;
-            x->ccap = (size_t)-1;
+    if (b->len + (size_t)need + 1 > b->cap) {
+        size_t cap = 2 * (b->len + (size_t)need + 1) + 4096;
+        char *m = realloc(b->s, cap);
+        if (!m) {
+            b->lost = 1;
             return;
         }
-        x->contacts = b;
-        x->ccap = cap;
+        b->s = m;
+        b->cap = cap;
     }
     va_start(ap, fmt);
-    vsnprintf(x->contacts + x->clen, (size_t)need + 1, fmt, ap);
+    vsnprintf(b->s + b->len, (size_t)need + 1, fmt, ap);
     va_end(ap);
-    x->clen += (size_t)need;
+    b->len += (size_t)need;
 }
 
 static const char footer[] = "  </Grid>\n </Domain>\n</Xdmf>\n";
+#define FOOTER_LEN (sizeof footer - 1)
 
 void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n)
 {
     h5_sibling_path(h5_path, ".xmf", buf, n);
 }
 
-static status write_footer(xdmf *x, diag *err)
+/* n bytes at offset at; 0 or the OS's error */
+static int write_at(int fd, const char *data, size_t n, long at)
 {
-    if (fseek(x->f, x->footer, SEEK_SET) != 0 || fputs(footer, x->f) == EOF || fflush(x->f) != 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));
-    return CDLAB_OK;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, data, n, (off_t)at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : ENOSPC;
+        data += w;
+        n -= (size_t)w;
+        at += (long)w;
+    }
+    return 0;
+}
+
+/* body, then the closing tags, where the closing tags stand. A write that fails leaves the file
+ * as it was (its closing tags written again where they stood, whose bytes the file has, and
+ * nothing after them): a valid sidecar of the snapshots before. */
+static status append(xdmf *x, const text *body, diag *err)
+{
+    if (body->lost)
+        return diag_set(err, CDLAB_ERR_NOMEM, "%s: out of memory for the sidecar", x->path);
+    long at = x->footer;
+    int e = write_at(x->fd, body->s, body->len, at);
+    if (!e)
+        e = write_at(x->fd, footer, FOOTER_LEN, at + (long)body->len);
+    if (!e) {
+        x->footer = at + (long)body->len;
+        return CDLAB_OK;
+    }
+    if (ftruncate(x->fd, (off_t)(at + (long)FOOTER_LEN)) == 0)
+        write_at(x->fd, footer, FOOTER_LEN, at);
+    return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s (it keeps the snapshots before)",
+                    x->path, strerror(e));
 }
 
 status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
@@ -68,24 +106,25 @@ status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
     snprintf(x->path, sizeof x->path, "%s", path);
     const char *slash = strrchr(h5_path, '/');
     snprintf(x->h5_name, sizeof x->h5_name, "%s", slash ? slash + 1 : h5_path);
-    x->f = fopen(x->path, "w");
-    if (!x->f) {
+    x->fd = open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (x->fd < 0) {
         status s = diag_set(err, CDLAB_ERR_IO, "%s: cannot create the XDMF sidecar: %s", x->path,
                             strerror(errno));
         free(x);
         return s;
     }
-    fprintf(x->f,
-            "<?xml version=\"1.0\" ?>\n"
-            "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-            "<!-- cdlab snapshots of %s (docs/output.md); open this file in ParaView -->\n"
-            "<Xdmf Version=\"2.0\">\n"
-            " <Domain>\n"
-            "  <Grid Name=\"particles\" GridType=\"Collection\" "
-            "CollectionType=\"Temporal\">\n",
-            x->h5_name);
-    x->footer = ftell(x->f);
-    status s = write_footer(x, err);
+    text head = {0};
+    tadd(&head,
+         "<?xml version=\"1.0\" ?>\n"
+         "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+         "<!-- cdlab snapshots of %s (docs/output.md); open this file in ParaView -->\n"
+         "<Xdmf Version=\"2.0\">\n"
+         " <Domain>\n"
+         "  <Grid Name=\"particles\" GridType=\"Collection\" "
+         "CollectionType=\"Temporal\">\n",
+         x->h5_name);
+    status s = append(x, &head, err);
+    free(head.s);
     if (s != CDLAB_OK) {
         diag tmp;
         xdmf_close(x, &tmp);
@@ -95,31 +134,23 @@ status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
     return CDLAB_OK;
 }
 
-/* <DataItem> of dataset `name` of group g, to the file or (to_buf) the contacts buffer */
-#define OUT(x, to_buf, ...)                                                                        \
-    do {                                                                                           \
-        if (to_buf)                                                                                \
-            cadd(x, __VA_ARGS__);                                                                  \
-        else                                                                                       \
-            fprintf((x)->f, __VA_ARGS__);                                                          \
-    } while (0)
-
-static void item(xdmf *x, int to_buf, const char *g, const char *name, const char *dims, int is_int,
+/* <DataItem> of dataset `name` of group g */
+static void item(xdmf *x, text *b, const char *g, const char *name, const char *dims, int is_int,
                  const char *indent)
 {
-    OUT(x, to_buf,
-        "%s<DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
-        "%s:%s/%s</DataItem>\n",
-        indent, dims, is_int ? "Int" : "Float", is_int ? 4 : 8, x->h5_name, g, name);
+    tadd(b,
+         "%s<DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
+         "%s:%s/%s</DataItem>\n",
+         indent, dims, is_int ? "Int" : "Float", is_int ? 4 : 8, x->h5_name, g, name);
 }
 
-static void attribute(xdmf *x, int to_buf, const char *g, const char *name, const char *type,
+static void attribute(xdmf *x, text *b, const char *g, const char *name, const char *type,
                       const char *center, const char *dims, int is_int)
 {
-    OUT(x, to_buf, "     <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">\n",
-        strrchr(name, '/') ? strrchr(name, '/') + 1 : name, type, center);
-    item(x, to_buf, g, name, dims, is_int, "      ");
-    OUT(x, to_buf, "     </Attribute>\n");
+    tadd(b, "     <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">\n",
+         strrchr(name, '/') ? strrchr(name, '/') + 1 : name, type, center);
+    item(x, b, g, name, dims, is_int, "      ");
+    tadd(b, "     </Attribute>\n");
 }
 
 status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, const xdmf_field *extra,
@@ -133,47 +164,46 @@ status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, cons
     snprintf(c3, sizeof c3, "%ld 3", nc);
     snprintf(e3, sizeof e3, "%ld 3", 2 * nc);
     const char *name = strrchr(g, '/') ? strrchr(g, '/') + 1 : g;
-    if (fseek(x->f, x->footer, SEEK_SET) != 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));
-    fprintf(x->f,
-            "   <Grid Name=\"particles %s\" GridType=\"Uniform\">\n"
-            "    <Time Value=\"%.17g\"/>\n"
-            "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%ld\" "
-            "NodesPerElement=\"1\"/>\n"
-            "    <Geometry GeometryType=\"XYZ\">\n",
-            name, t, n);
-    item(x, 0, g, "position", d3, 0, "     ");
-    fprintf(x->f, "    </Geometry>\n");
-    attribute(x, 0, g, "radius", "Scalar", "Node", d1, 0);
-    attribute(x, 0, g, "velocity", "Vector", "Node", d3, 0);
-    attribute(x, 0, g, "angular_velocity", "Vector", "Node", d3, 0);
-    attribute(x, 0, g, "id", "Scalar", "Node", d1, 1);
+    text *b = &x->grid;
+    b->len = 0;
+    tadd(b,
+         "   <Grid Name=\"particles %s\" GridType=\"Uniform\">\n"
+         "    <Time Value=\"%.17g\"/>\n"
+         "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%ld\" "
+         "NodesPerElement=\"1\"/>\n"
+         "    <Geometry GeometryType=\"XYZ\">\n",
+         name, t, n);
+    item(x, b, g, "position", d3, 0, "     ");
+    tadd(b, "    </Geometry>\n");
+    attribute(x, b, g, "radius", "Scalar", "Node", d1, 0);
+    attribute(x, b, g, "velocity", "Vector", "Node", d3, 0);
+    attribute(x, b, g, "angular_velocity", "Vector", "Node", d3, 0);
+    attribute(x, b, g, "id", "Scalar", "Node", d1, 1);
     for (const xdmf_field *e = extra; e && e->name[0]; e++) {
         char de[64];
         snprintf(de, sizeof de, "%ld%s%s", n, e->dims[0] ? " " : "", e->dims);
-        attribute(x, 0, g, e->name, e->type, "Node", de, 0);
+        attribute(x, b, g, e->name, e->type, "Node", de, 0);
     }
-    fprintf(x->f, "   </Grid>\n");
-    if (ferror(x->f))
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));
-    x->footer = ftell(x->f);
-    if (nc > 0) { /* ParaView's reader does not take an empty grid */
-        cadd(x,
-             "   <Grid Name=\"contacts %s\" GridType=\"Uniform\">\n"
-             "    <Time Value=\"%.17g\"/>\n"
-             "    <Topology TopologyType=\"Polyline\" NumberOfElements=\"%ld\" "
-             "NodesPerElement=\"2\">\n",
-             name, t, nc);
-        item(x, 1, g, "contacts/line", c2, 1, "     ");
-        cadd(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-        item(x, 1, g, "contacts/endpoints", e3, 0, "     ");
-        cadd(x, "    </Geometry>\n");
-        attribute(x, 1, g, "contacts/force_magnitude", "Scalar", "Cell", c1, 0);
-        attribute(x, 1, g, "contacts/force", "Vector", "Cell", c3, 0);
-        attribute(x, 1, g, "contacts/gap", "Scalar", "Cell", c1, 0);
-        cadd(x, "   </Grid>\n");
-    }
-    return write_footer(x, err);
+    tadd(b, "   </Grid>\n");
+    status s = append(x, b, err);
+    if (s != CDLAB_OK || nc == 0) /* ParaView's reader does not take an empty grid */
+        return s;
+    text *c = &x->contacts;
+    tadd(c,
+         "   <Grid Name=\"contacts %s\" GridType=\"Uniform\">\n"
+         "    <Time Value=\"%.17g\"/>\n"
+         "    <Topology TopologyType=\"Polyline\" NumberOfElements=\"%ld\" "
+         "NodesPerElement=\"2\">\n",
+         name, t, nc);
+    item(x, c, g, "contacts/line", c2, 1, "     ");
+    tadd(c, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
+    item(x, c, g, "contacts/endpoints", e3, 0, "     ");
+    tadd(c, "    </Geometry>\n");
+    attribute(x, c, g, "contacts/force_magnitude", "Scalar", "Cell", c1, 0);
+    attribute(x, c, g, "contacts/force", "Vector", "Cell", c3, 0);
+    attribute(x, c, g, "contacts/gap", "Scalar", "Cell", c1, 0);
+    tadd(c, "   </Grid>\n");
+    return CDLAB_OK;
 }
 
 status xdmf_close(xdmf *x, diag *err)
@@ -181,17 +211,20 @@ status xdmf_close(xdmf *x, diag *err)
     if (!x)
         return CDLAB_OK;
     status s = CDLAB_OK;
-    /* the contacts collection after the particles one */
-    if (x->f && x->contacts && x->clen > 0) {
-        if (fseek(x->f, x->footer, SEEK_SET) != 0 ||
-            fprintf(x->f, "  </Grid>\n  <Grid Name=\"contacts\" GridType=\"Collection\" "
-                          "CollectionType=\"Temporal\">\n") < 0 ||
-            fwrite(x->contacts, 1, x->clen, x->f) != x->clen || fputs(footer, x->f) == EOF)
-            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));
+    /* the contacts collection after the particles one (out of memory for it: the sidecar keeps
+     * the particles, the HDF5 file has the contacts) */
+    if (x->fd >= 0 && x->contacts.len > 0 && !x->contacts.lost) {
+        text b = {0};
+        tadd(&b, "  </Grid>\n  <Grid Name=\"contacts\" GridType=\"Collection\" "
+                 "CollectionType=\"Temporal\">\n%s",
+             x->contacts.s);
+        s = append(x, &b, err);
+        free(b.s);
     }
-    if (x->f && fclose(x->f) != 0 && s == CDLAB_OK)
+    if (x->fd >= 0 && close(x->fd) != 0 && s == CDLAB_OK)
         s = diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));
-    free(x->contacts);
+    free(x->grid.s);
+    free(x->contacts.s);
     free(x);
     return s;
 }

@@ -3,10 +3,11 @@
  * radius, velocity, angular velocity, id) and "contacts" (lines from body 0's end to body 1's
  * centre, with force, force magnitude and gap per line).
  *
- * The sidecar is valid XML after every snapshot: each particles grid is written over the closing
- * tags, which are then written again and flushed. The contacts collection is kept in memory and
- * written by xdmf_close (so a killed run's sidecar has the particles only; the HDF5 file has
- * everything). */
+ * The sidecar is valid XML after every snapshot: each particles grid is made in memory and
+ * written over the closing tags, which follow it. A write that fails (a full disk) puts the
+ * closing tags back where they stood and cuts what followed: the sidecar of the snapshots before.
+ * The contacts collection is kept in memory and written by xdmf_close (so a killed run's sidecar
+ * has the particles only; the HDF5 file has everything). */
 #ifndef CDLAB_XDMF_H
 #define CDLAB_XDMF_H
 

@@ -8,6 +8,7 @@
 
 #include "grow.h"
 #include "h5io.h"
+#include "xdmf.h"
 
 #include <hdf5.h>
 #include <errno.h>
@@ -635,6 +636,67 @@ START_TEST(io_disk_full_without_reserve)
 }
 END_TEST
 
+/* The count of occurrences of needle in the file at path, and whether it ends with end. */
+static int count_in_file(const char *path, const char *needle, const char *end, int *ends)
+{
+    long len;
+    char *text = slurp(path, &len);
+    ck_assert_ptr_nonnull(text);
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        n++;
+    size_t el = strlen(end);
+    *ends = (size_t)len >= el && memcmp(text + len - (long)el, end, el) == 0;
+    free(text);
+    return n;
+}
+
+/* The XDMF sidecar on a full disk (a 64 kB tmpfs): a snapshot whose grid does not fit is
+ * refused with the OS's reason and the sidecar stays valid with the snapshots before (it once
+ * kept half a grid and no closing tags); the contacts collection at the close likewise. */
+START_TEST(io_sidecar_full_disk)
+{
+    setup_dir();
+    char mnt[160], path[200];
+    snprintf(mnt, sizeof mnt, "%s", at("tiny"));
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+        fprintf(stderr, "  io_sidecar_full_disk: skipped: cannot mount a tmpfs here (%s)\n",
+                strerror(errno));
+        teardown_dir();
+        return;
+    }
+    snprintf(path, sizeof path, "%s/s.xmf", mnt);
+    const char *end = "  </Grid>\n </Domain>\n</Xdmf>\n";
+    xdmf *x;
+    diag err;
+    ck_assert_int_eq(xdmf_create(&x, path, "s.h5", &err), CDLAB_OK);
+    int added = 0;
+    status s = CDLAB_OK;
+    while (s == CDLAB_OK && added < 1000) {
+        char g[64];
+        snprintf(g, sizeof g, "/snapshots/%08d", 10 * added);
+        s = xdmf_add_snapshot(x, g, 0.1 * added, 60, 50, NULL, &err);
+        added += s == CDLAB_OK;
+    }
+    ck_assert_int_eq(s, CDLAB_ERR_IO);
+    ck_assert_msg(strstr(err.msg, "No space left on device") &&
+                      strstr(err.msg, "keeps the snapshots before"),
+                  "%s", err.msg);
+    ck_assert_int_gt(added, 10);
+    int ends;
+    ck_assert_int_eq(count_in_file(path, "<Grid Name=\"particles ", end, &ends), added);
+    ck_assert(ends);
+    /* the contacts of every snapshot added: they do not fit either */
+    ck_assert_int_eq(xdmf_close(x, &err), CDLAB_ERR_IO);
+    ck_assert_int_eq(count_in_file(path, "<Grid Name=\"particles ", end, &ends), added);
+    ck_assert(ends);
+    ck_assert_int_eq(count_in_file(path, "<Grid Name=\"contacts", end, &ends), 0);
+    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
+    teardown_dir();
+}
+END_TEST
+
 /* The file layer after a failed write (h5io; no room reserved, as on a file system that cannot
  * reserve): every later write is refused, and the close writes nothing more, so the file holds
  * what its last flush wrote. */
@@ -921,6 +983,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, io_disk_full);
     tcase_add_test(tc, io_disk_full_without_reserve);
     tcase_add_test(tc, io_failed_write_writes_no_more);
+    tcase_add_test(tc, io_sidecar_full_disk);
     tcase_add_test(tc, io_signals_and_zero_steps);
     tcase_add_test(tc, errors_hostile_inputs);
     tcase_add_test(tc, io_provenance_command_and_overrides);
