@@ -195,17 +195,19 @@ int particles_wrap_one(particles *P, int i)
     const double lo[3] = {P->box.lo.x, P->box.lo.y, P->box.lo.z};
     const double L[3] = {P->box.L.x, P->box.L.y, P->box.L.z};
     double k[3] = {0.0, 0.0, 0.0};
+    int out[3] = {0, 0, 0};
     for (int a = 0; a < 3; a++) {
         if (!P->box.periodic[a] || (x[a] >= lo[a] && x[a] < lo[a] + L[a]) || !isfinite(x[a]))
             continue;
         k[a] = floor((x[a] - lo[a]) / L[a]);
+        out[a] = 1;
         /* the image count must hold it (rounding may add one below) */
         double image = (double)P->image[3 * i + a] + k[a];
         if (!(fabs(image) < (double)INT_MAX - 1.0))
             return 1;
     }
     for (int a = 0; a < 3; a++) {
-        if (k[a] == 0.0)
+        if (!out[a])
             continue;
         x[a] -= k[a] * L[a];
         /* rounding can land exactly on lo + L */

@@ -406,6 +406,15 @@ START_TEST(errors_wrap_beyond_image_range)
     P.image[3] = 5;
     ck_assert_int_eq(particles_wrap_one(&P, 1), 0);
     ck_assert_int_eq(P.image[3], 6);
+    /* at lo + L where (x - lo) / L rounds below 1: the rounding branch moves it in */
+    P.box.lo = v3(34.018771715470955, 0, 0);
+    pbox_set_period(&P.box, v3(3.9538292681909302, 0, 0));
+    P.x[0] = v3(P.box.lo.x + P.box.L.x, 0, 0);
+    P.image[0] = 0;
+    ck_assert(floor((P.x[0].x - P.box.lo.x) / P.box.L.x) == 0.0);
+    ck_assert_int_eq(particles_wrap_one(&P, 0), 0);
+    ck_assert(P.x[0].x >= P.box.lo.x && P.x[0].x < P.box.lo.x + P.box.L.x);
+    ck_assert_int_eq(P.image[0], 1);
     particles_free(&P);
 
     dsim s;
