@@ -566,10 +566,9 @@ static void check_stopped_by_full_disk(const char *msg, const char *out, int cou
 /* A full disk (a 3 MB tmpfs; skipped, saying so, where it cannot be mounted): room for each
  * output is reserved before it starts, so the run stops between two outputs: exit 1, the OS's
  * reason in the message, the file readable with the snapshot the message names and with its
- * summary, and a DEM restart from its last complete checkpoint. Also with a checkpoint cadence
- * that is not the snapshots' (a full disk met in a checkpoint's write, then the close, once left
- * /snapshots unreadable), and with a file system that has room for only part of the room asked
- * for at the first output. */
+ * summary, the room given back, and a DEM restart from its last complete checkpoint. Also with
+ * a checkpoint cadence that is not the snapshots' (a full disk met in a checkpoint's write, then
+ * the close, once left /snapshots unreadable). */
 START_TEST(io_disk_full)
 {
     setup_dir();
