@@ -203,7 +203,9 @@ status h5out_make_room(h5out *h, long long expect, diag *err)
             return CDLAB_OK;
         }
         e = errno;
-        if (e == EOPNOTSUPP || e == ENOSYS || e == ENODEV) { /* a file system that cannot */
+        /* no room, or the device failing, stop the run; any other answer (EOPNOTSUPP, ENOSYS,
+         * a file system that answers otherwise) means it cannot reserve: the check below */
+        if (e != ENOSPC && e != EDQUOT && e != EFBIG && e != EIO) {
             h->no_reserve = 1;
             e = 0;
         }
