@@ -520,6 +520,21 @@ START_TEST(errors_hostile_checkpoints)
 }
 END_TEST
 
+/* A tmpfs of the given size mounted at dir/name into mnt (160 bytes; at()'s buffers are
+ * reused); 0, saying so for test `who` and removing the folder, where it cannot be mounted. */
+static int mount_tmpfs(const char *name, const char *size, const char *who, char *mnt)
+{
+    snprintf(mnt, 160, "%s", at(name));
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    char opts[32];
+    snprintf(opts, sizeof opts, "size=%s", size);
+    if (mount("tmpfs", mnt, "tmpfs", 0, opts) == 0)
+        return 1;
+    fprintf(stderr, "  %s: skipped: cannot mount a tmpfs here (%s)\n", who, strerror(errno));
+    teardown_dir();
+    return 0;
+}
+
 /* The claims of a run stopped by a full disk, checked: the snapshot it names is readable, its
  * checkpoint continues the run. */
 static void check_stopped_by_full_disk(const char *msg, const char *out, int count, long min_snap,
@@ -573,14 +588,8 @@ START_TEST(io_disk_full)
 {
     setup_dir();
     char msg[4096], mnt[160];
-    snprintf(mnt, sizeof mnt, "%s", at("full")); /* at()'s buffers are reused */
-    ck_assert_int_eq(mkdir(mnt, 0755), 0);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=3m") != 0) {
-        fprintf(stderr, "  io_disk_full: skipped: cannot mount a tmpfs here (%s)\n",
-                strerror(errno));
-        teardown_dir();
+    if (!mount_tmpfs("full", "3m", "io_disk_full", mnt))
         return;
-    }
     char out[200];
     snprintf(out, sizeof out, "%s/full.h5", mnt);
     write_config(at("dem.ini"), DEM_INI, 100000, 60, 50, 200);
@@ -657,14 +666,8 @@ START_TEST(io_sidecar_full_disk)
 {
     setup_dir();
     char mnt[160], path[200];
-    snprintf(mnt, sizeof mnt, "%s", at("tiny"));
-    ck_assert_int_eq(mkdir(mnt, 0755), 0);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
-        fprintf(stderr, "  io_sidecar_full_disk: skipped: cannot mount a tmpfs here (%s)\n",
-                strerror(errno));
-        teardown_dir();
+    if (!mount_tmpfs("tiny", "64k", "io_sidecar_full_disk", mnt))
         return;
-    }
     snprintf(path, sizeof path, "%s/s.xmf", mnt);
     const char *end = "  </Grid>\n </Domain>\n</Xdmf>\n";
     xdmf *x;
@@ -703,14 +706,8 @@ START_TEST(io_failed_write_writes_no_more)
 {
     setup_dir();
     char mnt[160];
-    snprintf(mnt, sizeof mnt, "%s", at("small"));
-    ck_assert_int_eq(mkdir(mnt, 0755), 0);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) {
-        fprintf(stderr, "  io_failed_write_writes_no_more: skipped: cannot mount a tmpfs (%s)\n",
-                strerror(errno));
-        teardown_dir();
+    if (!mount_tmpfs("small", "1m", "io_failed_write_writes_no_more", mnt))
         return;
-    }
     char path[200];
     snprintf(path, sizeof path, "%s/f.h5", mnt);
     enum { N = 1000, BIG = 40000 };
