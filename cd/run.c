@@ -138,8 +138,11 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
             S = &V;
         }
     }
-    if (snapshot || checkpoint) /* rank 0's file: room for them, or stop before they start */
-        s = h5out_make_room(R->w.h, R->w.snapshot_step < 0 ? run_output_estimate(S) : 0, err);
+    /* rank 0's file: room for them, or stop before they start (the first: as much as the
+     * memory estimate) */
+    if (snapshot || checkpoint)
+        s = h5out_make_room(R->w.h,
+                            R->w.snapshot_step < 0 ? (long long)run_memory_estimate(S) : 0, err);
     if (s == CDLAB_OK && row)
         s = run_output_row(&R->w, S, &R->rec, err);
     if (s == CDLAB_OK && snapshot)

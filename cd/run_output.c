@@ -376,11 +376,6 @@ status run_output_snapshot(run_writer *w, const run_setup *S, diag *err)
                   : CDLAB_OK;
 }
 
-long long run_output_estimate(const run_setup *S)
-{
-    return (long long)((double)S->W.P.n * S->E.ops->bytes_per_particle(S->W.P.dimension));
-}
-
 /* The process's peak resident memory in KiB: VmHWM of /proc/self/status, the high-water mark of
  * this program's own address space. getrusage's ru_maxrss also counts the memory of the process
  * that started it, up to its exec (Linux keeps the larger of the two): under a Python driver

@@ -46,9 +46,6 @@ status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks
 status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, diag *err);
 /* /snapshots/NNNNNNNN: the particles and the engine's contacts; flushed. */
 status run_output_snapshot(run_writer *w, const run_setup *S, diag *err);
-/* What the first output may write, for the room reserved on the device before it
- * (h5out_make_room): the engine's memory estimate, its bytes per particle for every particle. */
-long long run_output_estimate(const run_setup *S);
 /* /summary: how the run ended (status: "completed" or the error message) and its figures. */
 status run_output_summary(run_writer *w, const char *status_text, const run_summary *sum,
                           long rebuilds, diag *err);

@@ -171,11 +171,16 @@ engine_notes run_notes(const run_hooks *hk)
               : (engine_notes){0};
 }
 
+double run_memory_estimate(const run_setup *S)
+{
+    return (double)S->W.P.n * S->E.ops->bytes_per_particle(S->W.P.dimension);
+}
+
 /* Memory from the engine's bytes per particle, time from its estimate (benchmark rates). */
 static void estimates(const run_setup *S, const engine_notes *notes)
 {
     const world *W = &S->W;
-    double mem = W->P.n * S->E.ops->bytes_per_particle(W->P.dimension);
+    double mem = run_memory_estimate(S);
     char tbuf[128];
     S->E.ops->estimate(&S->E, W, S->info.steps, tbuf, sizeof tbuf);
     engine_say(notes,

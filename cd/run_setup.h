@@ -40,6 +40,9 @@ engine_notes run_notes(const run_hooks *hk);
 
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it). */
 void run_announce(const run_setup *S, const run_hooks *hk);
+/* Memory the run is estimated to need, in bytes: the engine's bytes per particle for every
+ * particle (announced with the run; the room reserved before its first output). */
+double run_memory_estimate(const run_setup *S);
 
 /* The files of a run, checked before any is created (see run_setup.c); computes the FCLIB
  * export's file name into fclib_path. */

@@ -225,7 +225,7 @@ int particles_wrap(particles *P)
     int bad = P->n;
     if (!P->box.any)
         return -1;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (P->n > 100000)
+#pragma omp parallel for schedule(static) reduction(min : bad) if (P->n > CDLAB_PARALLEL_MIN)
     for (int i = 0; i < P->n; i++)
         if (particles_wrap_one(P, i) && i < bad)
             bad = i;
