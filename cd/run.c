@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Everything one run holds between its phases. */
 typedef struct run_state {
@@ -66,6 +67,15 @@ static status check_restart_export(run_state *R, diag *err)
     status s = CDLAB_OK;
     if (hk && hk->restart) {
         s = run_checkpoint_read(hk->restart, S, &R->sdef, err);
+        char copy[OUTFILE_PATH_MAX + 16];
+        outfile_checkpoint_path(hk->restart, copy, sizeof copy);
+        if (s == CDLAB_ERR_IO && access(copy, F_OK) == 0 &&
+            !outfile_same(copy, hk->restart)) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            diag_set(err, s, "%.700s; %s beside it holds a copy of its last checkpoint: --restart %s",
+                     why, copy, copy);
+        }
         if (s == CDLAB_OK && W->step >= S->info.steps)
             s = diag_set(err, CDLAB_ERR_CONFIG,
                          "%s: its checkpoint is at step %ld, system.steps = %ld: nothing to do "
@@ -101,6 +111,7 @@ static status prepare(run_state *R, diag *err)
     if (s == CDLAB_OK && comm_rank() == 0 &&
         (s = outfile_claim(&R->of, S->out.file, R->hk && R->hk->overwrite, err)) == CDLAB_OK) {
         claimed = 1;
+        R->w.of = &R->of;
         if ((s = h5out_create(&R->w.h, R->of.partial, err)) == CDLAB_OK &&
             (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)
             s = xdmf_create(&R->w.xmf, R->of.xmf_partial, R->of.final, err);
@@ -149,6 +160,20 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
         s = run_output_snapshot(&R->w, S, err);
     if (s == CDLAB_OK && checkpoint)
         s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+    if (s == CDLAB_OK && checkpoint && R->w.of) {
+        /* a copy that cannot be written (a full disk: the next output's room stops the run)
+         * leaves the older copy, and the run goes on with its file whole; said every time */
+        diag why;
+        if (run_checkpoint_copy(&R->w, S, &R->sdef, &why) != CDLAB_OK) {
+            char line[2048];
+            snprintf(line, sizeof line,
+                     "warning: the copy of the checkpoint of step %ld could not be written "
+                     "(%.800s); %s holds %s",
+                     S->W.step, why.msg, R->of.ckpt,
+                     R->w.copy_step >= 0 ? "the older copy" : "no copy yet");
+            engine_say_result(&R->notes, line);
+        }
+    }
     return comm_agree(s, err);
 }
 
@@ -350,6 +375,14 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     diag *e2 = s == CDLAB_OK ? err : &tmp;
     run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rec.rebuilds, e2);
     status s2 = h5out_close(R->w.h, e2);
+    /* closed whole: the file holds its checkpoints, their copy goes; otherwise it stays, the
+     * restart that cannot be lost (outfile.h) */
+    if (s2 == CDLAB_OK)
+        outfile_drop_checkpoint(&R->of);
+    else if (R->w.copy_step >= 0) {
+        sum->copy_step = R->w.copy_step;
+        snprintf(sum->copy_file, sizeof sum->copy_file, "%s", R->of.ckpt);
+    }
     if (s == CDLAB_OK)
         s = s2;
     s2 = xdmf_close(R->w.xmf, s == CDLAB_OK ? err : &tmp);
@@ -379,7 +412,8 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
     R->hk = hk;
     R->notes = run_notes(hk);
     R->of.fd = -1;
-    R->w.snapshot_step = R->w.checkpoint_step = -1;
+    R->w.snapshot_step = R->w.checkpoint_step = R->w.copy_step = -1;
+    sum->copy_step = -1;
     run_setup *S = &R->S;
     status s = run_setup_read(c, S, hk, err);
     if (s != CDLAB_OK) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECKPOINT_FORMAT "cdlab-checkpoint-3"
 
@@ -155,29 +156,66 @@ static status write_world(h5out *h, const char *g, const world *W, diag *err)
     return s;
 }
 
-status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
+/* Checkpoint g of the current step into h, then its mark of completeness, written once
+ * everything else is on disk: a restart takes the last checkpoint that has it (a disk that
+ * fills up mid-checkpoint leaves one without it). */
+static status write_checkpoint(h5out *h, const char *g, const run_setup *S, const state_def *sd,
+                               diag *err)
 {
     const world *W = &S->W;
-    char g[64];
-    snprintf(g, sizeof g, "/checkpoints/%08ld", W->step);
     status s;
-    if ((s = h5out_group(w->h, g, err)) ||
-        (s = h5out_attr_string(w->h, g, "format", CHECKPOINT_FORMAT, err)) ||
-        (s = h5out_attr_int(w->h, g, "step", W->step, err)) ||
-        (s = h5out_attr_int(w->h, g, "particles", W->P.n, err)) ||
-        (s = h5out_attr_int(w->h, g, "walls", W->n_walls, err)) ||
-        (s = h5out_attr_string(w->h, g, "mode", S->E.ops->name, err)) ||
-        (s = write_state_def(w->h, g, sd, err)) || (s = write_world(w->h, g, W, err)) ||
-        (s = S->E.ops->checkpoint_write(&S->E, w->h, g, W, err)))
+    if ((s = h5out_group(h, g, err)) ||
+        (s = h5out_attr_string(h, g, "format", CHECKPOINT_FORMAT, err)) ||
+        (s = h5out_attr_int(h, g, "step", W->step, err)) ||
+        (s = h5out_attr_int(h, g, "particles", W->P.n, err)) ||
+        (s = h5out_attr_int(h, g, "walls", W->n_walls, err)) ||
+        (s = h5out_attr_string(h, g, "mode", S->E.ops->name, err)) ||
+        (s = write_state_def(h, g, sd, err)) || (s = write_world(h, g, W, err)) ||
+        (s = S->E.ops->checkpoint_write(&S->E, h, g, W, err)))
         return s;
-    /* the mark of a complete checkpoint, written once everything else is on disk: a restart
-     * takes the last checkpoint that has it (a disk that fills up mid-checkpoint leaves one
-     * without it) */
-    if ((s = h5out_flush(w->h, err)) || (s = h5out_attr_int(w->h, g, "complete", 1, err)) ||
-        (s = h5out_flush(w->h, err)))
+    if ((s = h5out_flush(h, err)) || (s = h5out_attr_int(h, g, "complete", 1, err)) ||
+        (s = h5out_flush(h, err)))
         return s;
-    w->checkpoint_step = W->step;
     return CDLAB_OK;
+}
+
+status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
+{
+    char g[64];
+    snprintf(g, sizeof g, "/checkpoints/%08ld", S->W.step);
+    status s = write_checkpoint(w->h, g, S, sd, err);
+    if (s == CDLAB_OK)
+        w->checkpoint_step = S->W.step;
+    return s;
+}
+
+status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
+{
+    const outfile *o = w->of;
+    char g[64];
+    snprintf(g, sizeof g, "/checkpoints/%08ld", S->W.step);
+    h5out *c;
+    status s = h5out_create(&c, o->ckpt_partial, err);
+    if (s != CDLAB_OK)
+        return s;
+    /* what cdlab info shows of a run (its parameters and build), what it is a copy of, and
+     * the checkpoint */
+    if ((s = h5out_attr_string(c, "/", "program", "cdlab run: the copy of a run's last checkpoint",
+                               err)) == CDLAB_OK &&
+        (s = h5out_attr_string(c, "/", "checkpoint_of", o->final, err)) == CDLAB_OK &&
+        (s = h5out_copy(c, w->h, "/parameters", err)) == CDLAB_OK &&
+        (s = h5out_copy(c, w->h, "/build", err)) == CDLAB_OK)
+        s = write_checkpoint(c, g, S, sd, err);
+    status s2 = h5out_close(c, s == CDLAB_OK ? err : &(diag){{0}});
+    if (s == CDLAB_OK)
+        s = s2;
+    if (s == CDLAB_OK)
+        s = outfile_put_checkpoint(o, err); /* removes the partial copy when it fails */
+    else
+        unlink(o->ckpt_partial);
+    if (s == CDLAB_OK)
+        w->copy_step = S->W.step;
+    return s;
 }
 
 /* The group of the last checkpoint with the mark of completeness. */

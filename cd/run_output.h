@@ -5,6 +5,7 @@
 #ifndef CDLAB_RUN_OUTPUT_H
 #define CDLAB_RUN_OUTPUT_H
 
+#include "outfile.h"
 #include "run_setup.h"
 #include "xdmf.h"
 
@@ -37,6 +38,10 @@ typedef struct run_writer {
     /* what the file holds for sure: the steps of its last flushed snapshot and of its last
      * complete checkpoint (-1: none) */
     long snapshot_step, checkpoint_step;
+    /* the checkpoint's copy (outfile.h: OUT.h5.checkpoint) and the step it holds (-1: none);
+     * of NULL: no copy written (ranks other than 0) */
+    const outfile *of;
+    long copy_step;
 } run_writer;
 
 /* Provenance, parameters, the engine's groups and series, the common series, the walls. */

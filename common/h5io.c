@@ -345,6 +345,17 @@ status h5out_group(h5out *h, const char *path, diag *err)
     return CDLAB_OK;
 }
 
+status h5out_copy(h5out *dst, h5out *src, const char *path, diag *err)
+{
+    if (dst->failed || src->failed)
+        return refuse(dst->failed ? dst : src, err);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    herr_t r = H5Ocopy(src->file, path, dst->file, path, H5P_DEFAULT, lcpl);
+    H5Pclose(lcpl);
+    return r < 0 ? fail(dst, err, "copying", path) : CDLAB_OK;
+}
+
 static status write_attr(h5out *h, const char *obj, const char *name, hid_t type, hid_t space,
                          const void *value, diag *err)
 {
@@ -703,11 +714,14 @@ status h5in_describe(const char *path, FILE *out, diag *err)
         H5Sclose(sp);
         H5Dclose(d);
     }
-    if (H5Lexists(f, "/snapshots", H5P_DEFAULT) > 0) {
-        hid_t g = H5Gopen2(f, "/snapshots", H5P_DEFAULT);
+    const char *lists[][2] = {{"/snapshots", "frames"}, {"/checkpoints", "checkpoints"}};
+    for (int k = 0; k < 2; k++) {
+        if (H5Lexists(f, lists[k][0], H5P_DEFAULT) <= 0)
+            continue;
+        hid_t g = H5Gopen2(f, lists[k][0], H5P_DEFAULT);
         H5G_info_t gi;
         H5Gget_info(g, &gi);
-        fprintf(out, "/snapshots: %llu frames\n", (unsigned long long)gi.nlinks);
+        fprintf(out, "%s: %llu %s\n", lists[k][0], (unsigned long long)gi.nlinks, lists[k][1]);
         H5Gclose(g);
     }
     H5Fclose(f);

@@ -40,6 +40,9 @@ status h5out_make_room(h5out *h, long long expect, diag *err);
 int h5out_reserving(const h5out *h);
 
 status h5out_group(h5out *h, const char *path, diag *err);
+/* Copies object path (a group with everything under it, attributes included) of src into dst
+ * under the same path. */
+status h5out_copy(h5out *dst, h5out *src, const char *path, diag *err);
 status h5out_attr_string(h5out *h, const char *obj, const char *name, const char *value, diag *err);
 status h5out_attr_double(h5out *h, const char *obj, const char *name, double value, diag *err);
 status h5out_attr_int(h5out *h, const char *obj, const char *name, long long value, diag *err);

@@ -62,6 +62,51 @@ static int locked_by_other(int fd)
     return fl.l_type != F_UNLCK;
 }
 
+void outfile_checkpoint_path(const char *out, char *buf, size_t n)
+{
+    size_t len = strlen(out);
+    int part = len > 8 && strcmp(out + len - 8, ".partial") == 0;
+    snprintf(buf, n, "%.*s.checkpoint", (int)(part ? len - 8 : len), out);
+}
+
+/* Makes a rename in path's folder durable. */
+static void sync_folder(const char *path)
+{
+    char dir[OUTFILE_PATH_MAX];
+    folder_of(path, dir, sizeof dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+status outfile_put_checkpoint(const outfile *o, diag *err)
+{
+    int fd = open(o->ckpt_partial, O_RDONLY);
+    status s = CDLAB_OK;
+    if (fd < 0 || fsync(fd) != 0)
+        s = diag_set(err, CDLAB_ERR_IO, "%s: cannot make the checkpoint's copy durable: %s",
+                     o->ckpt_partial, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (s == CDLAB_OK && rename(o->ckpt_partial, o->ckpt) != 0)
+        s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->ckpt_partial, o->ckpt,
+                     strerror(errno));
+    if (s != CDLAB_OK) {
+        unlink(o->ckpt_partial);
+        return s;
+    }
+    sync_folder(o->ckpt);
+    return CDLAB_OK;
+}
+
+void outfile_drop_checkpoint(const outfile *o)
+{
+    unlink(o->ckpt);
+    unlink(o->ckpt_partial);
+}
+
 status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
 {
     memset(o, 0, sizeof *o);
@@ -72,6 +117,8 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     snprintf(o->partial, sizeof o->partial, "%s.partial", final);
     xdmf_sidecar_path(final, o->xmf_final, sizeof o->xmf_final);
     snprintf(o->xmf_partial, sizeof o->xmf_partial, "%s.partial", o->xmf_final);
+    outfile_checkpoint_path(final, o->ckpt, sizeof o->ckpt);
+    snprintf(o->ckpt_partial, sizeof o->ckpt_partial, "%s.partial", o->ckpt);
     struct stat st;
     if (stat(final, &st) == 0) {
         if (!S_ISREG(st.st_mode))
@@ -113,14 +160,25 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                             "another cdlab run is writing %s (into %s): wait for it or give "
                             "another name with -o",
                             final, o->partial);
+        int copy = stat(o->ckpt, &st) == 0;
         return diag_set(err, CDLAB_ERR_ARG,
                         "%s exists: it was left by a run that was killed, or that failed while "
                         "%s existed, and holds its data up to its last snapshot (cdlab info %s; "
-                        "continue it with --restart %s). Move or remove it first",
-                        o->partial, final, o->partial, o->partial);
+                        "continue it with --restart %s%s%s%s). Move or remove it first",
+                        o->partial, final, o->partial, o->partial,
+                        copy ? ", or with --restart " : "", copy ? o->ckpt : "",
+                        copy ? ", the last checkpoint's copy, should that file be unreadable" : "");
     }
     if (fd < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot create: %s", o->partial, strerror(errno));
+    if (lstat(o->ckpt, &st) == 0) { /* a killed run's restart: not overwritten */
+        unlink(o->partial);
+        close(fd);
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "%s exists: the copy of the last checkpoint of a run that was killed "
+                        "(continue it with --restart %s). Move or remove it first",
+                        o->ckpt, o->ckpt);
+    }
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
     if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
         close(fd);
@@ -137,12 +195,16 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
     status s = CDLAB_OK;
     struct stat st;
     if (completed || !o->existed) {
+        /* durable before the name says so: a power loss after the rename leaves the whole file */
+        if (o->fd >= 0)
+            fsync(o->fd);
         if (rename(o->partial, o->final) != 0)
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (the data are in %s)",
                          o->partial, o->final, strerror(errno), o->partial);
         else if (stat(o->xmf_partial, &st) == 0 && rename(o->xmf_partial, o->xmf_final) != 0)
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->xmf_partial,
                          o->xmf_final, strerror(errno));
+        sync_folder(o->final);
     } else {
         /* the old OUT.h5 stays; the sidecar names OUT.h5, so it would show the old file */
         *kept_partial = 1;

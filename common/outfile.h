@@ -9,7 +9,14 @@
  *   - never when nothing was written (a refused command): the .partial files are removed.
  * An existing OUT.h5 is refused unless overwrite is set; another run writing the same OUT.h5
  * (its lock is held) is refused; a .partial left by a killed run is refused (it holds data).
- * A killed process leaves OUT.h5.partial, readable up to its last flushed snapshot. */
+ * A killed process leaves OUT.h5.partial, readable up to its last flushed snapshot.
+ *
+ * The checkpoint's copy: HDF5 writes its metadata in place, so a kill that lands inside a flush
+ * can leave OUT.h5.partial unreadable. Each checkpoint is therefore also written whole into a
+ * file of its own, OUT.h5.checkpoint.partial, made durable (fsync) and renamed over
+ * OUT.h5.checkpoint: at any moment OUT.h5.checkpoint is a complete checkpoint or absent. It is
+ * removed when the run's file was closed whole (the file holds the checkpoints), kept
+ * otherwise; a run does not start while one is left over (it holds a killed run's restart). */
 #ifndef CDLAB_OUTFILE_H
 #define CDLAB_OUTFILE_H
 
@@ -24,6 +31,8 @@ typedef struct outfile {
     char partial[OUTFILE_PATH_MAX + 16];     /* OUT.h5.partial: the HDF5 file while the run writes */
     char xmf_final[OUTFILE_PATH_MAX + 16];   /* OUT.xmf */
     char xmf_partial[OUTFILE_PATH_MAX + 32]; /* OUT.xmf.partial */
+    char ckpt[OUTFILE_PATH_MAX + 16];        /* OUT.h5.checkpoint: the last checkpoint's copy */
+    char ckpt_partial[OUTFILE_PATH_MAX + 32]; /* OUT.h5.checkpoint.partial: the one written */
     int fd;                             /* open on partial, holding the lock (-1: none) */
     int existed;                        /* OUT.h5 existed at the start (overwrite given) */
 } outfile;
@@ -37,6 +46,18 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err);
 /* Puts the files in place (rules above). completed: the run finished every step. On return
  * *kept_partial says whether the data stayed in the .partial files (an older OUT.h5 kept). */
 status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err);
+
+/* The checkpoint's copy written and closed in o->ckpt_partial: made durable and renamed over
+ * o->ckpt (the folder made durable too). On failure the partial copy is removed and the older
+ * copy, if any, stays. */
+status outfile_put_checkpoint(const outfile *o, diag *err);
+
+/* The run's file was closed whole: its checkpoint's copy is removed. */
+void outfile_drop_checkpoint(const outfile *o);
+
+/* The path of the checkpoint's copy beside a run's output or its .partial file (OUT.h5 or
+ * OUT.h5.partial -> OUT.h5.checkpoint). */
+void outfile_checkpoint_path(const char *out, char *buf, size_t n);
 
 /* Removes the .partial files (nothing worth keeping was written) and releases the lock. */
 void outfile_abandon(outfile *o);

@@ -221,6 +221,8 @@ status xdmf_close(xdmf *x, diag *err)
         s = append(x, &b, err);
         free(b.s);
     }
+    if (x->fd >= 0) /* durable before it is renamed into place, as the HDF5 file */
+        fsync(x->fd);
     if (x->fd >= 0 && close(x->fd) != 0 && s == CDLAB_OK)
         s = diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s", x->path, strerror(errno));
     free(x->grid.s);

@@ -325,9 +325,10 @@ static void wait_for(const char *path)
 }
 
 /* Two runs, one output: the second is refused while the first writes (whose file is then
- * complete and readable); a running output can be read (HDF5's own lock is off, cdlab's
- * record lock keeps other runs out); a killed run leaves OUT.h5.partial, readable and
- * restartable. */
+ * complete and readable, and the copy of its checkpoint removed); a running output can be read
+ * (HDF5's own lock is off, cdlab's record lock keeps other runs out); a killed run leaves
+ * OUT.h5.partial and the copy of its last checkpoint, OUT.h5.checkpoint, which always continues
+ * it, bit for bit as the uninterrupted run. */
 START_TEST(io_concurrent_runs_and_killed_run)
 {
     setup_dir();
@@ -367,31 +368,100 @@ START_TEST(io_concurrent_runs_and_killed_run)
     ck_assert_str_eq(st_text, "completed");
     free(st_text);
     h5in_close(h);
-    /* killed: the partial file stays, readable, and a restart continues it. A kill that lands
-     * inside the flush of a snapshot can leave HDF5's metadata half written (measured: 1 kill
-     * in 20 for this tiny run, which flushes every 200 steps; docs/output.md): up to three
-     * tries, each at another moment. */
-    char last[256];
-    int readable = 0;
-    for (int attempt = 0; attempt < 3 && !readable; attempt++) {
-        unlink(at("killed.h5.partial"));
-        unlink(at("killed.xmf.partial"));
-        pid_t b = spawn(at("long.ini"), at("killed.h5"), NULL);
-        wait_for(at("killed.h5.partial"));
-        nanosleep(&(struct timespec){1, 100000000L * attempt + 37000000L}, NULL);
-        kill(b, SIGKILL);
-        waitpid(b, &wst, 0);
-        ck_assert(exists(at("killed.h5.partial")) && !exists(at("killed.h5")));
-        if (h5in_open(&h, at("killed.h5.partial"), &err) == CDLAB_OK) {
-            readable = h5in_last_child(h, "/checkpoints", NULL, last, &err) == CDLAB_OK;
+    ck_assert(!exists(at("live.h5.checkpoint")) && !exists(at("live.h5.checkpoint.partial")));
+    /* killed after its second checkpoint's copy (step 2000) is in place */
+    pid_t b = spawn(at("long.ini"), at("killed.h5"), NULL);
+    wait_for(at("killed.h5.partial"));
+    char last[256] = "";
+    for (int k = 0; k < 400 && atol(last) < 2000; k++) {
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+        if (exists(at("killed.h5.checkpoint")) &&
+            h5in_open(&h, at("killed.h5.checkpoint"), &err) == CDLAB_OK) {
+            if (h5in_last_child(h, "/checkpoints", NULL, last, &err) != CDLAB_OK)
+                last[0] = '\0';
             h5in_close(h);
         }
     }
-    ck_assert_msg(readable, "three killed runs left no readable file with a checkpoint: %s",
-                  err.msg);
+    kill(b, SIGKILL);
+    waitpid(b, &wst, 0);
+    ck_assert(exists(at("killed.h5.partial")) && !exists(at("killed.h5")));
+    /* the copy: a whole checkpoint, at step 2000 or a later one written since */
+    ck_assert_msg(h5in_open(&h, at("killed.h5.checkpoint"), &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(h5in_last_child(h, "/checkpoints", NULL, last, &err), CDLAB_OK);
+    long step = atol(last);
+    ck_assert_int_ge(step, 2000);
+    ck_assert_int_eq(step % 1000, 0);
+    long long complete = 0;
+    char g[64];
+    snprintf(g, sizeof g, "/checkpoints/%s", last);
+    ck_assert_int_eq(h5in_attr_int(h, g, "complete", &complete, &err), CDLAB_OK);
+    ck_assert_int_eq(complete, 1);
+    h5in_close(h);
+    /* a new run to the same output is refused while the killed run's files are there, each
+     * message naming the restarts */
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("long.ini"), at("killed.h5")), 2);
+    ck_assert_msg(strstr(msg, "--restart") && strstr(msg, "killed.h5.checkpoint"), "%s", msg);
+    /* continued from the copy: the same bits as the run that was not interrupted */
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s --set system.steps=%ld",
-                           at("long.ini"), at("cont.h5"), at("killed.h5.partial"), atol(last) + 10),
+                           at("long.ini"), at("cont.h5"), at("killed.h5.checkpoint"), step + 10),
                      0);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --set system.steps=%ld", at("long.ini"),
+                           at("whole.h5"), step + 10),
+                     0);
+    double xa[60 * 3], xb[60 * 3];
+    snprintf(g, sizeof g, "/snapshots/%08ld/position", step + 10);
+    ck_assert_msg(h5in_open(&h, at("cont.h5"), &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(h5in_read(h, g, H5IO_DOUBLE, xa, 60 * 3, &err) == CDLAB_OK, "%s", err.msg);
+    h5in_close(h);
+    ck_assert_msg(h5in_open(&h, at("whole.h5"), &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(h5in_read(h, g, H5IO_DOUBLE, xb, 60 * 3, &err) == CDLAB_OK, "%s", err.msg);
+    h5in_close(h);
+    ck_assert(memcmp(xa, xb, sizeof xa) == 0);
+    /* a .partial made unreadable (as a kill inside HDF5's flush can leave it): the restart
+     * from it is refused, naming the copy */
+    int fd = open(at("killed.h5.partial"), O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    char zeros[4096] = {0};
+    ck_assert_int_eq(pwrite(fd, zeros, sizeof zeros, 0), (ssize_t)sizeof zeros);
+    close(fd);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s --restart %s", at("long.ini"),
+                           at("cont2.h5"), at("killed.h5.partial")),
+                     2);
+    ck_assert_msg(strstr(msg, "beside it holds a copy of its last checkpoint"), "%s", msg);
+    ck_assert(!exists(at("cont2.h5")) && !exists(at("cont2.h5.partial")));
+    /* with the .partial moved away, the copy alone still keeps a new run out */
+    ck_assert_int_eq(unlink(at("killed.h5.partial")), 0);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("long.ini"), at("killed.h5")), 2);
+    ck_assert_msg(strstr(msg, "killed.h5.checkpoint exists"), "%s", msg);
+    ck_assert(!exists(at("killed.h5.partial")) && !exists(at("killed.h5")));
+    teardown_dir();
+}
+END_TEST
+
+/* A copy of a checkpoint that cannot be written (here: a folder where its file goes) does not
+ * stop the run: a warning at each checkpoint, with --quiet, and the run's file complete. */
+START_TEST(io_checkpoint_copy_refused)
+{
+    setup_dir();
+    char msg[4096];
+    write_config(at("dem.ini"), DEM_INI, 600, 20, 200, 200);
+    ck_assert_int_eq(mkdir(at("out.h5.checkpoint.partial"), 0755), 0);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("dem.ini"), at("out.h5")), 0);
+    int warned = 0;
+    for (const char *m = msg; (m = strstr(m, "warning: the copy of the checkpoint of step"));
+         m++)
+        warned++;
+    ck_assert_msg(warned == 3, "%d warnings: %s", warned, msg); /* steps 200, 400, 600 */
+    ck_assert_msg(strstr(msg, "holds no copy yet"), "%s", msg);
+    h5in *h;
+    diag err;
+    char *st_text;
+    ck_assert_msg(h5in_open(&h, at("out.h5"), &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(h5in_attr_str(h, "/summary", "status", &st_text, &err), CDLAB_OK);
+    ck_assert_str_eq(st_text, "completed");
+    free(st_text);
+    h5in_close(h);
+    ck_assert(!exists(at("out.h5.checkpoint")));
     teardown_dir();
 }
 END_TEST
@@ -974,6 +1044,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, errors_refusals_keep_existing_output);
     tcase_add_test(tc, io_overwrite_policy);
     tcase_add_test(tc, io_concurrent_runs_and_killed_run);
+    tcase_add_test(tc, io_checkpoint_copy_refused);
     tcase_add_test(tc, errors_restart_other_system);
     tcase_add_test(tc, errors_hostile_checkpoints);
     tcase_add_test(tc, io_disk_full);
