@@ -375,11 +375,10 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     diag *e2 = s == CDLAB_OK ? err : &tmp;
     run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rec.rebuilds, e2);
     status s2 = h5out_close(R->w.h, e2);
-    /* closed whole: the file holds its checkpoints, their copy goes; otherwise it stays, the
-     * restart that cannot be lost (outfile.h) */
-    if (s2 == CDLAB_OK)
-        outfile_drop_checkpoint(&R->of);
-    else if (R->w.copy_step >= 0) {
+    /* closed whole: the file holds its checkpoints, and their copy goes once the file is on
+     * disk (outfile_commit); otherwise the copy stays, the restart that cannot be lost */
+    int closed_whole = s2 == CDLAB_OK;
+    if (!closed_whole && R->w.copy_step >= 0) {
         sum->copy_step = R->w.copy_step;
         snprintf(sum->copy_file, sizeof sum->copy_file, "%s", R->of.ckpt);
     }
@@ -393,6 +392,12 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     sum->checkpoint_step = R->w.checkpoint_step;
     int kept = 0;
     s2 = outfile_commit(&R->of, s == CDLAB_OK, &kept, s == CDLAB_OK ? err : &tmp);
+    if (closed_whole && s2 == CDLAB_OK)
+        outfile_drop_checkpoint(&R->of);
+    else if (closed_whole && R->w.copy_step >= 0) { /* the file may not be on the device */
+        sum->copy_step = R->w.copy_step;
+        snprintf(sum->copy_file, sizeof sum->copy_file, "%s", R->of.ckpt);
+    }
     if (s == CDLAB_OK)
         s = s2;
     sum->kept_partial = kept;

@@ -62,8 +62,8 @@ typedef struct run_summary {
     int kept_partial;
     long snapshot_step;     /* the last snapshot flushed to the file (-1: none) */
     long checkpoint_step;   /* the last complete checkpoint in the file (-1: none) */
-    /* the file was not closed whole: the copy of its last checkpoint that stays beside it
-     * (OUT.h5.checkpoint) and its step (-1: none) */
+    /* the file was not closed whole, or not confirmed on the device: the copy of its last
+     * checkpoint that stays beside it (OUT.h5.checkpoint) and its step (-1: none) */
     long copy_step;
     char copy_file[640];
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */

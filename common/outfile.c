@@ -69,6 +69,14 @@ void outfile_checkpoint_path(const char *out, char *buf, size_t n)
     snprintf(buf, n, "%.*s.checkpoint", (int)(part ? len - 8 : len), out);
 }
 
+/* fsync(fd), where 0 also means a file system that cannot sync (EINVAL, ENOTSUP: some network
+ * and FUSE file systems; the data are written as the system writes them): only a write that
+ * failed (EIO, a full disk or quota) is an error. */
+static int sync_failed(int fd)
+{
+    return fsync(fd) != 0 && (errno == EIO || errno == ENOSPC || errno == EDQUOT);
+}
+
 /* Makes a rename in path's folder durable. */
 static void sync_folder(const char *path)
 {
@@ -85,7 +93,7 @@ status outfile_put_checkpoint(const outfile *o, diag *err)
 {
     int fd = open(o->ckpt_partial, O_RDONLY);
     status s = CDLAB_OK;
-    if (fd < 0 || fsync(fd) != 0)
+    if (fd < 0 || sync_failed(fd))
         s = diag_set(err, CDLAB_ERR_IO, "%s: cannot make the checkpoint's copy durable: %s",
                      o->ckpt_partial, strerror(errno));
     if (fd >= 0)
@@ -194,10 +202,15 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
     *kept_partial = 0;
     status s = CDLAB_OK;
     struct stat st;
-    if (completed || !o->existed) {
-        /* durable before the name says so: a power loss after the rename leaves the whole file */
-        if (o->fd >= 0)
-            fsync(o->fd);
+    /* durable before the name says so (a power loss after the rename leaves the whole file),
+     * and before the caller removes the checkpoint's copy; a device that cannot is reported,
+     * the data left in the .partial file */
+    if (o->fd >= 0 && sync_failed(o->fd)) {
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s: the system could not write it to the device: %s (the data stay in "
+                     "%s, maybe not whole)",
+                     o->partial, strerror(errno), o->partial);
+    } else if (completed || !o->existed) {
         if (rename(o->partial, o->final) != 0)
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (the data are in %s)",
                          o->partial, o->final, strerror(errno), o->partial);

@@ -43,8 +43,9 @@ typedef struct outfile {
  * CDLAB_ERR_IO with the OS reason) and leave every file as it was. */
 status outfile_claim(outfile *o, const char *final, int overwrite, diag *err);
 
-/* Puts the files in place (rules above). completed: the run finished every step. On return
- * *kept_partial says whether the data stayed in the .partial files (an older OUT.h5 kept). */
+/* Puts the files in place (rules above), made durable first (fsync; a failure is an error and
+ * leaves the .partial files). completed: the run finished every step. On return *kept_partial
+ * says whether the data stayed in the .partial files (an older OUT.h5 kept). */
 status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err);
 
 /* The checkpoint's copy written and closed in o->ckpt_partial: made durable and renamed over

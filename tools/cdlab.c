@@ -304,9 +304,8 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
         fprintf(stderr, "; it has no checkpoint to continue from\n");
     if (sum->copy_step >= 0)
         fprintf(stderr,
-                "cdlab: the file was not closed whole; %s holds a copy of the checkpoint of step "
-                "%ld, written whole: should %s be unreadable, cdlab run %s -o NEW.h5 --restart "
-                "%s\n",
+                "cdlab: %s holds a copy of the checkpoint of step %ld, written whole: should %s "
+                "be unreadable, cdlab run %s -o NEW.h5 --restart %s\n",
                 sum->copy_file, sum->copy_step, sum->out_file, cfg_path, sum->copy_file);
 }
 
