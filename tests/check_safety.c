@@ -373,7 +373,7 @@ START_TEST(io_concurrent_runs_and_killed_run)
     pid_t b = spawn(at("long.ini"), at("killed.h5"), NULL);
     wait_for(at("killed.h5.partial"));
     char last[256] = "";
-    for (int k = 0; k < 400 && atol(last) < 2000; k++) {
+    for (int k = 0; k < 3000 && atol(last) < 2000; k++) { /* up to 30 s (sanitizer builds) */
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
         if (exists(at("killed.h5.checkpoint")) &&
             h5in_open(&h, at("killed.h5.checkpoint"), &err) == CDLAB_OK) {
