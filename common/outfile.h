@@ -15,7 +15,7 @@
  * can leave OUT.h5.partial unreadable. Each checkpoint is therefore also written whole into a
  * file of its own, OUT.h5.checkpoint.partial, made durable (fsync) and renamed over
  * OUT.h5.checkpoint: at any moment OUT.h5.checkpoint is a complete checkpoint or absent. It is
- * removed when the run's file was closed whole (the file holds the checkpoints), kept
+ * removed once the run's file was closed whole and is on the device (outfile_commit), kept
  * otherwise; a run does not start while one is left over (it holds a killed run's restart). */
 #ifndef CDLAB_OUTFILE_H
 #define CDLAB_OUTFILE_H
