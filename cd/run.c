@@ -378,10 +378,6 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     /* closed whole: the file holds its checkpoints, and their copy goes once the file is on
      * disk (outfile_commit); otherwise the copy stays, the restart that cannot be lost */
     int closed_whole = s2 == CDLAB_OK;
-    if (!closed_whole && R->w.copy_step >= 0) {
-        sum->copy_step = R->w.copy_step;
-        snprintf(sum->copy_file, sizeof sum->copy_file, "%s", R->of.ckpt);
-    }
     if (s == CDLAB_OK)
         s = s2;
     s2 = xdmf_close(R->w.xmf, s == CDLAB_OK ? err : &tmp);
@@ -394,7 +390,7 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     s2 = outfile_commit(&R->of, s == CDLAB_OK, &kept, s == CDLAB_OK ? err : &tmp);
     if (closed_whole && s2 == CDLAB_OK)
         outfile_drop_checkpoint(&R->of);
-    else if (closed_whole && R->w.copy_step >= 0) { /* the file may not be on the device */
+    else if (R->w.copy_step >= 0) { /* not closed whole, or maybe not on the device */
         sum->copy_step = R->w.copy_step;
         snprintf(sum->copy_file, sizeof sum->copy_file, "%s", R->of.ckpt);
     }

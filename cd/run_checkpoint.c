@@ -179,10 +179,16 @@ static status write_checkpoint(h5out *h, const char *g, const run_setup *S, cons
     return CDLAB_OK;
 }
 
+/* The group of the checkpoint of this step, in the run's file and in its copy. */
+static void checkpoint_group(const run_setup *S, char *g, size_t n)
+{
+    snprintf(g, n, "/checkpoints/%08ld", S->W.step);
+}
+
 status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
 {
     char g[64];
-    snprintf(g, sizeof g, "/checkpoints/%08ld", S->W.step);
+    checkpoint_group(S, g, sizeof g);
     status s = write_checkpoint(w->h, g, S, sd, err);
     if (s == CDLAB_OK)
         w->checkpoint_step = S->W.step;
@@ -193,7 +199,7 @@ status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *s
 {
     const outfile *o = w->of;
     char g[64];
-    snprintf(g, sizeof g, "/checkpoints/%08ld", S->W.step);
+    checkpoint_group(S, g, sizeof g);
     h5out *c;
     status s = h5out_create(&c, o->ckpt_partial, err);
     if (s != CDLAB_OK)
