@@ -174,6 +174,12 @@ typedef struct dem_solver {
     double *blk;  /* per-block partial sums */
     int blk_cap;
     long rebuilds; /* neighbour-list rebuilds so far */
+    /* the smallest radius of W's particles, for the overlap check's first test: made when first
+     * needed after the list was indexed (a rebuild, a resume: the only times a process's particles
+     * change, in a distributed run too), for rmin_n particles at rmin_r */
+    double rmin;
+    int rmin_n;
+    const double *rmin_r;
     /* bonds: the table (key order), per pair the index of its intact bond or -1 */
     dem_bond_state *bond;
     int nbond, bond_cap;
