@@ -1809,12 +1809,15 @@ static status check_overlaps(const world *W, dem_solver *S, const dem_params *p,
 {
     /* the cheap test first: the largest overlap against the smallest radius allowed (kept from
      * step to step: a pass over every radius was 0.6% of the chute's step) */
-    if (st->max_overlap > 0.0 && (S->rmin_r != W->P.r || S->rmin_n != W->P.n)) {
-        S->rmin = particles_min_radius(&W->P);
-        S->rmin_n = W->P.n;
-        S->rmin_r = W->P.r;
+    double rmin = INFINITY;
+    if (st->max_overlap > 0.0) {
+        if (S->rmin_r != W->P.r || S->rmin_n != W->P.n) {
+            S->rmin = particles_min_radius(&W->P);
+            S->rmin_n = W->P.n;
+            S->rmin_r = W->P.r;
+        }
+        rmin = S->rmin;
     }
-    double rmin = st->max_overlap > 0.0 ? S->rmin : INFINITY;
     for (int k = 0; k < S->npair && st->max_overlap > p->abort_overlap * rmin; k++) {
         const dem_pair *c = &S->pair[k];
         status s;

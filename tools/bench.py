@@ -340,7 +340,7 @@ def threads_cases(tmp, out):
             print(f"threads: rep {rep + 1}, CD colored 10^6, {t} thread(s): {cd[t][-1]:.3f} s per step", flush=True)
     top = counts[-1]
     side = lone_and_together(tmp, top)
-    FIG["side_by_side"] = (sum(side), min(side), max(side))
+    FIG["side_by_side"] = (sum(side), min(side))
     print(f"threads: {top} one-thread chute runs side by side: each at {min(side):.2f}–{max(side):.2f} of one alone, "
           f"together {sum(side):.1f}× the work of one", flush=True)
     dem_up = {t: [b / a for a, b in zip(dem[1], dem[t])] for t in counts}
@@ -577,7 +577,7 @@ def goals_table():
     """Issue 19's goals beside this run's figures (those its sections measured)."""
     ceiling = ""
     if "side_by_side" in FIG:
-        total, slowest, _ = FIG["side_by_side"]
+        total, slowest = FIG["side_by_side"]
         n = FIG.get("top_threads", 16)
         ceiling = f"; here {n} one-thread runs side by side do {total:.1f}× the work of one, {n * slowest:.1f}× at the slowest's pace"
     goals = [("DEM chute, Kuhn law, 1 thread, over LAMMPS (same run)", "dem_over_lammps", ">=", 1.5, "{:.2f}×"),
