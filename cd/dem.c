@@ -2,6 +2,7 @@
 #include "dem.h"
 #include "dem_bond.h"
 #include "dem_contact_law.h"
+#include "dem_contact_law4.h"
 #include "equiv.h"
 
 #include "grow.h"
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__AVX__)
-#include <immintrin.h>
 #endif
 
 dem_params dem_params_default(void)
@@ -825,7 +825,8 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
 /* Four pairs at once (issue 19): the common case of contact_force, a pair of rigid particles
  * touching before and after the step and twirled by less than 1e-2 rad, made for four pairs in
  * the lanes of vec3x4.h, each lane with contact_force's operations in their order (the same
- * bits: tools/identity.py); the law of a sliding pair runs alone (dem_contact_law). A lane
+ * bits: tools/identity.py); the law of a sliding pair runs alone (dem_contact_law), or under
+ * the Kuhn law with the chunk's other sliding pairs, four at a time (slides4). A lane
  * outside that case (apart now, new, a larger twirl) is marked and its pair goes through
  * contact_force after all; nothing is written here. What contact_force would have written and
  * added, for the pass to apply in list order: */
@@ -838,16 +839,9 @@ typedef struct quad_out {
     int ok;         /* this lane is the common case */
     int sliding;    /* it reached the friction limit in the step */
     int active;     /* its force is not zero */
+    int slide;      /* a sliding pair of the Kuhn law, left to slides4 (R, t1, t0, ft, diss[0],
+                       sliding and active not made yet; its slide_in beside it) */
 } quad_out;
-
-static inline __attribute__((always_inline)) v4d v4_sqrt(v4d a)
-{
-#if defined(__AVX__)
-    return (v4d)_mm256_sqrt_pd((__m256d)a);
-#else
-    return (v4d){sqrt(a[0]), sqrt(a[1]), sqrt(a[2]), sqrt(a[3])};
-#endif
-}
 
 /* contact_frame_particles, four at a time: the normal, the lever arms l0, l1 and the gap */
 static inline __attribute__((always_inline)) void frame4(vv3 d, v4d ri, v4d rj, vv3 *n, vv3 *l0,
@@ -883,8 +877,45 @@ static inline __attribute__((always_inline)) vv3 moves4(const world *W, const de
     return vv3_scale(vv3_gather(vel, idx), dt);
 }
 
+/* The chunk's sliding pairs that pairs4 left (qo[dl[0..nd-1]], their slide_in in sl beside
+ * them), four at a time through slide4, then what pairs4 does after the law: the dashpot's
+ * force added, the force on body 1 and its torques. A lane slide4 did not make goes through
+ * contact_force after all (ok cleared). */
+static void slides4(const dem_params *p, double mu, const slide_in *sl, const int *dl, int nd,
+                    quad_out *qo)
+{
+    const int dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
+    for (int g = 0; g < nd; g += 4) {
+        const slide_in *s[4];
+        for (int l = 0; l < 4; l++)
+            s[l] = &sl[dl[g + l < nd ? g + l : nd - 1]];
+        v4m ok;
+        vv3 ft, f;
+        v4d irrev;
+        slide4(&p->law, mu, s, &ok, &ft, &f, &irrev);
+        for (int l = 0; l < 4 && g + l < nd; l++) {
+            quad_out *q = &qo[dl[g + l]];
+            if (!ok[l]) {
+                q->ok = 0;
+                continue;
+            }
+            vec3 fl = vv3_lane(f, l);
+            if (dashpots)
+                fl = v3_add(fl, s[l]->fd);
+            vec3 R = v3_scale(fl, -1.0);
+            q->R = R;
+            q->t1 = v3_cross(s[l]->l1, R);
+            q->t0 = v3_cross(s[l]->l0, R);
+            q->ft = vv3_lane(ft, l);
+            q->diss[0] = 0.0 + irrev[l];
+            q->sliding = 1;
+            q->active = v3_dot(fl, fl) > 0.0;
+        }
+    }
+}
+
 static void pairs4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,
-                   int book, quad_out *o)
+                   int book, quad_out *o, slide_in *sl)
 {
     const particles *P = &W->P;
     const dem_pair *pr = S->pair;
@@ -942,25 +973,27 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
     v4d dW_t = zero + 0.5 * vv3_dot(dxi, vv3_add(fto, ft));
     if (L->projection)
         ft = vv3_axpy(-vv3_dot(ft, n), n, ft);
+    v4d spin = zero;
     if (L->twirl) {
-        v4d spin = 0.5 * vv3_dot(vv3_add(dthi, dthj), n);
+        spin = 0.5 * vv3_dot(vv3_add(dthi, dthj), n);
         ok &= (spin < 1e-2) & (spin > -1e-2);
-        vv3 along = vv3_scale(n, vv3_dot(ft, n));
-        vv3 perp = vv3_sub(ft, along);
-        v4d s2 = spin * spin;
-        v4d sn = spin * (1.0 - s2 * (1.0 / 6.0) * (1.0 - s2 * (1.0 / 20.0) * (1.0 - s2 * (1.0 / 42.0))));
-        v4d cs = 1.0 - s2 * 0.5 * (1.0 - s2 * (1.0 / 12.0) * (1.0 - s2 * (1.0 / 30.0)));
-        ft = vv3_add(along, vv3_add(vv3_scale(perp, cs), vv3_scale(vv3_cross(n, perp), sn)));
+        ft = twirl4(ft, n, spin);
     }
     vv3 f = vv3_axpy(-fn_new, n, ft);
     v4d rev = k_t > 0.0 ? (vv3_dot(ft, ft) - vv3_dot(fto, fto)) / (2.0 * k_t) : zero;
     v4d diss0 = zero + (dW_t - rev);
-    /* a sliding lane (a third of the chute's touching pairs): the law itself one pair at a
-     * time, with the lanes' movements and lever arms; the dashpot and the delivery in lanes */
-    int sliding[4] = {0, 0, 0, 0};
+    /* a sliding lane (a third of the chute's touching pairs): under the Kuhn law left to
+     * slides4 (sl; the rest of the pair's lane made here is not used); otherwise the law itself
+     * one pair at a time, with the lanes' movements and lever arms; the dashpot and the delivery
+     * in lanes */
+    int sliding[4] = {0, 0, 0, 0}, later[4] = {0, 0, 0, 0};
     for (int l = 0; l < 4; l++) {
         if (!(ok[l] && slide[l]))
             continue;
+        if (sl) {
+            later[l] = 1;
+            continue;
+        }
         dem_law law = *L;
         law.mu = mu;
         dem_contact_in in = {.zeta_new = zeta_new[l], .zeta_old = zeta_old[l],
@@ -1017,6 +1050,12 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
         q->diss[0] = diss0[l];
         q->diss[1] = diss1[l];
         q->sliding = sliding[l];
+        q->slide = later[l];
+        if (later[l])
+            sl[l] = (slide_in){.n = vv3_lane(n, l), .dxi = vv3_lane(dxi, l),
+                               .ft_old = vv3_lane(fto, l), .fd = vv3_lane(fd, l),
+                               .l0 = vv3_lane(l0, l), .l1 = vv3_lane(l1, l), .dzeta = dzeta[l],
+                               .zeta_old = zeta_old[l], .zeta_new = zeta_new[l], .spin = spin[l]};
     }
 }
 
@@ -1151,6 +1190,8 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     int nwb = (np + S->wb - 1) / S->wb;
     /* pairs4 covers rigid particles (not the ellipses of deformable discs) */
     const int quad = !S->ell && !S->one_by_one;
+    /* the Kuhn law's sliding pairs of each chunk four at a time (slides4) */
+    const int kuhn = p->law.tangential == DEM_KUHN;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
      * pair apart delivers nothing). All bits zero, as memset would make them, on the threads:
      * the side rows grow with the thread count (more write-back blocks, more straddlers), and
@@ -1190,6 +1231,7 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
                 /* the chunk's pairs of the common case, four at a time (pairs4), then every
                  * pair in list order: applied, or through contact_force */
                 quad_out qo[QUAD_CHUNK + 3];
+                slide_in sl[QUAD_CHUNK + 3];
                 int lane[QUAD_CHUNK], cand[QUAD_CHUNK], nc = 0;
                 for (int e = e0; e < e1; e++) {
                     const dem_pair *c = &S->pair[live[e]];
@@ -1203,7 +1245,14 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
                     int kk[4];
                     for (int l = 0; l < 4; l++)
                         kk[l] = cand[q + l < nc ? q + l : nc - 1];
-                    pairs4(W, S, p, kk, book, &qo[q]);
+                    pairs4(W, S, p, kk, book, &qo[q], kuhn ? &sl[q] : NULL);
+                }
+                if (kuhn) {
+                    int dl[QUAD_CHUNK], nd = 0;
+                    for (int q = 0; q < nc; q++)
+                        if (qo[q].slide)
+                            dl[nd++] = q;
+                    slides4(p, W->detect.mu, sl, dl, nd, qo);
                 }
                 for (int e = e0; e < e1; e++) {
                     int k = live[e];

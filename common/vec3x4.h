@@ -8,6 +8,8 @@
 
 #include "vec3.h"
 
+#include <immintrin.h>
+
 /* Lanes pass between inline functions only, never across a call: the note that a 32-byte
  * vector argument's ABI depends on AVX does not apply. */
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -62,6 +64,36 @@ static inline __attribute__((always_inline)) v4d v4_gather(const double *a, cons
 static inline __attribute__((always_inline)) vec3 vv3_lane(vv3 a, int l)
 {
     return v3(a.x[l], a.y[l], a.z[l]);
+}
+
+/* lane by lane: sqrt (correctly rounded, as the scalar), fabs */
+static inline __attribute__((always_inline)) v4d v4_sqrt(v4d a)
+{
+#if defined(__AVX__)
+    return (v4d)_mm256_sqrt_pd((__m256d)a);
+#else
+    return (v4d){sqrt(a[0]), sqrt(a[1]), sqrt(a[2]), sqrt(a[3])};
+#endif
+}
+
+static inline __attribute__((always_inline)) v4d v4_abs(v4d a)
+{
+    const v4m sign = (v4m)((v4d){-0.0, -0.0, -0.0, -0.0});
+    return (v4d)((v4m)a & ~sign);
+}
+
+/* copysign(a, s): the magnitude of a with the sign of s */
+static inline __attribute__((always_inline)) v4d v4_copysign(v4d a, v4d s)
+{
+    const v4m sign = (v4m)((v4d){-0.0, -0.0, -0.0, -0.0});
+    return (v4d)(((v4m)a & ~sign) | ((v4m)s & sign));
+}
+
+/* fmax(0, a) as libm gives it: +0 for a = -0 and for a NaN */
+static inline __attribute__((always_inline)) v4d v4_fmax0(v4d a)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    return V4_SELECT(a > 0.0, a, zero);
 }
 
 #endif

@@ -7,6 +7,8 @@
 #include "dem_config.h"
 #include "fit.h"
 #include "dem_lab.h"
+#include "dem_contact_law.h"
+#include "dem_contact_law4.h"
 #include "h5io.h"
 #include "pcg32.h"
 #include "particles.h"
@@ -527,6 +529,133 @@ static const char *LANES =
     "box_min = 0 0 0\nbox_max = 6 6 17\n"
     "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n";
 
+/* slide4 (the Kuhn law's sliding branch in lanes) against dem_contact_law, bit for bit: 4,000
+ * random sliding pairs (their tangential force on the friction circle at the step's start, the
+ * common case of a pair that goes on sliding and line 25's branch, or inside it: the general
+ * root), and pairs made for the other branches: no rotation (force along the movement), c2 ~ 0
+ * (no normal movement), and line 26's A = 0, which slide4 must hand back (ok cleared). */
+static const double SL_KN = 2e5, SL_KT = 57142.857142857145, SL_MU = 0.5;
+
+static vec3 sl_unit(pcg32 *rng)
+{
+    vec3 a;
+    do
+        a = v3(2.0 * pcg32_uniform(rng) - 1.0, 2.0 * pcg32_uniform(rng) - 1.0,
+               2.0 * pcg32_uniform(rng) - 1.0);
+    while (v3_norm2(a) < 0.01 || v3_norm2(a) > 1.0);
+    return v3_scale(a, 1.0 / v3_norm(a));
+}
+
+/* the pair pass's slide_in and the law's input for one pair (lever arms zero: du = du_q) */
+static void sl_make(vec3 n, double zeta_old, double zeta_new, vec3 ft_old, vec3 du, vec3 dth,
+                    dem_contact_in *in, slide_in *s)
+{
+    *in = (dem_contact_in){.zeta_new = zeta_new, .zeta_old = zeta_old, .ft_old = ft_old, .n = n,
+                           .du_q = du, .dth_p = dth, .dth_q = dth};
+    double dzeta = -v3_dot(du, n);
+    *s = (slide_in){.n = n, .dxi = v3_axpy(dzeta, n, du), .ft_old = ft_old, .dzeta = dzeta,
+                    .zeta_old = zeta_old, .zeta_new = zeta_new,
+                    .spin = 0.5 * v3_dot(v3_add(dth, dth), n)};
+}
+
+/* whether the pass would give the pair to slide4: touching before and after, the trial force
+ * beyond the friction circle, |spin| < 1e-2 */
+static int sl_sliding(const slide_in *s)
+{
+    vec3 trial = v3_axpy(SL_KT, s->dxi, s->ft_old);
+    return s->zeta_old > 0.0 && s->zeta_new >= 0.0 && fabs(s->spin) < 1e-2 &&
+           v3_norm(trial) > SL_MU * (SL_KN * s->zeta_new);
+}
+
+/* runs slide4 on four pairs and compares each lane it made with the law; returns the lanes made */
+static int sl_check(const dem_law *L, const dem_contact_in in[4], const slide_in sin[4], int made[4])
+{
+    const slide_in *s[4] = {&sin[0], &sin[1], &sin[2], &sin[3]};
+    v4m ok;
+    vv3 ft, f;
+    v4d irrev;
+    slide4(L, SL_MU, s, &ok, &ft, &f, &irrev);
+    int n = 0;
+    for (int l = 0; l < 4; l++) {
+        made[l] = ok[l] != 0;
+        if (!made[l])
+            continue;
+        dem_contact_out out;
+        dem_contact_law(L, &in[l], &out);
+        ck_assert_int_eq(out.sliding, 1);
+        vec3 a = vv3_lane(ft, l), b = vv3_lane(f, l);
+        double w = irrev[l];
+        ck_assert_msg(memcmp(&a, &out.ft, sizeof a) == 0, "lane %d: f_t differs", l);
+        ck_assert_msg(memcmp(&b, &out.f, sizeof b) == 0, "lane %d: f differs", l);
+        ck_assert_msg(memcmp(&w, &out.dW_t_irrev, sizeof w) == 0, "lane %d: dW_t_irrev %.17g vs %.17g",
+                      l, w, out.dW_t_irrev);
+        n++;
+    }
+    return n;
+}
+
+START_TEST(unit_slide4_matches_law)
+{
+    dem_law L = {.k_n = SL_KN, .k_t = SL_KT, .mu = SL_MU, .eps = 1e-12, .tangential = DEM_KUHN,
+                 .projection = 1, .twirl = 1};
+    pcg32 rng;
+    pcg32_seed(&rng, 23, 5);
+    int made_limit = 0, made_inside = 0, drawn = 0, made_all = 0;
+    while (drawn < 4000) {
+        dem_contact_in in[4];
+        slide_in sin[4];
+        int on_circle[4];
+        for (int l = 0; l < 4; l++) {
+            do {
+                vec3 n = sl_unit(&rng);
+                /* the overlap of the step's end as the movement makes it (zeta + dzeta) */
+                double zo = 1e-4 + 1e-2 * pcg32_uniform(&rng);
+                double dz = zo * (0.6 * pcg32_uniform(&rng) - 0.3), zn = zo + dz;
+                vec3 t = v3_reject(sl_unit(&rng), n), m = v3_reject(sl_unit(&rng), n);
+                t = v3_scale(t, 1.0 / v3_norm(t));
+                on_circle[l] = pcg32_uniform(&rng) < 0.5;
+                double mag = SL_MU * (SL_KN * zo) * (on_circle[l] ? 1.0 : 0.3 + 0.69 * pcg32_uniform(&rng));
+                vec3 du = v3_axpy(-dz, n, v3_scale(m, zo * (0.05 + pcg32_uniform(&rng)) / v3_norm(m)));
+                vec3 dth = v3_scale(sl_unit(&rng), 4e-3 * pcg32_uniform(&rng));
+                sl_make(n, zo, zn, v3_scale(t, mag), du, dth, &in[l], &sin[l]);
+            } while (!sl_sliding(&sin[l]));
+        }
+        int made[4];
+        made_all += sl_check(&L, in, sin, made);
+        for (int l = 0; l < 4; l++) {
+            made_limit += made[l] && on_circle[l];
+            made_inside += made[l] && !on_circle[l];
+        }
+        drawn += 4;
+    }
+    /* nearly every random sliding pair is slide4's own */
+    ck_assert_int_ge(made_all, 3900);
+    ck_assert_int_gt(made_limit, 1000);
+    ck_assert_int_gt(made_inside, 1000);
+    /* made pairs, n along z: 0 no rotation (f_t along the movement), 1 no normal movement (c2 =
+     * 0), 2 line 26 (A = 0 exactly: mu k_n dzeta = k_t |dxi|, with k_n = k_t = 1), 3 a random one */
+    dem_law L1 = L;
+    L1.k_n = L1.k_t = 1.0;
+    vec3 z = v3(0.0, 0.0, 1.0);
+    dem_contact_in in[4];
+    slide_in sin[4];
+    sl_make(z, 1e-3, 1e-3, v3(2e-4, 0.0, 0.0), v3(1e-3, 0.0, 0.0), v3_zero(), &in[0], &sin[0]);
+    sl_make(z, 1e-3, 1e-3, v3(3e-4, 2e-4, 0.0), v3(1e-3, -2e-3, 0.0), v3_zero(), &in[1], &sin[1]);
+    sl_make(z, 1e-3, 1e-3, v3(3e-4, 3.5e-4, 0.0), v3(2.5e-4, 0.0, -5e-4), v3_zero(), &in[2], &sin[2]);
+    sl_make(z, 1e-3, 9e-4, v3(-3e-4, 1e-4, 0.0), v3(4e-4, 7e-4, 1e-4), v3(0.0, 0.0, 2e-3), &in[3],
+            &sin[3]);
+    for (int l = 0; l < 4; l++) {
+        /* sliding as the pass decides it, with this law's constants */
+        vec3 trial = v3_axpy(L1.k_t, sin[l].dxi, sin[l].ft_old);
+        ck_assert(v3_norm(trial) > SL_MU * (L1.k_n * sin[l].zeta_new));
+    }
+    int made[4];
+    ck_assert_int_eq(sl_check(&L1, in, sin, made), 3);
+    ck_assert(made[0] && made[1] && !made[2] && made[3]);
+    ck_assert(sin[1].dzeta == 0.0);
+}
+END_TEST
+
 START_TEST(unit_pair_lanes_match_one_by_one)
 {
     dsim a, b;
@@ -582,6 +711,7 @@ Suite *dem_suite(void)
     tcase_add_test(tr, errors_critical_dt);
     tcase_add_test(tr, unit_quat_integrate_n_matches);
     tcase_add_test(tr, unit_pair_lanes_match_one_by_one);
+    tcase_add_test(tr, unit_slide4_matches_law);
     tcase_add_test(tr, unit_twin_from_cd_config);
     tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);
