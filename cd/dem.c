@@ -830,7 +830,11 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
  * outside that case (apart now, new, a larger twirl) is marked and its pair goes through
  * contact_force after all; nothing is written here. What contact_force would have written and
  * added, for the pass to apply in list order: */
-#define QUAD_CHUNK 64 /* live pairs per round of pairs4 and the in-order apply */
+/* live pairs per round of pairs4, slides4 and the in-order apply. Chute, the pass timed step by
+ * step with the two sizes on alternate steps: 128 against 64, 1 thread -1.2 to -1.8%, 2 threads
+ * -0.9 to -1.4% (more sliding pairs per round fill slides4's groups); 256 against 128 -0.6%,
+ * with twice the stack (94 kB of records). */
+#define QUAD_CHUNK 128
 typedef struct quad_out {
     vec3 R, t1, t0; /* force on body 1, its torques on body 1 and body 0 */
     vec3 fd, ft;    /* the pair's new dashpot and tangential forces */
