@@ -14,8 +14,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX__)
-#endif
 
 dem_params dem_params_default(void)
 {

@@ -8,7 +8,9 @@
 
 #include "vec3.h"
 
+#if defined(__AVX__)
 #include <immintrin.h>
+#endif
 
 /* Lanes pass between inline functions only, never across a call: the note that a 32-byte
  * vector argument's ABI depends on AVX does not apply. */
