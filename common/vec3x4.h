@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) vec3 vv3_lane(vv3 a, int l)
     return v3(a.x[l], a.y[l], a.z[l]);
 }
 
-/* lane by lane: sqrt (correctly rounded, as the scalar), fabs */
+/* lane by lane: sqrt (correctly rounded, as the scalar) */
 static inline __attribute__((always_inline)) v4d v4_sqrt(v4d a)
 {
 #if defined(__AVX__)
@@ -78,6 +78,7 @@ static inline __attribute__((always_inline)) v4d v4_sqrt(v4d a)
 #endif
 }
 
+/* lane by lane: fabs */
 static inline __attribute__((always_inline)) v4d v4_abs(v4d a)
 {
     const v4m sign = (v4m)((v4d){-0.0, -0.0, -0.0, -0.0});

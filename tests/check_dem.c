@@ -633,7 +633,8 @@ START_TEST(unit_slide4_matches_law)
     ck_assert_int_gt(made_limit, 1000);
     ck_assert_int_gt(made_inside, 1000);
     /* made pairs, n along z: 0 no rotation (f_t along the movement), 1 no normal movement (c2 =
-     * 0), 2 line 26 (A = 0 exactly: mu k_n dzeta = k_t |dxi|, with k_n = k_t = 1), 3 a random one */
+     * 0), 2 line 26 (A = 0 exactly: mu k_n dzeta = k_t |dxi|, with k_n = k_t = 1), 3 an ordinary
+     * one with a spin about n (the twirl) */
     dem_law L1 = L;
     L1.k_n = L1.k_t = 1.0;
     vec3 z = v3(0.0, 0.0, 1.0);
