@@ -1238,63 +1238,71 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     xsum fric, damp;
     xsum_init(&fric);
     xsum_init(&damp);
-    /* one write-back block per task: its pairs in list order on one thread (deliver) */
-#pragma omp parallel for schedule(dynamic, 1) reduction(xsum_merge : fric, damp)
-    for (int w = 0; w < nwb; w++) {
-        int b_end = (w + 1) * wbb < nb ? (w + 1) * wbb : nb, cur = side_row_from(S, w * S->wb);
-        for (int b = w * wbb; b < b_end; b++) {
-            double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
-            int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
-            int live[DEM_BLOCK], nlive = live_pairs(W, S, b * DEM_BLOCK, end, live);
-            for (int e0 = 0; e0 < nlive; e0 += QUAD_CHUNK) {
-                int e1 = e0 + QUAD_CHUNK < nlive ? e0 + QUAD_CHUNK : nlive;
-                /* the chunk's pairs of the common case, four at a time (pairs4), then every
-                 * pair in list order: applied, or through contact_force */
-                quad_out qo[QUAD_CHUNK + 3];
-                slide_in sl[QUAD_CHUNK + 3];
-                int lane[QUAD_CHUNK], cand[QUAD_CHUNK], nc = 0;
-                for (int e = e0; e < e1; e++) {
-                    const dem_pair *c = &S->pair[live[e]];
-                    int common = quad && c->i >= 0 && c->zeta >= 0.0 &&
-                                 (!S->bond_of || S->bond_of[live[e]] < 0) && counted(S, c);
-                    lane[e - e0] = common ? nc : -1;
-                    if (common)
-                        cand[nc++] = live[e];
-                }
-                for (int q = 0; q < nc; q += 4) {
-                    int kk[4];
-                    for (int l = 0; l < 4; l++)
-                        kk[l] = cand[q + l < nc ? q + l : nc - 1];
-                    pairs4(W, S, p, kk, book, &qo[q], kuhn ? &sl[q] : NULL);
-                }
-                if (kuhn) {
-                    int dl[QUAD_CHUNK], nd = 0;
-                    for (int q = 0; q < nc; q++)
-                        if (qo[q].slide)
-                            dl[nd++] = q;
-                    slides4(p, W->detect.mu, sl, dl, nd, qo);
-                }
-                for (int e = e0; e < e1; e++) {
-                    int k = live[e];
-                    double diss[2] = {0.0, 0.0};
-                    if (lane[e - e0] >= 0 && qo[lane[e - e0]].ok) {
-                        apply4(S, &cur, nown, k, &qo[lane[e - e0]], acc, diss);
-                    } else if (counted(S, &S->pair[k])) {
-                        contact_force(W, S, &cur, p, k, book, acc, diss);
-                    } else { /* its energies and statistics are another rank's */
-                        double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
-                        contact_force(W, S, &cur, p, k, book, other, diss);
-                        acc[BLK_MAX_OVERLAP] = fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
-                        continue;
+    /* one write-back block per task: its pairs in list order on one thread (deliver); the
+     * energies through each thread's bins (xsum_bins: an integer addition per value) */
+#pragma omp parallel reduction(xsum_merge : fric, damp)
+    {
+        xsum_bins fric_bins, damp_bins;
+        xsum_bins_init(&fric_bins);
+        xsum_bins_init(&damp_bins);
+#pragma omp for schedule(dynamic, 1)
+        for (int w = 0; w < nwb; w++) {
+            int b_end = (w + 1) * wbb < nb ? (w + 1) * wbb : nb, cur = side_row_from(S, w * S->wb);
+            for (int b = w * wbb; b < b_end; b++) {
+                double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
+                int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
+                int live[DEM_BLOCK], nlive = live_pairs(W, S, b * DEM_BLOCK, end, live);
+                for (int e0 = 0; e0 < nlive; e0 += QUAD_CHUNK) {
+                    int e1 = e0 + QUAD_CHUNK < nlive ? e0 + QUAD_CHUNK : nlive;
+                    /* the chunk's pairs of the common case, four at a time (pairs4), then every
+                     * pair in list order: applied, or through contact_force */
+                    quad_out qo[QUAD_CHUNK + 3];
+                    slide_in sl[QUAD_CHUNK + 3];
+                    int lane[QUAD_CHUNK], cand[QUAD_CHUNK], nc = 0;
+                    for (int e = e0; e < e1; e++) {
+                        const dem_pair *c = &S->pair[live[e]];
+                        int common = quad && c->i >= 0 && c->zeta >= 0.0 &&
+                                     (!S->bond_of || S->bond_of[live[e]] < 0) && counted(S, c);
+                        lane[e - e0] = common ? nc : -1;
+                        if (common)
+                            cand[nc++] = live[e];
                     }
-                    if (diss[0] != 0.0)
-                        xsum_add(&fric, diss[0]);
-                    if (diss[1] != 0.0)
-                        xsum_add(&damp, diss[1]);
+                    for (int q = 0; q < nc; q += 4) {
+                        int kk[4];
+                        for (int l = 0; l < 4; l++)
+                            kk[l] = cand[q + l < nc ? q + l : nc - 1];
+                        pairs4(W, S, p, kk, book, &qo[q], kuhn ? &sl[q] : NULL);
+                    }
+                    if (kuhn) {
+                        int dl[QUAD_CHUNK], nd = 0;
+                        for (int q = 0; q < nc; q++)
+                            if (qo[q].slide)
+                                dl[nd++] = q;
+                        slides4(p, W->detect.mu, sl, dl, nd, qo);
+                    }
+                    for (int e = e0; e < e1; e++) {
+                        int k = live[e];
+                        double diss[2] = {0.0, 0.0};
+                        if (lane[e - e0] >= 0 && qo[lane[e - e0]].ok) {
+                            apply4(S, &cur, nown, k, &qo[lane[e - e0]], acc, diss);
+                        } else if (counted(S, &S->pair[k])) {
+                            contact_force(W, S, &cur, p, k, book, acc, diss);
+                        } else { /* its energies and statistics are another rank's */
+                            double other[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
+                            contact_force(W, S, &cur, p, k, book, other, diss);
+                            acc[BLK_MAX_OVERLAP] =
+                                fmax(acc[BLK_MAX_OVERLAP], other[BLK_MAX_OVERLAP]);
+                            continue;
+                        }
+                        xsum_bins_add(&fric_bins, &fric, diss[0]);
+                        xsum_bins_add(&damp_bins, &damp, diss[1]);
+                    }
                 }
+                memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
             }
-            memcpy(&S->blk[DEM_NSUM * b], acc, sizeof acc);
         }
+        xsum_bins_flush(&fric_bins, &fric);
+        xsum_bins_flush(&damp_bins, &damp);
     }
     xsum_merge(&S->acc[DEM_ACC_FRICTION], &fric);
     xsum_merge(&S->acc[DEM_ACC_DAMPING], &damp);
@@ -1788,32 +1796,36 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new, int *f
     double dt = W->dt, h = 0.5 * dt;
     xsum work;
     xsum_init(&work);
-#pragma omp parallel for schedule(static) reduction(xsum_merge : work) reduction(min : bad)
-    for (int b = 0; b < nb; b++) {
-        double pmax = 0.0;
-        int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
-        vec3 dth[DEM_BLOCK]; /* the block's rotations, for the quaternions */
-        for (int i = b * DEM_BLOCK; i < end; i++) {
-            vec3 fe0 = external_force(W, i, t);
-            vec3 f = v3_add(dof_project_lin(dim, S->F[i]), fe0);
-            vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
-            vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
-            P->v[i] = v;
-            P->w[i] = w;
-            vec3 du = v3_scale(v, dt); /* = move_du(W, S, i) in the forces that follow */
-            dth[i - b * DEM_BLOCK] = v3_scale(w, dt);
-            vec3 fe = v3_scale(v3_add(fe0, external_force(W, i, t_new)), 0.5);
-            double w_ext = v3_dot(fe, du);
-            if (w_ext != 0.0)
-                xsum_add(&work, w_ext);
-            P->x[i] = v3_add(P->x[i], du);
-            if (P->box.any && particles_wrap_one(P, i) && i < bad)
-                bad = i;
-            S->path[i] += v3_norm(du);
-            pmax = num_max(pmax, S->path[i]);
+#pragma omp parallel reduction(xsum_merge : work) reduction(min : bad)
+    {
+        xsum_bins work_bins; /* see compute_forces */
+        xsum_bins_init(&work_bins);
+#pragma omp for schedule(static)
+        for (int b = 0; b < nb; b++) {
+            double pmax = 0.0;
+            int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
+            vec3 dth[DEM_BLOCK]; /* the block's rotations, for the quaternions */
+            for (int i = b * DEM_BLOCK; i < end; i++) {
+                vec3 fe0 = external_force(W, i, t);
+                vec3 f = v3_add(dof_project_lin(dim, S->F[i]), fe0);
+                vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
+                vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
+                P->v[i] = v;
+                P->w[i] = w;
+                vec3 du = v3_scale(v, dt); /* = move_du(W, S, i) in the forces that follow */
+                dth[i - b * DEM_BLOCK] = v3_scale(w, dt);
+                vec3 fe = v3_scale(v3_add(fe0, external_force(W, i, t_new)), 0.5);
+                xsum_bins_add(&work_bins, &work, v3_dot(fe, du));
+                P->x[i] = v3_add(P->x[i], du);
+                if (P->box.any && particles_wrap_one(P, i) && i < bad)
+                    bad = i;
+                S->path[i] += v3_norm(du);
+                pmax = num_max(pmax, S->path[i]);
+            }
+            quat_integrate_n(&P->q[4 * b * DEM_BLOCK], dth, end - b * DEM_BLOCK);
+            S->blk[DEM_NSUM * b] = pmax;
         }
-        quat_integrate_n(&P->q[4 * b * DEM_BLOCK], dth, end - b * DEM_BLOCK);
-        S->blk[DEM_NSUM * b] = pmax;
+        xsum_bins_flush(&work_bins, &work);
     }
     xsum_merge(&S->acc[DEM_ACC_WORK_EXTERNAL], &work);
     double pmax = 0.0;

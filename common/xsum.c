@@ -35,6 +35,27 @@ void xsum_merge(xsum *s, const xsum *t)
     xsum_carry(s);
 }
 
+void xsum_bins_init(xsum_bins *B)
+{
+    memset(B, 0, sizeof *B);
+}
+
+void xsum_bins_flush(xsum_bins *B, xsum *s)
+{
+    for (int w = 0; w < XSUM_BINS / 64; w++)
+        for (uint64_t bits = B->used[w]; bits; bits &= bits - 1) {
+            int e = 64 * w + __builtin_ctzll(bits);
+            int64_t v = B->bin[e];
+            B->bin[e] = 0;
+            int neg = v < 0;
+            uint64_t mag = neg ? 0 - (uint64_t)v : (uint64_t)v; /* |v| < 2^63 */
+            if (v != 0) /* bin 0 (subnormals) has bin 1's scale */
+                xsum_add_digits(s, mag, neg, e > 0 ? e - 1 : 0);
+        }
+    memset(B->used, 0, sizeof B->used);
+    B->adds = 0;
+}
+
 double xsum_round(const xsum *in)
 {
     if (in->nan || in->inf == 3)

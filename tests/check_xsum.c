@@ -7,6 +7,7 @@
 #include "pcg32.h"
 #include "xsum.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,72 @@ START_TEST(unit_special_values)
 }
 END_TEST
 
+/* values through bins (xsum_bins_add, flushed into s) */
+static xsum bins_sum(const double *x, int n)
+{
+    static xsum_bins B; /* 16.6 kB: off the stack */
+    xsum s;
+    xsum_init(&s);
+    xsum_bins_init(&B);
+    for (int i = 0; i < n; i++)
+        xsum_bins_add(&B, &s, x[i]);
+    xsum_bins_flush(&B, &s);
+    return s;
+}
+
+/* The bins give the very sum of xsum_add (the same digits after their carries, compared packed):
+ * wild values with subnormals, zeros of both signs and the largest double among them; 5,000
+ * equal values of the largest significand in one bin (more than one flush's worth: a bin that
+ * kept 2,048 of them would overflow); the largest double 1,500 times, then its negative; the
+ * special values. */
+START_TEST(unit_bins_same_sum)
+{
+    enum { N = 100000 };
+    static double x[N];
+    pcg32 r;
+    pcg32_seed(&r, 11, 5);
+    for (int i = 0; i < N; i++) {
+        x[i] = wild(&r);
+        if (i % 7 == 0)
+            x[i] = ldexp(x[i], -1080 + (int)pcg32_bounded(&r, 40)); /* subnormal or nearly */
+        if (i % 1001 == 0)
+            x[i] = i % 2 ? -0.0 : 0.0;
+    }
+    x[5] = DBL_MAX;
+    x[6] = -DBL_MAX;
+    x[N - 1] = ldexp(1.0, -1074);
+    double want[XSUM_PACKED], got[XSUM_PACKED];
+    xsum ref, b = bins_sum(x, N);
+    xsum_init(&ref);
+    for (int i = 0; i < N; i++)
+        xsum_add(&ref, x[i]);
+    xsum_pack(&ref, want);
+    xsum_pack(&b, got);
+    ck_assert(memcmp(want, got, sizeof want) == 0);
+    ck_assert(xsum_round(&b) == sum_of(x, N));
+
+    for (int i = 0; i < 5000; i++)
+        x[i] = 2.0 - ldexp(1.0, -52);
+    b = bins_sum(x, 5000);
+    ck_assert_double_eq(xsum_round(&b), 5000.0 * 2.0 - 5000.0 * ldexp(1.0, -52));
+    ck_assert(xsum_round(&b) == sum_of(x, 5000));
+
+    for (int i = 0; i < 3000; i++)
+        x[i] = i < 1500 ? DBL_MAX : -DBL_MAX;
+    b = bins_sum(x, 1500);
+    ck_assert(isinf(xsum_round(&b)) && xsum_round(&b) > 0);
+    x[3000] = 0.5;
+    b = bins_sum(x, 3001);
+    ck_assert_double_eq(xsum_round(&b), 0.5);
+
+    double inf[] = {1.0, INFINITY, 2.0}, nan[] = {INFINITY, -INFINITY, 1.0};
+    b = bins_sum(inf, 3);
+    ck_assert(isinf(xsum_round(&b)) && xsum_round(&b) > 0);
+    b = bins_sum(nan, 3);
+    ck_assert(isnan(xsum_round(&b)));
+}
+END_TEST
+
 /* The exact forms: packed (for the ranks) and expanded (for checkpoints) sums come back as the
  * same exact sum: the packed digits equal, and adding the rest of the stream to either gives the
  * bits of the uninterrupted sum. Wild values over 600 binary orders of magnitude; the expansion
@@ -221,6 +288,7 @@ Suite *xsum_suite(void)
     tcase_add_test(t, invariant_order_and_split_free);
     tcase_add_test(t, unit_correctly_rounded_against_fsum);
     tcase_add_test(t, unit_special_values);
+    tcase_add_test(t, unit_bins_same_sum);
     tcase_add_test(t, io_pack_and_expand_exact);
     suite_add_tcase(s, t);
     return s;
