@@ -1448,11 +1448,11 @@ status dem_ledger_start(const world *W, dem_solver *S, const dem_params *p, diag
     return s;
 }
 
-/* Total non-contact force on particle i at time t (gravity and loads). */
-static vec3 external_force(const world *W, int i, double t)
+/* Total non-contact force on particle i at a time when the fraction `loaded` of the loads acts
+ * (world_load_factor: gravity and loads). */
+static inline vec3 external_force(const world *W, int i, double loaded)
 {
     vec3 f = v3_scale(W->gravity, W->P.m[i]);
-    double loaded = world_load_factor(W, t);
     if (loaded > 0.0)
         f = v3_axpy(loaded, W->P.f_ext[i], f);
     return dof_project_lin(W->P.dimension, f);
@@ -1794,6 +1794,7 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new, int *f
     particles *P = &W->P;
     int n = n_own(W, S), dim = P->dimension, nb = n_blocks(n), bad = n;
     double dt = W->dt, h = 0.5 * dt;
+    double load0 = world_load_factor(W, t), load1 = world_load_factor(W, t_new);
     xsum work;
     xsum_init(&work);
 #pragma omp parallel reduction(xsum_merge : work) reduction(min : bad)
@@ -1806,7 +1807,7 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new, int *f
             int end = (b + 1) * DEM_BLOCK < n ? (b + 1) * DEM_BLOCK : n;
             vec3 dth[DEM_BLOCK]; /* the block's rotations, for the quaternions */
             for (int i = b * DEM_BLOCK; i < end; i++) {
-                vec3 fe0 = external_force(W, i, t);
+                vec3 fe0 = external_force(W, i, load0);
                 vec3 f = v3_add(dof_project_lin(dim, S->F[i]), fe0);
                 vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
                 vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
@@ -1814,7 +1815,9 @@ static double kick_drift(world *W, dem_solver *S, double t, double t_new, int *f
                 P->w[i] = w;
                 vec3 du = v3_scale(v, dt); /* = move_du(W, S, i) in the forces that follow */
                 dth[i - b * DEM_BLOCK] = v3_scale(w, dt);
-                vec3 fe = v3_scale(v3_add(fe0, external_force(W, i, t_new)), 0.5);
+                /* with the loads unchanged, fe0 itself ((a + a) / 2 = a) */
+                vec3 fe =
+                    load1 == load0 ? fe0 : v3_scale(v3_add(fe0, external_force(W, i, load1)), 0.5);
                 xsum_bins_add(&work_bins, &work, v3_dot(fe, du));
                 P->x[i] = v3_add(P->x[i], du);
                 if (P->box.any && particles_wrap_one(P, i) && i < bad)
@@ -1861,11 +1864,11 @@ static int kick(world *W, dem_solver *S, double t_new)
 {
     particles *P = &W->P;
     int n = n_own(W, S), dim = P->dimension;
-    double h = 0.5 * W->dt;
+    double h = 0.5 * W->dt, load = world_load_factor(W, t_new);
     int bad = n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
     for (int i = 0; i < n; i++) {
-        vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, t_new));
+        vec3 f = v3_add(dof_project_lin(dim, S->F[i]), external_force(W, i, load));
         vec3 v = v3_axpy(h * P->inv_m[i], f, P->v[i]);
         vec3 w = v3_axpy(h * P->inv_I[i], dof_project_ang(dim, S->T[i]), P->w[i]);
         P->v[i] = v;

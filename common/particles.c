@@ -189,7 +189,7 @@ void particles_apply_frozen(particles *P)
         }
 }
 
-int particles_wrap_one(particles *P, int i)
+int particles_wrap_across(particles *P, int i)
 {
     double *x = &P->x[i].x;
     const double lo[3] = {P->box.lo.x, P->box.lo.y, P->box.lo.z};

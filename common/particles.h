@@ -67,7 +67,20 @@ void particles_apply_frozen(particles *P);
  * is left as it is and reported: particles_wrap_one returns 1 (else 0), particles_wrap the
  * first such particle (-1: none). Non-finite positions are left to the caller's checks. */
 int particles_wrap(particles *P);
-int particles_wrap_one(particles *P, int i);
+/* particles_wrap_one for a particle outside the box along a periodic axis (or not finite) */
+int particles_wrap_across(particles *P, int i);
+/* Inline: the step's drift asks it of every particle, and few cross (the test below is the
+ * first one particles_wrap_across makes, axis by axis). */
+static inline int particles_wrap_one(particles *P, int i)
+{
+    const pbox *B = &P->box;
+    vec3 x = P->x[i];
+    if ((!B->periodic[0] || (x.x >= B->lo.x && x.x < B->lo.x + B->L.x)) &&
+        (!B->periodic[1] || (x.y >= B->lo.y && x.y < B->lo.y + B->L.y)) &&
+        (!B->periodic[2] || (x.z >= B->lo.z && x.z < B->lo.z + B->L.z)))
+        return 0;
+    return particles_wrap_across(P, i);
+}
 /* The error for particle i that particles_wrap could not wrap (the step it was found in). */
 status particles_wrap_error(const particles *P, int i, long step, diag *err);
 /* Minimum-image separation x_j - x_i. */
