@@ -1178,7 +1178,7 @@ static int live_pairs(const world *W, const dem_solver *S, int k0, int k1, int *
     const dem_pair *pr = S->pair;
     const int bonds = S->bond_of != NULL;
     const double ext2 = 2.0 * S->ext_max;
-    const int last = S->npair - 1, owned = S->dist ? S->n_owned : INT_MAX;
+    const int last = S->npair - 1;
     int n = 0;
     for (int k = k0; k < k1; k++) {
         prefetch_line(&pr[k + LIVE_AHEAD < last ? k + LIVE_AHEAD : last]);
@@ -1199,9 +1199,10 @@ static int live_pairs(const world *W, const dem_solver *S, int k0, int k1, int *
         prefetch_line(&S->T[j]);
         prefetch_line(&S->home[j]);
         live[n] = k;
-        /* pairs4's case if of rigid particles (it asks): touching at the step's start, no bond,
-         * counted here (counted) */
-        common[n] = (i >= 0) & (pr[k].zeta >= 0.0) & (!bonds || S->bond_of[k] < 0) & (j < owned);
+        /* pairs4's case (for rigid particles: the pass asks that too): not a wall pair,
+         * touching at the step's start, no bond, counted by this process */
+        common[n] =
+            (i >= 0) & (pr[k].zeta >= 0.0) & (!bonds || S->bond_of[k] < 0) & counted(S, &pr[k]);
         n += !out;
     }
     return n;
