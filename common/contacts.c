@@ -4,6 +4,7 @@
 #include "grow.h"
 #include "prefetch.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,13 +203,16 @@ static status add_ref(pair_ref **refs, int *n, int *cap, uint64_t key, int i, in
 
 /* The pairs of the particles at positions [k0, k1) of the cell order (G->order) with the
  * particles of their own and adjacent cells (id_j > id_i: each pair once, oriented by the ids)
- * into *refs (n, cap), a particle's pairs one after the other; G->found[i] = their number. In cell
+ * into *refs (n, cap), a particle's pairs one after the other; G->found[i] = their number. It
+ * stops after the first particle that takes *n past limit (INT_MAX: never); *k_end = the next
+ * position (k1 when all were searched). In cell
  * order, the particles whose neighbours are searched are neighbours themselves: in a packing
  * stored in random order, the positions, radii and ids of a few rows of cells stay in cache.
  * With the grid's copy of them in cell order (G->cx, cell_copy) it reads that instead: the rows
  * then lie together in memory. */
 static status find_particle_pairs(cells *G, const particles *P, int n_walls, double gap, int k0,
-                                  int k1, pair_ref **refs, int *n, int *cap, diag *err)
+                                  int k1, int limit, pair_ref **refs, int *n, int *cap, int *k_end,
+                                  diag *err)
 {
     /* Neighbour cell offsets per axis: -1, 0, +1, wrapped along periodic axes, each distinct
      * cell once (a periodic axis of one or two cells has fewer distinct neighbours). */
@@ -238,15 +242,16 @@ static status find_particle_pairs(cells *G, const particles *P, int n_walls, dou
     }
     /* The cell whose particles are touched first when the search reaches cell c is c + lead
      * (one further along every axis); its particles are prefetched two cells ahead. */
-    int ncell = G->nx * G->ny * G->nz, lead = 1 + (G->ny > 1 ? G->nx : 0) +
-                                              (G->nz > 1 ? G->nx * G->ny : 0) + 2;
+    int ncell = G->nx * G->ny * G->nz,
+        lead = 1 + (G->ny > 1 ? G->nx : 0) + (G->nz > 1 ? G->nx * G->ny : 0) + 2;
     /* particle data at index a: a = k (position in cell order) in the copy, else order[k] */
     const int copied = G->keep_shares && G->cx != NULL;
     const vec3 *X = copied ? G->cx : P->x;
     const double *R = copied ? G->cr : P->r;
     const int *ID = copied ? G->cid : P->id;
     const unsigned char *FR = copied ? G->cfrozen : P->frozen;
-    for (int k = k0; k < k1; k++) {
+    int k = k0;
+    while (k < k1) {
         if (G->start[c + 1] <= k) {
             while (G->start[c + 1] <= k)
                 c++;
@@ -290,15 +295,19 @@ static status find_particle_pairs(cells *G, const particles *P, int n_walls, dou
                             continue;
                         if (!(contact_frame_particles(d, R[a], R[b]).gap < gap))
                             continue;
-                        if ((s = add_ref(refs, n, cap, contact_key_of_ids(ID[a], ID[b], n_walls),
-                                         i, j, err)) != CDLAB_OK)
+                        if ((s = add_ref(refs, n, cap, contact_key_of_ids(ID[a], ID[b], n_walls), i,
+                                         j, err)) != CDLAB_OK)
                             return s;
                     }
                 }
             }
         }
         G->found[i] = *n - before;
+        k++;
+        if (*n > limit)
+            break;
     }
+    *k_end = k;
     return CDLAB_OK;
 }
 
@@ -406,8 +415,9 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
          * are neighbours in memory, and every pair written through them moved their line
          * between the cores */
         pair_ref *list = part[q];
-        int ln = 0, lc = pc[q];
-        status sq = find_particle_pairs(G, P, n_walls, gap, k0, k1, &list, &ln, &lc, &e);
+        int ln = 0, lc = pc[q], k_end;
+        status sq =
+            find_particle_pairs(G, P, n_walls, gap, k0, k1, INT_MAX, &list, &ln, &lc, &k_end, &e);
         part[q] = list;
         pn[q] = ln;
         pc[q] = lc;
@@ -492,8 +502,10 @@ static status find_wall_pairs(const particles *P, const wall *walls, int n_walls
     return CDLAB_OK;
 }
 
-status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
-                           pair_ref **refs, int *n, int *cap, diag *err)
+/* What every search starts with: the grid for the largest radius and gap, G->found for rows
+ * rows of P->n (+ 1) entries, and the walls' pairs into *refs (*n of them). */
+static status search_start(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
+                           int rows, pair_ref **refs, int *n, int *cap, diag *err)
 {
     status s;
     *n = 0;
@@ -503,12 +515,19 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
         rmax = P->r[i] > rmax ? P->r[i] : rmax;
     if ((s = cells_build(G, P, 2.0 * rmax + gap, err)) != CDLAB_OK)
         return s;
-    /* the in-place move (one thread, !keep_shares) needs a second row: next */
-    int in_place = !G->keep_shares && cdlab_threads() <= 1;
-    int *found = grow_array(G->found, &G->found_cap, (in_place ? 2 : 1) * P->n + 1, sizeof *found);
+    int *found = grow_array(G->found, &G->found_cap, rows * P->n + 1, sizeof *found);
     if (!found)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the pair search");
     G->found = found;
+    return find_wall_pairs(P, walls, n_walls, gap, found, refs, n, cap, err);
+}
+
+status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
+                           pair_ref **refs, int *n, int *cap, diag *err)
+{
+    status s;
+    /* the in-place move (one thread, !keep_shares) needs a second row of G->found: next */
+    int in_place = !G->keep_shares && cdlab_threads() <= 1;
     /* Particle pairs: each particle against its own and the 26 (or fewer) adjacent cells,
      * keeping id_j > id_i so that each pair is found once, oriented by the ids (in one process
      * the ids are the storage order; a rank of a distributed run holds its particles and the
@@ -520,15 +539,18 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
      * for a list rebuilt now and then on one thread (DEM), which moves its pairs in place: that
      * saves the shares' lists (16 bytes per pair at the rebuild's peak) but took 0.2 s more per
      * search of 10^6 disks, too much for a search every step (CD). */
-    if ((s = find_wall_pairs(P, walls, n_walls, gap, found, refs, n, cap, err)) != CDLAB_OK)
+    if ((s = search_start(G, P, walls, n_walls, gap, in_place ? 2 : 1, refs, n, cap, err)) !=
+        CDLAB_OK)
         return s;
+    int *found = G->found;
     if (G->keep_shares && (s = cell_copy(G, P, err)) != CDLAB_OK)
         return s;
     if (in_place) {
         /* a list rebuilt now and then (DEM), one thread: straight into the list, then moved in
          * place: no second copy of the pairs at the rebuild's peak */
-        int n0 = *n;
-        if ((s = find_particle_pairs(G, P, n_walls, gap, 0, P->n, refs, n, cap, err)) != CDLAB_OK)
+        int n0 = *n, k_end;
+        if ((s = find_particle_pairs(G, P, n_walls, gap, 0, P->n, INT_MAX, refs, n, cap, &k_end,
+                                     err)) != CDLAB_OK)
             return s;
         place_by_particle(*refs + n0, P->n, found, found + P->n + 1);
     } else if ((s = find_in_shares(G, P, n_walls, gap, refs, n, cap, err)) != CDLAB_OK) {
@@ -538,6 +560,28 @@ status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int 
     if (!refs_sorted(*refs, *n))
         contacts_sort_refs(*refs, *n);
     return CDLAB_OK;
+}
+
+status contacts_search_start(cells *G, const particles *P, const wall *walls, int n_walls,
+                             double gap, pair_ref **refs, int *n, int *cap, diag *err)
+{
+    return search_start(G, P, walls, n_walls, gap, 1, refs, n, cap, err);
+}
+
+status contacts_search_range(cells *G, const particles *P, int n_walls, double gap, int k0,
+                             int limit, pair_ref **refs, int *n, int *cap, int *next, diag *err)
+{
+    return find_particle_pairs(G, P, n_walls, gap, k0, P->n, limit, refs, n, cap, next, err);
+}
+
+double contact_ref_gap(const pair_ref *r, const particles *P, const wall *walls)
+{
+    if (r->i >= 0)
+        return contact_frame_particles(pbox_delta(&P->box, P->x[r->i], P->x[r->j]), P->r[r->i],
+                                       P->r[r->j])
+            .gap;
+    const wall *W = &walls[-1 - r->i];
+    return contact_frame_wall(W, W->s, P->x[r->j], P->r[r->j]).gap;
 }
 
 /* Keeps the forces of list L whose bits are not all zero (an exact zero is what a new record

@@ -81,6 +81,19 @@ typedef struct detect_params {
 status contacts_find_pairs(cells *G, const particles *P, const wall *walls, int n_walls, double gap,
                            pair_ref **refs, int *n, int *cap, diag *err);
 
+/* The same in parts, on one thread, for a check of a start (scene.c) that must not list all
+ * N^2 / 2 pairs of a system piled up on itself: contacts_search_start builds the grid and lists
+ * the walls' pairs into *refs (*n of them); then each contacts_search_range appends the pairs of
+ * the particles at positions k0, k0 + 1, ... of the grid's cell order, each particle's together,
+ * unsorted, and stops after the particle that takes *n past limit, or at the last: *next = the
+ * position to go on from (P->n at the end). */
+status contacts_search_start(cells *G, const particles *P, const wall *walls, int n_walls,
+                             double gap, pair_ref **refs, int *n, int *cap, diag *err);
+status contacts_search_range(cells *G, const particles *P, int n_walls, double gap, int k0,
+                             int limit, pair_ref **refs, int *n, int *cap, int *next, diag *err);
+/* The gap of a listed pair, as contact_geometry computes it. */
+double contact_ref_gap(const pair_ref *r, const particles *P, const wall *walls);
+
 status contacts_detect(contact_list *L, const particles *P, const wall *walls, int n_walls,
                        const detect_params *dp, diag *err);
 /* Recomputes n, gap, lever arms and effective masses of contact c from current positions. */

@@ -3,6 +3,7 @@
 #include "generate.h"
 #include "pcg32.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,45 +149,78 @@ static status build_box(config *c, pbox *B, int dim, diag *err)
 
 /* Initial overlaps: a pair overlapping by more than max_frac of the smaller radius, or a
  * particle reaching beyond a wall by more than max_frac of its radius, is an input error (a
- * misplaced particle would be shot out by the first steps). */
+ * misplaced particle would be shot out by the first steps). The error names the worst pair. The
+ * touching pairs are searched in parts of about SCENE_CHECK_PART pairs (in the grid's cell
+ * order), and the search stops after the first part with a pair beyond the bound, so that a
+ * system piled up on itself (a chain of 150,000 wrapped around a periodic box of 20 diameters:
+ * 10^9 pairs) is refused at once rather than after filling the memory: the worst pair named is
+ * then the worst of that part (of every pair when there is one part: systems of up to about
+ * 10,000 particles). A start with more than SCENE_MAX_TOUCHING touching pairs per particle on
+ * average is refused whatever max_frac allows: a sphere touches at most 12 spheres at least as
+ * large as itself, so rigid spheres make at most 12 touching pairs per sphere (each pair counted at
+ * its smaller sphere; 6 for equal spheres, fewer in 2D and 1D). */
+#define SCENE_CHECK_PART 65536
+#define SCENE_MAX_TOUCHING 32
 static status check_initial_overlaps(config *c, world *W, double max_frac, diag *err)
 {
-    contact_list L;
-    memset(&L, 0, sizeof L);
-    detect_params dp = {.gap = 0.0, .mu = 0.0, .warm_start = 0};
-    status s = contacts_detect(&L, &W->P, W->walls, W->n_walls, &dp, err);
-    if (s != CDLAB_OK) {
-        contacts_free(&L);
-        return s;
-    }
     const particles *P = &W->P;
-    int worst = -1;
+    cells G;
+    memset(&G, 0, sizeof G);
+    pair_ref *refs = NULL, worst = {0};
+    int n = 0, cap = 0, found = 0;
     double worst_frac = max_frac;
-    for (int k = 0; k < L.n; k++) {
-        const contact *ct = &L.c[k];
-        double r = ct->i >= 0 ? fmin(P->r[ct->i], P->r[ct->j]) : P->r[ct->j];
-        double frac = -ct->gap / r;
-        if (frac > worst_frac) {
-            worst_frac = frac;
-            worst = k;
+    long listed = 0, bound = (long)SCENE_MAX_TOUCHING * P->n;
+    status s = contacts_search_start(&G, P, W->walls, W->n_walls, 0.0, &refs, &n, &cap, err);
+    int k = 0, n0 = n; /* the walls' pairs come first in the first part, as in key order */
+    while (s == CDLAB_OK) {
+        int next;
+        if ((s = contacts_search_range(&G, P, W->n_walls, 0.0, k, n0 + SCENE_CHECK_PART, &refs, &n,
+                                       &cap, &next, err)) != CDLAB_OK)
+            break;
+        if (n > n0)
+            contacts_sort_refs(refs + n0, n - n0);
+        for (int m = 0; m < n; m++) {
+            const pair_ref *r = &refs[m];
+            double rad = r->i >= 0 ? fmin(P->r[r->i], P->r[r->j]) : P->r[r->j];
+            double frac = -contact_ref_gap(r, P, W->walls) / rad;
+            if (frac > worst_frac) {
+                worst_frac = frac;
+                worst = *r;
+                found = 1;
+            }
         }
+        listed += n - n0;
+        k = next;
+        if (found || k >= P->n || listed > bound)
+            break;
+        n = n0 = 0;
     }
-    if (worst >= 0) {
-        contact ct = L.c[worst];
-        contacts_free(&L);
-        if (ct.i >= 0)
+    cells_free(&G);
+    free(refs);
+    if (s != CDLAB_OK)
+        return s;
+    if (found) {
+        double overlap = -contact_ref_gap(&worst, P, W->walls);
+        if (worst.i >= 0)
             return config_error(c, "contact", "max_initial_overlap", err,
                                 "particles %d and %d overlap by %.6g (%.3g of the smaller radius) "
                                 "at the start; allowed: %g (raise contact.max_initial_overlap if "
                                 "this is meant)",
-                                P->id[ct.i], P->id[ct.j], -ct.gap, worst_frac, max_frac);
+                                P->id[worst.i], P->id[worst.j], overlap, worst_frac, max_frac);
         return config_error(c, "contact", "max_initial_overlap", err,
                             "particle %d at (%g, %g, %g) lies %.6g beyond wall '%s' (%.3g of its "
                             "radius) at the start; allowed: %g",
-                            P->id[ct.j], P->x[ct.j].x, P->x[ct.j].y, P->x[ct.j].z, -ct.gap,
-                            W->walls[contact_wall_index(&ct)].name, worst_frac, max_frac);
+                            P->id[worst.j], P->x[worst.j].x, P->x[worst.j].y, P->x[worst.j].z,
+                            overlap, W->walls[-1 - worst.i].name, worst_frac, max_frac);
     }
-    contacts_free(&L);
+    if (listed > bound)
+        return config_error(
+            c, "particles", "count", err,
+            "more than %ld pairs of particles touch or overlap at the start (%d per "
+            "particle on average; rigid spheres make at most 12): the particles "
+            "are piled up on each other (check count, spacing, the box and the "
+            "file's units)",
+            bound, SCENE_MAX_TOUCHING);
     return CDLAB_OK;
 }
 

@@ -101,6 +101,18 @@ START_TEST(errors_messages_name_key_and_line)
          "particles 0 and 1 overlap by 0.2 (0.4 of the smaller radius) at the start"},
         {"[contact]\n", "[plane.w]\npoint = 0.2 0 0\nnormal = 1 0 0\n[contact]\n", NULL,
          "particle 0 at (0, 0, 0) lies 0.7 beyond wall 'plane.w'"},
+        /* a chain of 150,000 wrapped 7,500 times around a periodic box: 10^9 touching pairs,
+         * refused after listing at most 32 per particle (scene.c) */
+        {"steps = 5\n[particles]\ncount = 3\n",
+         "steps = 5\nperiodic = x\nbox_min = 0 0 0\nbox_max = 20 0 0\n[particles]\ncount = "
+         "150000\n",
+         NULL, "particles 0 and 20 overlap by 1 (2 of the smaller radius) at the start"},
+        {"steps = 5\n[particles]\ncount = 3\n",
+         "steps = 5\nperiodic = x\nbox_min = 0 0 0\nbox_max = 20 0 0\n[particles]\ncount = "
+         "150000\n",
+         "contact.max_initial_overlap=1e9",
+         "test.ini:9: particles.count: more than 4800000 pairs of particles touch or overlap at the "
+         "start (32 per particle on average"},
         {"[contact]\n", "[contact]\nmax_initial_overlap = -1\n", NULL,
          "contact.max_initial_overlap: must be >= 0 (got -1)"},
         {"dt = 1\n", "dt = inf\n", NULL, "test.ini:3: system.dt:"},
