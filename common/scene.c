@@ -3,7 +3,6 @@
 #include "generate.h"
 #include "pcg32.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -102,7 +102,8 @@ START_TEST(errors_messages_name_key_and_line)
         {"[contact]\n", "[plane.w]\npoint = 0.2 0 0\nnormal = 1 0 0\n[contact]\n", NULL,
          "particle 0 at (0, 0, 0) lies 0.7 beyond wall 'plane.w'"},
         /* a chain of 150,000 wrapped 7,500 times around a periodic box: 10^9 touching pairs,
-         * refused after listing at most 32 per particle (scene.c) */
+         * refused after the first part of the search; with every overlap allowed, after 32 pairs
+         * per particle (scene.c) */
         {"steps = 5\n[particles]\ncount = 3\n",
          "steps = 5\nperiodic = x\nbox_min = 0 0 0\nbox_max = 20 0 0\n[particles]\ncount = "
          "150000\n",
