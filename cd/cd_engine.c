@@ -40,10 +40,19 @@ typedef struct cd_engine {
 
 /* Peak memory per particle, measured (bench/results, 1e6 particles, everything included): 2D
  * 0.9 kB (about two contacts per particle, 0.44 kB each); 3D from six contacts per particle;
- * rounded up. Only the order of magnitude matters here. */
-static double cd_bytes_per_particle(int dimension)
+ * rounded up. Only the order of magnitude matters here. Each contact beyond: lattices of 10^5
+ * disks and spheres (bench.py's, 2 steps) at detect_gap 0.1 and 2 (2D: 2 and 12 contacts per
+ * particle, 3D: 3 and 43) peaked 174 B (2D) and 193 B (3D) per added contact apart, 205 B in 3D
+ * with the colored sweep on two threads: 240 B. */
+static engine_memory cd_memory(int dimension)
 {
-    return dimension == 3 ? 3000.0 : dimension == 2 ? 1000.0 : 500.0;
+    return (engine_memory){.per_particle = dimension == 3   ? 3000.0
+                                           : dimension == 2 ? 1000.0
+                                                            : 500.0,
+                           .pairs_per_particle = dimension == 3   ? 6.0
+                                                 : dimension == 2 ? 2.0
+                                                                  : 1.0,
+                           .per_pair = 240.0};
 }
 
 static status cd_read(engine *e, config *c, const world *W, const scene_info *info,
@@ -123,12 +132,13 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
  * 0.12 s (per-step overheads dominate small systems). */
 #define EST_CD_UPDATES_PER_S 2.5e7
 
-static void cd_estimate(const engine *e, const world *W, long steps, char *buf, size_t n)
+static void cd_estimate(const engine *e, const world *W, long steps, long pairs, char *buf,
+                        size_t n)
 {
+    (void)W;
     const cd_params *p = &CD_OF(e)->prm;
-    /* contacts per particle of a dense packing: ~1 (chain), 2 (disks), 3 (spheres) */
-    double per = W->P.dimension == 3 ? 3.0 : W->P.dimension == 2 ? 2.0 : 1.0;
-    double per_sweep = (double)steps * W->P.n * per / EST_CD_UPDATES_PER_S;
+    /* a sweep updates every listed pair */
+    double per_sweep = (double)steps * (double)pairs / EST_CD_UPDATES_PER_S;
     if (p->crit == CRIT_FIXED)
         snprintf(buf, n, "about %.2g s", per_sweep * p->iterations);
     else
@@ -395,7 +405,7 @@ const engine_ops cd_engine_ops = {
     .program = "cdlab run (contact dynamics)",
     .iterative = 1,
     .sections = cd_sections,
-    .bytes_per_particle = cd_bytes_per_particle,
+    .memory = cd_memory,
     .read = cd_read,
     .read_other = cd_read_other,
     .serial_reason = cd_serial_reason,

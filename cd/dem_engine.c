@@ -54,11 +54,14 @@ static const dem_solver *view_of(const dem_engine *E)
 
 /* Peak memory per particle, measured (bench/results/2026-11-24-9d84b585d961.md: the chute of
  * 1,049,600 spheres through a neighbour-list rebuild, everything included, 656 B with 3.7 pairs
- * per particle), rounded up for denser packings (more pairs per particle): 800 B. */
-static double dem_bytes_per_particle(int dimension)
+ * per particle), rounded up for denser packings (5 pairs per particle): 800 B. Each pair beyond:
+ * its record (64 B) and, on threads, its share of the rebuild's candidates: the chute of 65,600
+ * spheres at detect_gap 0.1 and 2 (3.7 and 69 pairs per particle, 10 steps) peaked 64 B per
+ * added pair apart on one thread, 100 B on two. */
+static engine_memory dem_memory(int dimension)
 {
     (void)dimension;
-    return 800.0;
+    return (engine_memory){.per_particle = 800.0, .pairs_per_particle = 5.0, .per_pair = 100.0};
 }
 
 static status dem_read(engine *e, config *c, const world *W, const scene_info *info,
@@ -134,10 +137,14 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
  * (bench/results/2026-11-24-9d84b585d961.md, one thread: 4.86e6). */
 #define EST_DEM_PARTICLE_STEPS_PER_S 4.9e6
 
-static void dem_estimate(const engine *e, const world *W, long steps, char *buf, size_t n)
+static void dem_estimate(const engine *e, const world *W, long steps, long pairs, char *buf,
+                         size_t n)
 {
     (void)e;
-    snprintf(buf, n, "about %.2g s", (double)steps * W->P.n / EST_DEM_PARTICLE_STEPS_PER_S);
+    /* the chute lists 3.7 pairs per particle; the pair pass is most of its step */
+    double per = W->P.n > 0 ? (double)pairs / W->P.n / 3.7 : 1.0;
+    snprintf(buf, n, "about %.2g s",
+             (double)steps * W->P.n * fmax(per, 1.0) / EST_DEM_PARTICLE_STEPS_PER_S);
 }
 
 static void dem_constants(const engine *e, double k[ENGINE_CONSTANTS])
@@ -653,7 +660,7 @@ const engine_ops dem_engine_ops = {
     .program = "cdlab run (linear-frictional DEM)",
     .iterative = 0,
     .sections = dem_sections,
-    .bytes_per_particle = dem_bytes_per_particle,
+    .memory = dem_memory,
     .read = dem_read,
     .read_other = NULL,
     .serial_reason = NULL,

@@ -56,6 +56,14 @@ void engine_say_result(const engine_notes *n, const char *line);
 
 typedef struct engine engine;
 
+/* An engine's peak memory, all included (rough: measured on the benchmarks and rounded up):
+ * per_particle bytes per particle with pairs_per_particle listed pairs each (a dense packing's
+ * contacts and neighbours), and per_pair bytes for each listed pair beyond those (a large
+ * contact.detect_gap lists many more) */
+typedef struct engine_memory {
+    double per_particle, pairs_per_particle, per_pair;
+} engine_memory;
+
 typedef struct engine_ops {
     const char *name;    /* system.mode */
     const char *title;   /* in messages: "contact dynamics", "DEM" */
@@ -71,8 +79,9 @@ typedef struct engine_ops {
     /* its config sections (NULL-terminated); a run of another engine skips them, checking
      * their keys against docs/config.md */
     const char *const *sections;
-    /* peak memory per particle (bytes), for refusing a run that cannot fit, before reading */
-    double (*bytes_per_particle)(int dimension);
+    /* peak memory (rough, from the benchmarks), for refusing a run that cannot fit: before
+     * the scene is built from the particle count, after it with the pairs it lists */
+    engine_memory (*memory)(int dimension);
     /* reads its sections for a run on world W: *e->content set; note: appended to the notice
      * about another engine's sections when this config also describes that engine's run
      * (twin: its description, from that engine's read_other) */
@@ -87,8 +96,9 @@ typedef struct engine_ops {
     /* the banner's lines about the engine (solver or contact law, figures to check) */
     void (*announce)(const engine *e, const world *W, const scene_info *info,
                      const engine_notes *notes);
-    /* "about 2 s" on one thread for steps steps (benchmark rates; rough) */
-    void (*estimate)(const engine *e, const world *W, long steps, char *buf, size_t n);
+    /* "about 2 s" on one thread for steps steps (benchmark rates; rough) of the system W with
+     * pairs pairs listed at the start (scene_info.start_pairs) */
+    void (*estimate)(const engine *e, const world *W, long steps, long pairs, char *buf, size_t n);
     /* the engine constants of the checkpoint (ENGINE_CONSTANTS values) */
     void (*constants)(const engine *e, double k[ENGINE_CONSTANTS]);
     /* write this step's contact problem (FCLIB) to path between solve and update, with the

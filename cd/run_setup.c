@@ -12,12 +12,15 @@
 #include "xdmf.h"
 
 #include <errno.h>
+#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,30 +44,80 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
     return scene_particle_list(c, "output", "probes", W->P.n, &o->probes, &o->n_probes, err);
 }
 
-/* A run that cannot fit in the machine's memory is refused before it allocates (it would
- * otherwise allocate for minutes until the kernel kills it). */
-static status check_memory(config *c, const engine_ops *ops, double limit, diag *err)
+/* The memory a run may use: this machine's, or less where hk->memory_limit (limit) or the
+ * process's address-space limit (ulimit -v) says so, in words for a message ("this machine's
+ * 24 GB of memory"). 0: unknown. */
+static double memory_available(double limit, char *what, size_t n)
 {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0.0;
+    double have = (double)pages * (double)page;
+    const char *form = "this machine's %.3g GB of memory";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (double)rl.rlim_cur < have) {
+        have = (double)rl.rlim_cur;
+        form = "the process's address-space limit of %.3g GB (ulimit -v)";
+    }
+    if (limit > 0.0 && limit < have) {
+        have = limit;
+        form = "the limit of %.3g GB of memory";
+    }
+    snprintf(what, n, form, have / 1e9);
+    return have;
+}
+
+/* A run that cannot fit in the machine's memory is refused before it allocates (it would
+ * otherwise allocate for minutes until the kernel kills it): from the particle count before the
+ * scene is built (the pairs of a dense packing assumed), then from the pairs the start lists
+ * (check_pairs_memory). */
+static status check_memory(config *c, const engine_ops *ops, double limit, long *max_pairs,
+                           diag *err)
+{
+    *max_pairs = LONG_MAX;
     long count = 0, dim = 3;
     diag ignore;
     /* both are checked properly by scene_build; here only their product with the estimate */
     if (config_int(c, "particles", "count", 0, 0, 0, __LONG_MAX__, &count, &ignore) != CDLAB_OK ||
         config_int(c, "system", "dimension", 0, 3, 1, 3, &dim, &ignore) != CDLAB_OK)
         return CDLAB_OK;
-    double per = ops->bytes_per_particle((int)dim), need = (double)count * per;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return CDLAB_OK;
-    double have = (double)pages * (double)page;
-    if (limit > 0.0 && limit < have)
-        have = limit;
-    if (need > have)
+    engine_memory m = ops->memory((int)dim);
+    double per = m.per_particle, need = (double)count * per;
+    char what[96];
+    double have = memory_available(limit, what, sizeof what);
+    if (have > 0.0) /* the start's pairs need not be counted beyond what the memory holds */
+        *max_pairs = (long)fmin(have / m.per_pair + m.pairs_per_particle * (double)count, 1e18);
+    if (have > 0.0 && need > have)
         return config_error(c, "particles", "count", err,
                             "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
-                            "in this mode and dimension), more than %s %.3g GB of memory",
-                            count, need / 1e9, per / 1e3,
-                            have == limit ? "the limit of" : "this machine's", have / 1e9);
+                            "in this mode and dimension), more than %s",
+                            count, need / 1e9, per / 1e3, what);
     return CDLAB_OK;
+}
+
+static status check_pairs_memory(config *c, const run_setup *S, double limit, diag *err)
+{
+    char what[96];
+    double need = run_memory_estimate(S), have = memory_available(limit, what, sizeof what);
+    if (!(have > 0.0 && need > have))
+        return CDLAB_OK;
+    engine_memory m = S->E.ops->memory(S->W.P.dimension);
+    long n = S->W.P.n, pairs = S->info.start_pairs;
+    if (!S->info.start_pairs_partial && (double)pairs <= m.pairs_per_particle * (double)n)
+        /* the count's own estimate */
+        return config_error(c, "particles", "count", err,
+                            "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
+                            "in this mode and dimension), more than %s",
+                            n, need / 1e9, m.per_particle / 1e3, what);
+    return config_error(c, "contact", "detect_gap", err,
+                        "%s%ld pairs (%.3g per particle) lie within detect_gap = %g at the start; "
+                        "with the %ld particles they need about %.3g GB (an estimate: %.0f bytes "
+                        "per pair in this mode), more than %s: the gap is usually a fraction of "
+                        "the diameter",
+                        S->info.start_pairs_partial ? "more than " : "", pairs,
+                        n > 0 ? (double)pairs / n : 0.0, S->W.detect.gap, n, need / 1e9, m.per_pair,
+                        what);
 }
 
 /* The other engines' sections are not used, so that one config serves a CD run and its DEM
@@ -137,8 +190,11 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
                             "%s runs in one process only: it is not distributed yet (this is a "
                             "job of %d MPI ranks; docs/parallel.md)",
                             S->E.ops->title, comm_size());
-    if ((s = check_memory(c, S->E.ops, hk ? hk->memory_limit : 0.0, err)) ||
-        (s = scene_build(c, &S->W, &S->info, err)))
+    double limit = hk ? hk->memory_limit : 0.0;
+    long max_pairs;
+    if ((s = check_memory(c, S->E.ops, limit, &max_pairs, err)) ||
+        (s = scene_build_counted(c, &S->W, &S->info, max_pairs, err)) ||
+        (s = check_pairs_memory(c, S, limit, err)))
         return s;
     equiv_twin twin = {0};
     char present[128] = "", note[320] = "";
@@ -173,7 +229,9 @@ engine_notes run_notes(const run_hooks *hk)
 
 double run_memory_estimate(const run_setup *S)
 {
-    return (double)S->W.P.n * S->E.ops->bytes_per_particle(S->W.P.dimension);
+    engine_memory m = S->E.ops->memory(S->W.P.dimension);
+    double n = S->W.P.n, beyond = (double)S->info.start_pairs - m.pairs_per_particle * n;
+    return n * m.per_particle + (beyond > 0.0 ? beyond * m.per_pair : 0.0);
 }
 
 /* Memory from the engine's bytes per particle, time from its estimate (benchmark rates). */
@@ -182,11 +240,13 @@ static void estimates(const run_setup *S, const engine_notes *notes)
     const world *W = &S->W;
     double mem = run_memory_estimate(S);
     char tbuf[128];
-    S->E.ops->estimate(&S->E, W, S->info.steps, tbuf, sizeof tbuf);
+    S->E.ops->estimate(&S->E, W, S->info.steps, S->info.start_pairs, tbuf, sizeof tbuf);
     engine_say(notes,
                "estimates: memory about %.3g MB, time %s on one thread (rough: this project's "
-               "benchmark rates for large systems; small ones spend relatively more on overheads)",
-               mem / 1e6, tbuf);
+               "benchmark rates for large systems; small ones spend relatively more on overheads), "
+               "with %ld pairs within contact.detect_gap at the start (%.3g per particle)",
+               mem / 1e6, tbuf, S->info.start_pairs,
+               W->P.n > 0 ? (double)S->info.start_pairs / W->P.n : 0.0);
 }
 
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the

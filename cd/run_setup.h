@@ -30,7 +30,8 @@ typedef struct run_setup {
 
 /* Reads every section of the config (the engine's through its table) and checks that no key
  * is left unknown or undocumented; a run larger than the memory (hk->memory_limit, or this
- * machine's; hk may be NULL) is refused before the scene is built. S is cleared first; free it
+ * machine's; hk may be NULL) is refused before the scene is built (from the count), or
+ * before the engine allocates (from the pairs within contact.detect_gap). S is cleared first; free it
  * with run_setup_free whatever the result. */
 status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err);
 void run_setup_free(run_setup *S);
@@ -41,7 +42,8 @@ engine_notes run_notes(const run_hooks *hk);
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it). */
 void run_announce(const run_setup *S, const run_hooks *hk);
 /* Memory the run is estimated to need, in bytes: the engine's bytes per particle for every
- * particle (announced with the run; the room reserved before its first output). */
+ * particle and per pair for the pairs listed at the start beyond a dense packing's (announced
+ * with the run; the room reserved before its first output). */
 double run_memory_estimate(const run_setup *S);
 
 /* The files of a run, checked before any is created (see run_setup.c); computes the FCLIB

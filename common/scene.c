@@ -3,6 +3,7 @@
 #include "generate.h"
 #include "pcg32.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,51 +147,70 @@ static status build_box(config *c, pbox *B, int dim, diag *err)
     return CDLAB_OK;
 }
 
-/* Initial overlaps: a pair overlapping by more than max_frac of the smaller radius, or a
+/* The start's pairs: a pair overlapping by more than max_frac of the smaller radius, or a
  * particle reaching beyond a wall by more than max_frac of its radius, is an input error (a
  * misplaced particle would be shot out by the first steps). The error names the worst pair. The
- * touching pairs are searched in parts of about SCENE_CHECK_PART pairs (in the grid's cell
- * order), and the search stops after the first part with a pair beyond the bound, so that a
- * system piled up on itself (a chain of 150,000 wrapped around a periodic box of 20 diameters:
- * 10^9 pairs) is refused at once rather than after filling the memory: the worst pair named is
- * then the worst of that part (of every pair when there is one part: systems of up to about
- * 10,000 particles). A start with more than SCENE_MAX_TOUCHING touching pairs per particle on
- * average is refused whatever max_frac allows: a sphere touches at most 12 spheres at least as
- * large as itself, so rigid spheres make at most 12 touching pairs per sphere (each pair counted at
- * its smaller sphere; 6 for equal spheres, fewer in 2D and 1D). */
+ * pairs within contact.detect_gap (what the first contact list holds) are searched in parts of
+ * about SCENE_CHECK_PART pairs (in the grid's cell order) and counted into info->start_pairs
+ * (walls included: run_setup's memory estimate); the search stops after the first part with a
+ * pair beyond the bound, so that a system piled up on itself (a chain of 150,000 wrapped around
+ * a periodic box of 20 diameters: 10^9 pairs) is refused at once rather than after filling the
+ * memory: the worst pair named is then the worst of that part (of every pair when there is one
+ * part: systems of up to about 10,000 particles). A start with more than SCENE_MAX_TOUCHING
+ * touching pairs per particle on average is refused whatever max_frac allows: a sphere touches
+ * at most 12 spheres at least as large as itself, so rigid spheres make at most 12 touching
+ * pairs per sphere (each pair counted at its smaller sphere; 6 for equal spheres, fewer in 2D
+ * and 1D). More than INT_MAX pairs within the gap is more than a contact list indexes; the count
+ * stops past max_pairs (info->start_pairs_partial: the caller refuses so many). */
 #define SCENE_CHECK_PART 65536
 #define SCENE_MAX_TOUCHING 32
-static status check_initial_overlaps(config *c, world *W, double max_frac, diag *err)
+/* a listed pair's overlap as a fraction of the smaller radius (of the particle's against a wall);
+ * >= 0: touching */
+static double overlap_frac(const pair_ref *r, const particles *P, const wall *walls)
+{
+    double rad = r->i >= 0 ? fmin(P->r[r->i], P->r[r->j]) : P->r[r->j];
+    return -contact_ref_gap(r, P, walls) / rad;
+}
+
+static status check_start_pairs(config *c, world *W, double max_frac, long max_pairs,
+                                scene_info *info, diag *err)
 {
     const particles *P = &W->P;
+    const double gap = W->detect.gap;
     cells G;
     memset(&G, 0, sizeof G);
     pair_ref *refs = NULL, worst = {0};
     int n = 0, cap = 0, found = 0;
     double worst_frac = max_frac;
-    long listed = 0, bound = (long)SCENE_MAX_TOUCHING * P->n;
-    status s = contacts_search_start(&G, P, W->walls, W->n_walls, 0.0, &refs, &n, &cap, err);
+    long touching = 0, listed = 0, bound = (long)SCENE_MAX_TOUCHING * P->n;
+    status s = contacts_search_start(&G, P, W->walls, W->n_walls, gap, &refs, &n, &cap, err);
     int k = 0, n0 = n; /* the walls' pairs come first in the first part, as in key order */
+    listed = n;
     while (s == CDLAB_OK) {
         int next;
-        if ((s = contacts_search_range(&G, P, W->n_walls, 0.0, k, n0 + SCENE_CHECK_PART, &refs, &n,
+        if ((s = contacts_search_range(&G, P, W->n_walls, gap, k, n0 + SCENE_CHECK_PART, &refs, &n,
                                        &cap, &next, err)) != CDLAB_OK)
             break;
-        if (n > n0)
-            contacts_sort_refs(refs + n0, n - n0);
+        int beyond = 0;
         for (int m = 0; m < n; m++) {
-            const pair_ref *r = &refs[m];
-            double rad = r->i >= 0 ? fmin(P->r[r->i], P->r[r->j]) : P->r[r->j];
-            double frac = -contact_ref_gap(r, P, W->walls) / rad;
-            if (frac > worst_frac) {
-                worst_frac = frac;
-                worst = *r;
-                found = 1;
+            double frac = overlap_frac(&refs[m], P, W->walls);
+            beyond |= frac > worst_frac;
+            touching += m >= n0 && frac >= 0.0;
+        }
+        if (beyond) { /* the worst in key order, as a sorted list names it */
+            contacts_sort_refs(refs + n0, n - n0);
+            for (int m = 0; m < n; m++) {
+                double frac = overlap_frac(&refs[m], P, W->walls);
+                if (frac > worst_frac) {
+                    worst_frac = frac;
+                    worst = refs[m];
+                    found = 1;
+                }
             }
         }
         listed += n - n0;
         k = next;
-        if (found || k >= P->n || listed > bound)
+        if (found || k >= P->n || touching > bound || listed > INT_MAX || listed > max_pairs)
             break;
         n = n0 = 0;
     }
@@ -212,7 +232,7 @@ static status check_initial_overlaps(config *c, world *W, double max_frac, diag 
                             P->id[worst.j], P->x[worst.j].x, P->x[worst.j].y, P->x[worst.j].z,
                             overlap, W->walls[-1 - worst.i].name, worst_frac, max_frac);
     }
-    if (listed > bound)
+    if (touching > bound)
         return config_error(
             c, "particles", "count", err,
             "more than %ld pairs of particles touch or overlap at the start (%d per "
@@ -220,6 +240,14 @@ static status check_initial_overlaps(config *c, world *W, double max_frac, diag 
             "are piled up on each other (check count, spacing, the box and the "
             "file's units)",
             bound, SCENE_MAX_TOUCHING);
+    if (listed > INT_MAX)
+        return config_error(c, "contact", "detect_gap", err,
+                            "more than %d pairs lie within detect_gap = %g at the start (%.3g per "
+                            "particle so far), more than a contact list holds: the gap is usually "
+                            "a fraction of the diameter",
+                            INT_MAX, gap, (double)listed / (k > 0 ? k : 1));
+    info->start_pairs = listed;
+    info->start_pairs_partial = k < P->n;
     return CDLAB_OK;
 }
 
@@ -573,6 +601,11 @@ static status build_load(config *c, world *W, diag *err)
 
 status scene_build(config *c, world *W, scene_info *info, diag *err)
 {
+    return scene_build_counted(c, W, info, LONG_MAX, err);
+}
+
+status scene_build_counted(config *c, world *W, scene_info *info, long max_pairs, diag *err)
+{
     memset(W, 0, sizeof *W);
     memset(info, 0, sizeof *info);
     long dim;
@@ -618,5 +651,5 @@ status scene_build(config *c, world *W, scene_info *info, diag *err)
                                 "the periodic box is %g long along %c; it must be at least twice "
                                 "the largest diameter plus contact.detect_gap (%g)",
                                 Lb[a], "xyz"[a], 2.0 * reach);
-    return check_initial_overlaps(c, W, max_ov, err);
+    return check_start_pairs(c, W, max_ov, max_pairs, info, err);
 }

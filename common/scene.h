@@ -15,11 +15,17 @@ typedef struct scene_info {
     double d_mean; /* mean particle diameter */
     double m_mean; /* mean particle mass */
     int wrapped;   /* particles moved into the periodic box at the start */
-    double thickness;    /* discs (dimension 2): particles.thickness (1 otherwise) */
-    parallel_params par; /* [parallel]: distributed runs */
+    double thickness;        /* discs (dimension 2): particles.thickness (1 otherwise) */
+    parallel_params par;     /* [parallel]: distributed runs */
+    long start_pairs;        /* pairs within contact.detect_gap at the start, walls' included: what
+                                the first contact list holds */
+    int start_pairs_partial; /* start_pairs passed max_pairs and the count stopped there */
 } scene_info;
 
 status scene_build(config *c, world *W, scene_info *info, diag *err);
+/* The same, with the start's pairs counted up to a little past max_pairs (a run that has no
+ * memory for more is then refused without searching them all) */
+status scene_build_counted(config *c, world *W, scene_info *info, long max_pairs, diag *err);
 
 /* A list of particles in a config key (sec.key): indices, negative ones counted from the end
  * (-1 = the last), each at most once and existing among n; *out is malloc'ed (caller frees). */

@@ -529,6 +529,40 @@ static const char *LANES =
     "box_min = 0 0 0\nbox_max = 6 6 17\n"
     "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n";
 
+/* The start's pair count (scene_info.start_pairs: the memory estimate's and the refusal of a
+ * list too large for the memory) is the first neighbour list's length, walls' pairs included:
+ * LANES's 400 polydisperse spheres in a periodic box on a plane, with four detect_gaps; the list
+ * grows with the gap. */
+START_TEST(unit_start_pairs_first_list)
+{
+    const char *gaps[] = {"0", "0.05", "0.5", "1.5"};
+    long last = -1;
+    for (int g = 0; g < 4; g++) {
+        config c;
+        diag err = {{0}};
+        char set[64];
+        snprintf(set, sizeof set, "contact.detect_gap=%s", gaps[g]);
+        dsim s;
+        memset(&s, 0, sizeof s);
+        ck_assert_int_eq(config_load_string(&c, LANES, "lanes.ini", &err), CDLAB_OK);
+        ck_assert_int_eq(config_set(&c, set, &err), CDLAB_OK);
+        ck_assert_msg(scene_build(&c, &s.W, &s.info, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_msg(dem_config_read(&c, &s.W, &s.info, NULL, &s.d, &err) == CDLAB_OK, "%s",
+                      err.msg);
+        config_free(&c);
+        dem_solver_init(&s.S);
+        dsim_start(&s);
+        ck_assert_msg(s.S.npair == s.info.start_pairs, "gap %s: %d listed, %ld counted", gaps[g],
+                      s.S.npair, s.info.start_pairs);
+        ck_assert_int_eq(s.info.start_pairs_partial, 0);
+        ck_assert_int_gt(s.info.start_pairs, last);
+        last = s.info.start_pairs;
+        dsim_close(&s);
+    }
+    ck_assert_int_gt(last, 400 * 10); /* gap 1.5: 16 pairs per sphere */
+}
+END_TEST
+
 /* slide4 (the Kuhn law's sliding branch in lanes) against dem_contact_law, bit for bit: 4,000
  * random sliding pairs (their tangential force on the friction circle at the step's start, the
  * common case of a pair that goes on sliding and line 25's branch, or inside it: the general
@@ -713,6 +747,7 @@ Suite *dem_suite(void)
     tcase_add_test(tr, unit_quat_integrate_n_matches);
     tcase_add_test(tr, unit_pair_lanes_match_one_by_one);
     tcase_add_test(tr, unit_slide4_matches_law);
+    tcase_add_test(tr, unit_start_pairs_first_list);
     tcase_add_test(tr, unit_twin_from_cd_config);
     tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);

@@ -18,10 +18,9 @@ START_TEST(unit_registry_tables_complete)
     for (int k = 0; engine_registry[k]; k++, n++) {
         const engine_ops *o = engine_registry[k];
         ck_assert_msg(o->name && o->title && o->program && o->sections, "engine %d: names", k);
-        ck_assert_msg(o->bytes_per_particle && o->read && o->announce && o->estimate &&
-                          o->constants && o->header && o->start && o->step && o->row &&
-                          o->contact_count && o->contact && o->checkpoint_write &&
-                          o->checkpoint_read && o->free,
+        ck_assert_msg(o->memory && o->read && o->announce && o->estimate && o->constants &&
+                          o->header && o->start && o->step && o->row && o->contact_count &&
+                          o->contact && o->checkpoint_write && o->checkpoint_read && o->free,
                       "engine %s: an operation the pipeline calls is missing", o->name);
         ck_assert_ptr_eq(engine_find(o->name), o);
         for (int j = 0; j < k; j++)
@@ -34,9 +33,15 @@ START_TEST(unit_registry_tables_complete)
             ck_assert_msg(documented > 0, "engine %s: section [%s] is not in docs/config.md",
                           o->name, o->sections[m]);
         }
-        /* the memory estimate is per particle: between 100 B and 100 kB is all that makes sense */
-        for (int dim = 1; dim <= 3; dim++)
-            ck_assert(o->bytes_per_particle(dim) > 100.0 && o->bytes_per_particle(dim) < 1e5);
+        /* the memory estimate: between 100 B and 100 kB per particle with 1 to 32 pairs, and
+         * 16 B (a pair's two indices and its key) to 10 kB per pair beyond, is all that makes
+         * sense */
+        for (int dim = 1; dim <= 3; dim++) {
+            engine_memory m = o->memory(dim);
+            ck_assert(m.per_particle > 100.0 && m.per_particle < 1e5);
+            ck_assert(m.pairs_per_particle >= 1.0 && m.pairs_per_particle <= 32.0);
+            ck_assert(m.per_pair >= 16.0 && m.per_pair < 1e4);
+        }
     }
     ck_assert_int_ge(n, 2);
     ck_assert_ptr_null(engine_find("nope"));

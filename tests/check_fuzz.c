@@ -126,6 +126,33 @@ START_TEST(errors_memory_limit_refuses)
 }
 END_TEST
 
+/* The pairs within contact.detect_gap at the start count in the estimate: 1,000 spheres packed
+ * at random into a cube of 12 diameters (solid fraction 0.3) with detect_gap = 5 list about a
+ * third of their 499,500 pairs; under a limit of 20 MB (their 1,000 particles alone: 3 MB) the
+ * run is refused naming contact.detect_gap and the count, which stopped where the memory was
+ * full ("more than"); with a gap of 0.1 it runs. */
+START_TEST(errors_memory_limit_detect_gap)
+{
+    const char *ini = "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n[particles]\n"
+                      "source = random\ncount = 1000\nradius_min = 0.5\nradius_max = 0.5\n"
+                      "box_min = 0 0 0\nbox_max = 12 12 12\n[contact]\ndetect_gap = 5\n";
+    config c;
+    diag err = {{0}};
+    run_hooks hk = {.memory_limit = 2e7};
+    ck_assert_int_eq(config_load_string(&c, ini, "gap.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(run_validate(&c, &hk, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "gap.ini:13: contact.detect_gap: more than ") &&
+                      strstr(err.msg, "lie within detect_gap = 5 at the start") &&
+                      strstr(err.msg, "more than the limit of 0.02 GB"),
+                  "%s", err.msg);
+    config_free(&c);
+    ck_assert_int_eq(config_load_string(&c, ini, "gap.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "contact.detect_gap=0.1", &err), CDLAB_OK);
+    ck_assert_msg(run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+}
+END_TEST
+
 Suite *fuzz_regress_suite(void)
 {
     Suite *s = suite_create("fuzz_regress");
@@ -134,6 +161,7 @@ Suite *fuzz_regress_suite(void)
     tcase_add_test(tc, fuzz_regress_particles);
     tcase_add_test(tc, fuzz_regress_checkpoint);
     tcase_add_test(tc, errors_memory_limit_refuses);
+    tcase_add_test(tc, errors_memory_limit_detect_gap);
     suite_add_tcase(s, tc);
     return s;
 }
