@@ -79,18 +79,39 @@ def config(dim, ns, n, path, sweep="random", iters=50, steps=3):
                       "[output]", "every = 0"]) + "\n"
 
 
-def run(args, threads):
+def wait_sampling(p, memory):
+    """Waits for process p; with memory (a dict), samples its /proc status every 0.25 s into
+    memory["hwm"] (VmHWM, KiB: the high-water mark of its own address space, as last read) and
+    memory["file"] (the largest RssFile, KiB: resident pages of mapped files, which for these
+    programs are the program and its shared libraries). Returns the exit status."""
+    while True:
+        pid, status, _ = os.wait4(p.pid, os.WNOHANG if memory is not None else 0)
+        if pid == p.pid:
+            p.returncode = status
+            return status
+        try:
+            for line in open(f"/proc/{p.pid}/status"):
+                if line.startswith("VmHWM:"):
+                    memory["hwm"] = int(line.split()[1])
+                elif line.startswith("RssFile:"):
+                    memory["file"] = max(memory.get("file", 0), int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.25)
+
+
+def run(args, threads, memory=None):
     """Runs cdlab (threads None: its own choice, OMP_NUM_THREADS unset). A run's peak memory is
     its summary's peak_rss_kib (the high-water mark of its own address space), not wait4's
     ru_maxrss: Linux counts in that this Python process's memory up to the exec (58 MB with numpy
     and h5py loaded), which made every chute run at 65,600 spheres read 913 bytes per particle
-    whatever it used."""
+    whatever it used. memory: see wait_sampling (the program's and libraries' share)."""
     env = dict(os.environ)
     env.pop("OMP_NUM_THREADS", None)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     p = subprocess.Popen(args, env=env)
-    _, status, _ = os.wait4(p.pid, 0)
+    status = wait_sampling(p, memory)
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({status})")
 
@@ -137,6 +158,7 @@ def chute_cases(tmp, out):
     mobile = 64000
     rows = []
     paired = {}
+    file_kib = []
     for law in ("kuhn", "conventional"):
         # 1 and 2 threads alternate, rep by rep, so that a drift of the machine's speed over the
         # minutes weighs on both alike; the 2-thread figure is the median of the reps' ratios
@@ -144,8 +166,12 @@ def chute_cases(tmp, out):
         for rep in range(3):
             for threads in (1, 2):
                 h5 = os.path.join(tmp, "chute.h5")
+                # the program's and its libraries' pages, sampled in the one-thread Kuhn runs
+                memory = {} if law == "kuhn" and threads == 1 else None
                 run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", f"dem.tangential={law}",
-                     "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads)
+                     "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], threads, memory)
+                if memory and "file" in memory:
+                    file_kib.append(memory["file"])
                 s = Run(h5).summary
                 rates[threads].append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
                 rss[threads].append(int(s["peak_rss_kib"]))
@@ -161,11 +187,20 @@ def chute_cases(tmp, out):
     if lmp:
         ldir = os.path.join(tmp, "lammps")
         shutil.copytree(os.path.join(root, "bench", "lammps"), ldir)
+        lmem = []
         for rep in range(3):
-            p = subprocess.run([lmp, "-in", "in.chute3d", "-var", "nsteps", "2000"], cwd=ldir,
-                               capture_output=True, text=True, check=True)
-            loops = [l for l in p.stdout.splitlines() if l.startswith("Loop time")]
+            # its memory sampled as cdlab's program share is (VmHWM as last read, every 0.25 s)
+            log = os.path.join(ldir, "stdout.txt")
+            memory = {}
+            with open(log, "w") as f:
+                p = subprocess.Popen([lmp, "-in", "in.chute3d", "-var", "nsteps", "2000"], cwd=ldir,
+                                     stdout=f, stderr=subprocess.STDOUT)
+                if wait_sampling(p, memory) != 0:
+                    raise RuntimeError(f"lmp failed: {open(log).read()[-2000:]}")
+            loops = [l for l in open(log).read().splitlines() if l.startswith("Loop time")]
             lrate.append(mobile * 2000 / float(loops[-1].split()[3]))
+            if "hwm" in memory:
+                lmem.append((memory["hwm"], memory.get("file", 0)))
             print(f"LAMMPS chute: {lrate[-1]:.3e} particle-steps/s", flush=True)
     out += ["## 2. DEM chute", "",
             "`bench/chute.ini`: 65,600 spheres (64,000 mobile, 1,600 frozen base), periodic x and y, k_n = 2·10⁵, "
@@ -195,7 +230,12 @@ def chute_cases(tmp, out):
     FIG["dem_bytes_1e6"] = kib * 1024 / 1049600
     print(f"DEM chute 1,049,600 spheres: peak RSS {kib / 1024:.0f} MiB, {rebuilds_1e6} rebuilds", flush=True)
     if lrate:
-        out.append(f"| LAMMPS (Debian lmp, gran/hooke/history) | history | 1 | {statistics.median(lrate):.3e} | | | |")
+        lkib = statistics.median([m[0] for m in lmem]) if lmem else None
+        out.append(f"| LAMMPS (Debian lmp, gran/hooke/history) | history | 1 | {statistics.median(lrate):.3e} | "
+                   + (f"{lkib / 1024:.0f} | {lkib * 1024 / 65600:.0f} | |" if lkib else "| | |"))
+        if lkib:
+            FIG["lammps_bytes_65600"] = lkib * 1024 / 65600
+            FIG["lammps_file_bytes_65600"] = statistics.median([m[1] for m in lmem]) * 1024 / 65600
         FIG["dem_over_lammps"] = k1 / statistics.median(lrate)
         FIG["dem_conventional_over_lammps"] = c1 / statistics.median(lrate)
         out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (target ≥ 1.5×); "
@@ -203,6 +243,13 @@ def chute_cases(tmp, out):
                     f"{SPREAD['dem_2threads'][0]:.2f}–{SPREAD['dem_2threads'][1]:.2f}×)", ""]
     else:
         out += ["", "LAMMPS not installed (lmp not found): no side-by-side figure.", ""]
+    if file_kib:
+        FIG["dem_file_bytes_65600"] = statistics.median(file_kib) * 1024 / 65600
+        out += [f"Of the peak RSS per particle at 65,600 spheres, the program's and its shared libraries' "
+                f"resident pages (RssFile, sampled every 0.25 s in the one-thread Kuhn runs): cdlab "
+                f"{FIG['dem_file_bytes_65600']:.0f} B"
+                + (f", LAMMPS {FIG['lammps_file_bytes_65600']:.0f} B of its {FIG['lammps_bytes_65600']:.0f} B "
+                   f"(its VmHWM sampled the same way)" if "lammps_bytes_65600" in FIG else "") + ".", ""]
     out += [f"Peak RSS of the chute tiled 16 × 16 (1,049,600 spheres, 700 steps, 2 threads, {rebuilds_1e6} "
             f"neighbour-list builds): {kib / 1024:.0f} MiB, {FIG['dem_bytes_1e6']:.0f} bytes per particle.", ""]
     return rows, lrate
@@ -608,8 +655,19 @@ def goals_table():
         rows.append(f"| {name} | {tgt} | {shown} | {'yes' if met else '**no**'} |")
     missing = ([] if "dem_top_threads" in FIG else
                ["16 threads (a machine of 2 cores, or BENCH_ONLY left the threads section out; the 2-thread "
-                "figures stand in)"]) + ["LAMMPS's memory per particle (≈ 1.1 kB in an earlier run)"]
-    return rows + ["", "Not measured here: " + "; ".join(missing) + ".", ""] if len(rows) > 4 else []
+                "figures stand in)"]) + ([] if "lammps_bytes_65600" in FIG else
+                                         ["LAMMPS's memory per particle (≈ 1.1 kB in an earlier run)"])
+    notes = []
+    if "lammps_bytes_65600" in FIG and "dem_bytes_65600" in FIG:
+        notes.append(f"Memory at 65,600 spheres beside LAMMPS in this run: cdlab {FIG['dem_bytes_65600']:.0f} B per "
+                     f"particle, LAMMPS {FIG['lammps_bytes_65600']:.0f} B"
+                     + (f"; without the program's and shared libraries' pages (RssFile) "
+                        f"{FIG['dem_bytes_65600'] - FIG['dem_file_bytes_65600']:.0f} B against "
+                        f"{FIG['lammps_bytes_65600'] - FIG['lammps_file_bytes_65600']:.0f} B"
+                        if "dem_file_bytes_65600" in FIG else "") + ".")
+    tail = (["", "Not measured here: " + "; ".join(missing) + "."] if missing else []) + \
+        (["", *notes] if notes else [])
+    return rows + tail + [""] if len(rows) > 4 else []
 
 
 def main():
