@@ -221,32 +221,41 @@ status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, dia
     return bad; /* a non-finite kinetic energy stops the run, its row written */
 }
 
-/* The particles' arrays of a snapshot. */
+/* bytes of a value of type t */
+static size_t type_bytes(h5type t)
+{
+    return t == H5IO_INT32 ? 4 : 8;
+}
+
+/* The particles' arrays of a snapshot: name, type, values per particle (run_snapshot_bytes
+ * counts them); the data in snapshot_particles, in this order. */
+static const struct {
+    const char *name;
+    h5type type;
+    int width;
+} snap_particle_ds[] = {
+    {"position", H5IO_DOUBLE, 3},
+    {"velocity", H5IO_DOUBLE, 3},
+    {"angular_velocity", H5IO_DOUBLE, 3},
+    {"orientation", H5IO_DOUBLE, 4},
+    {"radius", H5IO_DOUBLE, 1},
+    {"mass", H5IO_DOUBLE, 1},
+    {"id", H5IO_INT32, 1},
+    /* periodic image counts: unwrapped position = position + image * period */
+    {"image", H5IO_INT32, 3},
+};
+#define SNAP_PARTICLE_DS (sizeof snap_particle_ds / sizeof snap_particle_ds[0])
+
 static status snapshot_particles(h5out *h, const char *g, const particles *P, diag *err)
 {
-    long n = P->n, n3[2] = {n, 3}, n4[2] = {n, 4};
-    struct {
-        const char *name;
-        h5type t;
-        int rank;
-        const long *dims;
-        const void *data;
-    } a[] = {
-        {"position", H5IO_DOUBLE, 2, n3, P->x},
-        {"velocity", H5IO_DOUBLE, 2, n3, P->v},
-        {"angular_velocity", H5IO_DOUBLE, 2, n3, P->w},
-        {"orientation", H5IO_DOUBLE, 2, n4, P->q},
-        {"radius", H5IO_DOUBLE, 1, &n, P->r},
-        {"mass", H5IO_DOUBLE, 1, &n, P->m},
-        {"id", H5IO_INT32, 1, &n, P->id},
-        /* periodic image counts: unwrapped position = position + image * period */
-        {"image", H5IO_INT32, 2, n3, P->image},
-    };
+    const void *data[SNAP_PARTICLE_DS] = {P->x, P->v, P->w, P->q, P->r, P->m, P->id, P->image};
     char path[128];
     status s;
-    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++) {
-        snprintf(path, sizeof path, "%s/%s", g, a[k].name);
-        if ((s = h5out_array(h, path, a[k].t, a[k].rank, a[k].dims, a[k].data, err)))
+    for (size_t k = 0; k < SNAP_PARTICLE_DS; k++) {
+        long dims[2] = {P->n, snap_particle_ds[k].width};
+        snprintf(path, sizeof path, "%s/%s", g, snap_particle_ds[k].name);
+        if ((s = h5out_array(h, path, snap_particle_ds[k].type, dims[1] > 1 ? 2 : 1, dims, data[k],
+                             err)))
             return s;
     }
     return CDLAB_OK;
@@ -295,6 +304,19 @@ static void contact_row(const world *W, int d, long k, const contact *c, void *o
     }
 }
 
+/* The contacts' datasets of a snapshot (run_snapshot_bytes counts them). */
+static const struct {
+    const char *name;
+    h5type type;
+    int rank, width; /* values per contact */
+} snap_contact_ds[SC_N] = {{"pair", H5IO_INT32, 2, 2},
+                           {"normal", H5IO_DOUBLE, 2, 3},
+                           {"force", H5IO_DOUBLE, 2, 3},
+                           {"gap", H5IO_DOUBLE, 1, 1},
+                           {"force_magnitude", H5IO_DOUBLE, 1, 1},
+                           {"endpoints", H5IO_DOUBLE, 2, 6},
+                           {"line", H5IO_INT32, 2, 2}};
+
 /* The contacts of a snapshot, from the engine: the geometry of now, once per contact (the DEM
  * engine does not update the normal of pairs that are apart), the force on body 1, and the
  * lines for viewers: body 0's end of the contact (its centre's nearest periodic image, or the
@@ -309,32 +331,22 @@ static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, dia
 {
     const world *W = &S->W;
     long nc = S->E.ops->contact_count(&S->E, W);
-    static const struct {
-        const char *name;
-        h5type type;
-        int rank, width; /* values per contact */
-    } ds[SC_N] = {{"pair", H5IO_INT32, 2, 2},
-                  {"normal", H5IO_DOUBLE, 2, 3},
-                  {"force", H5IO_DOUBLE, 2, 3},
-                  {"gap", H5IO_DOUBLE, 1, 1},
-                  {"force_magnitude", H5IO_DOUBLE, 1, 1},
-                  {"endpoints", H5IO_DOUBLE, 2, 6},
-                  {"line", H5IO_INT32, 2, 2}};
     size_t m = (size_t)(nc < SNAP_ROWS ? (nc > 0 ? nc : 1) : SNAP_ROWS);
     int one_slab = nc <= SNAP_ROWS;
     double *buf = malloc(m * 6 * sizeof *buf); /* the widest row: 6 doubles */
-    contact *cs = big_alloc(m * sizeof *cs); /* contact records are 64-byte aligned */
-    status st = buf && cs ? CDLAB_OK
-                          : diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    contact *cs = big_alloc(m * sizeof *cs);   /* contact records are 64-byte aligned */
+    status st =
+        buf && cs ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
     for (long q = 0; q < nc && one_slab && st == CDLAB_OK; q++)
         S->E.ops->contact(&S->E, W, (int)q, &cs[q]);
     char path[128];
     for (int d = 0; d < SC_N && st == CDLAB_OK; d++) {
-        long dims[2] = {d == SC_ENDS ? 2 * nc : nc, d == SC_ENDS ? 3 : ds[d].width};
-        size_t row = (size_t)ds[d].width * (ds[d].type == H5IO_INT32 ? 4 : 8);
+        long dims[2] = {d == SC_ENDS ? 2 * nc : nc, d == SC_ENDS ? 3 : snap_contact_ds[d].width};
+        size_t row = (size_t)snap_contact_ds[d].width * type_bytes(snap_contact_ds[d].type);
         h5out_rows *r = NULL;
-        snprintf(path, sizeof path, "%s/contacts/%s", g, ds[d].name);
-        st = h5out_rows_begin(h, path, ds[d].type, ds[d].rank, dims, &r, err);
+        snprintf(path, sizeof path, "%s/contacts/%s", g, snap_contact_ds[d].name);
+        st = h5out_rows_begin(h, path, snap_contact_ds[d].type, snap_contact_ds[d].rank, dims, &r,
+                              err);
         for (long k0 = 0; k0 < nc && st == CDLAB_OK; k0 += (long)m) {
             long n = nc - k0 < (long)m ? nc - k0 : (long)m;
             for (long q = 0; q < n; q++) {
@@ -353,6 +365,24 @@ static status snapshot_contacts(h5out *h, const char *g, const run_setup *S, dia
     free(buf);
     free(cs);
     return st;
+}
+
+double run_snapshot_bytes(const run_setup *S, long contacts)
+{
+    double per_particle = 0.0, per_contact = 0.0;
+    for (size_t k = 0; k < SNAP_PARTICLE_DS; k++)
+        per_particle += (double)snap_particle_ds[k].width * type_bytes(snap_particle_ds[k].type);
+    for (int d = 0; d < SC_N; d++)
+        per_contact += (double)snap_contact_ds[d].width * type_bytes(snap_contact_ds[d].type);
+    const xdmf_field *f = S->E.ops->snapshot_fields ? S->E.ops->snapshot_fields(&S->E) : NULL;
+    for (int k = 0; f && f[k].name[0]; k++) { /* the engine's: doubles, dims "3 3", "3" or "" */
+        double values = 1.0;
+        for (const char *c = f[k].dims; *c; c++)
+            if (*c >= '1' && *c <= '9')
+                values *= *c - '0';
+        per_particle += 8.0 * values;
+    }
+    return per_particle * S->W.P.n + per_contact * (double)contacts;
 }
 
 status run_output_snapshot(run_writer *w, const run_setup *S, diag *err)

@@ -51,6 +51,9 @@ status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks
 status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, diag *err);
 /* /snapshots/NNNNNNNN: the particles and the engine's contacts; flushed. */
 status run_output_snapshot(run_writer *w, const run_setup *S, diag *err);
+/* The bytes of a snapshot's datasets with this many contacts (run_output_snapshot's, exactly:
+ * they are stored uncompressed; the groups' and attributes' few kB not counted). */
+double run_snapshot_bytes(const run_setup *S, long contacts);
 /* /summary: how the run ended (status: "completed" or the error message) and its figures. */
 status run_output_summary(run_writer *w, const char *status_text, const run_summary *sum,
                           long rebuilds, diag *err);

@@ -8,6 +8,7 @@
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "outfile.h"
 #include "parallel.h"
+#include "run_output.h"
 #include "run_threads.h"
 #include "xdmf.h"
 
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* sections that belong to no engine (the engines' come from their tables) */
@@ -249,6 +251,68 @@ static void estimates(const run_setup *S, const engine_notes *notes)
                W->P.n > 0 ? (double)S->info.start_pairs / W->P.n : 0.0);
 }
 
+/* The snapshots a run of S->info.steps steps writes (run.c: the first, every out.every-th
+ * step, the last). */
+static long snapshot_count(const run_setup *S)
+{
+    long steps = S->info.steps, every = S->out.every;
+    if (steps <= 0)
+        return 1;
+    if (every <= 0)
+        return 2;
+    return 1 + steps / every + (steps % every != 0);
+}
+
+/* The checkpoints it keeps (every out.checkpoint_every-th step, the last; one for no steps). */
+static long checkpoint_count(const run_setup *S)
+{
+    long steps = S->info.steps, every = S->out.checkpoint_every;
+    if (steps <= 0 || every <= 0)
+        return 1;
+    return steps / every + (steps % every != 0);
+}
+
+/* Bytes free to this user on the file system of path's folder (-1: unknown). */
+static double free_bytes_for(const char *path)
+{
+    char dir[OUTFILE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0'; /* "/x.h5": the root */
+    else
+        snprintf(dir, sizeof dir, ".");
+    struct statvfs v;
+    return statvfs(dir, &v) == 0 ? (double)v.f_bavail * (double)v.f_frsize : -1.0;
+}
+
+/* The snapshots' size (their datasets, with the start's contacts: the DEM list and the CD
+ * candidates change as the run goes), beside the free space where the output goes; a warning
+ * when they do not fit (the run then stops at the output that finds the disk full, its file
+ * whole up to the output before). */
+static void output_size(const run_setup *S, const engine_notes *notes)
+{
+    long n = snapshot_count(S);
+    double one = run_snapshot_bytes(S, S->info.start_pairs), all = one * (double)n;
+    double room = free_bytes_for(S->out.file);
+    char where[96] = "";
+    if (room >= 0.0)
+        snprintf(where, sizeof where, "; %.3g GB free there", room / 1e9);
+    long nc = checkpoint_count(S);
+    engine_say(notes,
+               "output size: %ld snapshot%s of about %.3g MB (with the start's %ld contacts): "
+               "about %.3g GB in all, and %ld checkpoint%s of the state besides%s",
+               n, n > 1 ? "s" : "", one / 1e6, S->info.start_pairs, all / 1e9, nc,
+               nc > 1 ? "s" : "", where);
+    if (room >= 0.0 && all > room)
+        engine_say(notes,
+                   "warning: the snapshots need about %.3g GB, more than the %.3g GB free where "
+                   "%s goes: the run will stop at the output that finds the disk full, its file "
+                   "whole up to the output before (output.every sets how often a snapshot is "
+                   "written)",
+                   all / 1e9, room / 1e9, S->out.file);
+}
+
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
  * system, the solver or DEM law with the figures a user checks before a long run (spurious
  * elasticity, critical time step), the output, and estimates of memory and time. */
@@ -274,6 +338,7 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                  S->out.n_probes > 1 ? "s" : "");
     engine_say(&notes, "output: %s (%s%s)", S->out.file, snaps, probes);
     estimates(S, &notes);
+    output_size(S, &notes);
 }
 
 /* The files of a run, checked before any is created: the restart file exists; no file is named

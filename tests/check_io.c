@@ -2,6 +2,7 @@
 #include "suites.h"
 
 #include "run.h"
+#include "run_output.h"
 #include "h5io.h"
 #include "xdmf.h"
 
@@ -295,6 +296,102 @@ END_TEST
 /* The XDMF sidecar: every snapshot is a particles grid and (when it has contacts) a contacts
  * grid with the snapshot's time, and every DataItem names a dataset of the HDF5 file with
  * exactly the dimensions it declares. */
+/* Collects the lines of the run's messages (4096 bytes). */
+static void keep_note(void *user, const char *line)
+{
+    char *buf = user;
+    size_t used = strlen(buf);
+    snprintf(buf + used, 4096 - used, "%s\n", line);
+}
+
+/* H5Ovisit: the stored bytes of every dataset under the group visited */
+static herr_t add_storage(hid_t g, const char *name, const H5O_info_t *info, void *op)
+{
+    if (info->type == H5O_TYPE_DATASET) {
+        hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+        *(double *)op += (double)H5Dget_storage_size(d);
+        H5Dclose(d);
+    }
+    return 0;
+}
+
+static long count_members(hid_t h, const char *group)
+{
+    H5G_info_t gi;
+    hid_t g = H5Gopen2(h, group, H5P_DEFAULT);
+    ck_assert_int_ge(g, 0);
+    H5Gget_info(g, &gi);
+    H5Gclose(g);
+    return (long)gi.nlinks;
+}
+
+/* The output size announced (`cdlab check` and `cdlab run`): the snapshots' count and the
+ * checkpoints' as the run writes them (45 steps, every 10: 0, 10, ..., 40, 45; checkpoints every
+ * 20: 20, 40, 45), and a snapshot's bytes (run_snapshot_bytes) equal to step 10's stored
+ * datasets, exactly, with its contacts the start's (scene_info.start_pairs; CD lists its
+ * contacts in the steps, so its step-0 snapshot has none): a CD run of disks on a floor, and DEM
+ * deformable discs (their stress, strain and ellipses besides). */
+START_TEST(io_output_size_announced)
+{
+    const char *base = "dimension = 2\ndt = 1e-3\nsteps = 45\nseed = 3\n"
+                       "gravity = 0 -1 0\n"
+                       "[particles]\nsource = random\ncount = 30\nradius_min = 0.4\n"
+                       "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 5 8 0\n"
+                       "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                       "[contact]\ndetect_gap = 0.3\n"
+                       "[output]\nevery = 10\ncheckpoint_every = 20\n";
+    for (int m = 0; m < 2; m++) {
+        char ini[2048];
+        snprintf(ini, sizeof ini, "[system]\n%s%s%s", m ? "mode = dem\n" : "", base,
+                 m ? "[dem]\nk_n = 1e4\ndeformable = true\nyoung_modulus = 1e5\n"
+                     "poisson_ratio = 0.3\n"
+                   : "");
+        config c;
+        diag err = {{0}};
+        ck_assert_int_eq(config_load_string(&c, ini, "size.ini", &err), CDLAB_OK);
+        char note[4096] = "";
+        run_hooks hk = {.message = keep_note, .user = note};
+        ck_assert_msg(run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+        run_setup S;
+        ck_assert_msg(run_setup_read(&c, &S, NULL, &err) == CDLAB_OK, "%s", err.msg);
+        config_free(&c);
+        long snaps = 0, ckpts = 0;
+        const char *p = strstr(note, "output size: ");
+        ck_assert_msg(p && sscanf(p, "output size: %ld snapshots", &snaps) == 1, "%s", note);
+        p = strstr(p, " and ");
+        ck_assert_msg(p && sscanf(p, " and %ld checkpoints", &ckpts) == 1, "%s", note);
+        ck_assert_int_eq(snaps, 6);
+        ck_assert_int_eq(ckpts, 3);
+
+        char path[32];
+        run_summary sum;
+        status s = run_to_temp(ini, "size.ini", path, &sum, &err);
+        ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
+        hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        ck_assert_int_ge(h, 0);
+        ck_assert_int_eq(count_members(h, "/snapshots"), snaps);
+        ck_assert_int_eq(count_members(h, "/checkpoints"), ckpts);
+        hid_t g = H5Gopen2(h, "/snapshots/00000010", H5P_DEFAULT); /* CD lists at steps */
+        double stored = 0.0;
+        H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_NATIVE, add_storage, &stored, H5O_INFO_BASIC);
+        hid_t d = H5Dopen2(g, "contacts/pair", H5P_DEFAULT), sp = H5Dget_space(d);
+        hsize_t dims[2];
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        H5Sclose(sp);
+        H5Dclose(d);
+        H5Gclose(g);
+        H5Fclose(h);
+        ck_assert_int_gt((long)dims[0], 30);
+        ck_assert_int_eq((long)dims[0], S.info.start_pairs);
+        ck_assert_msg(stored == run_snapshot_bytes(&S, (long)dims[0]),
+                      "mode %d: %.0f bytes stored, %.0f estimated", m, stored,
+                      run_snapshot_bytes(&S, (long)dims[0]));
+        run_setup_free(&S);
+        remove_output(path);
+    }
+}
+END_TEST
+
 START_TEST(io_xdmf_sidecar_matches_file)
 {
     const char *ini = "[system]\ndimension = 2\ndt = 0.05\nsteps = 40\nseed = 3\n"
@@ -371,6 +468,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);
     tcase_add_test(tc, io_xdmf_sidecar_matches_file);
+    tcase_add_test(tc, io_output_size_announced);
     suite_add_tcase(s, tc);
     return s;
 }
