@@ -304,13 +304,15 @@ static void output_size(const run_setup *S, const engine_notes *notes)
                "about %.3g GB in all, and %ld checkpoint%s of the state besides%s",
                n, n > 1 ? "s" : "", one / 1e6, S->info.start_pairs, all / 1e9, nc,
                nc > 1 ? "s" : "", where);
-    if (room >= 0.0 && all > room)
-        engine_say(notes,
-                   "warning: the snapshots need about %.3g GB, more than the %.3g GB free where "
-                   "%s goes: the run will stop at the output that finds the disk full, its file "
-                   "whole up to the output before (output.every sets how often a snapshot is "
-                   "written)",
-                   all / 1e9, room / 1e9, S->out.file);
+    if (room >= 0.0 && all > room) { /* printed with --quiet too */
+        char line[OUTFILE_PATH_MAX + 320];
+        snprintf(line, sizeof line,
+                 "warning: the snapshots need about %.3g GB, more than the %.3g GB free where %s "
+                 "goes: the run will stop at the output that finds the disk full, its file whole "
+                 "up to the output before (output.every sets how often a snapshot is written)",
+                 all / 1e9, room / 1e9, S->out.file);
+        engine_say_result(notes, line);
+    }
 }
 
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
