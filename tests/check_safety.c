@@ -396,7 +396,7 @@ START_TEST(io_concurrent_runs_and_killed_run)
     ck_assert_int_ge(step, 2000);
     ck_assert_int_eq(step % 1000, 0);
     long long complete = 0;
-    char g[64];
+    char g[300]; /* "/checkpoints/" and the name (up to 255 bytes) */
     snprintf(g, sizeof g, "/checkpoints/%s", last);
     ck_assert_int_eq(h5in_attr_int(h, g, "complete", &complete, &err), CDLAB_OK);
     ck_assert_int_eq(complete, 1);
