@@ -104,14 +104,10 @@ static status check_pairs_memory(config *c, const run_setup *S, double limit, di
     double need = run_memory_estimate(S), have = memory_available(limit, what, sizeof what);
     if (!(have > 0.0 && need > have))
         return CDLAB_OK;
+    /* the particles alone passed check_memory (particles.count is their number): what
+     * exceeds the memory is the pairs beyond a dense packing's */
     engine_memory m = S->E.ops->memory(S->W.P.dimension);
     long n = S->W.P.n, pairs = S->info.start_pairs;
-    if (!S->info.start_pairs_partial && (double)pairs <= m.pairs_per_particle * (double)n)
-        /* the count's own estimate */
-        return config_error(c, "particles", "count", err,
-                            "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
-                            "in this mode and dimension), more than %s",
-                            n, need / 1e9, m.per_particle / 1e3, what);
     return config_error(c, "contact", "detect_gap", err,
                         "%s%ld pairs (%.3g per particle) lie within detect_gap = %g at the start; "
                         "with the %ld particles they need about %.3g GB (an estimate: %.0f bytes "
@@ -276,12 +272,7 @@ static long checkpoint_count(const run_setup *S)
 static double free_bytes_for(const char *path)
 {
     char dir[OUTFILE_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[slash == dir] = '\0'; /* "/x.h5": the root */
-    else
-        snprintf(dir, sizeof dir, ".");
+    outfile_folder(path, dir, sizeof dir);
     struct statvfs v;
     return statvfs(dir, &v) == 0 ? (double)v.f_bavail * (double)v.f_frsize : -1.0;
 }
@@ -390,12 +381,7 @@ status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk,
     }
     if (fclib_step) {
         char dir[OUTFILE_PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", fclib_path);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
+        outfile_folder(fclib_path, dir, sizeof dir);
         if (access(dir, W_OK | X_OK) != 0)
             return diag_set(err, CDLAB_ERR_IO, "--fclib-out %s: cannot write into %s: %s",
                             fclib_path, dir, strerror(errno));

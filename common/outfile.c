@@ -15,8 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The folder of a path (a copy: dirname may modify its argument). */
-static void folder_of(const char *path, char *buf, size_t n)
+void outfile_folder(const char *path, char *buf, size_t n)
 {
     char tmp[OUTFILE_PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", path);
@@ -41,8 +40,8 @@ int outfile_same(const char *a, const char *b)
     /* neither exists yet: the same name in the same (resolved) folder */
     char da[OUTFILE_PATH_MAX], db[OUTFILE_PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
     char na[OUTFILE_PATH_MAX], nb[OUTFILE_PATH_MAX];
-    folder_of(a, da, sizeof da);
-    folder_of(b, db, sizeof db);
+    outfile_folder(a, da, sizeof da);
+    outfile_folder(b, db, sizeof db);
     base_of(a, na, sizeof na);
     base_of(b, nb, sizeof nb);
     if (!realpath(da, ra) || !realpath(db, rb))
@@ -81,7 +80,7 @@ static int sync_failed(int fd)
 static void sync_folder(const char *path)
 {
     char dir[OUTFILE_PATH_MAX];
-    folder_of(path, dir, sizeof dir);
+    outfile_folder(path, dir, sizeof dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY);
     if (fd >= 0) {
         fsync(fd);
@@ -153,7 +152,7 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                             o->xmf_final, final);
     }
     char dir[OUTFILE_PATH_MAX];
-    folder_of(final, dir, sizeof dir);
+    outfile_folder(final, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot write into the folder %s: %s", final, dir,
                         strerror(errno));

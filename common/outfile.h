@@ -67,4 +67,7 @@ void outfile_abandon(outfile *o);
  * same resolved folder and name (for files not created yet). */
 int outfile_same(const char *a, const char *b);
 
+/* The folder of a path, as dirname gives it ("x.h5": ".", "/x.h5": "/"), into buf. */
+void outfile_folder(const char *path, char *buf, size_t n);
+
 #endif
