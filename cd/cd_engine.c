@@ -356,6 +356,13 @@ static status cd_checkpoint_write(const engine *e, h5out *h, const char *g, cons
     return engine_checkpoint_write_records(h, g, &r, W->C.c, &CD_OF(e)->S.rng, err);
 }
 
+static double cd_checkpoint_bytes(const engine *e, const world *W, long pairs)
+{
+    (void)e, (void)W;
+    engine_records r = {.bytes = CONTACT_BYTES, .n = pairs};
+    return engine_checkpoint_records_bytes(&r);
+}
+
 static status cd_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
                                  diag *err)
 {
@@ -424,5 +431,6 @@ const engine_ops cd_engine_ops = {
     .gather = cd_gather,
     .checkpoint_write = cd_checkpoint_write,
     .checkpoint_read = cd_checkpoint_read,
+    .checkpoint_bytes = cd_checkpoint_bytes,
     .free = cd_free,
 };

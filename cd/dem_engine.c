@@ -471,6 +471,21 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
     return CDLAB_OK;
 }
 
+/* dem_checkpoint_write's bytes; the bonds are counted as pairs (bond_gap < detect_gap: no more
+ * are made at the start). */
+static double dem_checkpoint_bytes(const engine *e, const world *W, long pairs)
+{
+    const dem_engine *E = DEM_OF(e);
+    engine_records r = {.bytes = PAIR_BYTES, .n = pairs};
+    double n = W->P.n, ne = (double)(offsetof(dem_energy, elastic_particles) / sizeof(double));
+    double doubles = 7.0 * n + W->n_walls + ne + 1.0 + DEM_CUMULATIVE * EXACT_TERMS;
+    if (E->set.p.deformable)
+        doubles += 3.0 * n;
+    if (E->set.p.bond)
+        doubles += (double)pairs * BOND_WIDTH + 1.0;
+    return engine_checkpoint_records_bytes(&r) + 8.0 * doubles;
+}
+
 /* The bonds of a checkpoint (dem.bond), checked: pairs of existing particles in key order. */
 static status read_bonds(h5in *h, const char *g, const char *file, world *W, dem_solver *S,
                          diag *err)
@@ -679,5 +694,6 @@ const engine_ops dem_engine_ops = {
     .gather = dem_gather,
     .checkpoint_write = dem_checkpoint_write,
     .checkpoint_read = dem_checkpoint_read,
+    .checkpoint_bytes = dem_checkpoint_bytes,
     .free = dem_engine_free,
 };

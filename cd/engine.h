@@ -132,6 +132,9 @@ typedef struct engine_ops {
     status (*checkpoint_write)(const engine *e, h5out *h, const char *g, const world *W, diag *err);
     status (*checkpoint_read)(engine *e, h5in *h, const char *g, const char *file, world *W,
                               diag *err);
+    /* the bytes checkpoint_write stores with pairs contact records (for the output's size
+     * announced before the run: the start's pairs stand in for the run's) */
+    double (*checkpoint_bytes)(const engine *e, const world *W, long pairs);
     void (*free)(engine *e);
 } engine_ops;
 

@@ -24,6 +24,11 @@ status engine_checkpoint_write_records(h5out *h, const char *g, const engine_rec
     return h5out_array(h, path, H5IO_INT64, 2, dims, records, err);
 }
 
+double engine_checkpoint_records_bytes(const engine_records *r)
+{
+    return (double)r->n * (double)r->bytes + 2.0 * sizeof(int64_t);
+}
+
 status engine_checkpoint_count_records(h5in *h, const char *g, const char *file, engine_records *r,
                                        diag *err)
 {

@@ -17,6 +17,8 @@ typedef struct engine_records {
 
 status engine_checkpoint_write_records(h5out *h, const char *g, const engine_records *r,
                                        const void *records, const pcg32 *rng, diag *err);
+/* The bytes engine_checkpoint_write_records stores: the records and the random stream. */
+double engine_checkpoint_records_bytes(const engine_records *r);
 /* Reads r->n and r->rebuilds of group g and checks them against r->kind and r->bytes and
  * the stored size, before anything is allocated for the records. */
 status engine_checkpoint_count_records(h5in *h, const char *g, const char *file, engine_records *r,

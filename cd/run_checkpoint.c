@@ -156,6 +156,14 @@ static status write_world(h5out *h, const char *g, const world *W, diag *err)
     return s;
 }
 
+double run_checkpoint_bytes(const run_setup *S, long pairs)
+{
+    const world *W = &S->W;
+    double n = W->P.n, world_bytes = n * (13 * sizeof(double) + 3 * sizeof(int32_t)) +
+                                     (double)W->n_walls * 3 * sizeof(double);
+    return world_bytes + S->E.ops->checkpoint_bytes(&S->E, W, pairs);
+}
+
 /* Checkpoint g of the current step into h, then its mark of completeness, written once
  * everything else is on disk: a restart takes the last checkpoint that has it (a disk that
  * fills up mid-checkpoint leaves one without it). */

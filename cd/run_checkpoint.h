@@ -16,6 +16,9 @@ typedef struct state_def {
 
 state_def run_state_def(const run_setup *S);
 
+/* The bytes of a checkpoint's datasets with pairs contact records (write_checkpoint's exactly,
+ * the attributes' few kB apart; a bonded DEM run's bonds counted as pairs). */
+double run_checkpoint_bytes(const run_setup *S, long pairs);
 /* /checkpoints/NNNNNNNN of the current step, marked complete once on disk. */
 status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err);
 /* The same checkpoint written whole into a file of its own and renamed over OUT.h5.checkpoint

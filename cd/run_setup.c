@@ -8,6 +8,7 @@
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "outfile.h"
 #include "parallel.h"
+#include "run_checkpoint.h"
 #include "run_output.h"
 #include "run_threads.h"
 #include "xdmf.h"
@@ -168,6 +169,14 @@ static status check_keys(const config *c, diag *err)
     return config_check_unused(c, known, err);
 }
 
+/* The series rows of a run of S->info.steps steps (run.c: the start, every
+ * out.series_every-th step, the last). */
+static long series_rows(const run_setup *S)
+{
+    long steps = S->info.steps, every = S->out.series_every;
+    return steps <= 0 ? 1 : 1 + steps / every + (steps % every != 0);
+}
+
 status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
 {
     memset(S, 0, sizeof *S);
@@ -208,7 +217,7 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
         (s = check_keys(c, err)))
         return s;
     run_choose_threads(S, threads);
-    return CDLAB_OK;
+    return run_series_bytes(S, series_rows(S), &S->series_bytes, err);
 }
 
 void run_setup_free(run_setup *S)
@@ -277,30 +286,33 @@ static double free_bytes_for(const char *path)
     return statvfs(dir, &v) == 0 ? (double)v.f_bavail * (double)v.f_frsize : -1.0;
 }
 
-/* The snapshots' size (their datasets, with the start's contacts: the DEM list and the CD
- * candidates change as the run goes), beside the free space where the output goes; a warning
- * when they do not fit (the run then stops at the output that finds the disk full, its file
- * whole up to the output before). */
+/* The output's size beside the free space where it goes: the snapshots' datasets and the
+ * checkpoints' (with the start's contacts: the DEM list and the CD candidates change as the
+ * run goes; the last checkpoint also has its copy, OUT.h5.checkpoint), and the series'. A
+ * warning when they do not fit (the run then stops at the output that finds the disk full,
+ * its file whole up to the output before). */
 static void output_size(const run_setup *S, const engine_notes *notes)
 {
-    long n = snapshot_count(S);
-    double one = run_snapshot_bytes(S, S->info.start_pairs), all = one * (double)n;
+    long n = snapshot_count(S), nc = checkpoint_count(S), pairs = S->info.start_pairs;
+    double snap = run_snapshot_bytes(S, pairs), ckpt = run_checkpoint_bytes(S, pairs);
+    double all = snap * (double)n + ckpt * (double)(nc + 1) + S->series_bytes;
     double room = free_bytes_for(S->out.file);
     char where[96] = "";
     if (room >= 0.0)
         snprintf(where, sizeof where, "; %.3g GB free there", room / 1e9);
-    long nc = checkpoint_count(S);
     engine_say(notes,
-               "output size: %ld snapshot%s of about %.3g MB (with the start's %ld contacts): "
-               "about %.3g GB in all, and %ld checkpoint%s of the state besides%s",
-               n, n > 1 ? "s" : "", one / 1e6, S->info.start_pairs, all / 1e9, nc,
-               nc > 1 ? "s" : "", where);
+               "output size: %ld snapshot%s of about %.3g MB (with the start's %ld contacts), "
+               "%ld checkpoint%s of about %.3g MB (and the last one's copy), the series %.3g MB: "
+               "about %.3g GB in all%s",
+               n, n > 1 ? "s" : "", snap / 1e6, pairs, nc, nc > 1 ? "s" : "", ckpt / 1e6,
+               S->series_bytes / 1e6, all / 1e9, where);
     if (room >= 0.0 && all > room) { /* printed with --quiet too */
         char line[OUTFILE_PATH_MAX + 320];
         snprintf(line, sizeof line,
-                 "warning: the snapshots need about %.3g GB, more than the %.3g GB free where %s "
+                 "warning: the output needs about %.3g GB, more than the %.3g GB free where %s "
                  "goes: the run will stop at the output that finds the disk full, its file whole "
-                 "up to the output before (output.every sets how often a snapshot is written)",
+                 "up to the output before (output.every and output.checkpoint_every set how "
+                 "often a snapshot and a checkpoint are written)",
                  all / 1e9, room / 1e9, S->out.file);
         engine_say_result(notes, line);
     }

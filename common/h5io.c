@@ -123,6 +123,36 @@ status h5out_create(h5out **out, const char *path, diag *err)
     return CDLAB_OK;
 }
 
+status h5out_create_scratch(h5out **out, diag *err)
+{
+    h5_init();
+    h5out *h = calloc(1, sizeof *h);
+    if (!h)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    snprintf(h->path, sizeof h->path, "(a scratch file in memory)");
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_core(fapl, 64 << 10, 0); /* grown 64 KiB at a time, never stored */
+    h->file = H5Fcreate("cdlab-scratch.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (h->file < 0) {
+        free(h);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot make an HDF5 file in memory");
+    }
+    h->mark = -1;
+    h->no_reserve = 1;
+    *out = h;
+    return CDLAB_OK;
+}
+
+double h5out_series_bytes(const h5out *h, long rows)
+{
+    double row = 0.0;
+    for (int k = 0; k < h->ns; k++)
+        row += (double)h->s[k].row_bytes;
+    long chunks = rows <= 0 ? 0 : (rows + H5IO_SERIES_BUFFER - 1) / H5IO_SERIES_BUFFER;
+    return row * (double)chunks * H5IO_SERIES_BUFFER;
+}
+
 void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n)
 {
     size_t len = strlen(h5_path);

@@ -20,7 +20,8 @@ START_TEST(unit_registry_tables_complete)
         ck_assert_msg(o->name && o->title && o->program && o->sections, "engine %d: names", k);
         ck_assert_msg(o->memory && o->read && o->announce && o->estimate && o->constants &&
                           o->header && o->start && o->step && o->row && o->contact_count &&
-                          o->contact && o->checkpoint_write && o->checkpoint_read && o->free,
+                          o->contact && o->checkpoint_write && o->checkpoint_read &&
+                          o->checkpoint_bytes && o->free,
                       "engine %s: an operation the pipeline calls is missing", o->name);
         ck_assert_ptr_eq(engine_find(o->name), o);
         for (int j = 0; j < k; j++)

@@ -2,6 +2,7 @@
 #include "suites.h"
 
 #include "run.h"
+#include "run_checkpoint.h"
 #include "run_output.h"
 #include "h5io.h"
 #include "xdmf.h"
@@ -329,8 +330,10 @@ static long count_members(hid_t h, const char *group)
  * checkpoints' as the run writes them (45 steps, every 10: 0, 10, ..., 40, 45; checkpoints every
  * 20: 20, 40, 45), and a snapshot's bytes (run_snapshot_bytes) equal to step 10's stored
  * datasets, exactly, with its contacts the start's (scene_info.start_pairs; CD lists its
- * contacts in the steps, so its step-0 snapshot has none): a CD run of disks on a floor, and DEM
- * deformable discs (their stress, strain and ellipses besides). */
+ * contacts in the steps, so its step-0 snapshot has none); a checkpoint's bytes
+ * (run_checkpoint_bytes) equal to step 20's stored datasets with its contact records, and the
+ * series' (run_series_bytes: 46 rows, one chunk each) to /series's: a CD run of disks on a
+ * floor, and DEM deformable discs (their stress, strain and ellipses besides). */
 START_TEST(io_output_size_announced)
 {
     const char *base = "dimension = 2\ndt = 1e-3\nsteps = 45\nseed = 3\n"
@@ -358,8 +361,8 @@ START_TEST(io_output_size_announced)
         long snaps = 0, ckpts = 0;
         const char *p = strstr(note, "output size: ");
         ck_assert_msg(p && sscanf(p, "output size: %ld snapshots", &snaps) == 1, "%s", note);
-        p = strstr(p, " and ");
-        ck_assert_msg(p && sscanf(p, " and %ld checkpoints", &ckpts) == 1, "%s", note);
+        p = strstr(p, "contacts), ");
+        ck_assert_msg(p && sscanf(p, "contacts), %ld checkpoints", &ckpts) == 1, "%s", note);
         ck_assert_int_eq(snaps, 6);
         ck_assert_int_eq(ckpts, 3);
 
@@ -380,12 +383,33 @@ START_TEST(io_output_size_announced)
         H5Sclose(sp);
         H5Dclose(d);
         H5Gclose(g);
-        H5Fclose(h);
         ck_assert_int_gt((long)dims[0], 30);
         ck_assert_int_eq((long)dims[0], S.info.start_pairs);
         ck_assert_msg(stored == run_snapshot_bytes(&S, (long)dims[0]),
                       "mode %d: %.0f bytes stored, %.0f estimated", m, stored,
                       run_snapshot_bytes(&S, (long)dims[0]));
+        /* a checkpoint's datasets with its own contact count, and the series' 46 rows (one
+         * chunk of each series), exactly */
+        g = H5Gopen2(h, "/checkpoints/00000020", H5P_DEFAULT);
+        long long records = -1;
+        hid_t a = H5Aopen(g, "contacts", H5P_DEFAULT);
+        H5Aread(a, H5T_NATIVE_LLONG, &records);
+        H5Aclose(a);
+        stored = 0.0;
+        H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_NATIVE, add_storage, &stored, H5O_INFO_BASIC);
+        H5Gclose(g);
+        ck_assert_int_gt(records, 30);
+        ck_assert_msg(stored == run_checkpoint_bytes(&S, (long)records),
+                      "mode %d: %.0f checkpoint bytes stored, %.0f estimated", m, stored,
+                      run_checkpoint_bytes(&S, (long)records));
+        g = H5Gopen2(h, "/series", H5P_DEFAULT);
+        stored = 0.0;
+        H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_NATIVE, add_storage, &stored, H5O_INFO_BASIC);
+        H5Gclose(g);
+        ck_assert_msg(stored > 0.0 && stored == S.series_bytes,
+                      "mode %d: %.0f series bytes stored, %.0f estimated", m, stored,
+                      S.series_bytes);
+        H5Fclose(h);
         run_setup_free(&S);
         remove_output(path);
     }
