@@ -172,14 +172,14 @@ status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks
 status run_series_bytes(run_setup *S, long rows, double *bytes, diag *err)
 {
     run_writer w = {0};
-    status s = h5out_create_scratch(&w.h, err);
+    status s = h5out_create_counter(&w.h, err);
     if (s == CDLAB_OK && (s = write_parallel(w.h, S, err)) == CDLAB_OK &&
         (s = S->E.ops->header(&S->E, w.h, &S->W, &S->info, err)) == CDLAB_OK &&
         (s = define_series(&w, S, err)) == CDLAB_OK &&
         (s = define_piston_series(&w, &S->W, err)) == CDLAB_OK)
         *bytes = h5out_series_bytes(w.h, rows);
     diag ignored;
-    h5out_close(w.h, &ignored); /* nothing is stored */
+    h5out_close(w.h, &ignored);
     run_output_free(&w);
     return s;
 }

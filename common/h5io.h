@@ -16,9 +16,11 @@ typedef struct h5out h5out;
 typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64 } h5type;
 
 status h5out_create(h5out **out, const char *path, diag *err);
-/* An HDF5 file in memory only, for finding what a writer makes (h5out_series_bytes) without a
- * file; closed by h5out_close. */
-status h5out_create_scratch(h5out **out, diag *err);
+/* A writer with no file, for finding what the series of a writer's calls will take
+ * (h5out_series_bytes) before the file is made: groups, attributes, series and arrays succeed
+ * and write nothing (no HDF5 call: nothing allocated but the h5out); rows of a series, arrays
+ * in rows and copies are refused. Closed by h5out_close. */
+status h5out_create_counter(h5out **out, diag *err);
 /* The bytes the series defined so far take in the file once each holds rows rows (they are
  * stored in chunks of H5IO_SERIES_BUFFER rows, each chunk whole once it is begun). */
 double h5out_series_bytes(const h5out *h, long rows);
