@@ -327,6 +327,21 @@ static status read_world(h5in *h, const char *file, const char *g, world *W, dia
     return s;
 }
 
+long run_checkpoint_step(const char *file)
+{
+    h5in *h;
+    diag ignore;
+    char g[300];
+    long long step = -1;
+    if (h5in_open(&h, file, &ignore) != CDLAB_OK)
+        return -1;
+    if (last_complete(h, file, g, sizeof g, &ignore) != CDLAB_OK ||
+        h5in_attr_int(h, g, "step", &step, &ignore) != CDLAB_OK || step < 0 || step > LONG_MAX / 2)
+        step = -1;
+    h5in_close(h);
+    return (long)step;
+}
+
 status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, diag *err)
 {
     h5in *h;

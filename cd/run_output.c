@@ -169,7 +169,7 @@ status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks
     return write_walls(w->h, &S->W, err);
 }
 
-status run_series_bytes(run_setup *S, long rows, double *bytes, diag *err)
+status run_series_row_bytes(run_setup *S, double *bytes, diag *err)
 {
     run_writer w = {0};
     status s = h5out_create_counter(&w.h, err);
@@ -177,7 +177,7 @@ status run_series_bytes(run_setup *S, long rows, double *bytes, diag *err)
         (s = S->E.ops->header(&S->E, w.h, &S->W, &S->info, err)) == CDLAB_OK &&
         (s = define_series(&w, S, err)) == CDLAB_OK &&
         (s = define_piston_series(&w, &S->W, err)) == CDLAB_OK)
-        *bytes = h5out_series_bytes(w.h, rows);
+        *bytes = h5out_series_row_bytes(w.h);
     diag ignored;
     h5out_close(w.h, &ignored);
     run_output_free(&w);

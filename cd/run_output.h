@@ -54,10 +54,10 @@ status run_output_snapshot(run_writer *w, const run_setup *S, diag *err);
 /* The bytes of a snapshot's datasets with this many contacts (run_output_snapshot's, exactly:
  * they are stored uncompressed; the groups' and attributes' few kB not counted). */
 double run_snapshot_bytes(const run_setup *S, long contacts);
-/* The bytes of the series (run_output_header's, the engine's among them: its header is called
- * with a writer that writes nothing, h5out_create_counter, and its series indices are set again
- * by the run's) once each holds rows rows. */
-status run_series_bytes(run_setup *S, long rows, double *bytes, diag *err);
+/* The bytes of a row of all the series (run_output_header's, the engine's among them: its
+ * header is called with a writer that writes nothing, h5out_create_counter, and its series
+ * indices are set again by the run's). */
+status run_series_row_bytes(run_setup *S, double *bytes, diag *err);
 /* /summary: how the run ended (status: "completed" or the error message) and its figures. */
 status run_output_summary(run_writer *w, const char *status_text, const run_summary *sum,
                           long rebuilds, diag *err);

@@ -169,14 +169,6 @@ static status check_keys(const config *c, diag *err)
     return config_check_unused(c, known, err);
 }
 
-/* The series rows of a run of S->info.steps steps (run.c: the start, every
- * out.series_every-th step, the last). */
-static long series_rows(const run_setup *S)
-{
-    long steps = S->info.steps, every = S->out.series_every;
-    return steps <= 0 ? 1 : 1 + steps / every + (steps % every != 0);
-}
-
 status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
 {
     memset(S, 0, sizeof *S);
@@ -217,7 +209,7 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
         (s = check_keys(c, err)))
         return s;
     run_choose_threads(S, threads);
-    return run_series_bytes(S, series_rows(S), &S->series_bytes, err);
+    return run_series_row_bytes(S, &S->series_row_bytes, err);
 }
 
 void run_setup_free(run_setup *S)
@@ -247,7 +239,8 @@ static void estimates(const run_setup *S, const engine_notes *notes)
     const world *W = &S->W;
     double mem = run_memory_estimate(S);
     char tbuf[128];
-    S->E.ops->estimate(&S->E, W, S->info.steps, S->info.start_pairs, tbuf, sizeof tbuf);
+    long todo = S->info.steps > W->step ? S->info.steps - W->step : 0; /* a restart's: the rest */
+    S->E.ops->estimate(&S->E, W, todo, S->info.start_pairs, tbuf, sizeof tbuf);
     engine_say(notes,
                "estimates: memory about %.3g MB, time %s on one thread (rough: this project's "
                "benchmark rates for large systems; small ones spend relatively more on overheads), "
@@ -256,25 +249,37 @@ static void estimates(const run_setup *S, const engine_notes *notes)
                W->P.n > 0 ? (double)S->info.start_pairs / W->P.n : 0.0);
 }
 
-/* The snapshots a run of S->info.steps steps writes (run.c: the first, every out.every-th
- * step, the last). */
+/* The outputs of a cadence every > 0 after the run's first step (W->step: 0, or a restart's
+ * checkpoint step) up to its last (run.c: every every-th step, and the last). */
+static long outputs_after_first(const run_setup *S, long every)
+{
+    long first = S->W.step, last = S->info.steps;
+    return last / every - first / every + (last % every != 0);
+}
+
+/* The snapshots a run writes: the first step's, then every out.every-th and the last (0:
+ * the first and the last only). */
 static long snapshot_count(const run_setup *S)
 {
-    long steps = S->info.steps, every = S->out.every;
-    if (steps <= 0)
+    if (S->info.steps <= S->W.step)
         return 1;
-    if (every <= 0)
-        return 2;
-    return 1 + steps / every + (steps % every != 0);
+    return 1 + (S->out.every > 0 ? outputs_after_first(S, S->out.every) : 1);
 }
 
 /* The checkpoints it keeps (every out.checkpoint_every-th step, the last; one for no steps). */
 static long checkpoint_count(const run_setup *S)
 {
-    long steps = S->info.steps, every = S->out.checkpoint_every;
-    if (steps <= 0 || every <= 0)
+    if (S->info.steps <= S->W.step || S->out.checkpoint_every <= 0)
         return 1;
-    return steps / every + (steps % every != 0);
+    return outputs_after_first(S, S->out.checkpoint_every);
+}
+
+/* The series rows: the first step's, every out.series_every-th, the last. */
+static long series_rows(const run_setup *S)
+{
+    if (S->info.steps <= S->W.step)
+        return 1;
+    return 1 + outputs_after_first(S, S->out.series_every);
 }
 
 /* Bytes free to this user on the file system of path's folder (-1: unknown). */
@@ -295,7 +300,8 @@ static void output_size(const run_setup *S, const engine_notes *notes)
 {
     long n = snapshot_count(S), nc = checkpoint_count(S), pairs = S->info.start_pairs;
     double snap = run_snapshot_bytes(S, pairs), ckpt = run_checkpoint_bytes(S, pairs);
-    double all = snap * (double)n + ckpt * (double)(nc + 1) + S->series_bytes;
+    double series = S->series_row_bytes * (double)h5out_series_stored_rows(series_rows(S));
+    double all = snap * (double)n + ckpt * (double)(nc + 1) + series;
     double room = free_bytes_for(S->out.file);
     char where[96] = "";
     if (room >= 0.0)
@@ -305,7 +311,7 @@ static void output_size(const run_setup *S, const engine_notes *notes)
                "%ld checkpoint%s of about %.3g MB (and the last one's copy), the series %.3g MB: "
                "about %.3g GB in all%s",
                n, n > 1 ? "s" : "", snap / 1e6, pairs, nc, nc > 1 ? "s" : "", ckpt / 1e6,
-               S->series_bytes / 1e6, all / 1e9, where);
+               series / 1e6, all / 1e9, where);
     if (room >= 0.0 && all > room) { /* printed with --quiet too */
         char line[OUTFILE_PATH_MAX + 320];
         snprintf(line, sizeof line,
@@ -327,10 +333,14 @@ void run_announce(const run_setup *S, const run_hooks *hk)
     engine_notes notes = run_notes(hk);
     if (S->notice[0])
         engine_say(&notes, "%s", S->notice);
+    char from[64] = "";
+    if (W->step > 0)
+        snprintf(from, sizeof from, ", continuing from step %ld", W->step);
     engine_say(&notes,
-               "cdlab %s (%s): %s mode, %d particles, dimension %d, %d walls, %ld steps of dt = %g",
+               "cdlab %s (%s): %s mode, %d particles, dimension %d, %d walls, %ld steps of dt = "
+               "%g%s",
                cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
-               S->info.steps, W->dt);
+               S->info.steps, W->dt, from);
     engine_say(&notes, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
     S->E.ops->announce(&S->E, W, &S->info, &notes);
     char snaps[64], probes[32] = "";

@@ -26,15 +26,15 @@ typedef struct run_setup {
     int threads;      /* the threads the run starts with */
     int tune;         /* automatic: measure 1 thread against every core (run_threads.c) */
     char threads_why[160];
-    double series_bytes; /* the series' bytes in the file at the run's end (run_series_bytes) */
+    double series_row_bytes; /* a row of all the series (run_series_row_bytes) */
 } run_setup;
 
 /* Reads every section of the config (the engine's through its table) and checks that no key
  * is left unknown or undocumented; a run larger than the memory (hk->memory_limit, or this
  * machine's; hk may be NULL) is refused before the scene is built (from the count), or
- * before the engine allocates (from the pairs within contact.detect_gap). S->series_bytes is
- * found from the series the output will have (run_series_bytes). S is cleared first; free it
- * with run_setup_free whatever the result. */
+ * before the engine allocates (from the pairs within contact.detect_gap). S->series_row_bytes
+ * is found from the series the output will have (run_series_row_bytes). S is cleared first;
+ * free it with run_setup_free whatever the result. */
 status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err);
 void run_setup_free(run_setup *S);
 

@@ -139,13 +139,18 @@ status h5out_create_counter(h5out **out, diag *err)
     return CDLAB_OK;
 }
 
-double h5out_series_bytes(const h5out *h, long rows)
+double h5out_series_row_bytes(const h5out *h)
 {
     double row = 0.0;
     for (int k = 0; k < h->ns; k++)
         row += (double)h->s[k].row_bytes;
-    long chunks = rows <= 0 ? 0 : (rows + H5IO_SERIES_BUFFER - 1) / H5IO_SERIES_BUFFER;
-    return row * (double)chunks * H5IO_SERIES_BUFFER;
+    return row;
+}
+
+long h5out_series_stored_rows(long rows)
+{
+    return rows <= 0 ? 0
+                     : (rows + H5IO_SERIES_BUFFER - 1) / H5IO_SERIES_BUFFER * H5IO_SERIES_BUFFER;
 }
 
 void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n)

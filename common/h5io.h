@@ -17,13 +17,15 @@ typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64 } h5type;
 
 status h5out_create(h5out **out, const char *path, diag *err);
 /* A writer with no file, for finding what the series of a writer's calls will take
- * (h5out_series_bytes) before the file is made: groups, attributes, series and arrays succeed
+ * (h5out_series_row_bytes) before the file is made: groups, attributes, series and arrays succeed
  * and write nothing (no HDF5 call: nothing allocated but the h5out); rows of a series, arrays
  * in rows and copies are refused. Closed by h5out_close. */
 status h5out_create_counter(h5out **out, diag *err);
-/* The bytes the series defined so far take in the file once each holds rows rows (they are
- * stored in chunks of H5IO_SERIES_BUFFER rows, each chunk whole once it is begun). */
-double h5out_series_bytes(const h5out *h, long rows);
+/* The bytes of one row of every series defined so far. */
+double h5out_series_row_bytes(const h5out *h);
+/* The rows a series of rows rows takes in the file: whole chunks of H5IO_SERIES_BUFFER rows
+ * (a chunk is stored whole once it is begun). */
+long h5out_series_stored_rows(long rows);
 /* Flushes buffered series rows and closes; safe on NULL. */
 /* A file next to an output: OUT.h5 -> OUT<suffix> (a name without .h5 keeps it whole). */
 void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n);
