@@ -411,6 +411,7 @@ const engine_ops cd_engine_ops = {
     .title = "contact dynamics",
     .program = "cdlab run (contact dynamics)",
     .iterative = 1,
+    .contacts_at_start = 0,
     .sections = cd_sections,
     .memory = cd_memory,
     .read = cd_read,

@@ -674,6 +674,7 @@ const engine_ops dem_engine_ops = {
     .mmap_threshold = 4L << 20,
     .program = "cdlab run (linear-frictional DEM)",
     .iterative = 0,
+    .contacts_at_start = 1,
     .sections = dem_sections,
     .memory = dem_memory,
     .read = dem_read,

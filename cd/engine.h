@@ -69,6 +69,9 @@ typedef struct engine_ops {
     const char *title;   /* in messages: "contact dynamics", "DEM" */
     const char *program; /* the output's root attribute program */
     int iterative;       /* an iterative solver: its sweeps are shown in the progress line */
+    /* its start lists the contacts (DEM's neighbour list); 0: a new run's first snapshot has
+     * none (CD detects its contacts in the steps; a restart's come with its checkpoint) */
+    int contacts_at_start;
     /* bytes from which the C library maps a buffer and gives it back when it is freed (glibc's
      * M_MMAP_THRESHOLD, set before the run allocates; 0: the library's default, which rises
      * to each mapped buffer freed, up to 32 MiB, and then keeps up to twice that of freed heap:

@@ -291,17 +291,28 @@ static double free_bytes_for(const char *path)
     return statvfs(dir, &v) == 0 ? (double)v.f_bavail * (double)v.f_frsize : -1.0;
 }
 
-/* The output's size beside the free space where it goes: the snapshots' datasets and the
- * checkpoints' (with the start's contacts: the DEM list and the CD candidates change as the
- * run goes; the last checkpoint also has its copy, OUT.h5.checkpoint), and the series'. A
- * warning when they do not fit (the run then stops at the output that finds the disk full,
- * its file whole up to the output before). */
+output_bytes run_output_bytes(const run_setup *S)
+{
+    output_bytes b = {.snapshots = snapshot_count(S), .checkpoints = checkpoint_count(S)};
+    long pairs = S->info.start_pairs;
+    b.snapshot = run_snapshot_bytes(S, pairs);
+    b.checkpoint = run_checkpoint_bytes(S, pairs);
+    double first =
+        S->W.step == 0 && !S->E.ops->contacts_at_start ? run_snapshot_bytes(S, 0) : b.snapshot;
+    b.series = S->series_row_bytes * (double)h5out_series_stored_rows(series_rows(S));
+    b.all = first + b.snapshot * (double)(b.snapshots - 1) +
+            b.checkpoint * (double)(b.checkpoints + 1) + b.series;
+    return b;
+}
+
+/* The output's size (run_output_bytes) beside the free space where it goes, and a warning when
+ * it does not fit (the run then stops at the output that finds the disk full, its file whole
+ * up to the output before). */
 static void output_size(const run_setup *S, const engine_notes *notes)
 {
-    long n = snapshot_count(S), nc = checkpoint_count(S), pairs = S->info.start_pairs;
-    double snap = run_snapshot_bytes(S, pairs), ckpt = run_checkpoint_bytes(S, pairs);
-    double series = S->series_row_bytes * (double)h5out_series_stored_rows(series_rows(S));
-    double all = snap * (double)n + ckpt * (double)(nc + 1) + series;
+    output_bytes b = run_output_bytes(S);
+    long n = b.snapshots, nc = b.checkpoints, pairs = S->info.start_pairs;
+    double snap = b.snapshot, ckpt = b.checkpoint, series = b.series, all = b.all;
     double room = free_bytes_for(S->out.file);
     char where[96] = "";
     if (room >= 0.0)

@@ -48,6 +48,18 @@ void run_announce(const run_setup *S, const run_hooks *hk);
  * with the run; the room reserved before its first output). */
 double run_memory_estimate(const run_setup *S);
 
+/* The output's bytes, from the first step (W->step: a restart's) to the last: the snapshots'
+ * datasets and the checkpoints', each with the start's contacts (the DEM list and the CD
+ * candidates change as the run goes; a new CD run's first snapshot has none), the last
+ * checkpoint's copy (OUT.h5.checkpoint, while the run goes), and the series' (whole chunks).
+ * Exact for those contact counts, the groups' and attributes' metadata apart. */
+typedef struct output_bytes {
+    long snapshots, checkpoints;
+    double snapshot, checkpoint; /* one, with the start's contacts */
+    double series, all;
+} output_bytes;
+output_bytes run_output_bytes(const run_setup *S);
+
 /* The files of a run, checked before any is created (see run_setup.c); computes the FCLIB
  * export's file name into fclib_path. */
 status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk, char *fclib_path,

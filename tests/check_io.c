@@ -332,8 +332,10 @@ static long count_members(hid_t h, const char *group)
  * datasets, exactly, with its contacts the start's (scene_info.start_pairs; CD lists its
  * contacts in the steps, so its step-0 snapshot has none); a checkpoint's bytes
  * (run_checkpoint_bytes) equal to step 20's stored datasets with its contact records, and the
- * series' (run_series_bytes: 46 rows, one chunk each) to /series's: a CD run of disks on a
- * floor, and DEM deformable discs (their stress, strain and ellipses besides). */
+ * series' (run_series_row_bytes: 46 rows, one chunk each) to /series's, and the announced
+ * whole (run_output_bytes) to the file's datasets but the walls' 48 bytes, plus the
+ * checkpoint's copy: a CD run of disks on a floor, and DEM deformable discs (their stress,
+ * strain and ellipses besides). */
 START_TEST(io_output_size_announced)
 {
     const char *base = "dimension = 2\ndt = 1e-3\nsteps = 45\nseed = 3\n"
@@ -409,6 +411,26 @@ START_TEST(io_output_size_announced)
         double series = S.series_row_bytes * (double)h5out_series_stored_rows(46);
         ck_assert_msg(stored > 0.0 && stored == series,
                       "mode %d: %.0f series bytes stored, %.0f estimated", m, stored, series);
+        /* the whole: every snapshot and checkpoint of this run keeps the start's contacts (a
+         * CD run's first snapshot none), so the total is exact but for the checkpoint's copy */
+        output_bytes b = run_output_bytes(&S);
+        ck_assert(b.snapshots == snaps && b.checkpoints == ckpts && b.series == series);
+        double all = 0.0;
+        H5Ovisit2(h, H5_INDEX_NAME, H5_ITER_NATIVE, add_storage, &all, H5O_INFO_BASIC);
+        double other = 0.0; /* the header's datasets: walls, probe ids, the config's */
+        g = H5Gopen2(h, "/snapshots", H5P_DEFAULT);
+        double in_snaps = 0.0, in_ckpts = 0.0;
+        H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_NATIVE, add_storage, &in_snaps, H5O_INFO_BASIC);
+        H5Gclose(g);
+        g = H5Gopen2(h, "/checkpoints", H5P_DEFAULT);
+        H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_NATIVE, add_storage, &in_ckpts, H5O_INFO_BASIC);
+        H5Gclose(g);
+        other = all - in_snaps - in_ckpts - series;
+        ck_assert_msg(other >= 0.0 && other < 4096.0, "mode %d: %.0f bytes elsewhere", m, other);
+        ck_assert_msg(in_snaps + in_ckpts + series + b.checkpoint == b.all,
+                      "mode %d: %.0f bytes stored (and a checkpoint's copy, %.0f), %.0f "
+                      "announced",
+                      m, in_snaps + in_ckpts + series, b.checkpoint, b.all);
         H5Fclose(h);
         run_setup_free(&S);
         remove_output(path);
