@@ -149,11 +149,15 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
             S = &V;
         }
     }
-    /* rank 0's file: room for them, or stop before they start (the first: as much as the
-     * memory estimate) */
-    if (snapshot || checkpoint)
-        s = h5out_make_room(R->w.h,
-                            R->w.snapshot_step < 0 ? (long long)run_memory_estimate(S) : 0, err);
+    /* rank 0's file: room for them, or stop before they start: at least their datasets'
+     * bytes with the contacts of now (a CD run's first snapshot has none, and its contacts
+     * can grow many times over as it goes) */
+    if (snapshot || checkpoint) {
+        long nc = S->E.ops->contact_count(&S->E, &S->W);
+        double expect = (snapshot ? run_snapshot_bytes(S, nc) : 0.0) +
+                        (checkpoint ? run_checkpoint_bytes(S, nc) : 0.0);
+        s = h5out_make_room(R->w.h, (long long)expect, err);
+    }
     if (s == CDLAB_OK && row)
         s = run_output_row(&R->w, S, &R->rec, err);
     if (s == CDLAB_OK && snapshot)

@@ -37,8 +37,8 @@ status h5out_flush(h5out *h, diag *err);
 /* A full disk must not cut a write short: HDF5 cannot take back what it half wrote, and a file
  * cut short in its metadata can lose what earlier flushes made readable. So before each output
  * room is reserved on the device past the file's end (fallocate, keeping its size): for the
- * output (twice the most the file grew from one call to the next, or expect bytes if more: the
- * caller's estimate before the first), a chunk per series and 512 KiB. When it cannot be had the
+ * output (expect bytes, the caller's count of the output's data, or twice the most the file
+ * grew from one call to the next if more), a chunk per series and 512 KiB. When it cannot be had the
  * call fails (CDLAB_ERR_IO, the OS's reason and the amount) and the file is untouched; the
  * summary and the close then write into the room reserved before. Series flushes call it
  * themselves. Where the file system cannot reserve (h5out_reserving says 0) the call checks the

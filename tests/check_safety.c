@@ -677,6 +677,44 @@ START_TEST(io_disk_full)
 }
 END_TEST
 
+/* The room reserved before an output is at least its data with the contacts of its step: a
+ * CD run's first snapshot has no contacts and later ones many (1,000 discs with 33 contacts
+ * each within a wide detect_gap: 0.14 MB, then 4.4 MB). On a 3 MB tmpfs the first snapshot
+ * is written and the run stops cleanly before the second; reserving twice the first's growth
+ * would have let the second start and meet the full disk inside HDF5, and reserving the memory
+ * estimate before the first (as until 8d74b9c; 8 MB here) stopped the run with no snapshot. */
+START_TEST(io_disk_full_room_from_contacts)
+{
+    setup_dir();
+    char msg[4096], mnt[160];
+    if (!mount_tmpfs("grow", "3m", "io_disk_full_room_from_contacts", mnt))
+        return;
+    write_text(at("cd.ini"), "[system]\ndimension = 2\ndt = 1e-3\nsteps = 20\nseed = 3\n"
+                             "gravity = 0 -1 0\n[particles]\nsource = random\ncount = 1000\n"
+                             "radius_min = 0.4\nradius_max = 0.5\nbox_min = 0 0 0\n"
+                             "box_max = 48 48 0\n[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                             "[contact]\ndetect_gap = 6\n[output]\nevery = 10\n");
+    char out[200];
+    snprintf(out, sizeof out, "%s/grow.h5", mnt);
+    int rc = cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), out);
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, msg);
+    ck_assert_msg(strstr(msg, "no room for the next output: No space left on device"), "%s", msg);
+    ck_assert_msg(strstr(msg, "snapshot up to step 0"), "%s", msg);
+    h5in *h;
+    diag err;
+    ck_assert_msg(h5in_open(&h, out, &err) == CDLAB_OK, "%s", err.msg);
+    double *x = malloc(1000 * 3 * sizeof *x);
+    ck_assert_msg(h5in_read(h, "/snapshots/00000000/position", H5IO_DOUBLE, x, 3000, &err) ==
+                      CDLAB_OK,
+                  "%s", err.msg);
+    free(x);
+    ck_assert(!h5in_exists(h, "/snapshots/00000010"));
+    h5in_close(h);
+    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
+    teardown_dir();
+}
+END_TEST
+
 /* A full disk on a file system that cannot reserve room (ext2 in a 3 MB image through a loop
  * device; skipped, saying so, where that cannot be mounted): the run warns at its start and
  * checks the free space before each output instead, and stops as io_disk_full does. (Without
@@ -1038,6 +1076,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, errors_restart_other_system);
     tcase_add_test(tc, errors_hostile_checkpoints);
     tcase_add_test(tc, io_disk_full);
+    tcase_add_test(tc, io_disk_full_room_from_contacts);
     tcase_add_test(tc, io_disk_full_without_reserve);
     tcase_add_test(tc, io_failed_write_writes_no_more);
     tcase_add_test(tc, io_sidecar_full_disk);
