@@ -45,7 +45,7 @@ engine_notes run_notes(const run_hooks *hk);
 void run_announce(const run_setup *S, const run_hooks *hk);
 /* Memory the run is estimated to need, in bytes: the engine's bytes per particle for every
  * particle and per pair for the pairs listed at the start beyond a dense packing's (announced
- * with the run; the room reserved before its first output). */
+ * with the run, and a run that exceeds the memory is refused). */
 double run_memory_estimate(const run_setup *S);
 
 /* The output's bytes, from the first step (W->step: a restart's) to the last: the snapshots'
