@@ -432,9 +432,11 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
     }
     int threads_before = cdlab_threads(); /* restored at the end: the library leaves no trace */
     cdlab_set_threads(S->threads);
-    if (hk && hk->restart) { /* the banner's counts from it; prepare reads it, all checked */
-        long step = run_checkpoint_step(hk->restart);
-        S->W.step = step > 0 ? step : 0;
+    long step, contacts; /* a restart: the banner's counts from its checkpoint (prepare reads
+                            and checks it all) */
+    if (hk && hk->restart && run_checkpoint_peek(hk->restart, &step, &contacts)) {
+        S->W.step = step;
+        S->info.start_pairs = contacts;
     }
     run_announce(S, hk);
     R->sdef = run_state_def(S);

@@ -327,19 +327,22 @@ static status read_world(h5in *h, const char *file, const char *g, world *W, dia
     return s;
 }
 
-long run_checkpoint_step(const char *file)
+int run_checkpoint_peek(const char *file, long *step, long *contacts)
 {
     h5in *h;
     diag ignore;
     char g[300];
-    long long step = -1;
+    long long st = -1, nc = -1;
     if (h5in_open(&h, file, &ignore) != CDLAB_OK)
-        return -1;
-    if (last_complete(h, file, g, sizeof g, &ignore) != CDLAB_OK ||
-        h5in_attr_int(h, g, "step", &step, &ignore) != CDLAB_OK || step < 0 || step > LONG_MAX / 2)
-        step = -1;
+        return 0;
+    int ok = last_complete(h, file, g, sizeof g, &ignore) == CDLAB_OK &&
+             h5in_attr_int(h, g, "step", &st, &ignore) == CDLAB_OK &&
+             h5in_attr_int(h, g, "contacts", &nc, &ignore) == CDLAB_OK && st >= 0 &&
+             st <= LONG_MAX / 2 && nc >= 0 && nc <= INT32_MAX;
     h5in_close(h);
-    return (long)step;
+    if (ok)
+        *step = (long)st, *contacts = (long)nc;
+    return ok;
 }
 
 status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, diag *err)

@@ -29,8 +29,8 @@ status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *s
  * after checking that the config describes the same system (sd): a corrupt or hostile file is
  * refused, never run. */
 status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, diag *err);
-/* The step of file's last complete checkpoint, or -1 (nothing checked beyond that: for the
- * banner, before run_checkpoint_read reads it). */
-long run_checkpoint_step(const char *file);
+/* The step and contact records of file's last complete checkpoint (for the banner, before
+ * run_checkpoint_read reads and checks it all); 0 where they cannot be read. */
+int run_checkpoint_peek(const char *file, long *step, long *contacts);
 
 #endif

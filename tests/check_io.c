@@ -438,9 +438,24 @@ START_TEST(io_output_size_announced)
 }
 END_TEST
 
-/* A restart's output size counts from its checkpoint's step: the run of io_output_size_announced
- * (45 steps) continued to 95 writes the snapshots of steps 45 (its first), 50, ..., 90 and 95,
- * checkpoints at 60, 80 and 95 and 51 series rows, as announced; the banner names the step. */
+/* The pairs within detect_gap at the start of the config ini (scene_info.start_pairs). */
+static long start_pairs_of(const char *ini)
+{
+    config c;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, ini, "pairs.ini", &err), CDLAB_OK);
+    run_setup S;
+    ck_assert_msg(run_setup_read(&c, &S, NULL, &err) == CDLAB_OK, "%s", err.msg);
+    long n = S.info.start_pairs;
+    run_setup_free(&S);
+    config_free(&c);
+    return n;
+}
+
+/* A restart's output size counts from its checkpoint's step and with its contact records: the
+ * run of io_output_size_announced (45 steps) continued to 95 writes the snapshots of steps 45
+ * (its first), 50, ..., 90 and 95, checkpoints at 60, 80 and 95 and 51 series rows, as
+ * announced; the banner names the step. */
 START_TEST(io_output_size_restart)
 {
     const char *base = "[system]\ndimension = 2\ndt = 1e-3\nsteps = %d\nseed = 3\n"
@@ -455,6 +470,9 @@ START_TEST(io_output_size_restart)
     snprintf(ini, sizeof ini, base, 45);
     ck_assert_msg(run_to_temp(ini, "a.ini", first, &sum, &err) == CDLAB_OK, "%s", err.msg);
     snprintf(ini, sizeof ini, base, 95);
+    /* a wider gap from here (it may change on restart): the config's start lists more pairs
+     * than the checkpoint holds */
+    strncat(ini, "[contact]\ndetect_gap = 1\n", sizeof ini - strlen(ini) - 1);
     strcpy(path, "/tmp/cdlab_ioXXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -474,7 +492,21 @@ START_TEST(io_output_size_restart)
     ck_assert_msg(p && sscanf(p, "contacts), %ld checkpoints", &ckpts) == 1, "%s", note);
     ck_assert_int_eq(snaps, 7);
     ck_assert_int_eq(ckpts, 3);
-    hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    /* the contacts counted are the checkpoint's records, not the config's start */
+    long said = -1;
+    p = strstr(note, "(with the start's ");
+    ck_assert_msg(p && sscanf(p, "(with the start's %ld contacts)", &said) == 1, "%s", note);
+    hid_t h = H5Fopen(first, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_int_ge(h, 0);
+    hid_t a = H5Aopen_by_name(h, "/checkpoints/00000045", "contacts", H5P_DEFAULT, H5P_DEFAULT);
+    long long records = -1;
+    H5Aread(a, H5T_NATIVE_LLONG, &records);
+    H5Aclose(a);
+    H5Fclose(h);
+    ck_assert_int_gt(records, 30);
+    ck_assert_int_eq(said, records);
+    ck_assert_int_gt(start_pairs_of(ini), 2 * records);
+    h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     ck_assert_int_ge(h, 0);
     ck_assert_int_eq(count_members(h, "/snapshots"), snaps);
     ck_assert_int_eq(count_members(h, "/checkpoints"), ckpts);
