@@ -326,6 +326,17 @@ static long count_members(hid_t h, const char *group)
     return (long)gi.nlinks;
 }
 
+/* The counts of the banner's output-size line in note: snapshots, checkpoints, contacts. */
+static void output_size_said(const char *note, long *snaps, long *ckpts, long *contacts)
+{
+    const char *p = strstr(note, "output size: ");
+    ck_assert_msg(p && sscanf(p,
+                              "output size: %ld snapshots of about %*g MB (with the start's "
+                              "%ld contacts), %ld checkpoints",
+                              snaps, contacts, ckpts) == 3,
+                  "%s", note);
+}
+
 /* The output size announced (`cdlab check` and `cdlab run`): the snapshots' count and the
  * checkpoints' as the run writes them (45 steps, every 10: 0, 10, ..., 40, 45; checkpoints every
  * 20: 20, 40, 45), and a snapshot's bytes (run_snapshot_bytes) equal to step 10's stored
@@ -360,11 +371,9 @@ START_TEST(io_output_size_announced)
         run_setup S;
         ck_assert_msg(run_setup_read(&c, &S, NULL, &err) == CDLAB_OK, "%s", err.msg);
         config_free(&c);
-        long snaps = 0, ckpts = 0;
-        const char *p = strstr(note, "output size: ");
-        ck_assert_msg(p && sscanf(p, "output size: %ld snapshots", &snaps) == 1, "%s", note);
-        p = strstr(p, "contacts), ");
-        ck_assert_msg(p && sscanf(p, "contacts), %ld checkpoints", &ckpts) == 1, "%s", note);
+        long snaps, ckpts, said;
+        output_size_said(note, &snaps, &ckpts, &said);
+        ck_assert_int_eq(said, S.info.start_pairs);
         ck_assert_int_eq(snaps, 6);
         ck_assert_int_eq(ckpts, 3);
 
@@ -484,18 +493,12 @@ START_TEST(io_output_size_restart)
     run_hooks hk = {.restart = first, .message = keep_note, .user = note};
     ck_assert_msg(run_simulation(&c, path, &hk, &sum, &err) == CDLAB_OK, "%s", err.msg);
     config_free(&c);
-    long snaps = 0, ckpts = 0;
+    long snaps, ckpts, said;
     ck_assert_msg(strstr(note, "95 steps of dt = 0.001, continuing from step 45"), "%s", note);
-    const char *p = strstr(note, "output size: ");
-    ck_assert_msg(p && sscanf(p, "output size: %ld snapshots", &snaps) == 1, "%s", note);
-    p = strstr(p, "contacts), ");
-    ck_assert_msg(p && sscanf(p, "contacts), %ld checkpoints", &ckpts) == 1, "%s", note);
+    output_size_said(note, &snaps, &ckpts, &said);
     ck_assert_int_eq(snaps, 7);
     ck_assert_int_eq(ckpts, 3);
     /* the contacts counted are the checkpoint's records, not the config's start */
-    long said = -1;
-    p = strstr(note, "(with the start's ");
-    ck_assert_msg(p && sscanf(p, "(with the start's %ld contacts)", &said) == 1, "%s", note);
     hid_t h = H5Fopen(first, H5F_ACC_RDONLY, H5P_DEFAULT);
     ck_assert_int_ge(h, 0);
     hid_t a = H5Aopen_by_name(h, "/checkpoints/00000045", "contacts", H5P_DEFAULT, H5P_DEFAULT);
