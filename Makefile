@@ -29,6 +29,17 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $(DEFS) -I$(BUILD) -Icommon -Icd $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(OMPFLAG) $(PKG_LIBS) -lm $(EXTRA_LDFLAGS)
+# The programs (cdlab, cdlab-lab) link Debian's static libhdf5.a: the shared one brings the
+# curl/TLS/Kerberos chain of its S3 driver (6 MB resident, 40 libraries loaded at every start),
+# which cdlab never uses. They do not link libfclib (loaded with dlopen for --export-fclib, with
+# its own shared HDF5) nor Check. HDF5_STATIC=0 links the shared HDF5 instead.
+HDF5_STATIC ?= 1
+ifeq ($(HDF5_STATIC),1)
+HDF5_PROG  = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -Wl,-Bstatic -lhdf5 -Wl,-Bdynamic -lsz -laec -lz
+else
+HDF5_PROG  = $(shell pkg-config --libs hdf5 2>/dev/null)
+endif
+LDLIBS_PROG = $(OMPFLAG) $(HDF5_PROG) $(shell pkg-config --libs inih ompi-c 2>/dev/null) -lm $(EXTRA_LDFLAGS)
 
 LIB_SRC  := $(wildcard common/*.c) $(wildcard cd/*.c)
 TOOL_SRC := tools/cdlab.c tools/cdlab_lab.c
@@ -65,10 +76,10 @@ $(BUILD)/libcdlab.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/cdlab: $(BUILD)/tools/cdlab.o $(BUILD)/libcdlab.a
-	$(CC) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) -o $@ $^ $(LDLIBS_PROG)
 
 $(BUILD)/cdlab-lab: $(BUILD)/tools/cdlab_lab.o $(BUILD)/libcdlab.a
-	$(CC) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) -o $@ $^ $(LDLIBS_PROG)
 
 $(BUILD)/check_all: $(TEST_OBJ) $(BUILD)/libcdlab.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)

@@ -61,5 +61,8 @@ typedef struct fclib_meta {
 } fclib_meta;
 status contact_problem_write_fclib(const contact_problem *cp, const char *path,
                                    const fclib_meta *meta, diag *err);
+/* Loads libfclib (dlopen, once); CDLAB_ERR_ARG naming the library when it cannot be loaded.
+ * Called when an export is planned, so that a run that cannot write it is refused at its start. */
+status contact_problem_fclib_load(diag *err);
 
 #endif

@@ -156,7 +156,9 @@ static void cd_constants(const engine *e, double k[ENGINE_CONSTANTS])
 static status cd_plan_export(engine *e, long step, const char *path, const char *config_file,
                              const engine_notes *notes, diag *err)
 {
-    (void)err;
+    status s = contact_problem_fclib_load(err);
+    if (s != CDLAB_OK)
+        return s;
     cd_engine *E = CD_OF(e);
     E->export_step = step;
     snprintf(E->export_path, sizeof E->export_path, "%s", path);

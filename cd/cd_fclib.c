@@ -1,18 +1,69 @@
 /* FCLIB export of a CD step's contact problem (Debian libfclib-dev).
- * fclib.h selects HDF5 API versions of its own, so it is included only here. */
+ * fclib.h selects HDF5 API versions of its own, so it is included only here.
+ *
+ * libfclib is loaded with dlopen when an export is asked for, not linked: it is linked to the
+ * shared HDF5, whose S3 driver brings the curl/TLS/Kerberos chain, and the cdlab program links
+ * the static HDF5 without it (Makefile, HDF5_STATIC). The library's HDF5 writes the problem and
+ * closes the file; cdlab's own HDF5 then adds the /cdlab group. A program that links libfclib
+ * itself (the test suites) gets the same library back from dlopen. */
 #include "cd_contact_problem.h"
 
 #include "h5io.h"
 
 #include <fclib.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+/* Debian's libfclib0 */
+#define FCLIB_SONAME "libfclib.so.0"
+
+static struct {
+    int tried;
+    char why[400]; /* dlopen's or dlsym's message, when loading failed */
+    __typeof__(&fclib_write_local) write_local;
+    __typeof__(&fclib_write_solution) write_solution;
+} fclib_lib;
+
+/* dlsym's object pointer into a function pointer (ISO C has no conversion between the two) */
+static void take_symbol(void *lib, const char *name, void *fn_ptr)
+{
+    void *sym = dlsym(lib, name);
+    memcpy(fn_ptr, &sym, sizeof sym);
+}
+
+status contact_problem_fclib_load(diag *err)
+{
+    if (!fclib_lib.tried) {
+        fclib_lib.tried = 1;
+        void *lib = dlopen(FCLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (lib) {
+            take_symbol(lib, "fclib_write_local", &fclib_lib.write_local);
+            take_symbol(lib, "fclib_write_solution", &fclib_lib.write_solution);
+        }
+        if (!lib || !fclib_lib.write_local || !fclib_lib.write_solution) {
+            const char *why = dlerror();
+            snprintf(fclib_lib.why, sizeof fclib_lib.why, "%s", why ? why : "symbol missing");
+            fclib_lib.write_local = NULL;
+            fclib_lib.write_solution = NULL;
+        }
+    }
+    if (fclib_lib.write_local)
+        return CDLAB_OK;
+    return diag_set(err, CDLAB_ERR_ARG,
+                    "--export-fclib needs the FCLIB library (" FCLIB_SONAME
+                    ", Debian package libfclib0; make deps installs it): %s",
+                    fclib_lib.why);
+}
+
 status contact_problem_write_fclib(const contact_problem *cp, const char *path,
                                    const fclib_meta *meta, diag *err)
 {
+    status s = contact_problem_fclib_load(err);
+    if (s != CDLAB_OK)
+        return s;
     char comment[] = "Delassus operator H^T M^-1 H of the step, compressed columns; rows and "
                      "columns in contact order, each contact's axes (n, t1[, t2])";
     struct fclib_matrix_info minfo = {
@@ -45,15 +96,15 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
      * cdlab output, the file is replaced */
     if (unlink(path) != 0 && errno != ENOENT)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
-    if (!fclib_write_local(&prob, path))
+    if (!fclib_lib.write_local(&prob, path))
         return diag_set(err, CDLAB_ERR_IO, "%s: fclib_write_local failed", path);
     struct fclib_solution sol = {.v = NULL, .u = cp->u, .r = cp->r, .l = NULL};
-    if (!fclib_write_solution(&sol, path))
+    if (!fclib_lib.write_solution(&sol, path))
         return diag_set(err, CDLAB_ERR_IO, "%s: fclib_write_solution failed", path);
 
     /* cdlab's own record of where the problem comes from */
     h5out *h;
-    status s = h5out_open(&h, path, err);
+    s = h5out_open(&h, path, err);
     if (s != CDLAB_OK)
         return s;
     long nc = cp->nc, fr[3] = {cp->nc, cp->d, 3};

@@ -4,12 +4,14 @@
 #include "suites.h"
 
 #include "cd_contact_problem.h"
+#include "h5io.h"
 
 #include <fclib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* 2D: 50 frictional disks settling in a box under a piston (mass 20, pushed down). The seed is
@@ -309,6 +311,68 @@ START_TEST(fclib_run_hooks)
 }
 END_TEST
 
+/* The cdlab program links the static HDF5 and loads libfclib with dlopen (its own shared HDF5
+ * writes the problem; the program's HDF5 then adds /cdlab). Its export of step 100 is the one
+ * run_simulation writes inside this suite, where one shared HDF5 does both: every array bit
+ * for bit, and fclib's reader and merit accept it. */
+START_TEST(fclib_program_export)
+{
+    char cfg[32] = "/tmp/cdlab_fciXXXXXX", out[32] = "/tmp/cdlab_fcoXXXXXX";
+    char fa[32] = "/tmp/cdlab_fcaXXXXXX", fb[32] = "/tmp/cdlab_fcbXXXXXX";
+    char *tmp[] = {cfg, out, fa, fb};
+    for (int k = 0; k < 4; k++) {
+        int fd = mkstemp(tmp[k]);
+        ck_assert_int_ge(fd, 0);
+        if (k == 0)
+            ck_assert_int_eq(write(fd, ini_3d, strlen(ini_3d)), (ssize_t)strlen(ini_3d));
+        close(fd);
+    }
+    config c;
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_int_eq(config_load_string(&c, ini_3d, "fc.ini", &err), CDLAB_OK);
+    run_hooks hk = {.fclib_step = 100, .fclib_path = fa, .overwrite = 1};
+    ck_assert_msg(run_simulation(&c, out, &hk, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+    remove_output(out);
+
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "%s run %s -o %s --overwrite --quiet --export-fclib 100 "
+             "--fclib-out %s",
+             cdlab_bin(), cfg, out, fb);
+    int rc = system(cmd);
+    ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "%s: status %d", cmd, rc);
+    const char *names[] = {"/fclib_local/W/x",
+                           "/fclib_local/vectors/q",
+                           "/fclib_local/vectors/mu",
+                           "/solution/r",
+                           "/solution/u",
+                           "/cdlab/gap",
+                           "/cdlab/frame",
+                           NULL};
+    for (int k = 0; names[k]; k++) {
+        double *x, *y;
+        long n, m;
+        ck_assert_msg(h5in_read_doubles(fa, names[k], &x, &n, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_msg(h5in_read_doubles(fb, names[k], &y, &m, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_int_eq(n, m);
+        ck_assert_int_gt(n, 0);
+        ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs", names[k]);
+        free(x);
+        free(y);
+    }
+    readback b = read_back(fb, 3);
+    check_problem(&b, 60);
+    double merit = fclib_merit_local(b.p, MERIT_1, b.sol);
+    ck_assert_msg(merit < 1e-7, "fclib_merit_local = %g", merit);
+    readback_free(&b);
+    remove_output(out);
+    for (int k = 0; k < 4; k++)
+        unlink(tmp[k]);
+}
+END_TEST
+
 Suite *fclib_suite(void)
 {
     Suite *s = suite_create("fclib");
@@ -318,6 +382,7 @@ Suite *fclib_suite(void)
     tcase_add_test(tc, fclib_3d_merit);
     tcase_add_test(tc, fclib_export_changes_nothing);
     tcase_add_test(tc, fclib_run_hooks);
+    tcase_add_test(tc, fclib_program_export);
     suite_add_tcase(s, tc);
     return s;
 }
