@@ -45,9 +45,12 @@ static status write_provenance(h5out *h, config *c, const run_setup *S, const ru
     for (int k = 0; k < c->nres; k++)
         if ((s = h5out_attr_string(h, "/parameters", c->res[k].name, c->res[k].value, err)))
             return s;
+    char hdf5[32];
+    h5io_library_version(hdf5, sizeof hdf5);
     time_t tt = time(NULL);
     strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
     if ((s = h5out_attr_string(h, "/build", "version", cdlab_version, err)) ||
+        (s = h5out_attr_string(h, "/build", "hdf5", hdf5, err)) ||
         (s = h5out_attr_string(h, "/build", "git_commit", cdlab_git_commit, err)) ||
         (s = h5out_attr_string(h, "/build", "compiler", cdlab_compiler, err)) ||
         (s = h5out_attr_string(h, "/build", "cflags", cdlab_cflags, err)) ||

@@ -125,6 +125,15 @@ status h5out_create(h5out **out, const char *path, diag *err)
     return CDLAB_OK;
 }
 
+void h5io_library_version(char *buf, size_t n)
+{
+    unsigned maj = 0, min = 0, rel = 0;
+    if (H5get_libversion(&maj, &min, &rel) < 0)
+        snprintf(buf, n, "unknown");
+    else
+        snprintf(buf, n, "%u.%u.%u", maj, min, rel);
+}
+
 status h5out_create_counter(h5out **out, diag *err)
 {
     h5out *h = calloc(1, sizeof *h);

@@ -54,6 +54,8 @@ status h5out_group(h5out *h, const char *path, diag *err);
  * under the same path. */
 status h5out_copy(h5out *dst, h5out *src, const char *path, diag *err);
 status h5out_attr_string(h5out *h, const char *obj, const char *name, const char *value, diag *err);
+/* The HDF5 library's version as the running program has it ("1.10.8"): the one that writes. */
+void h5io_library_version(char *buf, size_t n);
 status h5out_attr_double(h5out *h, const char *obj, const char *name, double value, diag *err);
 status h5out_attr_int(h5out *h, const char *obj, const char *name, long long value, diag *err);
 

@@ -62,6 +62,12 @@ START_TEST(io_run_writes_documented_layout)
     ck_assert_int_eq(h5in_read_attr_string(path, "/build", "git_commit", &v, &err), CDLAB_OK);
     ck_assert_int_gt((int)strlen(v), 0);
     free(v);
+    /* the writing library's version: the headers' (the same Debian package) */
+    ck_assert_int_eq(h5in_read_attr_string(path, "/build", "hdf5", &v, &err), CDLAB_OK);
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+    ck_assert_str_eq(v, want);
+    free(v);
     ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
     ck_assert_str_eq(v, "completed");
     free(v);
