@@ -30,9 +30,9 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $(DEFS) -I$(BUILD) -Icommon -Icd $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(OMPFLAG) $(PKG_LIBS) -lm $(EXTRA_LDFLAGS)
 # The programs (cdlab, cdlab-lab) link Debian's static libhdf5.a: the shared one brings the
-# curl/TLS/Kerberos chain of its S3 driver (6 MB resident, 40 libraries loaded at every start),
-# which cdlab never uses. They do not link libfclib (loaded with dlopen for --export-fclib, with
-# its own shared HDF5) nor Check. HDF5_STATIC=0 links the shared HDF5 instead.
+# curl/TLS/Kerberos chain of its S3 driver (6 MB resident, 33 more libraries loaded at every
+# start), which cdlab never uses. They do not link libfclib (loaded with dlopen for
+# --export-fclib, with its own shared HDF5) nor Check. HDF5_STATIC=0 links the shared HDF5.
 HDF5_STATIC ?= 1
 ifeq ($(HDF5_STATIC),1)
 HDF5_PROG  = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -Wl,-Bstatic -lhdf5 -Wl,-Bdynamic -lsz -laec -lz

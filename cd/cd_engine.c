@@ -156,7 +156,9 @@ static void cd_constants(const engine *e, double k[ENGINE_CONSTANTS])
 static status cd_plan_export(engine *e, long step, const char *path, const char *config_file,
                              const engine_notes *notes, diag *err)
 {
-    status s = contact_problem_fclib_load(err);
+    /* rank 0 writes the file (a distributed run gathers the problem there); the others' status
+     * is agreed with its own before any file is created (run.c, prepare) */
+    status s = comm_rank() == 0 ? contact_problem_fclib_load(err) : CDLAB_OK;
     if (s != CDLAB_OK)
         return s;
     cd_engine *E = CD_OF(e);
