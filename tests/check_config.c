@@ -4,6 +4,7 @@
 
 #include "run.h"
 
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,8 @@ static int run_cli_output(const char *args, char *out, size_t n)
 }
 
 /* Every command answers --help (and cdlab help COMMAND) on stdout with exit 0: what it does,
- * its usage and an example; --version gives the commit, the results epoch and OpenMP. */
+ * its usage and an example; --version gives the commit, the results epoch, OpenMP, the HDF5
+ * version and whether libfclib loads. */
 START_TEST(io_help_and_version)
 {
     const char *cmds[] = {"run", "check", "info", "equiv", "help"};
@@ -247,6 +249,10 @@ START_TEST(io_help_and_version)
     ck_assert_int_eq(run_cli_output("--version", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "commit ") && strstr(out, "results epoch ") && strstr(out, "openmp"),
                   "%s", out);
+    /* the HDF5 the program links, and whether it can load libfclib (installed here) */
+    char hdf5[64];
+    snprintf(hdf5, sizeof hdf5, "hdf5 %d.%d.%d\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+    ck_assert_msg(strstr(out, hdf5) && strstr(out, "fclib loads"), "%s", out);
     char err[512];
     ck_assert_int_eq(run_cli("help nosuchcommand", err, sizeof err), 2);
 }

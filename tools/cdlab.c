@@ -7,6 +7,7 @@
  *
  * Exit status: 0 success, 1 failure during the run (the output file is kept, readable up to
  * the last recorded step), 2 bad command line, bad configuration or missing input. */
+#include "cd_contact_problem.h"
 #include "comm.h"
 #include "equiv.h"
 #include "run.h"
@@ -37,7 +38,8 @@ static void usage(FILE *f)
             "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
             "  cdlab help [COMMAND]               what a command does, with an example\n"
             "  cdlab help config [SECTION]        every configuration key: type, default, meaning\n"
-            "  cdlab --version                    version, commit, results epoch, build options\n"
+            "  cdlab --version                    version, commit, results epoch, build options,\n"
+            "                                     HDF5 version, whether libfclib loads\n"
             "Every command answers --help.\n"
             "Configuration keys: docs/config.md; output layout: docs/output.md.\n");
 }
@@ -559,6 +561,12 @@ static int cdlab_main(int argc, char **argv)
     if (strcmp(argv[1], "--version") == 0) {
         printf("cdlab %s\ncommit %s\nresults epoch %d\ncompiler %s\ncflags %s\n", cdlab_version,
                cdlab_git_commit, CDLAB_RESULTS_EPOCH, cdlab_compiler, cdlab_cflags);
+        char hdf5[32];
+        h5io_library_version(hdf5, sizeof hdf5);
+        diag why = {{0}};
+        printf("hdf5 %s\nfclib %s\n", hdf5,
+               contact_problem_fclib_load(&why) == CDLAB_OK ? "loads (--export-fclib can write)"
+                                                            : why.msg);
 #ifdef _OPENMP
         printf("openmp on (%d threads available; OMP_NUM_THREADS sets them)\n", cdlab_threads());
 #else
