@@ -4,7 +4,6 @@
 #include "suites.h"
 
 #include "cd_contact_problem.h"
-#include "h5io.h"
 
 #include <fclib.h>
 #include <math.h>
@@ -351,17 +350,7 @@ START_TEST(fclib_program_export)
                            "/cdlab/gap",
                            "/cdlab/frame",
                            NULL};
-    for (int k = 0; names[k]; k++) {
-        double *x, *y;
-        long n, m;
-        ck_assert_msg(h5in_read_doubles(fa, names[k], &x, &n, &err) == CDLAB_OK, "%s", err.msg);
-        ck_assert_msg(h5in_read_doubles(fb, names[k], &y, &m, &err) == CDLAB_OK, "%s", err.msg);
-        ck_assert_int_eq(n, m);
-        ck_assert_int_gt(n, 0);
-        ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs", names[k]);
-        free(x);
-        free(y);
-    }
+    same_data(fa, fb, names);
     readback b = read_back(fb, 3);
     check_problem(&b, 60);
     double merit = fclib_merit_local(b.p, MERIT_1, b.sol);

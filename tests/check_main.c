@@ -3,9 +3,11 @@
 #include "suites.h"
 
 #include "cd_config.h"
+#include "h5io.h"
 #include "run.h"
 #include "xdmf.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -121,6 +123,28 @@ void remove_output(const char *path)
     xdmf_sidecar_path(path, xmf, sizeof xmf);
     unlink(path);
     unlink(xmf);
+}
+
+void same_data(const char *a, const char *b, const char *const *names)
+{
+    for (int k = 0; names[k]; k++) {
+        double *x, *y;
+        long n, m;
+        diag e;
+        ck_assert_msg(h5in_read_doubles(a, names[k], &x, &n, &e) == CDLAB_OK, "%s", e.msg);
+        ck_assert_msg(h5in_read_doubles(b, names[k], &y, &m, &e) == CDLAB_OK, "%s", e.msg);
+        ck_assert_int_eq(n, m);
+        ck_assert_msg(n > 0, "%s is empty", names[k]);
+        double big = 0.0, diff = 0.0;
+        for (long i = 0; i < n; i++) {
+            big = fmax(big, fabs(x[i]));
+            diff = fmax(diff, fabs(x[i] - y[i]));
+        }
+        ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs (by %g of %g)",
+                      names[k], diff, big);
+        free(x);
+        free(y);
+    }
 }
 
 const char *cdlab_bin(void)

@@ -74,28 +74,6 @@ START_TEST(errors_mpi_refusals_once)
 }
 END_TEST
 
-/* The datasets of b equal a's bit for bit. */
-static void same_data(const char *a, const char *b, const char *const *names)
-{
-    for (int k = 0; names[k]; k++) {
-        double *x, *y;
-        long n, m;
-        diag e;
-        ck_assert_msg(h5in_read_doubles(a, names[k], &x, &n, &e) == CDLAB_OK, "%s", e.msg);
-        ck_assert_msg(h5in_read_doubles(b, names[k], &y, &m, &e) == CDLAB_OK, "%s", e.msg);
-        ck_assert_int_eq(n, m);
-        double big = 0.0, diff = 0.0;
-        for (long i = 0; i < n; i++) {
-            big = fmax(big, fabs(x[i]));
-            diff = fmax(diff, fabs(x[i] - y[i]));
-        }
-        ck_assert_msg(memcmp(x, y, (size_t)n * sizeof *x) == 0, "%s differs (by %g of %g)",
-                      names[k], diff, big);
-        free(x);
-        free(y);
-    }
-}
-
 /* The XDMF sidecars of outputs a and b (paths of equal length) say the same, but for the data
  * file they name. */
 static void same_sidecar(const char *a, const char *b)

@@ -76,6 +76,10 @@ status run_to_temp_from(const char *ini, const char *name, const char *restart, 
 /* Removes an output file and its XDMF sidecar (or any file: a missing sidecar is fine). */
 void remove_output(const char *path);
 
+/* The datasets named in names (NULL-ended) of HDF5 file b equal a's, bit for bit, and none is
+ * empty. */
+void same_data(const char *a, const char *b, const char *const *names);
+
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);
 
