@@ -81,7 +81,20 @@ $(BUILD)/cdlab: $(BUILD)/tools/cdlab.o $(BUILD)/libcdlab.a
 $(BUILD)/cdlab-lab: $(BUILD)/tools/cdlab_lab.o $(BUILD)/libcdlab.a
 	$(CC) -o $@ $^ $(LDLIBS_PROG)
 
-$(BUILD)/check_all: $(TEST_OBJ) $(BUILD)/libcdlab.a
+# Stand-ins for libfclib.so.0 that the fclib suite puts first on LD_LIBRARY_PATH (the program
+# must refuse an export it cannot write before it touches a file): one without FCLIB's
+# functions, one that needs a library that is not there (linked to one, which is then removed).
+FAKE_FCLIB := $(BUILD)/fakefclib/nosym/libfclib.so.0 $(BUILD)/fakefclib/nodep/libfclib.so.0
+$(BUILD)/fakefclib/nosym/libfclib.so.0: tests/fakelib/fake_fclib.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -o $@ $<
+$(BUILD)/fakefclib/nodep/libfclib.so.0: tests/fakelib/fake_fclib.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -o $(dir $@)libcdlab_gone.so $<
+	$(CC) -shared -fPIC -o $@ $< -Wl,--no-as-needed -L$(dir $@) -lcdlab_gone
+	rm -f $(dir $@)libcdlab_gone.so
+
+$(BUILD)/check_all: $(TEST_OBJ) $(BUILD)/libcdlab.a | $(FAKE_FCLIB)
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
 deps:

@@ -27,11 +27,19 @@ static struct {
     __typeof__(&fclib_write_solution) write_solution;
 } fclib_lib;
 
-/* dlsym's object pointer into a function pointer (ISO C has no conversion between the two) */
-static void take_symbol(void *lib, const char *name, void *fn_ptr)
+/* dlsym's object pointer into a function pointer (ISO C has no conversion between the two);
+ * 0 when the library lacks the symbol, its message kept in fclib_lib.why */
+static int take_symbol(void *lib, const char *name, void *fn_ptr)
 {
+    dlerror();
     void *sym = dlsym(lib, name);
+    const char *why = dlerror();
+    if (why || !sym) {
+        snprintf(fclib_lib.why, sizeof fclib_lib.why, "%s", why ? why : name);
+        return 0;
+    }
     memcpy(fn_ptr, &sym, sizeof sym);
+    return 1;
 }
 
 status contact_problem_fclib_load(diag *err)
@@ -39,15 +47,15 @@ status contact_problem_fclib_load(diag *err)
     if (!fclib_lib.tried) {
         fclib_lib.tried = 1;
         void *lib = dlopen(FCLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            take_symbol(lib, "fclib_write_local", &fclib_lib.write_local);
-            take_symbol(lib, "fclib_write_solution", &fclib_lib.write_solution);
-        }
-        if (!lib || !fclib_lib.write_local || !fclib_lib.write_solution) {
+        if (!lib) {
             const char *why = dlerror();
-            snprintf(fclib_lib.why, sizeof fclib_lib.why, "%s", why ? why : "symbol missing");
+            snprintf(fclib_lib.why, sizeof fclib_lib.why, "%s", why ? why : "not found");
+        } else if (!take_symbol(lib, "fclib_write_local", &fclib_lib.write_local) ||
+                   !take_symbol(lib, "fclib_write_solution", &fclib_lib.write_solution)) {
+            /* not the library this was built for (the first symbol it lacks is named) */
             fclib_lib.write_local = NULL;
             fclib_lib.write_solution = NULL;
+            dlclose(lib);
         }
     }
     if (fclib_lib.write_local)

@@ -362,6 +362,83 @@ START_TEST(fclib_program_export)
 }
 END_TEST
 
+/* The stand-ins for libfclib.so.0 beside the program (Makefile: FAKE_FCLIB), first on
+ * LD_LIBRARY_PATH, and what the loader says of each. */
+static const struct {
+    const char *dir, *why;
+} fake_fclib[] = {{"nosym", "undefined symbol: fclib_write_local"},
+                  {"nodep", "libcdlab_gone.so: cannot open shared object file"}};
+
+/* Runs "LD_LIBRARY_PATH=lib cdlab args" with stdout and stderr into buf; its exit status. */
+static int run_with_library(const char *lib, const char *args, char *buf, size_t n)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "LD_LIBRARY_PATH=%s %s %s 2>&1", lib, cdlab_bin(), args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t got = fread(buf, 1, n - 1, p);
+    buf[got] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A libfclib.so.0 the program cannot use (one without FCLIB's functions, one that needs a
+ * library that is not there) refuses a run that asks for an export at its start: exit 2, one
+ * message naming the library, its package and what the loader said; the existing output file
+ * keeps its bytes and no FCLIB file is made. `cdlab --version` says it does not load, and why. */
+START_TEST(fclib_program_refuses_unusable_library)
+{
+    char cfg[32] = "/tmp/cdlab_fcuXXXXXX", out[32] = "/tmp/cdlab_fcvXXXXXX";
+    char fb[32] = "/tmp/cdlab_fcwXXXXXX";
+    char *tmp[] = {cfg, out, fb};
+    const char *kept = "an earlier run's file\n";
+    for (int k = 0; k < 3; k++) {
+        int fd = mkstemp(tmp[k]);
+        ck_assert_int_ge(fd, 0);
+        const char *text = k == 0 ? ini_3d : k == 1 ? kept : "";
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+    }
+    unlink(fb); /* the export's file must not come to exist */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", cdlab_bin());
+    char *slash = strrchr(dir, '/');
+    ck_assert_ptr_nonnull(slash);
+    *slash = '\0';
+    for (size_t f = 0; f < sizeof fake_fclib / sizeof fake_fclib[0]; f++) {
+        char lib[600], args[512], msg[4096];
+        snprintf(lib, sizeof lib, "%s/fakefclib/%s", dir, fake_fclib[f].dir);
+        char so[700];
+        snprintf(so, sizeof so, "%s/libfclib.so.0", lib);
+        ck_assert_msg(access(so, R_OK) == 0, "%s: not built (Makefile: FAKE_FCLIB)", so);
+        snprintf(args, sizeof args,
+                 "run %s -o %s --overwrite --quiet --export-fclib 100 --fclib-out %s", cfg, out,
+                 fb);
+        ck_assert_int_eq(run_with_library(lib, args, msg, sizeof msg), 2);
+        ck_assert_msg(strstr(msg, "libfclib.so.0") && strstr(msg, "libfclib0") &&
+                          strstr(msg, fake_fclib[f].why),
+                      "%s: %s", fake_fclib[f].dir, msg);
+        int said = 0;
+        for (const char *m = msg; (m = strstr(m, "cdlab: ")); m++)
+            said++;
+        ck_assert_msg(said == 1, "%d messages: %s", said, msg);
+        FILE *o = fopen(out, "r");
+        ck_assert_ptr_nonnull(o);
+        char back[64] = {0};
+        size_t got = fread(back, 1, sizeof back - 1, o);
+        fclose(o);
+        ck_assert_msg(got == strlen(kept) && strcmp(back, kept) == 0, "%s: output changed",
+                      fake_fclib[f].dir);
+        ck_assert_msg(access(fb, F_OK) != 0, "%s: %s was made", fake_fclib[f].dir, fb);
+        ck_assert_int_eq(run_with_library(lib, "--version", msg, sizeof msg), 0);
+        ck_assert_msg(strstr(msg, "fclib does not load: ") && strstr(msg, fake_fclib[f].why),
+                      "%s: %s", fake_fclib[f].dir, msg);
+    }
+    unlink(cfg);
+    unlink(out);
+}
+END_TEST
+
 Suite *fclib_suite(void)
 {
     Suite *s = suite_create("fclib");
@@ -372,6 +449,7 @@ Suite *fclib_suite(void)
     tcase_add_test(tc, fclib_export_changes_nothing);
     tcase_add_test(tc, fclib_run_hooks);
     tcase_add_test(tc, fclib_program_export);
+    tcase_add_test(tc, fclib_program_refuses_unusable_library);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -564,9 +564,10 @@ static int cdlab_main(int argc, char **argv)
         char hdf5[32];
         h5io_library_version(hdf5, sizeof hdf5);
         diag why = {{0}};
-        printf("hdf5 %s\nfclib %s\n", hdf5,
+        printf("hdf5 %s\nfclib %s%s\n", hdf5,
                contact_problem_fclib_load(&why) == CDLAB_OK ? "loads (--export-fclib can write)"
-                                                            : why.msg);
+                                                            : "does not load: ",
+               why.msg);
 #ifdef _OPENMP
         printf("openmp on (%d threads available; OMP_NUM_THREADS sets them)\n", cdlab_threads());
 #else
