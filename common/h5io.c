@@ -88,6 +88,19 @@ static void h5_init(void)
     done = 1;
 }
 
+/* Why path could not be opened for reading as HDF5: the system's reason when the file cannot
+ * be read at all (missing, a directory, no permission), else that it is not HDF5 or damaged. */
+static status open_failed(const char *path, diag *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return diag_set(err, CDLAB_ERR_IO, "%s: is a folder, not an HDF5 file", path);
+    return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5 (not an HDF5 file, or damaged)",
+                    path);
+}
+
 status h5out_create(h5out **out, const char *path, diag *err)
 {
     h5_init();
@@ -676,7 +689,7 @@ status h5in_read_doubles(const char *path, const char *dset, double **data, long
     *n = 0;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+        return open_failed(path, err);
     hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
     if (d < 0) {
         H5Fclose(f);
@@ -748,7 +761,7 @@ status h5in_describe(const char *path, FILE *out, diag *err)
     h5_init();
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+        return open_failed(path, err);
     /* a cdlab output has its resolved parameters and its build: anything else (an FCLIB
      * problem, a foreign file) is not described as if it were one */
     if (H5Lexists(f, "/parameters", H5P_DEFAULT) <= 0 || H5Lexists(f, "/build", H5P_DEFAULT) <= 0) {
@@ -803,11 +816,14 @@ status h5in_open(h5in **out, const char *path, diag *err)
 {
     h5_init();
     *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0 || access(path, R_OK) != 0 || S_ISDIR(sb.st_mode))
+        return open_failed(path, err);
     if (H5Fis_hdf5(path) <= 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: not an HDF5 file (or not readable)", path);
+        return diag_set(err, CDLAB_ERR_IO, "%s: not an HDF5 file", path);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5", path);
+        return open_failed(path, err);
     h5in *h = calloc(1, sizeof *h);
     if (!h) {
         H5Fclose(f);

@@ -389,6 +389,11 @@ START_TEST(io_concurrent_runs_and_killed_run)
     kill(b, SIGKILL);
     waitpid(b, &wst, 0);
     ck_assert(exists(at("killed.h5.partial")) && !exists(at("killed.h5")));
+    /* cdlab info of the output the killed run never made points to its .partial */
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "info %s", at("killed.h5")), 2);
+    ck_assert_msg(strstr(msg, "killed.h5: No such file or directory") &&
+                      strstr(msg, "killed.h5.partial exists") && strstr(msg, "cdlab info "),
+                  "%s", msg);
     /* the copy: a whole checkpoint, at step 2000 or a later one written since */
     ck_assert_msg(h5in_open(&h, at("killed.h5.checkpoint"), &err) == CDLAB_OK, "%s", err.msg);
     ck_assert_int_eq(h5in_last_child(h, "/checkpoints", NULL, last, &err), CDLAB_OK);
@@ -990,6 +995,15 @@ START_TEST(errors_hostile_inputs)
     ck_assert_int_eq(h5out_close(h, &err), CDLAB_OK);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "info %s", at("foreign.h5")), 2);
     ck_assert_msg(strstr(msg, "not a cdlab output"), "%s", msg);
+    /* and on what is no HDF5 file: the reason, not HDF5's failure alone */
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "info %s", at("nowhere.h5")), 2);
+    ck_assert_msg(strstr(msg, "nowhere.h5: No such file or directory") && !strstr(msg, "partial"),
+                  "%s", msg);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "info %s", dir), 2);
+    ck_assert_msg(strstr(msg, "is a folder, not an HDF5 file"), "%s", msg);
+    write_text(at("text.h5"), "not an HDF5 file\n");
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "info %s", at("text.h5")), 2);
+    ck_assert_msg(strstr(msg, "cannot open as HDF5 (not an HDF5 file, or damaged)"), "%s", msg);
     teardown_dir();
 }
 END_TEST

@@ -16,11 +16,13 @@
 #include "h5io.h"
 #include "parallel.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -608,6 +610,17 @@ static int cdlab_main(int argc, char **argv)
         diag err;
         if (h5in_describe(argv[2], stdout, &err) != CDLAB_OK) {
             fprintf(stderr, "cdlab: %s\n", err.msg);
+            /* OUT.h5 is made when a run ends: until then, or when it was killed, its data are in
+             * OUT.h5.partial */
+            char partial[4096];
+            struct stat sb;
+            if (stat(argv[2], &sb) != 0 && errno == ENOENT &&
+                snprintf(partial, sizeof partial, "%s.partial", argv[2]) < (int)sizeof partial &&
+                stat(partial, &sb) == 0)
+                fprintf(stderr,
+                        "cdlab: %s exists: the output of a run that is still running, or that was "
+                        "killed (cdlab info %s)\n",
+                        partial, partial);
             return 2;
         }
         return 0;
