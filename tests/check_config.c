@@ -258,6 +258,54 @@ START_TEST(io_help_and_version)
 }
 END_TEST
 
+/* cdlab-lab answers --help on stdout with exit 0 (each of its commands named); an unknown
+ * command, a known one with arguments it does not take and a bad number are refused (exit 2)
+ * with a message that says which, and nothing on stdout. */
+START_TEST(io_lab_help_and_refusals)
+{
+    char lab[512], args[640], out[4096];
+    snprintf(lab, sizeof lab, "%s-lab", cdlab_bin());
+    snprintf(args, sizeof args, "%s --help 2>&1", lab);
+    FILE *p = popen(args, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "--help: status %d", st);
+    const char *cmds[] = {"usage: cdlab-lab", "example:",          "fig4",        "fig6",
+                          "sliding-pair",     "exchange-selftest", "dem-selftest"};
+    for (int k = 0; k < 7; k++)
+        ck_assert_msg(strstr(out, cmds[k]), "--help lacks %s: %s", cmds[k], out);
+    const struct {
+        const char *args, *message;
+    } bad[] = {{"nonsense", "unknown command 'nonsense'"},
+               {"", "usage: cdlab-lab"},
+               {"fig6 extra", "fig6: wrong arguments"},
+               {"fig4 abc", "fig4: Z1/Z0 must be a number > 0, got 'abc'"},
+               {"fig4 -1", "fig4: Z1/Z0 must be a number > 0"},
+               {"dem-selftest 10x", "dem-selftest: STEPS: expected a whole number"},
+               {"dem-selftest 10 1", "dem-selftest: PARTICLES: expected a whole number"},
+               {"exchange-selftest sideways", "exchange-selftest: wrong arguments"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        /* stderr into the pipe, stdout away: a refusal prints no data */
+        snprintf(args, sizeof args, "%s %s 2>&1 >/dev/null", lab, bad[k].args);
+        p = popen(args, "r");
+        ck_assert_ptr_nonnull(p);
+        got = fread(out, 1, sizeof out - 1, p);
+        out[got] = '\0';
+        st = pclose(p);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "'%s': status %d", bad[k].args, st);
+        ck_assert_msg(strstr(out, bad[k].message), "'%s': %s", bad[k].args, out);
+        snprintf(args, sizeof args, "%s %s 2>/dev/null", lab, bad[k].args);
+        p = popen(args, "r");
+        ck_assert_ptr_nonnull(p);
+        got = fread(out, 1, sizeof out - 1, p);
+        pclose(p);
+        ck_assert_msg(got == 0, "'%s' printed on stdout", bad[k].args);
+    }
+}
+END_TEST
+
 /* A misspelt key or section gets the closest known name (among the keys the readers asked for
  * in that section, or the sections cdlab knows); a name far from all gets none. */
 START_TEST(errors_did_you_mean)
@@ -403,6 +451,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
+    tcase_add_test(tc, io_lab_help_and_refusals);
     tcase_add_test(tc, errors_did_you_mean);
     tcase_add_test(tc, io_check_prints_figures);
     tcase_add_test(tc, io_help_config_is_the_parsers_list);

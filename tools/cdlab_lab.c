@@ -17,6 +17,8 @@
 #include "exchange.h"
 #include "pcg32.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,20 +355,79 @@ static int dem_selftest(long steps, int n_particles)
     return ok ? 0 : 1;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cdlab-lab COMMAND\n"
+               "  fig4 [Z1/Z0]              final force angle vs movement (Kuhn et al. Fig. 4),\n"
+               "                            CSV; Z1/Z0 the overlap's ratio (default 1)\n"
+               "  fig6                      stress after a 90 deg rigid rotation, four variants\n"
+               "                            (Fig. 6), CSV\n"
+               "  sliding-pair              normal and shear force over time, CSV\n"
+               "  exchange-selftest [periodic]\n"
+               "                            under mpirun: particles' migration and halo copies\n"
+               "                            against the global truth\n"
+               "  dem-selftest [STEPS [PARTICLES]]\n"
+               "                            under mpirun: a DEM pile over the ranks against one\n"
+               "                            process, bit for bit (default 600 600)\n"
+               "example: cdlab-lab fig4 > fig4.csv\n");
+}
+
+/* A whole number in [lo, hi], or 0 with a message naming what it was for. */
+static int whole_number(const char *text, long lo, long hi, const char *what, long *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        fprintf(stderr, "cdlab-lab: %s: expected a whole number in [%ld, %ld], got '%s'\n", what,
+                lo, hi, text);
+        return 0;
+    }
+    *value = v;
+    return 1;
+}
+
 static int lab_main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "fig4") == 0)
+    const char *cmd = argc >= 2 ? argv[1] : "";
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "fig4") == 0 && argc <= 3) {
+        if (argc == 3) {
+            char *end;
+            double r = strtod(argv[2], &end);
+            if (end == argv[2] || *end != '\0' || !(r > 0.0) || !isfinite(r)) {
+                fprintf(stderr, "cdlab-lab: fig4: Z1/Z0 must be a number > 0, got '%s'\n", argv[2]);
+                return 2;
+            }
+        }
         return fig4(argc - 2, argv + 2);
-    if (argc == 2 && strcmp(argv[1], "fig6") == 0)
+    }
+    if (strcmp(cmd, "fig6") == 0 && argc == 2)
         return fig6();
-    if (argc == 2 && strcmp(argv[1], "sliding-pair") == 0)
+    if (strcmp(cmd, "sliding-pair") == 0 && argc == 2)
         return sliding_pair();
-    if (argc >= 2 && strcmp(argv[1], "dem-selftest") == 0)
-        return dem_selftest(argc >= 3 ? atol(argv[2]) : 600, argc >= 4 ? atoi(argv[3]) : 600);
-    if (argc >= 2 && strcmp(argv[1], "exchange-selftest") == 0)
-        return exchange_selftest(argc >= 3 && strcmp(argv[2], "periodic") == 0);
-    fprintf(stderr, "usage: cdlab-lab fig4 [Z1/Z0] | fig6 | sliding-pair | exchange-selftest "
-                    "[periodic]\n");
+    if (strcmp(cmd, "dem-selftest") == 0 && argc <= 4) {
+        long steps = 600, n = 600;
+        if ((argc >= 3 && !whole_number(argv[2], 1, 100000000L, "dem-selftest: STEPS", &steps)) ||
+            (argc >= 4 && !whole_number(argv[3], 2, 10000000L, "dem-selftest: PARTICLES", &n)))
+            return 2;
+        return dem_selftest(steps, (int)n);
+    }
+    if (strcmp(cmd, "exchange-selftest") == 0 &&
+        (argc == 2 || (argc == 3 && strcmp(argv[2], "periodic") == 0)))
+        return exchange_selftest(argc == 3);
+    const char *known[] = {"fig4", "fig6", "sliding-pair", "exchange-selftest", "dem-selftest"};
+    int is_known = 0;
+    for (int k = 0; k < 5; k++)
+        is_known |= strcmp(cmd, known[k]) == 0;
+    if (argc >= 2)
+        fprintf(stderr,
+                is_known ? "cdlab-lab: %s: wrong arguments\n" : "cdlab-lab: unknown command '%s'\n",
+                cmd);
+    usage(stderr);
     return 2;
 }
 
