@@ -22,7 +22,7 @@
  * own allocations are leak-checked by every other test, in the same code paths). */
 #define MPIRUN                                                                                     \
     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "                                   \
-    "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 OMPI_MCA_mpi_yield_when_idle=1 "                  \
+    "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 "                                                 \
     "timeout 120 mpirun --oversubscribe "
 
 static int run_shell(const char *cmd)
@@ -794,7 +794,7 @@ START_TEST(errors_mpi_interrupt_writes_checkpoint)
     char cmd[1400];
     snprintf(cmd, sizeof cmd,
              "(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-             "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 OMPI_MCA_mpi_yield_when_idle=1 "
+             "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 "
              "timeout --foreground 120 mpirun --oversubscribe -np 2 %s run mpi/pile.ini -o %s "
              "--set system.steps=100000000 > /dev/null 2>&1 & p=$!; sleep 3; kill -INT $p; "
              "wait $p; echo $? > %s)",
