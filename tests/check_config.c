@@ -212,12 +212,7 @@ static int run_binary(const char *args, const char *redir, char *buf, size_t n)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s %s %s", cdlab_bin(), args, redir);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t got = fread(buf, 1, n - 1, p);
-    buf[got] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_capture(cmd, buf, n);
 }
 
 /* Its exit status and stderr; and with stdout and stderr together. */
@@ -266,12 +261,8 @@ START_TEST(io_lab_help_and_refusals)
     char lab[512], args[640], out[4096];
     snprintf(lab, sizeof lab, "%s-lab", cdlab_bin());
     snprintf(args, sizeof args, "%s --help 2>&1", lab);
-    FILE *p = popen(args, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    int st = pclose(p);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "--help: status %d", st);
+    int st = run_capture(args, out, sizeof out);
+    ck_assert_msg(st == 0, "--help: status %d", st);
     const char *cmds[] = {"usage: cdlab-lab", "example:",          "fig4",        "fig6",
                           "sliding-pair",     "exchange-selftest", "dem-selftest"};
     for (int k = 0; k < 7; k++)
@@ -289,19 +280,12 @@ START_TEST(io_lab_help_and_refusals)
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         /* stderr into the pipe, stdout away: a refusal prints no data */
         snprintf(args, sizeof args, "%s %s 2>&1 >/dev/null", lab, bad[k].args);
-        p = popen(args, "r");
-        ck_assert_ptr_nonnull(p);
-        got = fread(out, 1, sizeof out - 1, p);
-        out[got] = '\0';
-        st = pclose(p);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "'%s': status %d", bad[k].args, st);
+        st = run_capture(args, out, sizeof out);
+        ck_assert_msg(st == 2, "'%s': status %d", bad[k].args, st);
         ck_assert_msg(strstr(out, bad[k].message), "'%s': %s", bad[k].args, out);
         snprintf(args, sizeof args, "%s %s 2>/dev/null", lab, bad[k].args);
-        p = popen(args, "r");
-        ck_assert_ptr_nonnull(p);
-        got = fread(out, 1, sizeof out - 1, p);
-        pclose(p);
-        ck_assert_msg(got == 0, "'%s' printed on stdout", bad[k].args);
+        run_capture(args, out, sizeof out);
+        ck_assert_msg(out[0] == '\0', "'%s' printed on stdout: %s", bad[k].args, out);
     }
 }
 END_TEST

@@ -322,11 +322,7 @@ START_TEST(io_equiv_command)
 {
     char cmd[512], out[4096];
     snprintf(cmd, sizeof cmd, "%s equiv 40 0.5 2 jacobi --length 30", cdlab_bin());
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
     /* q = 1/2: kappa = 0.5 * 2 * 40 / 0.25 = 160, gamma = 80, c = sqrt(20)/0.5 = 8.944 */
     ck_assert_msg(strstr(out, "kappa     = 160 "), "%s", out);
     ck_assert_msg(strstr(out, "gamma     = 80 "), "%s", out);
@@ -335,19 +331,10 @@ START_TEST(io_equiv_command)
                   "%s", out);
     /* the ordered sweeps have a measured q = 1.00 (cd_config.h) */
     snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 forward", cdlab_bin());
-    p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "kappa     = 40 "), "%s", out);
     snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 sideways 2>/dev/null", cdlab_bin());
-    p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    while (fread(out, 1, sizeof out, p) > 0)
-        ;
-    int st = pclose(p);
-    ck_assert_int_eq(WEXITSTATUS(st), 2); /* no such sweep */
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2); /* no such sweep */
 }
 END_TEST
 

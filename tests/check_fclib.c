@@ -372,14 +372,9 @@ static const struct {
 /* Runs "LD_LIBRARY_PATH=lib cdlab args" with stdout and stderr into buf; its exit status. */
 static int run_with_library(const char *lib, const char *args, char *buf, size_t n)
 {
-    char cmd[1024];
+    char cmd[2048];
     snprintf(cmd, sizeof cmd, "LD_LIBRARY_PATH=%s %s %s 2>&1", lib, cdlab_bin(), args);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t got = fread(buf, 1, n - 1, p);
-    buf[got] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_capture(cmd, buf, n);
 }
 
 /* A libfclib.so.0 the program cannot use (one without FCLIB's functions, one that needs a

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p)
@@ -151,6 +152,19 @@ const char *cdlab_bin(void)
 {
     const char *b = getenv("CDLAB_BIN");
     return b ? b : "../build/cdlab";
+}
+
+int run_capture(const char *cmd, char *buf, size_t n)
+{
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t got = fread(buf, 1, n - 1, p);
+    buf[got] = '\0';
+    char rest[4096];
+    while (fread(rest, 1, sizeof rest, p) > 0)
+        ;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int main(void)

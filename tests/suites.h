@@ -83,4 +83,8 @@ void same_data(const char *a, const char *b, const char *const *names);
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);
 
+/* Runs cmd through the shell: the first n - 1 bytes of its standard output into buf (a string;
+ * the rest is read and dropped), its exit status returned (-1 when it did not exit). */
+int run_capture(const char *cmd, char *buf, size_t n);
+
 #endif
