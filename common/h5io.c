@@ -89,16 +89,16 @@ static void h5_init(void)
 }
 
 /* Why path could not be opened for reading as HDF5: the system's reason when the file cannot
- * be read at all (missing, a directory, no permission), else that it is not HDF5 or damaged. */
-static status open_failed(const char *path, diag *err)
+ * be read at all (missing, a directory, no permission), else `what`. */
+#define OPEN_FAILED "cannot open as HDF5 (not an HDF5 file, or damaged)"
+static status open_failed(const char *path, const char *what, diag *err)
 {
     struct stat sb;
     if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(sb.st_mode))
         return diag_set(err, CDLAB_ERR_IO, "%s: is a folder, not an HDF5 file", path);
-    return diag_set(err, CDLAB_ERR_IO, "%s: cannot open as HDF5 (not an HDF5 file, or damaged)",
-                    path);
+    return diag_set(err, CDLAB_ERR_IO, "%s: %s", path, what);
 }
 
 status h5out_create(h5out **out, const char *path, diag *err)
@@ -689,7 +689,7 @@ status h5in_read_doubles(const char *path, const char *dset, double **data, long
     *n = 0;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        return open_failed(path, err);
+        return open_failed(path, OPEN_FAILED, err);
     hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
     if (d < 0) {
         H5Fclose(f);
@@ -761,7 +761,7 @@ status h5in_describe(const char *path, FILE *out, diag *err)
     h5_init();
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        return open_failed(path, err);
+        return open_failed(path, OPEN_FAILED, err);
     /* a cdlab output has its resolved parameters and its build: anything else (an FCLIB
      * problem, a foreign file) is not described as if it were one */
     if (H5Lexists(f, "/parameters", H5P_DEFAULT) <= 0 || H5Lexists(f, "/build", H5P_DEFAULT) <= 0) {
@@ -816,14 +816,11 @@ status h5in_open(h5in **out, const char *path, diag *err)
 {
     h5_init();
     *out = NULL;
-    struct stat sb;
-    if (stat(path, &sb) != 0 || access(path, R_OK) != 0 || S_ISDIR(sb.st_mode))
-        return open_failed(path, err);
     if (H5Fis_hdf5(path) <= 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: not an HDF5 file", path);
+        return open_failed(path, "not an HDF5 file", err);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        return open_failed(path, err);
+        return open_failed(path, OPEN_FAILED, err);
     h5in *h = calloc(1, sizeof *h);
     if (!h) {
         H5Fclose(f);
