@@ -1,14 +1,20 @@
 #!/bin/bash
-# Issue 19's many-core figures (1 to N threads) on a machine that has none of cdlab's packages.
+# Issue 19's many-core figures (1 to N threads, 1 to N MPI ranks) on a machine without cdlab's
+# packages.
 #
-#   bash bench/many-core.sh pack        # here: a portable release build in build-dev/ (x86-64-v3,
-#                                       # not native) with its shared libraries in build-dev/lib
-#   (copy the tree with build-dev/cdlab and build-dev/lib to the many-core machine; it needs
-#    python3 with numpy and h5py)
-#   bash bench/many-core.sh run OUTDIR  # there: machine facts, bit-identity of 1 and N threads,
-#                                       # then tools/bench.py's threads section; all into OUTDIR
+#   bash bench/many-core.sh pack          # here: a portable release build in build-dev/ (x86-64-v3,
+#                                         # not native) with its shared libraries in build-dev/lib;
+#                                         # with Open MPI's runtime (build-dev/ompi: mpirun, its
+#                                         # components and help files) and Debian's LAMMPS
+#                                         # (build-dev/lammps.tar.xz) when they are installed here
+#   (copy the tree with build-dev to the many-core machine; it needs python3 with numpy and h5py)
+#   bash bench/many-core.sh run OUTDIR    # there: machine facts, bit-identity of 1 and N threads,
+#                                         # then tools/bench.py's threads section; all into OUTDIR
+#   bash bench/many-core.sh ranks OUTDIR  # there: bit-identity of one process and N MPI ranks, then
+#                                         # tools/bench.py's MPI section at 1, 2, 4, ... N ranks
 #
-# The results file (OUTDIR/<date>-<commit>-threads.md) names the machine; copy it to bench/results/.
+# The results files (OUTDIR/<date>-<commit>-threads.md, -mpi.md) name the machine; copy them to
+# bench/results/.
 set -u
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -19,10 +25,41 @@ pack)
     for l in $(ldd build-dev/cdlab | awk '$3 ~ /^\// {print $3}'); do
         case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" build-dev/lib/ ;; esac
     done
+    # Open MPI's runtime, moved (OPAL_PREFIX; PMIx's components by path): orterun, the components
+    # (not those for InfiniBand, UCX, libfabric or PSM: a node's shared memory is all the ranks
+    # use) and their libraries, the help files
+    rm -rf build-dev/ompi
+    if command -v orterun >/dev/null && command -v orted >/dev/null && [ -d /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 ]; then
+        o=build-dev/ompi
+        mca=$o/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 pmix=$o/lib/x86_64-linux-gnu/pmix2
+        mkdir -p $o/bin $o/share $mca $pmix/lib/pmix
+        # orted: a singleton (LAMMPS on one process, not under mpirun) starts one
+        cp -L "$(command -v orterun)" "$(command -v orted)" $o/bin/
+        for f in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so; do
+            ldd "$f" | grep -q -E "libuc[mpst]|libfabric|libibverbs|libpsm" || cp "$f" $mca/
+        done
+        cp -r /usr/share/openmpi $o/share/
+        cp /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so $pmix/lib/pmix/ 2>/dev/null
+        for f in $o/bin/* $mca/*.so $pmix/lib/pmix/*.so; do
+            for l in $(ldd "$f" | awk '$3 ~ /^\// {print $3}'); do
+                case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" build-dev/lib/ ;; esac
+            done
+        done
+    fi
+    # Debian's LAMMPS with its libraries (about 50 MB; 15 MB compressed)
+    rm -f build-dev/lammps.tar.xz
+    if command -v lmp >/dev/null; then
+        rm -rf build-dev/lammps && mkdir -p build-dev/lammps/lib
+        cp -L "$(command -v lmp)" build-dev/lammps/
+        for l in $(ldd "$(command -v lmp)" | awk '$3 ~ /^\// {print $3}'); do
+            case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" build-dev/lammps/lib/ ;; esac
+        done
+        tar -C build-dev -cJf build-dev/lammps.tar.xz lammps && rm -rf build-dev/lammps
+    fi
     git rev-parse --short=12 HEAD >build-dev/commit
     git diff --quiet HEAD || echo dirty >>build-dev/commit
     gcc --version | head -1 >build-dev/compiler
-    du -sh build-dev/cdlab build-dev/lib
+    du -sh build-dev/cdlab build-dev/lib build-dev/ompi build-dev/lammps.tar.xz 2>/dev/null
     ;;
 run)
     out=${2:?"usage: bench/many-core.sh run OUTDIR"}
@@ -57,8 +94,56 @@ open('$tmp/c.ini', 'w').write(bench.config(2, 316, 99856, '$tmp/l.txt', 'colored
         BENCH_RESULTS="$out" CDLAB=$cdlab PYTHONUNBUFFERED=1 $py tools/bench.py 2>&1 |
         grep -v "^$" | tee "$out/bench.log" | awk "/^## Profile/ {s = 1} /^written/ {s = 0} !s" | grep -E "^threads:|^\| [0-9]+ \||^\| DEM|^\| CD|written"
     ;;
+ranks)
+    out=${2:?"usage: bench/many-core.sh ranks OUTDIR"}
+    [ -x build-dev/ompi/bin/orterun ] || { echo "no Open MPI in build-dev (pack where it is installed)"; exit 1; }
+    mkdir -p "$out"
+    o=$PWD/build-dev/ompi
+    export OPAL_PREFIX=$o PMIX_INSTALL_PREFIX=$o/lib/x86_64-linux-gnu/pmix2 \
+        PMIX_MCA_mca_base_component_path=$o/lib/x86_64-linux-gnu/pmix2/lib/pmix \
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export LD_LIBRARY_PATH=$PWD/build-dev/lib
+    cdlab=$PWD/build-dev/cdlab mpirun=$o/bin/orterun
+    py=${PYTHON:-python3}
+    { date -u; nproc; lscpu; grep -m1 MemTotal /proc/meminfo; uname -a; } >"$out/machine.txt" 2>&1
+    head -3 "$out/machine.txt"
+    n=$(nproc)
+    tmp=$(mktemp -d)
+    lmp=
+    if [ -f build-dev/lammps.tar.xz ]; then
+        tar -C "$tmp" -xJf build-dev/lammps.tar.xz
+        # LAMMPS's own libraries first, and the packed Open MPI's
+        printf '#!/bin/sh\nLD_LIBRARY_PATH=%s:%s exec %s "$@"\n' "$tmp/lammps/lib" "$LD_LIBRARY_PATH" \
+            "$tmp/lammps/lmp" >"$tmp/lmp" && chmod +x "$tmp/lmp" && lmp=$tmp/lmp
+    fi
+    # a distributed run writes the one-process file: the chute through a rebuild (600 steps) and
+    # the CD colored sweep on 97,336 spheres, one process against every core as ranks
+    PYTHONPATH=tools $py -c "import bench; bench.lattice(3, 46, '$tmp/l.txt'); \
+open('$tmp/c.ini', 'w').write(bench.config(3, 46, 97336, '$tmp/l.txt', 'colored', 50, 3))" || exit 1
+    for r in 1 "$n"; do
+        pre=() && [ "$r" -gt 1 ] && pre=("$mpirun" --oversubscribe -np "$r")
+        OMP_NUM_THREADS=1 "${pre[@]}" "$cdlab" run bench/chute.ini -o "$tmp/chute$r.h5" --overwrite --quiet \
+            --set system.steps=600 --set output.every=100 || exit 1
+        OMP_NUM_THREADS=1 "${pre[@]}" "$cdlab" run "$tmp/c.ini" -o "$tmp/cd$r.h5" --overwrite --quiet || exit 1
+    done
+    for c in chute cd; do
+        echo "bit-identity one process vs $n ranks, $c:"
+        $py tools/h5compare.py "$tmp/${c}1.h5" "$tmp/$c$n.h5" | tail -2 | tee -a "$out/identity.txt"
+    done
+    ranks=1 && r=2 && while [ "$r" -le "$n" ]; do ranks="$ranks $r" && r=$((r * 2)); done
+    commit=$(head -1 build-dev/commit)
+    set -o pipefail
+    BENCH_ONLY=mpi BENCH_RANKS="$ranks" BENCH_MPIRUN=$mpirun BENCH_LMP=$lmp BENCH_COMMIT=$commit \
+        BENCH_DIRTY=$(grep -c dirty build-dev/commit) BENCH_CC="$(cat build-dev/compiler)" \
+        BENCH_FLAGS="-O3 -march=x86-64-v3 -g -fopenmp" BENCH_RESULTS="$out" CDLAB=$cdlab PYTHONUNBUFFERED=1 \
+        $py tools/bench.py 2>&1 | grep -v "^$" | tee "$out/bench.log" |
+        awk "/^## Profile/ {s = 1} /^written/ {s = 0} !s" | grep -E "^mpi:|^\| DEM|^\| CD|written"
+    rc=$?
+    rm -rf "$tmp"
+    exit $rc
+    ;;
 *)
-    sed -n 2,12p "$0"
+    sed -n 2,17p "$0"
     exit 2
     ;;
 esac

@@ -15,7 +15,9 @@
    log-log slope; peak memory (max RSS) per particle and per contact; the colored sweep's whole
    step at 10^6 disks (steps 2-4 of 4) at 1 and 2 threads.
 4. MPI: 1 -> 2 ranks (one thread each) for the DEM chute and the CD colored sweep on 97,336
-   spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18).
+   spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18). BENCH_RANKS="1 2 4 8 16" runs those
+   rank counts instead (a many-core machine: bench/many-core.sh ranks); BENCH_MPIRUN and
+   BENCH_LMP name mpirun and lmp where they are not on the PATH.
 Every figure is the median of 3 runs; the 2-thread ratios (chute, colored 10^6 step) are the
 medians of 3 paired runs, 1 and 2 threads alternating, with their range.
 5. Threads (machines of more than 2 cores): the DEM chute (Kuhn) and the CD colored sweep's whole
@@ -421,7 +423,7 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
 def mpi_prefix(ranks):
-    return [] if ranks == 1 else ["mpirun", "--oversubscribe", "-np", str(ranks)]
+    return [] if ranks == 1 else [os.environ.get("BENCH_MPIRUN", "mpirun"), "--oversubscribe", "-np", str(ranks)]
 
 
 def comm_figures(h5):
@@ -439,13 +441,17 @@ def comm_figures(h5):
 
 
 def mpi_cases(tmp, out):
-    """Strong scaling 1 -> 2 MPI ranks (one OpenMP thread each), side by side with LAMMPS at the
-    same rank counts (issue 18): the DEM chute (65,600 spheres) and CD colored 3D 97,336."""
+    """Strong scaling 1 -> 2 MPI ranks (one OpenMP thread each; BENCH_RANKS: other counts), side
+    by side with LAMMPS at the same rank counts (issue 18): the DEM chute (65,600 spheres) and CD
+    colored 3D 97,336."""
     os.environ.update(MPI_ENV)
     mobile, steps, warm = 64000, 400, 100
     rows = []
     ini = os.path.join(root, "bench", "chute.ini")
-    for ranks in (1, 2):
+    counts = [int(c) for c in os.environ.get("BENCH_RANKS", "1 2").split()]
+    if not counts or counts[0] != 1 or any(c < 1 for c in counts):
+        sys.exit(f"BENCH_RANKS must start at 1 (the speed-ups are over one process): {counts}")
+    for ranks in counts:
         rates = []
         for rep in range(3):
             h5 = os.path.join(tmp, "chute_mpi.h5")
@@ -457,11 +463,11 @@ def mpi_cases(tmp, out):
         rows.append(("DEM chute 65,600 spheres", "cdlab", ranks, statistics.median(rates), "particle-steps/s",
                      comm_figures(h5)))
         print(f"mpi: cdlab chute {ranks} rank(s): {rows[-1][3]:.3e} particle-steps/s", flush=True)
-    lmp = shutil.which("lmp")
+    lmp = os.environ.get("BENCH_LMP") or shutil.which("lmp")
     if lmp:
         ldir = os.path.join(tmp, "lammps_mpi")
         shutil.copytree(os.path.join(root, "bench", "lammps"), ldir, dirs_exist_ok=True)
-        for ranks in (1, 2):
+        for ranks in counts:
             rates = []
             for rep in range(3):
                 p = subprocess.run(mpi_prefix(ranks) + [lmp, "-in", "in.chute3d", "-var", "nsteps",
@@ -477,7 +483,7 @@ def mpi_cases(tmp, out):
     n = lattice(3, 46, lat)
     cini = os.path.join(tmp, "b3_46_colored_mpi.ini")
     open(cini, "w").write(config(3, 46, n, lat, "colored", 50, 3))
-    for ranks in (1, 2):
+    for ranks in counts:
         per = []
         for rep in range(3):
             h5 = os.path.join(tmp, "cd_mpi.h5")
@@ -487,13 +493,15 @@ def mpi_cases(tmp, out):
         rows.append((f"CD colored 3D {n} spheres, N_I = 50", "cdlab", ranks, 1.0 / statistics.median(per),
                      "steps/s", comm_figures(h5)))
         print(f"mpi: cdlab CD colored 3D {ranks} rank(s): {rows[-1][3]:.3f} steps/s", flush=True)
-    out += ["## 4. MPI ranks (1 → 2, one thread each)", "",
+    shown = " → ".join(str(c) for c in counts)
+    out += [f"## 4. MPI ranks ({shown}, one thread each)", "",
             "The DEM chute (`bench/chute.ini`, 300 timed steps after 100) and the CD colored sweep on a 3D "
-            "lattice of 97,336 spheres (N_I = 50, 3 steps, whole step time), in one process and as 2 MPI "
-            "ranks (`mpirun -np 2`), one OpenMP thread per process; LAMMPS the same way (`mpirun -np 2 lmp`). "
-            "The distributed cdlab runs write the one-process file bit for bit. Communication (cdlab, "
+            f"lattice of 97,336 spheres (N_I = 50, 3 steps, whole step time), in one process and as "
+            f"{', '.join(str(c) for c in counts[1:])} MPI "
+            "ranks (`mpirun -np N`, Open MPI's default binding), one OpenMP thread per process; LAMMPS the same "
+            "way (`mpirun -np N lmp`). The distributed cdlab runs write the one-process file bit for bit. Communication (cdlab, "
             "from /parallel/ranks of the last of the 3 runs): the share of the step time inside MPI "
-            "calls (waiting for the other rank included), and the messages and bytes a rank sends per "
+            "calls (waiting for the other ranks included), and the messages and bytes a rank sends per "
             "step (means over the ranks; docs/parallel.md).", "",
             "| case | code | ranks | rate | unit | speed-up | communication | messages per step | sent per step |",
             "|---|---|---|---|---|---|---|---|---|"]
