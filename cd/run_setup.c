@@ -353,6 +353,13 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
                S->info.steps, W->dt, from);
     engine_say(&notes, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
+    if (comm_size() > 1)
+        engine_say(&notes, "ranks: %d, %d on rank 0's node of %ld cores%s", comm_size(),
+                   comm_node_ranks(), comm_node_cores(),
+                   comm_naps() ? ": more ranks than cores, so a rank that waits for the others "
+                                 "naps instead of polling (slower than a core per rank; "
+                                 "docs/parallel.md)"
+                               : "");
     S->E.ops->announce(&S->E, W, &S->info, &notes);
     char snaps[64], probes[32] = "";
     if (S->out.every > 0)

@@ -13,7 +13,25 @@
 static int g_rank = 0, g_size = 1, g_mpi = 0;
 /* more ranks on this node than it has cores: the collectives wait with naps (wait_for) */
 static int g_coop = 0;
+/* the ranks on this process's node, and the cores the system counts there */
+static int g_on_node = 1;
+static long g_cores = 1;
 static comm_stats g_stats;
+
+int comm_node_ranks(void)
+{
+    return g_on_node;
+}
+
+long comm_node_cores(void)
+{
+    return g_cores;
+}
+
+int comm_naps(void)
+{
+    return g_coop;
+}
 
 comm_stats comm_stats_now(void)
 {
@@ -94,6 +112,8 @@ status comm_init(int *argc, char ***argv, diag *err)
         MPI_Comm_free(&node);
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    g_on_node = on_node;
+    g_cores = cores;
     g_coop = cores > 0 && on_node > cores;
 #ifdef PR_SET_TIMERSLACK
     if (g_coop) /* the naps of wait_for to about a microsecond, not the default 50 */

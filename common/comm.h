@@ -20,6 +20,12 @@ int comm_rank(void);
 int comm_size(void);
 /* 1 when mpirun started this process (whatever the job size). */
 int comm_launched(void);
+/* The ranks on this process's node (MPI_COMM_TYPE_SHARED; 1 without MPI), the cores the system
+ * counts there (sysconf), and whether a rank waiting in a collective naps instead of polling
+ * (more ranks than cores: a polling rank would keep its core from the rank it waits for). */
+int comm_node_ranks(void);
+long comm_node_cores(void);
+int comm_naps(void);
 
 /* v[0..n-1] combined over the ranks with op, the same on every rank: rank 0 combines the
  * ranks' values in rank order and sends the result back. */

@@ -74,6 +74,30 @@ START_TEST(errors_mpi_refusals_once)
 }
 END_TEST
 
+/* The banner (standard error) names the ranks, those on rank 0's node and its cores, and says
+ * when a waiting rank naps (more ranks on the node than cores: comm.c) and only then; one
+ * process has no such line. */
+START_TEST(io_mpi_banner_names_ranks)
+{
+    static char out[1 << 16];
+    char cmd[1024];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *naps = "naps instead of polling";
+    for (int np = 2; np <= 3; np++) {
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s check mpi/pile.ini 2>&1", np, cdlab_bin());
+        ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+        char line[128];
+        snprintf(line, sizeof line, "ranks: %d, %d on rank 0's node of %ld cores", np, np, cores);
+        ck_assert_msg(strstr(out, line) != NULL, "%d ranks: no '%s' in\n%s", np, line, out);
+        ck_assert_msg((strstr(out, naps) != NULL) == (np > cores), "%d ranks on %ld cores: naps %s",
+                      np, cores, np > cores ? "not said" : "said");
+    }
+    snprintf(cmd, sizeof cmd, "%s check mpi/pile.ini 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_ptr_null(strstr(out, "ranks: "));
+}
+END_TEST
+
 /* The XDMF sidecars of outputs a and b (paths of equal length) say the same, but for the data
  * file they name. */
 static void same_sidecar(const char *a, const char *b)
@@ -845,6 +869,7 @@ Suite *mpi_suite(void)
     TCase *t = tcase_create("mpi");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, errors_mpi_refusals_once);
+    tcase_add_test(t, io_mpi_banner_names_ranks);
     tcase_add_test(t, determinism_mpi_run_matches_one_process);
     tcase_add_test(t, errors_mpi_failure_stops_all_ranks);
     tcase_add_test(t, determinism_mpi_chute_tile_2_to_4_ranks);
