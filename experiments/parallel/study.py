@@ -34,8 +34,9 @@ CHAIN = os.path.join(root, "experiments", "chain1d", "chain1d.ini")
 PILE = os.path.join(here, "pile2d.ini")
 Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
 N_DISKS, N_I, STEPS = 200, 40, 9000
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_mpi_yield_when_idle": "1", "OMP_NUM_THREADS": "1"}
+# no OMPI_MCA_mpi_yield_when_idle: with more ranks than cores cdlab's waits nap on their own, and
+# the setting made 2 ranks on 2 cores beside a busy process 50x slower (docs/parallel.md)
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMP_NUM_THREADS": "1"}
 RUNS = []
 
 
