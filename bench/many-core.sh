@@ -99,8 +99,12 @@ ranks)
     [ -x build-dev/ompi/bin/orterun ] || { echo "no Open MPI in build-dev (pack where it is installed)"; exit 1; }
     mkdir -p "$out"
     o=$PWD/build-dev/ompi
+    # PMIx also looks where Debian installs its components: a machine with another PMIx there
+    # made every rank print that its zlib component would not load (2026-11-27); PMIx's
+    # compression (of large start-up messages) is not used
     export OPAL_PREFIX=$o PMIX_INSTALL_PREFIX=$o/lib/x86_64-linux-gnu/pmix2 \
         PMIX_MCA_mca_base_component_path=$o/lib/x86_64-linux-gnu/pmix2/lib/pmix \
+        PMIX_MCA_pcompress=^zlib PMIX_MCA_pcompress_base_silence_warning=1 \
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     export LD_LIBRARY_PATH=$PWD/build-dev/lib
     cdlab=$PWD/build-dev/cdlab mpirun=$o/bin/orterun
