@@ -211,7 +211,8 @@ static status distribute(cd_mpi *M, world *W, const cd_params *p, int full, diag
     return comm_agree(s, err);
 }
 
-static status grow_buffers(cd_mpi *M, int n_contacts, int n_particles, diag *err)
+/* jacobi: the Jacobi sweep's new forces too (no other sweep has them) */
+static status grow_buffers(cd_mpi *M, int n_contacts, int n_particles, int jacobi, diag *err)
 {
     unsigned char *c = grow_array(M->count, &M->count_cap, n_contacts + 1, sizeof *c);
     if (c)
@@ -219,13 +220,13 @@ static status grow_buffers(cd_mpi *M, int n_contacts, int n_particles, diag *err
     int *idx = grow_array(M->idx, &M->idx_cap, n_contacts + CD_PERM_PAD, sizeof *idx);
     if (idx)
         M->idx = idx;
-    vec3 *R = grow_array(M->R_next, &M->R_next_cap, n_contacts + 1, sizeof *R);
+    vec3 *R = jacobi ? grow_array(M->R_next, &M->R_next_cap, n_contacts + 1, sizeof *R) : M->R_next;
     if (R)
         M->R_next = R;
     double *v = grow_array(M->vals, &M->vals_cap, VW * (n_particles + 1), sizeof *v);
     if (v)
         M->vals = v;
-    if (!c || !idx || !R || !v)
+    if (!c || !idx || (jacobi && !R) || !v)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the distributed solver's buffers");
     return CDLAB_OK;
 }
@@ -331,7 +332,7 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, s
             L->c[m++] = *c;
     }
     L->n = m;
-    s = grow_buffers(M, m, W->P.n, err);
+    s = grow_buffers(M, m, W->P.n, p->sweep == SWEEP_JACOBI, err);
     int nidx = 0;
     for (int k = 0; k < m && s == CDLAB_OK; k++)
         if ((M->count[k] = L->c[k].j < own))

@@ -82,7 +82,7 @@ static status cd_read_other(config *c, equiv_twin *twin, diag *err)
 static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
 {
     const cd_engine *E = CD_OF(e);
-    if (E->prm.sweep == SWEEP_COLORED)
+    if (E->prm.sweep == SWEEP_COLORED || E->prm.sweep == SWEEP_JACOBI)
         return NULL;
     snprintf(buf, n, "the %s sweep is serial", sweep_order_names[E->prm.sweep]);
     return buf;

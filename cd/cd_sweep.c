@@ -194,15 +194,17 @@ vec3 cd_contact_update_reference(const world *W, const contact *c)
 /* perm holds this many entries past the contacts, for the prefetches (pad_perm) */
 #define PERM_PAD CD_PERM_PAD
 
-static status ensure(cd_solver *S, int n, diag *err)
+/* The sweeps' order for n contacts, and with jacobi the new forces' buffer (only the Jacobi
+ * sweep has one: 24 bytes per contact of address space, which ulimit -v counts). */
+static status ensure(cd_solver *S, int n, int jacobi, diag *err)
 {
     int *perm = grow_array(S->perm, &S->perm_cap, n + PERM_PAD, sizeof *perm);
     if (perm)
         S->perm = perm;
-    vec3 *R_next = grow_array(S->R_next, &S->R_next_cap, n, sizeof *R_next);
+    vec3 *R_next = jacobi ? grow_array(S->R_next, &S->R_next_cap, n, sizeof *R_next) : S->R_next;
     if (R_next)
         S->R_next = R_next;
-    if (!perm || !R_next)
+    if (!perm || (jacobi && !R_next))
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers to %d contacts", n);
     return CDLAB_OK;
 }
@@ -355,7 +357,7 @@ status cd_group_colors(cd_solver *S, int n, diag *err)
     /* contacts grouped by colour, in list order within a colour (counting sort into perm) */
     int nc = S->n_colors;
     const int *color_of = S->color_of;
-    status s = ensure(S, n, err);
+    status s = ensure(S, n, 0, err);
     if (s != CDLAB_OK)
         return s;
     int *cs = grow_array(S->color_start, &S->color_start_cap, nc + 1, sizeof *cs);
@@ -388,6 +390,19 @@ status cd_group_colors(cd_solver *S, int n, diag *err)
  * 3% against 16/8. With the records on 4 KB pages (realloc, 16-byte aligned: a record across two
  * lines) the far prefetches missed the TLB and 16/4 was best at 1.55e7 (bench/PROFILE.md). */
 
+/* The velocities of contact g's bodies (in a packing stored in random order, each a miss). */
+static inline void prefetch_bodies(body_view b, const contact *g)
+{
+    prefetch_line(body_v(b, g->j));
+    if (b.vs != sizeof(cd_body)) /* the particles' arrays: w and the inverse masses elsewhere */
+        prefetch_line(body_w(b, g->j));
+    if (g->i >= 0) {
+        prefetch_line(body_v(b, g->i));
+        if (b.vs != sizeof(cd_body))
+            prefetch_line(body_w(b, g->i));
+    }
+}
+
 static inline void prefetch_ahead(const world *W, body_view b, const int *perm, int k)
 {
     /* perm is padded with valid indices past its end (pad_perm): no bounds tests here */
@@ -398,15 +413,7 @@ static inline void prefetch_ahead(const world *W, body_view b, const int *perm, 
     const char *f = (const char *)&c[perm[k + PF_FAR]];
     prefetch_line(f);
     prefetch_line(f + 64);
-    const contact *g = &c[perm[k + PF_NEAR]];
-    prefetch_line(body_v(b, g->j));
-    if (b.vs != sizeof(cd_body)) /* the particles' arrays: w and the inverse masses elsewhere */
-        prefetch_line(body_w(b, g->j));
-    if (g->i >= 0) {
-        prefetch_line(body_v(b, g->i));
-        if (b.vs != sizeof(cd_body))
-            prefetch_line(body_w(b, g->i));
-    }
+    prefetch_bodies(b, &c[perm[k + PF_NEAR]]);
 }
 
 /* Fisher-Yates: a uniform random permutation of a[0..n-1] in place. */
@@ -547,20 +554,39 @@ void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx
     gauss_seidel(W, view_bodies(S->body), p, idx, n, count, measure, r);
 }
 
+/* The Jacobi sweep on the contacts idx[k] (all when idx is NULL), k < n: the new forces from
+ * the velocities before the sweep, independent of each other, so on threads (the same bits);
+ * then their impulses in list order, on one thread. The bodies of the contact JACOBI_AHEAD
+ * places on are prefetched in both. */
+enum { JACOBI_AHEAD = 24 };
+
+static void jacobi_sweep(world *W, body_view b, const cd_params *p, const int *idx, int n,
+                         vec3 *R_next, const unsigned char *count, int measure, sweep_result *r)
+{
+    contact *c = W->C.c;
+    double inv_dt = 1.0 / W->dt;
+#pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN)
+    for (int k = 0; k < n; k++) {
+        if (k + JACOBI_AHEAD < n)
+            prefetch_bodies(b, &c[idx ? idx[k + JACOBI_AHEAD] : k + JACOBI_AHEAD]);
+        R_next[k] = contact_update(W, b, &c[idx ? idx[k] : k], inv_dt);
+    }
+    for (int k = 0; k < n; k++) {
+        if (k + JACOBI_AHEAD < n)
+            prefetch_bodies(b, &c[idx ? idx[k + JACOBI_AHEAD] : k + JACOBI_AHEAD]);
+        int m = idx ? idx[k] : k;
+        set_force(W, b, p, &c[m], R_next[k], measure && (!count || count[m]), r);
+    }
+}
+
 void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
                     const unsigned char *count, int measure, sweep_result *r)
 {
-    contact_list *L = &W->C;
-    double inv_dt = 1.0 / W->dt;
     body_view b = view_particles(&W->P);
-    if (!jacobi) {
+    if (jacobi)
+        jacobi_sweep(W, b, p, idx, n, R_next, count, measure, r);
+    else
         gauss_seidel(W, b, p, idx, n, count, measure, r);
-        return;
-    }
-    for (int k = 0; k < n; k++)
-        R_next[k] = contact_update(W, b, &L->c[idx[k]], inv_dt);
-    for (int k = 0; k < n; k++)
-        set_force(W, b, p, &L->c[idx[k]], R_next[k], measure && (!count || count[idx[k]]), r);
 }
 
 static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
@@ -569,17 +595,14 @@ static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params 
     contact_list *L = &W->C;
     int n = L->n;
     double inv_dt = 1.0 / W->dt;
-    status s = ensure(S, n, err);
+    status s = ensure(S, n, p->sweep == SWEEP_JACOBI, err);
     if (s != CDLAB_OK)
         return s;
     sweep_result_init(r);
     if (p->sweep == SWEEP_COLORED)
         return colored_sweep(W, S, b, p, measure, r, err);
     if (p->sweep == SWEEP_JACOBI) {
-        for (int k = 0; k < n; k++)
-            S->R_next[k] = contact_update(W, b, &L->c[k], inv_dt);
-        for (int k = 0; k < n; k++)
-            set_force(W, b, p, &L->c[k], S->R_next[k], measure, r);
+        jacobi_sweep(W, b, p, NULL, n, S->R_next, NULL, measure, r);
         return CDLAB_OK;
     }
 

@@ -11,11 +11,11 @@
  * project's 2-core machine, 2 threads against 1: a dense 4,100-sphere chute 1.66x faster, a
  * loose 4,000-sphere fall 2.2x slower, a loose 16,000 1.5x slower, 32,000 1.3x faster; every
  * run of 50 to 1,000 particles slower, by 4x beside one busy process): an automatic run
- * measures. An engine whose step is serial (the CD random, ordered and Jacobi sweeps) runs on
- * one thread. The others (DEM, the colored sweep) start at one thread and time a few steps at
- * one and at every core (thread_tuner), then keep the faster, and measure again every
- * TUNE_EVERY steps (the machine's load changes). Results do not depend on the thread count
- * (tested bit for bit), so this changes only time. */
+ * measures. An engine whose step is serial (the CD random and ordered sweeps) runs on one
+ * thread. The others (DEM, the colored and Jacobi sweeps) start at one thread and time a few steps
+ * at one and at every core (thread_tuner), then keep the faster, and measure again every TUNE_EVERY
+ * steps (the machine's load changes). Results do not depend on the thread count (tested bit for
+ * bit), so this changes only time. */
 void run_choose_threads(run_setup *S, long requested)
 {
     int cores = cdlab_cores();

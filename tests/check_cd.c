@@ -785,6 +785,76 @@ START_TEST(invariant_colored_threads_bit_identical)
 }
 END_TEST
 
+/* The Jacobi sweep's new forces are made on threads (above CDLAB_PARALLEL_MIN contacts): a chain
+ * of 20,000 disks pushed at its end against a wall, 6 steps of 30 sweeps at 1, 2 and 3 threads,
+ * bit for bit (positions, velocities, forces). */
+START_TEST(invariant_jacobi_threads_bit_identical)
+{
+#ifdef _OPENMP
+    static const char *CHAIN =
+        "[system]\ndimension = 1\ndt = 1.0\nsteps = 6\nseed = 3\n"
+        "[solver]\nsweep = jacobi\ncriterion = fixed\niterations = 30\n"
+        "[particles]\nsource = chain\ncount = 20000\nradius = 0.5\nmass = 1.0\n"
+        "spacing = 0.0\norigin = 1.5 0 0\n"
+        "[contact]\nfriction = 0.0\ndetect_gap = 0.5\n"
+        "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[load]\nparticles = -1\nforce = -0.05 0 0\nstart = 0\n";
+    int saved = omp_get_max_threads();
+    sim ref;
+    omp_set_num_threads(1);
+    sim_open(&ref, CHAIN, 3);
+    sim_steps(&ref, 6);
+    ck_assert_int_gt(ref.W.C.n, CDLAB_PARALLEL_MIN);
+    for (int t = 2; t <= 3; t++) {
+        sim a;
+        omp_set_num_threads(t);
+        sim_open(&a, CHAIN, 3);
+        sim_steps(&a, 6);
+        size_t n = (size_t)a.W.P.n;
+        ck_assert_int_eq(memcmp(a.W.P.x, ref.W.P.x, n * sizeof(vec3)), 0);
+        ck_assert_int_eq(memcmp(a.W.P.v, ref.W.P.v, n * sizeof(vec3)), 0);
+        ck_assert_int_eq(a.W.C.n, ref.W.C.n);
+        for (int k = 0; k < a.W.C.n; k++)
+            ck_assert_int_eq(memcmp(&a.W.C.c[k].R, &ref.W.C.c[k].R, sizeof(vec3)), 0);
+        sim_close(&a);
+    }
+    /* the forces moved: the chain is loaded, not at rest */
+    double sum = 0.0;
+    for (int k = 0; k < ref.W.C.n; k++)
+        sum += fabs(ref.W.C.c[k].R.x);
+    ck_assert(sum > 0.0);
+    omp_set_num_threads(saved);
+    sim_close(&ref);
+#endif
+}
+END_TEST
+
+/* Only the Jacobi sweep has a buffer of new forces (24 bytes per contact of address space,
+ * which ulimit -v counts): after 20 steps of the pile, the colored and random sweeps have none,
+ * the Jacobi sweep one for every contact. */
+START_TEST(unit_jacobi_buffer_only_for_jacobi)
+{
+    const char *sweeps[] = {"colored", "random", "jacobi"};
+    for (int k = 0; k < 3; k++) {
+        char ini[2048];
+        const char *at = strstr(COLORED_PILE, "sweep = colored");
+        ck_assert_ptr_nonnull(at);
+        snprintf(ini, sizeof ini, "%.*ssweep = %s%s", (int)(at - COLORED_PILE), COLORED_PILE,
+                 sweeps[k], at + strlen("sweep = colored"));
+        sim sm;
+        sim_open(&sm, ini, 5);
+        sim_steps(&sm, 20);
+        ck_assert_int_gt(sm.W.C.n, 0);
+        if (k < 2)
+            ck_assert_msg(sm.S.R_next == NULL && sm.S.R_next_cap == 0, "%s: a Jacobi buffer",
+                          sweeps[k]);
+        else
+            ck_assert_int_ge(sm.S.R_next_cap, sm.W.C.n);
+        sim_close(&sm);
+    }
+}
+END_TEST
+
 Suite *cd_suite(void)
 {
     Suite *s = suite_create("cd");
@@ -807,11 +877,13 @@ Suite *cd_suite(void)
     tcase_add_test(tc, unit_body_records_match_particle_arrays);
     tcase_add_test(tc, unit_incremental_update_matches_shock_law);
     tcase_add_test(tc, unit_criteria_cap_and_global);
+    tcase_add_test(tc, unit_jacobi_buffer_only_for_jacobi);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("determinism");
     tcase_set_timeout(td, 120);
     tcase_add_test(td, determinism_same_seed);
     tcase_add_test(td, invariant_colored_threads_bit_identical);
+    tcase_add_test(td, invariant_jacobi_threads_bit_identical);
     suite_add_tcase(s, td);
     TCase *ts = tcase_create("slow");
     tcase_set_tags(ts, "slow");
