@@ -14,6 +14,7 @@ The runs (short versions of the repository's configs, about a minute in all on 2
                  FCLIB export of step 30 (tests/memcheck/cd.ini)
   cd_3d_restart  cd_3d continued from its last checkpoint to step 90
   cd_2d_colored  CD, 2D, colored sweep, fixed N_I (experiments/convergence/settle.ini)
+  cd_2d_jacobi   the same pile with the Jacobi sweep
   dem_3d         DEM, Kuhn law, dashpots, piston (tests/memcheck/dem.ini)
   dem_3d_restart dem_3d continued from its last checkpoint to step 900
   dem_drive      DEM kinematic drive (rigid rotation) and dem_affine (affine gradient)
@@ -42,6 +43,8 @@ RUNS = [
     ("cd_2d_colored", "experiments/convergence/settle.ini",
      ["--set", "solver.sweep=colored", "--set", "system.steps=150", "--set", "output.every=50",
       "--set", "output.checkpoint_every=50"]),
+    ("cd_2d_jacobi", "experiments/convergence/settle.ini",
+     ["--set", "solver.sweep=jacobi", "--set", "system.steps=100", "--set", "output.every=50"]),
     ("dem_3d", "tests/memcheck/dem.ini",
      ["--set", "system.steps=600", "--set", "output.every=200",
       "--set", "output.checkpoint_every=200", "--set", "output.probes=3"]),
