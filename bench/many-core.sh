@@ -17,14 +17,18 @@
 # bench/results/.
 set -u
 cd "$(dirname "$0")/.."
+# copy_libs FILE DEST: the shared libraries FILE loads into DEST, but the C library's own (the
+# other machine has a newer glibc)
+copy_libs() {
+    for l in $(ldd "$1" | awk '$3 ~ /^\// {print $3}'); do
+        case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" "$2"/ ;; esac
+    done
+}
 case "${1:-}" in
 pack)
     make --no-print-directory BUILD=build-dev OPT="-O3 -march=x86-64-v3 -g" build-dev/cdlab || exit 1
     rm -rf build-dev/lib && mkdir -p build-dev/lib
-    # every shared library but the C library's own (the other machine has a newer glibc)
-    for l in $(ldd build-dev/cdlab | awk '$3 ~ /^\// {print $3}'); do
-        case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" build-dev/lib/ ;; esac
-    done
+    copy_libs build-dev/cdlab build-dev/lib
     # Open MPI's runtime, moved (OPAL_PREFIX; PMIx's components by path): orterun, the components
     # (not those for InfiniBand, UCX, libfabric or PSM: a node's shared memory is all the ranks
     # use) and their libraries, the help files
@@ -41,9 +45,7 @@ pack)
         cp -r /usr/share/openmpi $o/share/
         cp /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so $pmix/lib/pmix/ 2>/dev/null
         for f in $o/bin/* $mca/*.so $pmix/lib/pmix/*.so; do
-            for l in $(ldd "$f" | awk '$3 ~ /^\// {print $3}'); do
-                case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" build-dev/lib/ ;; esac
-            done
+            copy_libs "$f" build-dev/lib
         done
     fi
     # Debian's LAMMPS with its libraries (about 50 MB; 15 MB compressed)
@@ -51,9 +53,7 @@ pack)
     if command -v lmp >/dev/null; then
         rm -rf build-dev/lammps && mkdir -p build-dev/lammps/lib
         cp -L "$(command -v lmp)" build-dev/lammps/
-        for l in $(ldd "$(command -v lmp)" | awk '$3 ~ /^\// {print $3}'); do
-            case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" build-dev/lammps/lib/ ;; esac
-        done
+        copy_libs "$(command -v lmp)" build-dev/lammps/lib
         tar -C build-dev -cJf build-dev/lammps.tar.xz lammps && rm -rf build-dev/lammps
     fi
     git rev-parse --short=12 HEAD >build-dev/commit
