@@ -695,9 +695,7 @@ START_TEST(unit_pair_lanes_match_one_by_one)
     ck_assert_int_gt(slid, 0);
     ck_assert_int_gt(a.st.n_active, 200);
     int n = a.W.P.n;
-    ck_assert_int_eq(memcmp(a.W.P.x, b.W.P.x, (size_t)n * sizeof *a.W.P.x), 0);
-    ck_assert_int_eq(memcmp(a.W.P.v, b.W.P.v, (size_t)n * sizeof *a.W.P.v), 0);
-    ck_assert_int_eq(memcmp(a.W.P.w, b.W.P.w, (size_t)n * sizeof *a.W.P.w), 0);
+    same_particles(&a.W, &b.W);
     ck_assert_int_eq(memcmp(a.W.P.q, b.W.P.q, (size_t)n * 4 * sizeof *a.W.P.q), 0);
     ck_assert_int_eq(memcmp(a.S.F, b.S.F, (size_t)n * sizeof *a.S.F), 0);
     ck_assert_int_eq(memcmp(a.S.T, b.S.T, (size_t)n * sizeof *a.S.T), 0);

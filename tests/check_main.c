@@ -154,6 +154,15 @@ const char *cdlab_bin(void)
     return b ? b : "../build/cdlab";
 }
 
+void same_particles(const world *a, const world *b)
+{
+    ck_assert_int_eq(a->P.n, b->P.n);
+    size_t bytes = (size_t)a->P.n * sizeof(vec3);
+    ck_assert_msg(memcmp(a->P.x, b->P.x, bytes) == 0, "positions differ");
+    ck_assert_msg(memcmp(a->P.v, b->P.v, bytes) == 0, "velocities differ");
+    ck_assert_msg(memcmp(a->P.w, b->P.w, bytes) == 0, "angular velocities differ");
+}
+
 int run_capture(const char *cmd, char *buf, size_t n)
 {
     FILE *p = popen(cmd, "r");

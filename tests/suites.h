@@ -80,6 +80,10 @@ void remove_output(const char *path);
  * empty. */
 void same_data(const char *a, const char *b, const char *const *names);
 
+/* The two worlds' particles have the same count and the same positions, velocities and angular
+ * velocities, bit for bit. */
+void same_particles(const world *a, const world *b);
+
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);
 
