@@ -42,6 +42,11 @@ static status write_provenance(h5out *h, config *c, const run_setup *S, const ru
         (s = h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err)) ||
         (s = h5out_group(h, "/parameters", err)) || (s = h5out_group(h, "/build", err)))
         return s;
+    /* particles.order = spatial: the input index of each particle id */
+    if (S->info.input_index &&
+        (s = h5out_array(h, "/input_index", H5IO_INT32, 1, (long[]){S->info.n_input},
+                         S->info.input_index, err)))
+        return s;
     for (int k = 0; k < c->nres; k++)
         if ((s = h5out_attr_string(h, "/parameters", c->res[k].name, c->res[k].value, err)))
             return s;

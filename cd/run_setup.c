@@ -31,7 +31,8 @@
 static const char *const common_sections[] = {
     "particles", "contact", "load", "output", "parallel", "plane.", "piston.", "cylinder.", NULL};
 
-static status read_output(config *c, const world *W, output_params *o, diag *err)
+static status read_output(config *c, const world *W, const scene_info *info, output_params *o,
+                          diag *err)
 {
     memset(o, 0, sizeof *o);
     status s;
@@ -44,7 +45,10 @@ static status read_output(config *c, const world *W, output_params *o, diag *err
         (s = config_int(c, "output", "checkpoint_every", 0, 0, 0, __LONG_MAX__,
                         &o->checkpoint_every, err)))
         return s;
-    return scene_particle_list(c, "output", "probes", W->P.n, &o->probes, &o->n_probes, err);
+    /* the probes by input index, as the loads (particles.order = spatial renumbers them) */
+    if ((s = scene_particle_list(c, "output", "probes", W->P.n, &o->probes, &o->n_probes, err)))
+        return s;
+    return scene_ids_of_inputs(info, o->probes, o->n_probes, err);
 }
 
 /* The memory a run may use: this machine's, or less where hk->memory_limit (limit) or the
@@ -204,7 +208,7 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
         snprintf(S->notice, sizeof S->notice, "notice: %s not used with system.mode = %s%s",
                  present, S->E.ops->name, note[0] ? note : " (ignored)");
     long threads;
-    if ((s = read_output(c, &S->W, &S->out, err)) ||
+    if ((s = read_output(c, &S->W, &S->info, &S->out, err)) ||
         (s = config_int(c, "system", "threads", 0, 0, 0, 4096, &threads, err)) ||
         (s = check_keys(c, err)))
         return s;
@@ -218,6 +222,7 @@ void run_setup_free(run_setup *S)
         S->E.ops->free(&S->E);
     world_free(&S->W);
     free(S->out.probes);
+    scene_info_free(&S->info);
 }
 
 engine_notes run_notes(const run_hooks *hk)
@@ -352,6 +357,9 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                "%g%s",
                cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
                S->info.steps, W->dt, from);
+    if (S->info.input_index)
+        engine_say(&notes, "particles in spatial order (particles.order): ids renumbered, "
+                           "/input_index in the output gives each id's input index");
     engine_say(&notes, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
     if (comm_size() > 1)
         engine_say(&notes, "ranks: %d, %d on rank 0's node of %ld cores%s", comm_size(),

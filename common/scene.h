@@ -20,7 +20,14 @@ typedef struct scene_info {
     long start_pairs;        /* pairs within contact.detect_gap at the start, walls' included: what
                                 the first contact list holds */
     int start_pairs_partial; /* start_pairs passed max_pairs and the count stopped there */
+    /* particles.order = spatial: input_index[id] is the input index (file line, generator's
+     * place) of the particle renumbered id; NULL with order = given (ids are the input
+     * indices). malloc'ed: the caller frees it (scene_info_free). */
+    int *input_index;
+    int n_input;
 } scene_info;
+
+void scene_info_free(scene_info *info);
 
 status scene_build(config *c, world *W, scene_info *info, diag *err);
 /* The same, with the start's pairs counted up to a little past max_pairs (a run that has no
@@ -31,5 +38,8 @@ status scene_build_counted(config *c, world *W, scene_info *info, long max_pairs
  * (-1 = the last), each at most once and existing among n; *out is malloc'ed (caller frees). */
 status scene_particle_list(config *c, const char *sec, const char *key, int n, int **out,
                            int *count, diag *err);
+/* The ids now of the particles at input indices idx[0..m) (particles.order = spatial renumbers
+ * them; nothing to do with order = given); 0, or CDLAB_ERR_NOMEM. */
+status scene_ids_of_inputs(const scene_info *info, int *idx, int m, diag *err);
 
 #endif

@@ -217,6 +217,35 @@ START_TEST(determinism_mpi_run_matches_one_process)
 }
 END_TEST
 
+/* particles.order = spatial on 3 ranks: every rank renumbers the particles alike, so the run
+ * writes the one-process file (its particles, probes and /input_index) bit for bit. */
+START_TEST(determinism_mpi_spatial_order)
+{
+    char one[] = "/tmp/cdlab_mpioXXXXXX", many[] = "/tmp/cdlab_mpiqXXXXXX";
+    close(mkstemp(one));
+    close(mkstemp(many));
+    char cmd[1024];
+    const char *set = "--set particles.order=spatial";
+    snprintf(cmd, sizeof cmd, "%s run mpi/pile.ini -o %s --overwrite --quiet %s", cdlab_bin(), one,
+             set);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 3 %s run mpi/pile.ini -o %s --overwrite --quiet %s",
+             cdlab_bin(), many, set);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/input_index",
+                           "/series/probe_ids",
+                           "/series/probe_position",
+                           "/snapshots/00000400/position",
+                           "/snapshots/00000400/velocity",
+                           "/snapshots/00000400/id",
+                           "/snapshots/00000400/contacts/force",
+                           NULL};
+    same_data(one, many, exact);
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
 /* The DEM chute benchmark (bench/chute.ini) reduced to one 4,100-sphere tile, 200 steps (the
  * frozen rough base, periodic x and y, the Kuhn law, rate dashpots): 2, 3 and 4 ranks write the
  * one-process final state bit for bit (positions, velocities, spins, orientations, contact
@@ -871,6 +900,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, errors_mpi_refusals_once);
     tcase_add_test(t, io_mpi_banner_names_ranks);
     tcase_add_test(t, determinism_mpi_run_matches_one_process);
+    tcase_add_test(t, determinism_mpi_spatial_order);
     tcase_add_test(t, errors_mpi_failure_stops_all_ranks);
     tcase_add_test(t, determinism_mpi_chute_tile_2_to_4_ranks);
     tcase_add_test(t, io_mpi_job_of_one_is_one_process);

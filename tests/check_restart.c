@@ -121,6 +121,17 @@ START_TEST(determinism_restart_dem_bit_identical)
 }
 END_TEST
 
+/* The same with particles.order = spatial: the restart builds the scene again, renumbered
+ * alike, under the checkpoint's state. */
+START_TEST(determinism_restart_dem_spatial_order)
+{
+    char fmt[2048];
+    const char *at = strstr(DEM_PILE, "[particles]\n") + strlen("[particles]\n");
+    snprintf(fmt, sizeof fmt, "%.*sorder = spatial\n%s", (int)(at - DEM_PILE), DEM_PILE, at);
+    check_restart_identical(fmt, 250, 2, 150);
+}
+END_TEST
+
 /* Bonded deformable discs (a 6 x 4 lattice loaded from both ends, dashpots): the bonds, their
  * tangential displacements and the discs' stresses (their shapes) cross the restart; N steps
  * plus N more end bit-identical to 2N. */
@@ -272,6 +283,7 @@ Suite *restart_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, determinism_restart_cd_bit_identical);
     tcase_add_test(t, determinism_restart_dem_bit_identical);
+    tcase_add_test(t, determinism_restart_dem_spatial_order);
     tcase_add_test(t, determinism_restart_ddem_bit_identical);
     tcase_add_test(t, determinism_same_config_same_state);
     tcase_add_test(t, errors_restart_files);
