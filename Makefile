@@ -180,8 +180,9 @@ fuzz:
 	    build-fuzz/fuzz_config build-fuzz/fuzz_particles build-fuzz/fuzz_checkpoint
 	bash tools/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
-# valgrind memcheck on a short CD run (with an FCLIB export) and a short DEM run; any error or
-# leak fails. One OpenMP thread: libgomp's pool threads are still alive at exit and valgrind
+# valgrind memcheck on a short CD run (with an FCLIB export), a short DEM run and a short bonded
+# deformable-disc run (its particles renumbered: particles.order = spatial); any error or leak
+# fails. One OpenMP thread: libgomp's pool threads are still alive at exit and valgrind
 # counts their stacks as "possibly lost".
 memcheck: deps
 	@CDLAB_EXTRA_PKGS=valgrind bash tools/deps.sh
@@ -191,6 +192,7 @@ memcheck: deps
 	    OMP_NUM_THREADS=1 valgrind --leak-check=full --errors-for-leak-kinds=definite,possible \
 	        --error-exitcode=9 $(BUILD)/cdlab run tests/memcheck/$$m.ini \
 	        -o $(BUILD)/memcheck/$$m.h5 --overwrite --quiet $$( [ $$m = cd ] && echo --export-fclib 60 ) \
+	        $$( [ $$m = ddem ] && echo --set particles.order=spatial ) \
 	        2> $(BUILD)/memcheck/$$m.log || { tail -30 $(BUILD)/memcheck/$$m.log; exit 1; }; \
 	    grep -E "ERROR SUMMARY|definitely lost" $(BUILD)/memcheck/$$m.log | sed "s/^/memcheck $$m: /"; \
 	done
