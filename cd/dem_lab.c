@@ -97,6 +97,7 @@ static void dsetup_close(dsetup *s)
 {
     dem_solver_free(&s->S);
     world_free(&s->W);
+    scene_info_free(&s->info);
 }
 
 status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err)

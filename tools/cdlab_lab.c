@@ -269,13 +269,14 @@ static const char *DEM_SELFTEST =
 static status selftest_dem_open(world *W, dem_setup *d, dem_solver *S, int n, diag *err)
 {
     config c;
-    scene_info info;
+    scene_info info = {0};
     char ini[1024];
     double scale = sqrt(n / 600.0), X = 8 * scale, Y = 6 * scale; /* the same height */
     snprintf(ini, sizeof ini, DEM_SELFTEST, X, Y, n, X, Y);
     status s = config_load_string(&c, ini, "dem-selftest", err);
     if (s == CDLAB_OK && (s = scene_build(&c, W, &info, err)) == CDLAB_OK)
         s = dem_config_read(&c, W, &info, NULL, d, err);
+    scene_info_free(&info);
     /* a stirred pile: 5 m/s in every direction, so that the neighbour list is rebuilt (and
      * particles change rank) every few steps */
     for (int i = 0; i < W->P.n && s == CDLAB_OK; i++)
