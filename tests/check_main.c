@@ -37,6 +37,7 @@ void sim_close(sim *s)
 {
     cd_solver_free(&s->S);
     world_free(&s->W);
+    scene_info_free(&s->info);
 }
 
 void sim_steps(sim *s, long n)
@@ -95,6 +96,7 @@ void dsim_close(dsim *s)
 {
     dem_solver_free(&s->S);
     world_free(&s->W);
+    scene_info_free(&s->info);
 }
 
 status run_to_temp_from(const char *ini, const char *name, const char *restart, char *path,
