@@ -20,6 +20,8 @@ typedef struct scene_info {
     long start_pairs;        /* pairs within contact.detect_gap at the start, walls' included: what
                                 the first contact list holds */
     int start_pairs_partial; /* start_pairs passed max_pairs and the count stopped there */
+    double start_index_gap;  /* the mean |i - j| of the start's particle pairs (i, j: storage
+                                indices): about n / 3 in a random storage order */
     /* particles.order = spatial: input_index[id] is the input index (file line, generator's
      * place) of the particle renumbered id; NULL with order = given (ids are the input
      * indices). malloc'ed: the caller frees it (scene_info_free). */
