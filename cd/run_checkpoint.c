@@ -37,6 +37,11 @@ state_def run_state_def(const run_setup *S)
     d.bodies = fnv1a(fnv1a(fnv1a(FNV_START, P->r, (size_t)P->n * sizeof *P->r), P->m,
                            (size_t)P->n * sizeof *P->m),
                      P->frozen, (size_t)P->n);
+    /* particles.order = spatial: the renumbering too (a restart that changed the order, or an
+     * input that orders otherwise, would put the checkpoint's states on other ids) */
+    if (S->info.input_index)
+        d.bodies = fnv1a(d.bodies, S->info.input_index,
+                         (size_t)S->info.n_input * sizeof *S->info.input_index);
     d.walls = FNV_START;
     for (int k = 0; k < W->n_walls; k++) {
         const wall *w = &W->walls[k];
@@ -69,7 +74,7 @@ static const struct {
      0},
     {"damping_tangential", "dem.damping_tangential", offsetof(state_def, k[3]), 0},
     {"dem_law", "dem.tangential, projection, twirl or damping", offsetof(state_def, k[4]), 0},
-    {"bodies_checksum", "the particles' radii, masses or frozen flags ([particles])",
+    {"bodies_checksum", "the particles' radii, masses, frozen flags or order ([particles])",
      offsetof(state_def, bodies), 1},
     {"walls_checksum", "the walls (their kind, position, normal, radius, friction or mass)",
      offsetof(state_def, walls), 1},

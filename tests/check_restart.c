@@ -122,13 +122,31 @@ START_TEST(determinism_restart_dem_bit_identical)
 END_TEST
 
 /* The same with particles.order = spatial: the restart builds the scene again, renumbered
- * alike, under the checkpoint's state. */
+ * alike, under the checkpoint's state. A restart that changes the order is refused, also where
+ * every particle is alike (equal radii: the checkpoint's states would land on other ids). */
 START_TEST(determinism_restart_dem_spatial_order)
 {
     char fmt[2048];
     const char *at = strstr(DEM_PILE, "[particles]\n") + strlen("[particles]\n");
     snprintf(fmt, sizeof fmt, "%.*sorder = spatial\n%s", (int)(at - DEM_PILE), DEM_PILE, at);
     check_restart_identical(fmt, 250, 2, 150);
+    /* equal spheres: given, then spatial; spatial, then given */
+    char alike[2][2048], first[32], second[32];
+    for (int v = 0; v < 2; v++) {
+        const char *src = v ? fmt : DEM_PILE, *r = strstr(src, "radius_max = 0.3");
+        snprintf(alike[v], sizeof alike[v], "%.*sradius_max = 0.25%s", (int)(r - src), src,
+                 r + strlen("radius_max = 0.3"));
+    }
+    for (int v = 0; v < 2; v++) {
+        diag err;
+        ck_assert_msg(run_config(alike[v], 20, NULL, first, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_int_ne(run_config(alike[1 - v], 40, first, second, &err), CDLAB_OK);
+        ck_assert_msg(strstr(err.msg, "changes the particles' radii, masses, frozen flags or "
+                                      "order ([particles])"),
+                      "%s", err.msg);
+        remove_output(first);
+        remove_output(second);
+    }
 }
 END_TEST
 
