@@ -340,13 +340,13 @@ static void output_size(const run_setup *S, const engine_notes *notes)
     }
 }
 
-/* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
- * system, the solver or DEM law with the figures a user checks before a long run (spurious
- * elasticity, critical time step), the output, and estimates of memory and time. */
 /* The smallest run whose storage order the banner remarks on: a random order cost the DEM chute
  * 12% at 65,600 spheres and 2.3x at 1,049,600 (bench/PROFILE.md, session 30). */
 #define RUN_ORDER_HINT_N 50000
 
+/* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
+ * system, the solver or DEM law with the figures a user checks before a long run (spurious
+ * elasticity, critical time step), the output, and estimates of memory and time. */
 void run_announce(const run_setup *S, const run_hooks *hk)
 {
     const world *W = &S->W;
