@@ -38,21 +38,25 @@ typedef struct cd_engine {
 
 #define CD_OF(e) ((cd_engine *)(e)->content)
 
-/* Peak memory per particle, measured (bench/results, 1e6 particles, everything included): 2D
- * 0.9 kB (about two contacts per particle, 0.44 kB each); 3D from six contacts per particle;
- * rounded up. Only the order of magnitude matters here. Each contact beyond: lattices of 10^5
- * disks and spheres (bench.py's, 2 steps) at detect_gap 0.1 and 2 (2D: 2 and 12 contacts per
- * particle, 3D: 3 and 43) peaked 174 B (2D) and 193 B (3D) per added contact apart, 205 B in 3D
- * with the colored sweep on two threads: 240 B. */
-static engine_memory cd_memory(int dimension)
+/* Peak memory (VmHWM), measured at 81a8fc2 on lattices of touching unit particles in random
+ * storage order (tools/bench.py's, 2 steps, N_I = 10, the random sweep on one thread): about
+ * 10 MB for a run of 1,000 particles (the program, its libraries, HDF5); beyond it per
+ * particle at 10^5 / 10^6 particles 534 / 446 B for a 1D chain (1 pair per particle), 704 /
+ * 620 B in 2D (2 pairs), 884 / 798 B in 3D (3 pairs); the colored sweep on two threads 915 B
+ * (3D, 10^5) and 653 B (2D, 10^6). Each listed pair 174-193 B (2D, 3D; 205 B colored on two
+ * threads, detect_gap 0.1 and 2 at 10^5), so about 350 B per particle besides its pairs. Taken:
+ * 350 B per particle and 220 B per pair (a margin for more threads), with a dense packing's
+ * pairs: 1, 2 and 6 per particle (the DEM chute's spheres list 4.8 within the default
+ * detect_gap of a quarter diameter). The 3D lattice at 10^6 spheres then reads 1.02 GB against
+ * the 0.81 GB measured. */
+static engine_memory cd_memory(config *c, int dimension)
 {
-    return (engine_memory){.per_particle = dimension == 3   ? 3000.0
-                                           : dimension == 2 ? 1000.0
-                                                            : 500.0,
-                           .pairs_per_particle = dimension == 3   ? 6.0
-                                                 : dimension == 2 ? 2.0
-                                                                  : 1.0,
-                           .per_pair = 240.0};
+    (void)c;
+    const double per_pair = 220.0, pairs = dimension == 3 ? 6.0 : dimension == 2 ? 2.0 : 1.0;
+    return (engine_memory){.base = 10e6,
+                           .per_particle = 350.0 + pairs * per_pair,
+                           .pairs_per_particle = pairs,
+                           .per_pair = per_pair};
 }
 
 static status cd_read(engine *e, config *c, const world *W, const scene_info *info,

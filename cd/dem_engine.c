@@ -52,16 +52,31 @@ static const dem_solver *view_of(const dem_engine *E)
 
 #define DEM_OF(e) ((dem_engine *)(e)->content)
 
-/* Peak memory per particle, measured (bench/results/2026-11-24-9d84b585d961.md: the chute of
- * 1,049,600 spheres through a neighbour-list rebuild, everything included, 656 B with 3.7 pairs
- * per particle), rounded up for denser packings (5 pairs per particle): 800 B. Each pair beyond:
- * its record (64 B) and, on threads, its share of the rebuild's candidates: the chute of 65,600
- * spheres at detect_gap 0.1 and 2 (3.7 and 69 pairs per particle, 10 steps) peaked 64 B per
- * added pair apart on one thread, 100 B on two. */
-static engine_memory dem_memory(int dimension)
+/* Peak memory (VmHWM), measured at 81a8fc2: about 10 MB for a run of 1,000 particles (the
+ * program, its libraries, HDF5); beyond it per particle: the chute (bench/chute.ini, 3.67 pairs
+ * per particle) 474 B at 65,600 spheres (one thread) and 466 B at 1,049,600 (two threads); a 2D
+ * lattice of 99,856 discs in random storage order (2 pairs per particle, 2 steps) 415 B on one
+ * thread and 576 B on two (the pairs of particles whose pairs lie in several write-back blocks
+ * keep side rows: 150 B per pair then, 64 B otherwise); a 1D chain of 10^5 / 10^6 discs 340 /
+ * 281 B. Deformable discs add 250-345 B per particle (their stresses, also in the side rows),
+ * bonds about 190 B per pair (the same lattice, one and two threads). Taken: 300 B per particle
+ * (+350 deformable) and 100 B per pair (+200 bonded), with a dense packing's pairs within the
+ * skin: 1, 2 and 5 per particle. */
+static engine_memory dem_memory(config *c, int dimension)
 {
-    (void)dimension;
-    return (engine_memory){.per_particle = 800.0, .pairs_per_particle = 5.0, .per_pair = 100.0};
+    int deformable = 0, bond = 0;
+    diag ignore;
+    if (config_bool(c, "dem", "deformable", 0, 0, &deformable, &ignore) != CDLAB_OK)
+        deformable = 0;
+    if (config_bool(c, "dem", "bond", 0, 0, &bond, &ignore) != CDLAB_OK)
+        bond = 0;
+    const double per_pair = bond ? 300.0 : 100.0, pairs = dimension == 3   ? 5.0
+                                                          : dimension == 2 ? 2.0
+                                                                           : 1.0;
+    return (engine_memory){.base = 10e6,
+                           .per_particle = (deformable ? 650.0 : 300.0) + pairs * per_pair,
+                           .pairs_per_particle = pairs,
+                           .per_pair = per_pair};
 }
 
 static status dem_read(engine *e, config *c, const world *W, const scene_info *info,

@@ -56,12 +56,13 @@ void engine_say_result(const engine_notes *n, const char *line);
 
 typedef struct engine engine;
 
-/* An engine's peak memory, all included (rough: measured on the benchmarks and rounded up):
- * per_particle bytes per particle with pairs_per_particle listed pairs each (a dense packing's
- * contacts and neighbours), and per_pair bytes for each listed pair beyond those (a large
- * contact.detect_gap lists many more) */
+/* An engine's peak memory (measured on lattices of 10^5 and 10^6 particles and rounded up):
+ * base bytes whatever the size (the program, its libraries, HDF5's caches), per_particle bytes
+ * per particle with pairs_per_particle listed pairs each (a dense packing's contacts and
+ * neighbours: a run that starts loose may reach them), and per_pair bytes for each listed pair
+ * beyond those (a large contact.detect_gap lists many more). */
 typedef struct engine_memory {
-    double per_particle, pairs_per_particle, per_pair;
+    double base, per_particle, pairs_per_particle, per_pair;
 } engine_memory;
 
 typedef struct engine_ops {
@@ -83,8 +84,10 @@ typedef struct engine_ops {
      * their keys against docs/config.md */
     const char *const *sections;
     /* peak memory (rough, from the benchmarks), for refusing a run that cannot fit: before
-     * the scene is built from the particle count, after it with the pairs it lists */
-    engine_memory (*memory)(int dimension);
+     * the scene is built from the particle count, after it with the pairs it lists. c: the
+     * config, for the options that change it (its values unchecked yet: a bad one counts as
+     * its default here and is refused by read) */
+    engine_memory (*memory)(config *c, int dimension);
     /* reads its sections for a run on world W: *e->content set; note: appended to the notice
      * about another engine's sections when this config also describes that engine's run
      * (twin: its description, from that engine's read_other) */

@@ -60,18 +60,19 @@ static double memory_available(double limit, char *what, size_t n)
     if (pages <= 0 || page <= 0)
         return 0.0;
     double have = (double)pages * (double)page;
-    const char *form = "this machine's %.3g GB of memory";
+    const char *form = "this machine's %s of memory";
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (double)rl.rlim_cur < have) {
         have = (double)rl.rlim_cur;
-        form = "the process's address-space limit of %.3g GB (ulimit -v)";
+        form = "the process's address-space limit of %s (ulimit -v)";
     }
     if (limit > 0.0 && limit < have) {
         have = limit;
-        form = "the limit of %.3g GB of memory";
+        form = "the limit of %s of memory";
     }
-    snprintf(what, n, form, have / 1e9);
+    char amount[24];
+    snprintf(what, n, form, format_bytes(have, amount, sizeof amount));
     return have;
 }
 
@@ -79,48 +80,51 @@ static double memory_available(double limit, char *what, size_t n)
  * otherwise allocate for minutes until the kernel kills it): from the particle count before the
  * scene is built (the pairs of a dense packing assumed), then from the pairs the start lists
  * (check_pairs_memory). */
-static status check_memory(config *c, const engine_ops *ops, double limit, long *max_pairs,
-                           diag *err)
+static status check_memory(config *c, run_setup *S, double limit, long *max_pairs, diag *err)
 {
     *max_pairs = LONG_MAX;
     long count = 0, dim = 3;
     diag ignore;
     /* both are checked properly by scene_build; here only their product with the estimate */
-    if (config_int(c, "particles", "count", 0, 0, 0, __LONG_MAX__, &count, &ignore) != CDLAB_OK ||
-        config_int(c, "system", "dimension", 0, 3, 1, 3, &dim, &ignore) != CDLAB_OK)
+    int known =
+        config_int(c, "particles", "count", 0, 0, 0, __LONG_MAX__, &count, &ignore) == CDLAB_OK;
+    if (config_int(c, "system", "dimension", 0, 3, 1, 3, &dim, &ignore) != CDLAB_OK)
+        known = 0, dim = 3;
+    engine_memory m = S->mem = S->E.ops->memory(c, (int)dim);
+    if (!known)
         return CDLAB_OK;
-    engine_memory m = ops->memory((int)dim);
-    double per = m.per_particle, need = (double)count * per;
-    char what[96];
+    double per = m.per_particle, need = m.base + (double)count * per;
+    char what[96], amount[24];
     double have = memory_available(limit, what, sizeof what);
     if (have > 0.0) /* the start's pairs need not be counted beyond what the memory holds */
         *max_pairs = (long)fmin(have / m.per_pair + m.pairs_per_particle * (double)count, 1e18);
     if (have > 0.0 && need > have)
         return config_error(c, "particles", "count", err,
-                            "%ld particles need about %.3g GB (an estimate: %.1f kB per particle "
-                            "in this mode and dimension), more than %s",
-                            count, need / 1e9, per / 1e3, what);
+                            "%ld particles need about %s (an estimate: %.0f bytes per particle "
+                            "in this mode and dimension with %g pairs each, as in a dense "
+                            "packing), more than %s",
+                            count, format_bytes(need, amount, sizeof amount), per,
+                            m.pairs_per_particle, what);
     return CDLAB_OK;
 }
 
 static status check_pairs_memory(config *c, const run_setup *S, double limit, diag *err)
 {
-    char what[96];
-    double need = run_memory_estimate(S), have = memory_available(limit, what, sizeof what);
+    char what[96], amount[24];
+    double need = run_memory_estimate(S, 1), have = memory_available(limit, what, sizeof what);
     if (!(have > 0.0 && need > have))
         return CDLAB_OK;
     /* the particles alone passed check_memory (particles.count is their number): what
      * exceeds the memory is the pairs beyond a dense packing's */
-    engine_memory m = S->E.ops->memory(S->W.P.dimension);
     long n = S->W.P.n, pairs = S->info.start_pairs;
     return config_error(c, "contact", "detect_gap", err,
                         "%s%ld pairs (%.3g per particle) lie within detect_gap = %g at the start; "
-                        "with the %ld particles they need about %.3g GB (an estimate: %.0f bytes "
+                        "with the %ld particles they need about %s (an estimate: %.0f bytes "
                         "per pair in this mode), more than %s: the gap is usually a fraction of "
                         "the diameter",
                         S->info.start_pairs_partial ? "more than " : "", pairs,
-                        n > 0 ? (double)pairs / n : 0.0, S->W.detect.gap, n, need / 1e9, m.per_pair,
-                        what);
+                        n > 0 ? (double)pairs / n : 0.0, S->W.detect.gap, n,
+                        format_bytes(need, amount, sizeof amount), S->mem.per_pair, what);
 }
 
 /* The other engines' sections are not used, so that one config serves a CD run and its DEM
@@ -195,7 +199,7 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
                             S->E.ops->title, comm_size());
     double limit = hk ? hk->memory_limit : 0.0;
     long max_pairs;
-    if ((s = check_memory(c, S->E.ops, limit, &max_pairs, err)) ||
+    if ((s = check_memory(c, S, limit, &max_pairs, err)) ||
         (s = scene_build_counted(c, &S->W, &S->info, max_pairs, err)) ||
         (s = check_pairs_memory(c, S, limit, err)))
         return s;
@@ -231,26 +235,35 @@ engine_notes run_notes(const run_hooks *hk)
               : (engine_notes){0};
 }
 
-double run_memory_estimate(const run_setup *S)
+double run_memory_estimate(const run_setup *S, int dense)
 {
-    engine_memory m = S->E.ops->memory(S->W.P.dimension);
-    double n = S->W.P.n, beyond = (double)S->info.start_pairs - m.pairs_per_particle * n;
-    return n * m.per_particle + (beyond > 0.0 ? beyond * m.per_pair : 0.0);
+    const engine_memory *m = &S->mem;
+    double n = S->W.P.n, pairs = (double)S->info.start_pairs;
+    if (dense && pairs < m->pairs_per_particle * n)
+        pairs = m->pairs_per_particle * n;
+    /* per_particle holds pairs_per_particle pairs: without them, then the pairs counted */
+    return m->base + n * (m->per_particle - m->pairs_per_particle * m->per_pair) +
+           pairs * m->per_pair;
 }
 
-/* Memory from the engine's bytes per particle, time from its estimate (benchmark rates). */
+/* Memory from the engine's figures (with the start's pairs, and with a dense packing's where
+ * the start has fewer), time from its estimate (benchmark rates). */
 static void estimates(const run_setup *S, const engine_notes *notes)
 {
     const world *W = &S->W;
-    double mem = run_memory_estimate(S);
-    char tbuf[128];
+    double mem = run_memory_estimate(S, 0), dense = run_memory_estimate(S, 1);
+    char tbuf[128], mbuf[24], dbuf[24], more[96] = "";
+    format_bytes(mem, mbuf, sizeof mbuf);
+    if (strcmp(format_bytes(dense, dbuf, sizeof dbuf), mbuf) != 0)
+        snprintf(more, sizeof more, " (%s should the packing reach %g pairs per particle)", dbuf,
+                 S->mem.pairs_per_particle);
     long todo = S->info.steps > W->step ? S->info.steps - W->step : 0; /* a restart's: the rest */
     S->E.ops->estimate(&S->E, W, todo, S->info.start_pairs, tbuf, sizeof tbuf);
     engine_say(notes,
-               "estimates: memory about %.3g MB, time %s on one thread (rough: this project's "
+               "estimates: memory about %s%s, time %s on one thread (rough: this project's "
                "benchmark rates for large systems; small ones spend relatively more on overheads), "
                "with %ld pairs within contact.detect_gap at the start (%.3g per particle)",
-               mem / 1e6, tbuf, S->info.start_pairs,
+               mbuf, more, tbuf, S->info.start_pairs,
                W->P.n > 0 ? (double)S->info.start_pairs / W->P.n : 0.0);
 }
 
@@ -319,23 +332,26 @@ static void output_size(const run_setup *S, const engine_notes *notes)
     long n = b.snapshots, nc = b.checkpoints, pairs = S->info.start_pairs;
     double snap = b.snapshot, ckpt = b.checkpoint, series = b.series, all = b.all;
     double room = free_bytes_for(S->out.file);
-    char where[96] = "";
+    char where[96] = "", t[5][24];
     if (room >= 0.0)
-        snprintf(where, sizeof where, "; %.3g GB free there", room / 1e9);
+        snprintf(where, sizeof where, "; %s free there", format_bytes(room, t[4], sizeof t[4]));
     engine_say(notes,
-               "output size: %ld snapshot%s of about %.3g MB (with the start's %ld contacts), "
-               "%ld checkpoint%s of about %.3g MB (and the last one's copy), the series %.3g MB: "
-               "about %.3g GB in all%s",
-               n, n > 1 ? "s" : "", snap / 1e6, pairs, nc, nc > 1 ? "s" : "", ckpt / 1e6,
-               series / 1e6, all / 1e9, where);
+               "output size: %ld snapshot%s of about %s (with the start's %ld contacts), "
+               "%ld checkpoint%s of about %s (and the last one's copy), the series %s: "
+               "about %s in all%s",
+               n, n > 1 ? "s" : "", format_bytes(snap, t[0], sizeof t[0]), pairs, nc,
+               nc > 1 ? "s" : "", format_bytes(ckpt, t[1], sizeof t[1]),
+               format_bytes(series, t[2], sizeof t[2]), format_bytes(all, t[3], sizeof t[3]),
+               where);
     if (room >= 0.0 && all > room) { /* printed with --quiet too */
         char line[OUTFILE_PATH_MAX + 320];
         snprintf(line, sizeof line,
-                 "warning: the output needs about %.3g GB, more than the %.3g GB free where %s "
+                 "warning: the output needs about %s, more than the %s free where %s "
                  "goes: the run will stop at the output that finds the disk full, its file whole "
                  "up to the output before (output.every and output.checkpoint_every set how "
                  "often a snapshot and a checkpoint are written)",
-                 all / 1e9, room / 1e9, S->out.file);
+                 format_bytes(all, t[3], sizeof t[3]), format_bytes(room, t[4], sizeof t[4]),
+                 S->out.file);
         engine_say_result(notes, line);
     }
 }

@@ -27,6 +27,7 @@ typedef struct run_setup {
     int tune;         /* automatic: measure 1 thread against every core (run_threads.c) */
     char threads_why[160];
     double series_row_bytes; /* a row of all the series (run_series_row_bytes) */
+    engine_memory mem;       /* the engine's memory figures for this config (run_memory_estimate) */
 } run_setup;
 
 /* Reads every section of the config (the engine's through its table) and checks that no key
@@ -43,10 +44,11 @@ engine_notes run_notes(const run_hooks *hk);
 
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it). */
 void run_announce(const run_setup *S, const run_hooks *hk);
-/* Memory the run is estimated to need, in bytes: the engine's bytes per particle for every
- * particle and per pair for the pairs listed at the start beyond a dense packing's (announced
- * with the run, and a run that exceeds the memory is refused). */
-double run_memory_estimate(const run_setup *S);
+/* Memory the run is estimated to need, in bytes (S->mem: the engine's figures), with the pairs
+ * listed at the start (dense = 0), or with at least a dense packing's (dense = 1: a run that
+ * starts loose may reach them). The dense figure is announced with the run beside the start's,
+ * and a run whose dense figure exceeds the memory is refused. */
+double run_memory_estimate(const run_setup *S, int dense);
 
 /* The output's bytes, from the first step (W->step: a restart's) to the last: the snapshots'
  * datasets and the checkpoints', each with the start's contacts (the DEM list and the CD

@@ -5,6 +5,8 @@
 #ifndef CDLAB_STATUS_H
 #define CDLAB_STATUS_H
 
+#include <stddef.h>
+
 #define CDLAB_STATUS_LIST(X)                                                                       \
     X(CDLAB_OK, "ok")                                                                              \
     X(CDLAB_ERR_CONFIG, "invalid configuration")                                                   \
@@ -33,5 +35,10 @@ status diag_set(diag *d, status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* An amount of memory or disk for a message, in decimal units with three significant digits:
+ * "812 B", "40.1 MB", "1.66 GB", "100 kB" (kB = 10^3 bytes, MB = 10^6, ...). Writes into buf
+ * (24 bytes hold any value) and returns it. */
+const char *format_bytes(double bytes, char *buf, size_t n);
 
 #endif

@@ -34,15 +34,21 @@ START_TEST(unit_registry_tables_complete)
             ck_assert_msg(documented > 0, "engine %s: section [%s] is not in docs/config.md",
                           o->name, o->sections[m]);
         }
-        /* the memory estimate: between 100 B and 100 kB per particle with 1 to 32 pairs, and
-         * 16 B (a pair's two indices and its key) to 10 kB per pair beyond, is all that makes
-         * sense */
+        /* the memory estimate: 1 to 100 MB for the program, between 100 B and 100 kB per
+         * particle with 1 to 32 pairs, of which the pairs at 16 B (a pair's two indices and its
+         * key) to 10 kB each, is all that makes sense */
+        config c;
+        diag err;
+        ck_assert_int_eq(config_load_string(&c, "", "empty.ini", &err), CDLAB_OK);
         for (int dim = 1; dim <= 3; dim++) {
-            engine_memory m = o->memory(dim);
+            engine_memory m = o->memory(&c, dim);
+            ck_assert(m.base >= 1e6 && m.base <= 1e8);
             ck_assert(m.per_particle > 100.0 && m.per_particle < 1e5);
             ck_assert(m.pairs_per_particle >= 1.0 && m.pairs_per_particle <= 32.0);
             ck_assert(m.per_pair >= 16.0 && m.per_pair < 1e4);
+            ck_assert(m.per_particle - m.pairs_per_particle * m.per_pair >= 100.0);
         }
+        config_free(&c);
     }
     ck_assert_int_ge(n, 2);
     ck_assert_ptr_null(engine_find("nope"));
@@ -50,6 +56,46 @@ START_TEST(unit_registry_tables_complete)
     ck_assert_int_eq(engine_list_names(names, ENGINE_MAX + 1), n);
     ck_assert_str_eq(names[0], "cd"); /* the default of system.mode is the first */
     ck_assert_ptr_null(names[n]);
+}
+END_TEST
+
+/* The DEM figures grow with the options that add per-particle or per-pair state: deformable
+ * discs (stresses) and bonds (a bond's state per pair). */
+START_TEST(unit_memory_options)
+{
+    const engine_ops *dem = engine_find("dem");
+    config plain, both;
+    diag err;
+    ck_assert_int_eq(config_load_string(&plain, "[dem]\ndeformable = false\n", "p.ini", &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(
+        config_load_string(&both, "[dem]\ndeformable = true\nbond = true\n", "b.ini", &err),
+        CDLAB_OK);
+    engine_memory p = dem->memory(&plain, 2), b = dem->memory(&both, 2);
+    ck_assert(b.per_particle > p.per_particle + 300.0);
+    ck_assert(b.per_pair > p.per_pair + 100.0);
+    ck_assert(p.pairs_per_particle == b.pairs_per_particle);
+    config_free(&plain);
+    config_free(&both);
+}
+END_TEST
+
+/* Amounts in messages: three significant digits, the unit that keeps them below 1000. */
+START_TEST(unit_format_bytes)
+{
+    char b[24];
+    ck_assert_str_eq(format_bytes(0.0, b, sizeof b), "0 B");
+    ck_assert_str_eq(format_bytes(812.0, b, sizeof b), "812 B");
+    ck_assert_str_eq(format_bytes(999.4, b, sizeof b), "999 B");
+    ck_assert_str_eq(format_bytes(999.6, b, sizeof b), "1.00 kB");
+    ck_assert_str_eq(format_bytes(1e5, b, sizeof b), "100 kB");
+    ck_assert_str_eq(format_bytes(40.1e6, b, sizeof b), "40.1 MB");
+    ck_assert_str_eq(format_bytes(999.7e6, b, sizeof b), "1.00 GB");
+    ck_assert_str_eq(format_bytes(1.656e9, b, sizeof b), "1.66 GB");
+    ck_assert_str_eq(format_bytes(3e11, b, sizeof b), "300 GB");
+    ck_assert_str_eq(format_bytes(1.2e13, b, sizeof b), "12.0 TB");
+    ck_assert_str_eq(format_bytes(5e20, b, sizeof b), "500 EB");
+    ck_assert_str_eq(format_bytes(5e23, b, sizeof b), "500000 EB");
 }
 END_TEST
 
@@ -82,6 +128,8 @@ Suite *engine_suite(void)
     TCase *tc = tcase_create("engine");
     tcase_add_test(tc, unit_registry_tables_complete);
     tcase_add_test(tc, analytic_equivalence_figures);
+    tcase_add_test(tc, unit_memory_options);
+    tcase_add_test(tc, unit_format_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

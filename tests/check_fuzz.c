@@ -117,7 +117,7 @@ START_TEST(errors_memory_limit_refuses)
     run_hooks hk = {.memory_limit = 1e5};
     ck_assert_int_eq(run_validate(&c, &hk, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "2000 particles need about") &&
-                      strstr(err.msg, "more than the limit of 0.0001 GB"),
+                      strstr(err.msg, "more than the limit of 100 kB"),
                   "%s", err.msg);
     config_free(&c);
     ck_assert_int_eq(config_load_string(&c, ini, "limit.ini", &err), CDLAB_OK);
@@ -128,7 +128,7 @@ END_TEST
 
 /* The pairs within contact.detect_gap at the start count in the estimate: 1,000 spheres packed
  * at random into a cube of 12 diameters (solid fraction 0.3) with detect_gap = 5 list about a
- * third of their 499,500 pairs; under a limit of 20 MB (their 1,000 particles alone: 3 MB) the
+ * third of their 499,500 pairs; under a limit of 20 MB (their 1,000 particles alone: 12 MB) the
  * run is refused naming contact.detect_gap and the count, which stopped where the memory was
  * full ("more than"); with a gap of 0.1 it runs. */
 START_TEST(errors_memory_limit_detect_gap)
@@ -143,7 +143,7 @@ START_TEST(errors_memory_limit_detect_gap)
     ck_assert_int_eq(run_validate(&c, &hk, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "gap.ini:13: contact.detect_gap: more than ") &&
                       strstr(err.msg, "lie within detect_gap = 5 at the start") &&
-                      strstr(err.msg, "more than the limit of 0.02 GB"),
+                      strstr(err.msg, "more than the limit of 20.0 MB"),
                   "%s", err.msg);
     config_free(&c);
     ck_assert_int_eq(config_load_string(&c, ini, "gap.ini", &err), CDLAB_OK);

@@ -337,7 +337,7 @@ static void output_size_said(const char *note, long *snaps, long *ckpts, long *c
 {
     const char *p = strstr(note, "output size: ");
     ck_assert_msg(p && sscanf(p,
-                              "output size: %ld snapshots of about %*g MB (with the start's "
+                              "output size: %ld snapshots of about %*g %*s (with the start's "
                               "%ld contacts), %ld checkpoints",
                               snaps, contacts, ckpts) == 3,
                   "%s", note);

@@ -983,7 +983,7 @@ START_TEST(errors_hostile_inputs)
                                "source = random\ncount = 100000000\nradius_min = 0.4\n"
                                "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 1000 1000 1000\n");
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("huge.ini"), at("huge.h5")), 2);
-    ck_assert_msg(strstr(msg, "100000000 particles need about 300 GB"), "%s", msg);
+    ck_assert_msg(strstr(msg, "100000000 particles need about 167 GB"), "%s", msg);
     ck_assert(!exists(at("huge.h5")));
     /* a folder as the config; cdlab info on an HDF5 file that is not a cdlab output */
     ck_assert_int_eq(cdlab(msg, sizeof msg, "check %s", dir), 2);
