@@ -212,6 +212,54 @@ START_TEST(io_python_command_line)
 }
 END_TEST
 
+/* The Python reader's input order (tools/cdlab, Run.snapshot(input_order=True)): a DEM start of
+ * 80 spheres placed at random, stored in given and in spatial order (0 steps: the same state,
+ * renumbered); read in input order the spatial run's positions, radii, velocities and ids
+ * equal the given run's exactly, its contacts name the same pairs of input particles (and
+ * walls), and without input_order its rows are the renumbered ones. */
+START_TEST(io_python_input_order)
+{
+    const char *base = "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 0\nseed = 9\n"
+                       "gravity = 0 0 -1\n[particles]\nsource = random\ncount = 80\n"
+                       "radius_min = 0.3\nradius_max = 0.5\nbox_min = 0 0 0\nbox_max = 5 5 5\n"
+                       "order = %s\n[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                       "[contact]\ndetect_gap = 0.5\n[dem]\nk_n = 1e4\n";
+    char ini[1024], given[32], spatial[32];
+    diag err = {{0}};
+    run_summary sum;
+    snprintf(ini, sizeof ini, base, "given");
+    ck_assert_msg(run_to_temp(ini, "g.ini", given, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    snprintf(ini, sizeof ini, base, "spatial");
+    ck_assert_msg(run_to_temp(ini, "s.ini", spatial, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd ../tools && /usr/bin/python3 -c '\n"
+             "import numpy as np\n"
+             "from cdlab import Run\n"
+             "g, s = Run(\"%s\"), Run(\"%s\")\n"
+             "assert g.input_index is None and s.input_index is not None\n"
+             "a, b, raw = g.snapshot(), s.snapshot(input_order=True), s.snapshot()\n"
+             "for k in (\"position\", \"velocity\", \"radius\", \"mass\", \"id\"):\n"
+             "    assert np.array_equal(a[k], b[k]), k\n"
+             "assert not np.array_equal(a[\"position\"], raw[\"position\"])\n"
+             "pairs = lambda x: sorted(tuple(sorted(p)) if p[0] >= 0 else tuple(p)"
+             " for p in x[\"contacts/pair\"].tolist())\n"
+             "assert len(pairs(a)) > 40 and pairs(a) == pairs(b)\n"
+             "assert min(p[0] for p in pairs(a)) < 0\n"
+             "print(\"same\")' 2>&1",
+             given, spatial);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char out[4096] = "";
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(out, "same\n") == 0, "%s", out);
+    remove_output(given);
+    remove_output(spatial);
+}
+END_TEST
+
 /* The summary's peak_rss_kib is the run's own: started by a process holding 512 MiB (as a
  * Python driver holds its modules), a small run reports far less. getrusage's ru_maxrss, which
  * it used before, counts the starter's memory up to the exec and read at least 512 MiB here. */
@@ -603,6 +651,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_snapshot_endpoints_open_candidates);
     tcase_add_test(tc, io_kinetic_energy_with_frozen_particles);
     tcase_add_test(tc, io_python_command_line);
+    tcase_add_test(tc, io_python_input_order);
     tcase_add_test(tc, io_peak_rss_is_the_runs_own);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);

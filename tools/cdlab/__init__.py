@@ -11,6 +11,8 @@ With Debian's python3 and its python3-h5py, python3-numpy (python3-matplotlib fo
     r.series_names()                        # what the file has
     r.energy()                             # DEM ledger: dict of arrays
     r.snapshot()                           # last snapshot: dict with positions, contacts, ...
+    r.snapshot(input_order=True)           # ... rows and contact ids in the input's order
+    r.input_index                          # particles.order = spatial: each id's input index
 
 The command line (tools/cdlab-py runs Debian's /usr/bin/python3 whatever is first on PATH):
 
@@ -36,6 +38,9 @@ class Run:
             self.summary = {k: v for k, v in f["summary"].attrs.items()} if "summary" in f else {}
             self.elasticity = dict(f["elasticity"].attrs) if "elasticity" in f else {}
             self.snapshot_names = sorted(f["snapshots"].keys()) if "snapshots" in f else []
+            # particles.order = spatial: the ids are the storage order, input_index[id] the
+            # particle's input index (docs/output.md); None where ids are input indices
+            self.input_index = f["input_index"][()] if "input_index" in f else None
         self.mode = self.params.get("system.mode", "cd")
 
     def p(self, key, conv=str, default=None):
@@ -66,11 +71,31 @@ class Run:
             g = f["series/energy"]
             return {k: g[k][()] for k in g}
 
-    def snapshot(self, name=None):
+    def snapshot(self, name=None, input_order=False):
+        """A snapshot's datasets (the last one's unless name is given) and attributes. With
+        input_order and a run in particles.order = spatial, the per-particle rows are put in the
+        input's order (row k: input particle k) and the particle ids of `id` and
+        `contacts/pair` become input indices (walls, negative, stay as they are); the
+        contacts keep their order. Without that order the file's ids are input indices
+        already and input_order changes nothing."""
         name = name or self.snapshot_names[-1]
         with h5py.File(self.path, "r") as f:
             g = f["snapshots/" + name]
             out = {k: g[k][()] for k in g if isinstance(g[k], h5py.Dataset)}
             out.update({"contacts/" + k: g["contacts"][k][()] for k in g["contacts"]})
             out.update({k: v for k, v in g.attrs.items()})
+        ix = self.input_index
+        if input_order and ix is not None:
+            n = len(ix)
+            rows = np.empty(n, dtype=np.int64)
+            rows[ix] = np.arange(n)  # rows[k]: the id of input particle k
+            for k, v in list(out.items()):
+                if not k.startswith("contacts/") and isinstance(v, np.ndarray) and v.ndim >= 1 \
+                        and v.shape[0] == n:
+                    out[k] = v[rows]
+            out["id"] = ix[out["id"]]
+            pair = out["contacts/pair"].copy()
+            body = pair >= 0
+            pair[body] = ix[pair[body]]
+            out["contacts/pair"] = pair
         return out

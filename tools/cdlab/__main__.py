@@ -18,6 +18,9 @@ def cmd_summary(a):
     print(f"  system      {r.params.get('particles.count', '?')} particles, dimension "
           f"{r.params.get('system.dimension', '?')}, dt = {r.params.get('system.dt', '?')}, "
           f"{r.params.get('system.steps', '?')} steps")
+    if r.input_index is not None:
+        print("  order       spatial: particle ids renumbered along a space-filling curve; "
+              "/input_index gives each id's input index (snapshot(input_order=True) in Python)")
     if r.mode == "cd":
         print(f"  solver      sweep {r.params.get('solver.sweep')}, criterion {r.params.get('solver.criterion')}, "
               f"iterations {r.params.get('solver.iterations')}")
