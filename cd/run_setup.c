@@ -356,10 +356,6 @@ static void output_size(const run_setup *S, const engine_notes *notes)
     }
 }
 
-/* The smallest run whose storage order the banner remarks on: a random order cost the DEM chute
- * 12% at 65,600 spheres and 2.3x at 1,049,600 (bench/PROFILE.md, session 30). */
-#define RUN_ORDER_HINT_N 50000
-
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
  * system, the solver or DEM law with the figures a user checks before a long run (spurious
  * elasticity, critical time step), the output, and estimates of memory and time. */
@@ -377,10 +373,17 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                "%g%s",
                cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
                S->info.steps, W->dt, from);
-    if (S->info.input_index)
+    if (S->info.order_auto)
+        engine_say(&notes,
+                   "particles in spatial order (particles.order = auto: particles next to each "
+                   "other in the input lie %.0f diameters apart on average): ids renumbered, "
+                   "/input_index in the output gives each id's input index (particles.order = "
+                   "given keeps the input's order, and slower steps)",
+                   S->info.storage_spread);
+    else if (S->info.input_index)
         engine_say(&notes, "particles in spatial order (particles.order): ids renumbered, "
                            "/input_index in the output gives each id's input index");
-    else if (W->P.n >= RUN_ORDER_HINT_N && S->info.start_index_gap > 0.1 * W->P.n)
+    else if (W->P.n >= SCENE_ORDER_AUTO_N && S->info.start_index_gap > 0.1 * W->P.n)
         engine_say(&notes,
                    "hint: the particles are stored in no spatial order (the pairs within "
                    "contact.detect_gap lie %.0f apart in storage on average, of %d); "

@@ -658,20 +658,51 @@ static void permute(void *base, size_t size, const int *from, int n, void *tmp)
     memcpy(b, t, (size_t)n * size);
 }
 
+/* The mean distance between particles next to each other in storage, in mean diameters
+ * (scene_info.storage_spread). */
+static double storage_spread(const particles *P)
+{
+    int n = P->n;
+    if (n < 2)
+        return 0.0;
+    double dist = 0.0, diam = 0.0;
+    for (int i = 0; i < n; i++) {
+        diam += 2.0 * P->r[i];
+        if (i > 0)
+            dist += v3_norm(v3_sub(P->x[i], P->x[i - 1]));
+    }
+    return diam > 0.0 ? dist / (double)(n - 1) / (diam / (double)n) : 0.0;
+}
+
 /* particles.order = spatial: the particles renumbered along a Z-order (Morton) curve through
  * cells of the largest diameter, ties in input order; every per-particle array follows, the ids
  * become the new indices and info->input_index keeps the input index of each. Particles near
  * in space are then near in memory and in the contact lists' key order (which follows the
  * ids): a DEM chute of 1,049,600 spheres stored in random order took 2.3x as long per step as
  * the same spheres in the tiled file's order (bench/PROFILE.md, session 30). The results are
- * those of a run whose input lists the particles in the new order. */
+ * those of a run whose input lists the particles in the new order. auto (the default): spatial
+ * for SCENE_ORDER_AUTO_N particles or more stored in no spatial order (storage_spread above
+ * SCENE_ORDER_AUTO_SPREAD), given otherwise; a function of the input alone (not of
+ * contact.detect_gap, which a restart may change), so that a restart decides as its run did.
+ * The resolved parameter records the order taken. */
 static status order_particles(config *c, world *W, scene_info *info, diag *err)
 {
-    const char *orders[] = {"given", "spatial", NULL};
+    const char *orders[] = {"given", "spatial", "auto", NULL};
+    enum { ORDER_GIVEN, ORDER_SPATIAL, ORDER_AUTO };
     int order;
     status s;
-    if ((s = config_enum(c, "particles", "order", 0, 0, orders, &order, err)) || order == 0)
+    if ((s = config_enum(c, "particles", "order", 0, ORDER_AUTO, orders, &order, err)))
         return s;
+    if (order == ORDER_AUTO) {
+        if (W->P.n >= SCENE_ORDER_AUTO_N) {
+            info->storage_spread = storage_spread(&W->P);
+            info->order_auto = info->storage_spread > SCENE_ORDER_AUTO_SPREAD;
+        }
+        order = info->order_auto ? ORDER_SPATIAL : ORDER_GIVEN;
+        config_record(c, "particles", "order", "%s", orders[order]);
+    }
+    if (order == ORDER_GIVEN)
+        return CDLAB_OK;
     particles *P = &W->P;
     int n = P->n, dim = P->dimension, bits = 63 / dim;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

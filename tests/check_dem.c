@@ -345,17 +345,19 @@ static void keep_message(void *user, const char *line)
     snprintf(buf + used, 4096 - used, "%s\n", line);
 }
 
-/* A run of 50,000 particles or more stored in no spatial order (a random packing) is told of
- * particles.order = spatial in its banner (the start's pairs lie about n / 3 apart in storage);
- * with that order, or in a fifth of the particles, it is not. */
+/* A run of 50,000 particles or more stored in no spatial order (a random packing) in
+ * particles.order = given is told of particles.order = spatial in its banner (the start's pairs
+ * lie about n / 3 apart in storage); in spatial order, in a fifth of the particles, or in the
+ * default order (auto: renumbered, and the banner says so) it is not. */
 START_TEST(io_order_hint_for_unordered_input)
 {
     const char *ini = "[system]\nmode = dem\ndimension = 2\ndt = 1e-4\nsteps = 1\nseed = 2\n"
                       "[dem]\nk_n = 1e4\n[contact]\ndetect_gap = 0.2\n"
                       "[particles]\nsource = random\ncount = 50000\nradius_min = 0.4\n"
                       "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 300 300 0\n";
-    const char *sets[] = {"", "particles.order=spatial", "particles.count=10000"};
-    for (int v = 0; v < 3; v++) {
+    const char *sets[] = {"particles.order=given", "particles.order=spatial",
+                          "particles.count=10000", ""};
+    for (int v = 0; v < 4; v++) {
         config c;
         diag err = {{0}};
         char note[4096] = "";
@@ -369,6 +371,58 @@ START_TEST(io_order_hint_for_unordered_input)
         ck_assert_msg(hint == (v == 0), "%s: %s", sets[v], note);
         ck_assert_int_eq(strstr(note, "particles in spatial order (particles.order)") != NULL,
                          v == 1);
+        ck_assert_int_eq(strstr(note, "particles in spatial order (particles.order = auto") != NULL,
+                         v == 3);
+    }
+}
+END_TEST
+
+/* The resolved value of key in c, or NULL. */
+static const char *resolved(const config *c, const char *key)
+{
+    for (int k = 0; k < c->nres; k++)
+        if (strcmp(c->res[k].name, key) == 0)
+            return c->res[k].value;
+    return NULL;
+}
+
+/* particles.order = auto (the default) renumbers 50,000 particles or more whose input lies in
+ * no spatial order (a random packing: neighbours in storage about a third of the box apart),
+ * and keeps the input's order below that count and for a chain in order (neighbours in storage
+ * one diameter apart); the resolved parameter names the order taken. */
+START_TEST(unit_order_auto_decides)
+{
+    const char *random2d = "[system]\nmode = dem\ndimension = 2\ndt = 1e-4\nsteps = 1\n"
+                           "[particles]\nsource = random\ncount = %d\nradius_min = 0.4\n"
+                           "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 300 300 0\n";
+    const char *chain = "[system]\ndimension = 1\ndt = 1\nsteps = 1\n[particles]\nsource = chain\n"
+                        "count = 60000\nradius = 0.5\nmass = 1\norigin = 1.5 0 0\n";
+    struct {
+        int count;
+        const char *fmt;
+        int renumbered;
+    } cases[] = {{50000, random2d, 1}, {49999, random2d, 0}, {0, chain, 0}};
+    for (int k = 0; k < 3; k++) {
+        char ini[512];
+        snprintf(ini, sizeof ini, cases[k].fmt, cases[k].count);
+        config c;
+        world W;
+        scene_info info;
+        diag err = {{0}};
+        ck_assert_int_eq(config_load_string(&c, ini, "auto.ini", &err), CDLAB_OK);
+        ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_int_eq(info.order_auto, cases[k].renumbered);
+        ck_assert_int_eq(info.input_index != NULL, cases[k].renumbered);
+        const char *taken = resolved(&c, "particles.order");
+        ck_assert_ptr_nonnull(taken);
+        ck_assert_str_eq(taken, cases[k].renumbered ? "spatial" : "given");
+        if (k == 0)
+            ck_assert_msg(info.storage_spread > 50.0, "%g", info.storage_spread);
+        if (k == 2)
+            ck_assert_msg(fabs(info.storage_spread - 1.0) < 1e-9, "%g", info.storage_spread);
+        config_free(&c);
+        scene_info_free(&info);
+        world_free(&W);
     }
 }
 END_TEST
@@ -904,6 +958,7 @@ Suite *dem_suite(void)
     tcase_add_test(tr, unit_slide4_matches_law);
     tcase_add_test(tr, unit_start_pairs_first_list);
     tcase_add_test(tr, unit_order_spatial_renumbers);
+    tcase_add_test(tr, unit_order_auto_decides);
     tcase_add_test(tr, unit_twin_from_cd_config);
     tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);

@@ -150,6 +150,34 @@ START_TEST(determinism_restart_dem_spatial_order)
 }
 END_TEST
 
+/* particles.order = auto (the default) decides from the input alone, so a restart renumbers
+ * as its run did: 50,000 discs placed at random (renumbered), 2 steps plus 2 end bit-identical
+ * to 4. */
+START_TEST(determinism_restart_dem_auto_order)
+{
+    const char *fmt = "[system]\nmode = dem\ndimension = 2\ndt = 1e-3\nsteps = %ld\n"
+                      "gravity = 0 -1 0\nseed = 2\n"
+                      "[particles]\nsource = random\ncount = 50000\nradius_min = 0.4\n"
+                      "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 300 300 0\n"
+                      "[contact]\nfriction = 0.4\ndetect_gap = 0.2\n[dem]\nk_n = 1e4\n"
+                      "damping_normal = 0.2\n[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                      "[output]\nevery = 0\n";
+    char ini[1024];
+    snprintf(ini, sizeof ini, fmt, 4L);
+    config c;
+    world W;
+    scene_info info;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, ini, "auto.ini", &err), CDLAB_OK);
+    ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(info.order_auto, 1);
+    config_free(&c);
+    scene_info_free(&info);
+    world_free(&W);
+    check_restart_identical(fmt, 50000, 1, 2);
+}
+END_TEST
+
 /* Bonded deformable discs (a 6 x 4 lattice loaded from both ends, dashpots): the bonds, their
  * tangential displacements and the discs' stresses (their shapes) cross the restart; N steps
  * plus N more end bit-identical to 2N. */
@@ -302,6 +330,7 @@ Suite *restart_suite(void)
     tcase_add_test(t, determinism_restart_cd_bit_identical);
     tcase_add_test(t, determinism_restart_dem_bit_identical);
     tcase_add_test(t, determinism_restart_dem_spatial_order);
+    tcase_add_test(t, determinism_restart_dem_auto_order);
     tcase_add_test(t, determinism_restart_ddem_bit_identical);
     tcase_add_test(t, determinism_same_config_same_state);
     tcase_add_test(t, errors_restart_files);
