@@ -96,9 +96,11 @@ static status write_state_def(h5out *h, const char *g, const state_def *d, diag 
     return s;
 }
 
-/* The first difference between the checkpoint's system and this run's, named by its keys. */
+/* The first difference between the checkpoint's system and this run's, named by its keys.
+ * renumbered_auto: this run's particles.order = auto renumbered its input (the refusal of a
+ * checkpoint whose run kept the order given says how to continue it). */
 static status check_state_def(h5in *h, const char *file, const char *g, const state_def *d,
-                              diag *err)
+                              int renumbered_auto, diag *err)
 {
     status s;
     for (size_t k = 0; k < N_STATE_ATTRS; k++) {
@@ -110,8 +112,15 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
             if ((uint64_t)v != *(const uint64_t *)p)
                 return diag_set(err, CDLAB_ERR_CONFIG,
                                 "--restart %s: this config changes %s: a restart continues the "
-                                "same system (docs/output.md: what may change on restart)",
-                                file, state_attrs[k].keys);
+                                "same system (docs/output.md: what may change on restart)%s",
+                                file, state_attrs[k].keys,
+                                renumbered_auto && p == (const char *)&d->bodies
+                                    ? "; particles.order = auto renumbered this input (50,000 "
+                                      "particles or more in no spatial order): a run that kept "
+                                      "the order given (with particles.order = given, or made by "
+                                      "a cdlab before auto was the default) continues with "
+                                      "--set particles.order=given"
+                                    : "");
         } else {
             double v;
             if ((s = h5in_attr_double(h, g, state_attrs[k].attr, &v, err)))
@@ -361,7 +370,7 @@ status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, 
     world *W = &S->W;
     if ((s = last_complete(h, file, g, sizeof g, err)) == CDLAB_OK &&
         (s = check_header(h, file, g, S, &step, err)) == CDLAB_OK &&
-        (s = check_state_def(h, file, g, sd, err)) == CDLAB_OK &&
+        (s = check_state_def(h, file, g, sd, S->info.order_auto, err)) == CDLAB_OK &&
         (s = read_world(h, file, g, W, err)) == CDLAB_OK) {
         W->step = (long)step; /* the engine's part checks its counts against it */
         W->t = (double)step * W->dt;

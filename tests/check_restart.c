@@ -152,7 +152,8 @@ END_TEST
 
 /* particles.order = auto (the default) decides from the input alone, so a restart renumbers
  * as its run did: 50,000 discs placed at random (renumbered), 2 steps plus 2 end bit-identical
- * to 4. */
+ * to 4. A run in the given order (as cdlab made them before auto) is refused a restart in auto,
+ * told to set particles.order = given, and continues with it. */
 START_TEST(determinism_restart_dem_auto_order)
 {
     const char *fmt = "[system]\nmode = dem\ndimension = 2\ndt = 1e-3\nsteps = %ld\n"
@@ -175,6 +176,18 @@ START_TEST(determinism_restart_dem_auto_order)
     scene_info_free(&info);
     world_free(&W);
     check_restart_identical(fmt, 50000, 1, 2);
+    char given[1024], first[32], second[32];
+    const char *at = strstr(fmt, "[particles]\n") + strlen("[particles]\n");
+    snprintf(given, sizeof given, "%.*sorder = given\n%s", (int)(at - fmt), fmt, at);
+    ck_assert_msg(run_config(given, 2, NULL, first, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_ne(run_config(fmt, 4, first, second, &err), CDLAB_OK);
+    ck_assert_msg(strstr(err.msg, "changes the particles' radii, masses, frozen flags or order") &&
+                      strstr(err.msg, "continues with --set particles.order=given"),
+                  "%s", err.msg);
+    remove_output(second);
+    ck_assert_msg(run_config(given, 4, first, second, &err) == CDLAB_OK, "%s", err.msg);
+    remove_output(first);
+    remove_output(second);
 }
 END_TEST
 
