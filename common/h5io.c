@@ -791,6 +791,16 @@ status h5in_describe(const char *path, FILE *out, diag *err)
         H5Sclose(sp);
         H5Dclose(d);
     }
+    if (H5Lexists(f, "/input_index", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, "/input_index", H5P_DEFAULT);
+        hid_t sp = H5Dget_space(d);
+        fprintf(out,
+                "/input_index: %lld particles renumbered in spatial order (particles.order); "
+                "input_index[id] is a particle's input index\n",
+                (long long)H5Sget_simple_extent_npoints(sp));
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
     const char *lists[][2] = {{"/snapshots", "frames"}, {"/checkpoints", "checkpoints"}};
     for (int k = 0; k < 2; k++) {
         if (H5Lexists(f, lists[k][0], H5P_DEFAULT) <= 0)

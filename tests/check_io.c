@@ -216,7 +216,8 @@ END_TEST
  * 80 spheres placed at random, stored in given and in spatial order (0 steps: the same state,
  * renumbered); read in input order the spatial run's positions, radii, velocities and ids
  * equal the given run's exactly, its contacts name the same pairs of input particles (and
- * walls), and without input_order its rows are the renumbered ones. */
+ * walls), and without input_order its rows are the renumbered ones. `cdlab info` names the
+ * renumbering. */
 START_TEST(io_python_input_order)
 {
     const char *base = "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 0\nseed = 9\n"
@@ -255,6 +256,19 @@ START_TEST(io_python_input_order)
     out[got] = '\0';
     int st = pclose(p);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(out, "same\n") == 0, "%s", out);
+    /* cdlab info names the renumbering, and only where there was one */
+    for (int k = 0; k < 2; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_msg(h5in_describe(k ? spatial : given, m, &err) == CDLAB_OK, "%s", err.msg);
+        fclose(m);
+        ck_assert_msg(
+            (strstr(text, "/input_index: 80 particles renumbered in spatial order") != NULL) == k,
+            "%s", text);
+        free(text);
+    }
     remove_output(given);
     remove_output(spatial);
 }
