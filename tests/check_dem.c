@@ -377,15 +377,6 @@ START_TEST(io_order_hint_for_unordered_input)
 }
 END_TEST
 
-/* The resolved value of key in c, or NULL. */
-static const char *resolved(const config *c, const char *key)
-{
-    for (int k = 0; k < c->nres; k++)
-        if (strcmp(c->res[k].name, key) == 0)
-            return c->res[k].value;
-    return NULL;
-}
-
 /* particles.order = auto (the default) renumbers 50,000 particles or more whose input lies in
  * no spatial order (a random packing: neighbours in storage about a third of the box apart),
  * and keeps the input's order below that count and for a chain in order (neighbours in storage
@@ -405,24 +396,14 @@ START_TEST(unit_order_auto_decides)
     for (int k = 0; k < 3; k++) {
         char ini[512];
         snprintf(ini, sizeof ini, cases[k].fmt, cases[k].count);
-        config c;
-        world W;
-        scene_info info;
-        diag err = {{0}};
-        ck_assert_int_eq(config_load_string(&c, ini, "auto.ini", &err), CDLAB_OK);
-        ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
-        ck_assert_int_eq(info.order_auto, cases[k].renumbered);
-        ck_assert_int_eq(info.input_index != NULL, cases[k].renumbered);
-        const char *taken = resolved(&c, "particles.order");
-        ck_assert_ptr_nonnull(taken);
-        ck_assert_str_eq(taken, cases[k].renumbered ? "spatial" : "given");
+        order_taken o = scene_order_taken(ini);
+        ck_assert_int_eq(o.automatic, cases[k].renumbered);
+        ck_assert_int_eq(o.renumbered, cases[k].renumbered);
+        ck_assert_str_eq(o.resolved, cases[k].renumbered ? "spatial" : "given");
         if (k == 0)
-            ck_assert_msg(info.storage_spread > 50.0, "%g", info.storage_spread);
+            ck_assert_msg(o.spread > 50.0, "%g", o.spread);
         if (k == 2)
-            ck_assert_msg(fabs(info.storage_spread - 1.0) < 1e-9, "%g", info.storage_spread);
-        config_free(&c);
-        scene_info_free(&info);
-        world_free(&W);
+            ck_assert_msg(fabs(o.spread - 1.0) < 1e-9, "%g", o.spread);
     }
 }
 END_TEST

@@ -120,6 +120,24 @@ status run_to_temp(const char *ini, const char *name, char *path, run_summary *s
     return run_to_temp_from(ini, name, NULL, path, sum, err);
 }
 
+order_taken scene_order_taken(const char *ini)
+{
+    config c;
+    world W;
+    scene_info info;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, ini, "order.ini", &err), CDLAB_OK);
+    ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+    order_taken o = {info.order_auto, info.input_index != NULL, info.storage_spread, ""};
+    for (int k = 0; k < c.nres; k++)
+        if (strcmp(c.res[k].name, "particles.order") == 0)
+            snprintf(o.resolved, sizeof o.resolved, "%s", c.res[k].value);
+    config_free(&c);
+    scene_info_free(&info);
+    world_free(&W);
+    return o;
+}
+
 void remove_output(const char *path)
 {
     char xmf[600];

@@ -76,6 +76,16 @@ status run_to_temp_from(const char *ini, const char *name, const char *restart, 
 /* Removes an output file and its XDMF sidecar (or any file: a missing sidecar is fine). */
 void remove_output(const char *path);
 
+/* What particles.order decided for the scene of config text ini (built, then freed): auto's
+ * choice (scene_info.order_auto), whether the particles were renumbered (input_index set),
+ * the input's storage_spread and the resolved particles.order. */
+typedef struct order_taken {
+    int automatic, renumbered;
+    double spread;
+    char resolved[256];
+} order_taken;
+order_taken scene_order_taken(const char *ini);
+
 /* The datasets named in names (NULL-ended) of HDF5 file b equal a's, bit for bit, and none is
  * empty. */
 void same_data(const char *a, const char *b, const char *const *names);
