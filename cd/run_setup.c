@@ -383,13 +383,13 @@ void run_announce(const run_setup *S, const run_hooks *hk)
     else if (S->info.input_index)
         engine_say(&notes, "particles in spatial order (particles.order): ids renumbered, "
                            "/input_index in the output gives each id's input index");
-    else if (W->P.n >= SCENE_ORDER_AUTO_N && S->info.start_index_gap > 0.1 * W->P.n)
+    else if (S->info.storage_spread > SCENE_ORDER_AUTO_SPREAD) /* particles.order = given */
         engine_say(&notes,
-                   "hint: the particles are stored in no spatial order (the pairs within "
-                   "contact.detect_gap lie %.0f apart in storage on average, of %d); "
-                   "particles.order = spatial renumbers them, which makes a large run's steps "
-                   "faster (docs/config.md)",
-                   S->info.start_index_gap, W->P.n);
+                   "hint: the particles are stored in no spatial order (particles next to each "
+                   "other in the input lie %.0f diameters apart on average); particles.order = "
+                   "spatial (or auto, the default) renumbers them, which makes a large run's "
+                   "steps faster (docs/config.md)",
+                   S->info.storage_spread);
     engine_say(&notes, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
     if (comm_size() > 1)
         engine_say(&notes, "ranks: %d, %d on rank 0's node of %ld cores%s", comm_size(),

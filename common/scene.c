@@ -183,8 +183,7 @@ static status check_start_pairs(config *c, world *W, double max_frac, long max_p
     pair_ref *refs = NULL, worst = {0};
     int n = 0, cap = 0, found = 0;
     double worst_frac = max_frac;
-    long touching = 0, listed = 0, bound = (long)SCENE_MAX_TOUCHING * P->n, index_pairs = 0;
-    double index_gap = 0.0;
+    long touching = 0, listed = 0, bound = (long)SCENE_MAX_TOUCHING * P->n;
     status s = contacts_search_start(&G, P, W->walls, W->n_walls, gap, &refs, &n, &cap, err);
     int k = 0, n0 = n; /* the walls' pairs come first in the first part, as in key order */
     listed = n;
@@ -198,10 +197,6 @@ static status check_start_pairs(config *c, world *W, double max_frac, long max_p
             double frac = overlap_frac(&refs[m], P, W->walls);
             beyond |= frac > worst_frac;
             touching += m >= n0 && frac >= 0.0;
-            if (m >= n0) { /* two particles: how far apart they are stored */
-                index_gap += abs(refs[m].j - refs[m].i);
-                index_pairs++;
-            }
         }
         if (beyond) { /* the worst in key order, as a sorted list names it */
             contacts_sort_refs(refs + n0, n - n0);
@@ -254,7 +249,6 @@ static status check_start_pairs(config *c, world *W, double max_frac, long max_p
                             INT_MAX, gap, (double)listed / (k > 0 ? k : 1));
     info->start_pairs = listed;
     info->start_pairs_partial = k < P->n;
-    info->start_index_gap = index_pairs > 0 ? index_gap / (double)index_pairs : 0.0;
     return CDLAB_OK;
 }
 
@@ -693,11 +687,10 @@ static status order_particles(config *c, world *W, scene_info *info, diag *err)
     status s;
     if ((s = config_enum(c, "particles", "order", 0, ORDER_AUTO, orders, &order, err)))
         return s;
+    if (W->P.n >= SCENE_ORDER_AUTO_N) /* auto's test, and the given order's hint (run_setup.c) */
+        info->storage_spread = storage_spread(&W->P);
     if (order == ORDER_AUTO) {
-        if (W->P.n >= SCENE_ORDER_AUTO_N) {
-            info->storage_spread = storage_spread(&W->P);
-            info->order_auto = info->storage_spread > SCENE_ORDER_AUTO_SPREAD;
-        }
+        info->order_auto = info->storage_spread > SCENE_ORDER_AUTO_SPREAD;
         order = info->order_auto ? ORDER_SPATIAL : ORDER_GIVEN;
         config_record(c, "particles", "order", "%s", orders[order]);
     }

@@ -20,8 +20,6 @@ typedef struct scene_info {
     long start_pairs;        /* pairs within contact.detect_gap at the start, walls' included: what
                                 the first contact list holds */
     int start_pairs_partial; /* start_pairs passed max_pairs and the count stopped there */
-    double start_index_gap;  /* the mean |i - j| of the start's particle pairs (i, j: storage
-                                indices): about n / 3 in a random storage order */
     /* particles.order = spatial: input_index[id] is the input index (file line, generator's
      * place) of the particle renumbered id; NULL with order = given (ids are the input
      * indices). malloc'ed: the caller frees it (scene_info_free). */
@@ -31,7 +29,7 @@ typedef struct scene_info {
      * input was renumbered. storage_spread: the mean distance between particles next to each
      * other in the input's storage, in mean diameters (about 2 in a file written in some
      * spatial order, a third of the box's size in a random one); 0 where not measured
-     * (fewer than SCENE_ORDER_AUTO_N particles, or an order given in the config) */
+     * (fewer than SCENE_ORDER_AUTO_N particles) */
     int order_auto;
     double storage_spread;
 } scene_info;

@@ -346,9 +346,9 @@ static void keep_message(void *user, const char *line)
 }
 
 /* A run of 50,000 particles or more stored in no spatial order (a random packing) in
- * particles.order = given is told of particles.order = spatial in its banner (the start's pairs
- * lie about n / 3 apart in storage); in spatial order, in a fifth of the particles, or in the
- * default order (auto: renumbered, and the banner says so) it is not. */
+ * particles.order = given is told of particles.order = spatial in its banner (neighbours in
+ * storage lie about a third of the box apart); in spatial order, in a fifth of the particles, or
+ * in the default order (auto: renumbered, and the banner says so) it is not. */
 START_TEST(io_order_hint_for_unordered_input)
 {
     const char *ini = "[system]\nmode = dem\ndimension = 2\ndt = 1e-4\nsteps = 1\nseed = 2\n"
