@@ -269,12 +269,13 @@ status h5out_make_room(h5out *h, long long expect, diag *err)
         e = ENOSPC;
     if (e == 0)
         return CDLAB_OK;
+    char amount[24];
     return diag_set(err, CDLAB_ERR_IO,
-                    "%s: no room for the next output: %s (%.1f MiB %s before each output: its "
+                    "%s: no room for the next output: %s (%s %s before each output: its "
                     "data, or twice the most one has written if more, and room for the summary, "
                     "so that a full disk stops the run between two outputs instead of cutting "
                     "one short)",
-                    h->path, strerror(e), (double)want / 1048576.0,
+                    h->path, strerror(e), format_bytes((double)want, amount, sizeof amount),
                     h->no_reserve ? "must be free on the device" : "are reserved on the device");
 }
 
