@@ -154,7 +154,7 @@ static void attribute(xdmf *x, text *b, const char *g, const char *name, const c
 }
 
 status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, const xdmf_field *extra,
-                         diag *err)
+                         int input_index, diag *err)
 {
     char d1[32], d3[48], c1[32], c2[48], c3[48], e3[48];
     snprintf(d1, sizeof d1, "%ld", n);
@@ -179,6 +179,8 @@ status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, cons
     attribute(x, b, g, "velocity", "Vector", "Node", d3, 0);
     attribute(x, b, g, "angular_velocity", "Vector", "Node", d3, 0);
     attribute(x, b, g, "id", "Scalar", "Node", d1, 1);
+    if (input_index) /* one array for every snapshot: the input's index of each id */
+        attribute(x, b, "", "input_index", "Scalar", "Node", d1, 1);
     for (const xdmf_field *e = extra; e && e->name[0]; e++) {
         char de[64];
         snprintf(de, sizeof de, "%ld%s%s", n, e->dims[0] ? " " : "", e->dims);

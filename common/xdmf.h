@@ -1,7 +1,8 @@
 /* XDMF sidecar of an HDF5 output file, so that ParaView (or VisIt) opens the snapshots as a
  * time series: OUT.xmf next to OUT.h5 with two temporal collections, "particles" (points with
- * radius, velocity, angular velocity, id) and "contacts" (lines from body 0's end to body 1's
- * centre, with force, force magnitude and gap per line).
+ * radius, velocity, angular velocity, id, and input_index where the particles were renumbered) and
+ * "contacts" (lines from body 0's end to body 1's centre, with force, force magnitude and gap per
+ * line).
  *
  * The sidecar is valid XML after every snapshot: each particles grid is made in memory and
  * written over the closing tags, which follow it. A write that fails (a full disk) puts the
@@ -30,9 +31,10 @@ void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n);
  * its base name: the two live in one folder). */
 status xdmf_create(xdmf **x, const char *path, const char *h5_path, diag *err);
 /* Adds the snapshot in HDF5 group `group` (n particles, nc contacts) at time t, with the extra
- * particle fields (NULL: none). */
+ * particle fields (NULL: none); input_index nonzero: the file's /input_index (n values: the
+ * particles were renumbered, particles.order) as each snapshot's attribute input_index. */
 status xdmf_add_snapshot(xdmf *x, const char *group, double t, long n, long nc,
-                         const xdmf_field *extra, diag *err);
+                         const xdmf_field *extra, int input_index, diag *err);
 /* Writes the contacts collection and closes; safe on NULL. */
 status xdmf_close(xdmf *x, diag *err);
 

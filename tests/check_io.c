@@ -593,14 +593,12 @@ START_TEST(io_output_size_restart)
 }
 END_TEST
 
-START_TEST(io_xdmf_sidecar_matches_file)
+/* The sidecar of a run of this config (snapshots every 10 steps of 0.05, steps 0 to 40) names
+ * datasets of its file with their dimensions: 5 items per particles grid (position, radius,
+ * velocity, angular velocity, id), one more where the particles were renumbered (the file's
+ * /input_index), and 5 per contacts grid. */
+static void check_sidecar(const char *ini, int renumbered)
 {
-    const char *ini = "[system]\ndimension = 2\ndt = 0.05\nsteps = 40\nseed = 3\n"
-                      "gravity = 0 -1 0\n"
-                      "[particles]\nsource = random\ncount = 30\nradius_min = 0.4\n"
-                      "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 5 8 0\n"
-                      "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
-                      "[output]\nevery = 10\n";
     char path[32], xmf[64];
     diag err = {{0}};
     run_summary sum;
@@ -612,7 +610,7 @@ START_TEST(io_xdmf_sidecar_matches_file)
     ck_assert_int_ge(h, 0);
     const char *base = strrchr(path, '/') + 1;
     char line[1024];
-    int times = 0, items = 0, particle_grids = 0, contact_grids = 0, closed = 0;
+    int times = 0, items = 0, particle_grids = 0, contact_grids = 0, closed = 0, inputs = 0;
     while (fgets(line, sizeof line, f)) {
         double t;
         char *p;
@@ -633,6 +631,7 @@ START_TEST(io_xdmf_sidecar_matches_file)
             ck_assert_msg(strncmp(ref, base, strlen(base)) == 0 && ref[strlen(base)] == ':',
                           "DataItem %s not in %s", ref, base);
             const char *ds = ref + strlen(base) + 1;
+            inputs += strcmp(ds, "/input_index") == 0;
             hid_t d = H5Dopen2(h, ds, H5P_DEFAULT);
             ck_assert_msg(d >= 0, "%s: no dataset %s", path, ds);
             hid_t sp = H5Dget_space(d);
@@ -651,9 +650,25 @@ START_TEST(io_xdmf_sidecar_matches_file)
     ck_assert_int_eq(particle_grids, 5); /* steps 0, 10, 20, 30, 40 */
     ck_assert_int_ge(contact_grids, 3);
     ck_assert_int_eq(times, particle_grids + contact_grids);
-    ck_assert_int_eq(items, 5 * particle_grids + 5 * contact_grids);
+    ck_assert_int_eq(items, (5 + renumbered) * particle_grids + 5 * contact_grids);
+    ck_assert_int_eq(inputs, renumbered * particle_grids);
     ck_assert_int_eq(closed, 1);
     remove_output(path);
+}
+
+START_TEST(io_xdmf_sidecar_matches_file)
+{
+    const char *ini = "[system]\ndimension = 2\ndt = 0.05\nsteps = 40\nseed = 3\n"
+                      "gravity = 0 -1 0\n"
+                      "[particles]\nsource = random\ncount = 30\nradius_min = 0.4\n"
+                      "radius_max = 0.5\nbox_min = 0 0 0\nbox_max = 5 8 0\norder = %s\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
+                      "[output]\nevery = 10\n";
+    char text[512];
+    for (int renumbered = 0; renumbered < 2; renumbered++) {
+        snprintf(text, sizeof text, ini, renumbered ? "spatial" : "given");
+        check_sidecar(text, renumbered);
+    }
 }
 END_TEST
 
