@@ -390,7 +390,11 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                    "spatial (or auto, the default) renumbers them, which makes a large run's "
                    "steps faster (docs/config.md)",
                    S->info.storage_spread);
-    engine_say(&notes, "threads: %d of %d cores (%s)", S->threads, cdlab_cores(), S->threads_why);
+    engine_say(&notes, "threads: %d of %d cores (%s)%s", S->threads, cdlab_cores(), S->threads_why,
+               S->threads > cdlab_cores()
+                   ? ": more threads than cores, so they take turns on the cores and every step "
+                     "waits for the last of them (slower than a thread per core)"
+                   : "");
     if (comm_size() > 1)
         engine_say(&notes, "ranks: %d, %d on rank 0's node of %ld cores%s", comm_size(),
                    comm_node_ranks(), comm_node_cores(),

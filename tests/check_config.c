@@ -2,6 +2,7 @@
  * key's name; the command line exits with status 2. */
 #include "suites.h"
 
+#include "parallel.h"
 #include "run.h"
 
 #include <hdf5.h>
@@ -253,6 +254,24 @@ START_TEST(io_help_and_version)
 }
 END_TEST
 
+/* More threads than cores are taken as asked, and the banner says what they cost; a count
+ * within the cores gets no such line. */
+START_TEST(io_threads_beyond_cores_said)
+{
+    char args[256], out[8192];
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "check memcheck/cd.ini --threads %d",
+                 k ? cdlab_cores() + 1 : 1);
+        ck_assert_int_eq(run_cli_output(args, out, sizeof out), 0);
+        char line[64];
+        snprintf(line, sizeof line, "threads: %d of %d cores", k ? cdlab_cores() + 1 : 1,
+                 cdlab_cores());
+        ck_assert_msg(strstr(out, line), "%s: %s", args, out);
+        ck_assert_msg((strstr(out, "more threads than cores") != NULL) == k, "%s: %s", args, out);
+    }
+}
+END_TEST
+
 /* cdlab-lab answers --help on stdout with exit 0 (each of its commands named); an unknown
  * command, a known one with arguments it does not take and a bad number are refused (exit 2)
  * with a message that says which, and nothing on stdout. */
@@ -435,6 +454,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
+    tcase_add_test(tc, io_threads_beyond_cores_said);
     tcase_add_test(tc, io_lab_help_and_refusals);
     tcase_add_test(tc, errors_did_you_mean);
     tcase_add_test(tc, io_check_prints_figures);
