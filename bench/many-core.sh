@@ -12,6 +12,9 @@
 #                                         # then tools/bench.py's threads section; all into OUTDIR
 #   bash bench/many-core.sh ranks OUTDIR  # there: bit-identity of one process and N MPI ranks, then
 #                                         # tools/bench.py's MPI section at 1, 2, 4, ... N ranks
+#   bash bench/many-core.sh order OUTDIR  # there: the threads section's CD case (10^6 disks written
+#                                         # in random order) at 1 and N threads with
+#                                         # particles.order = given and auto (renumbered), 3 reps
 #
 # The results files (OUTDIR/<date>-<commit>-threads.md, -mpi.md) name the machine; copy them to
 # bench/results/.
@@ -146,8 +149,38 @@ open('$tmp/c.ini', 'w').write(bench.config(3, 46, 97336, '$tmp/l.txt', 'colored'
     rm -rf "$tmp"
     exit $rc
     ;;
+order)
+    # Since particles.order = auto (2026-11-27) the threads section's CD case is renumbered along
+    # a space-filling curve; on the 2-core VM that made its step 1.3x faster at 1 and 2 threads
+    # (bench/PROFILE.md, session 31). At N threads it was measured only in the given order.
+    out=${2:?"usage: bench/many-core.sh order OUTDIR"}
+    mkdir -p "$out"
+    export LD_LIBRARY_PATH=$PWD/build-dev/lib
+    cdlab=$PWD/build-dev/cdlab
+    py=${PYTHON:-python3}
+    { date -u; nproc; lscpu; grep -m1 MemTotal /proc/meminfo; uname -a; } >"$out/machine.txt" 2>&1
+    head -3 "$out/machine.txt"
+    n=$(nproc)
+    tmp=$(mktemp -d)
+    PYTHONPATH=tools $py -c "import bench; bench.lattice(2, 1000, '$tmp/l.txt'); \
+open('$tmp/c.ini', 'w').write(bench.config(2, 1000, 1000000, '$tmp/l.txt', 'colored', 10, 4))" || exit 1
+    echo "commit $(head -1 build-dev/commit); CD colored 10^6 disks, s per step (steps 2-4 of 4)" |
+        tee "$out/order.txt"
+    for rep in 1 2 3; do
+        for t in 1 "$n"; do
+            for order in given auto; do
+                OMP_NUM_THREADS=$t "$cdlab" run "$tmp/c.ini" -o "$tmp/o.h5" --overwrite --quiet \
+                    --set output.timing_warmup=1 --set particles.order=$order || exit 1
+                $py -c "import h5py; s = h5py.File('$tmp/o.h5')['summary'].attrs; \
+print('rep $rep, $t thread(s), order $order:', round(s['timed_step_seconds'] / s['timed_steps'], 4))" |
+                    tee -a "$out/order.txt"
+            done
+        done
+    done
+    rm -rf "$tmp"
+    ;;
 *)
-    sed -n 2,17p "$0"
+    sed -n 2,20p "$0"
     exit 2
     ;;
 esac
