@@ -76,11 +76,29 @@ static double memory_available(double limit, char *what, size_t n)
     return have;
 }
 
+/* A run whose estimate exceeds the memory: refused (system.memory_check = true, the default, or
+ * a limit set by the caller: the fuzz targets' ceiling), else started with a warning for the
+ * banner (S->memory_warning). why: the refusal's text; the key it names. */
+static status memory_over(config *c, run_setup *S, double limit, int check, const char *sec,
+                          const char *key, const char *why, diag *err)
+{
+    if (check || limit > 0.0)
+        return config_error(c, sec, key, err, "%s%s", why,
+                            limit > 0.0 ? "" : "; system.memory_check = false starts it anyway");
+    snprintf(S->memory_warning, sizeof S->memory_warning,
+             "warning: %s (system.memory_check = false: started anyway; the estimate is meant "
+             "to be a little high, and a run that outgrows the memory is stopped by the system, "
+             "its file whole up to its last snapshot)",
+             why);
+    return CDLAB_OK;
+}
+
 /* A run that cannot fit in the machine's memory is refused before it allocates (it would
  * otherwise allocate for minutes until the kernel kills it): from the particle count before the
  * scene is built (the pairs of a dense packing assumed), then from the pairs the start lists
  * (check_pairs_memory). */
-static status check_memory(config *c, run_setup *S, double limit, long *max_pairs, diag *err)
+static status check_memory(config *c, run_setup *S, double limit, int check, long *max_pairs,
+                           diag *err)
 {
     *max_pairs = LONG_MAX;
     long count = 0, dim = 3;
@@ -98,33 +116,34 @@ static status check_memory(config *c, run_setup *S, double limit, long *max_pair
     double have = memory_available(limit, what, sizeof what);
     if (have > 0.0) /* the start's pairs need not be counted beyond what the memory holds */
         *max_pairs = (long)fmin(have / m.per_pair + m.pairs_per_particle * (double)count, 1e18);
-    if (have > 0.0 && need > have)
-        return config_error(c, "particles", "count", err,
-                            "%ld particles need about %s (an estimate: %.0f bytes per particle "
-                            "in this mode and dimension with %g pairs each, as in a dense "
-                            "packing), more than %s",
-                            count, format_bytes(need, amount, sizeof amount), per,
-                            m.pairs_per_particle, what);
+    if (have > 0.0 && need > have) {
+        char why[320];
+        snprintf(why, sizeof why,
+                 "%ld particles need about %s (an estimate: %.0f bytes per particle in this mode "
+                 "and dimension with %g pairs each, as in a dense packing), more than %s",
+                 count, format_bytes(need, amount, sizeof amount), per, m.pairs_per_particle, what);
+        return memory_over(c, S, limit, check, "particles", "count", why, err);
+    }
     return CDLAB_OK;
 }
 
-static status check_pairs_memory(config *c, const run_setup *S, double limit, diag *err)
+static status check_pairs_memory(config *c, run_setup *S, double limit, int check, diag *err)
 {
-    char what[96], amount[24];
+    char what[96], amount[24], why[400];
     double need = run_memory_estimate(S, 1), have = memory_available(limit, what, sizeof what);
-    if (!(have > 0.0 && need > have))
+    if (!(have > 0.0 && need > have) || S->memory_warning[0]) /* the count's warning says it */
         return CDLAB_OK;
     /* the particles alone passed check_memory (particles.count is their number): what
      * exceeds the memory is the pairs beyond a dense packing's */
     long n = S->W.P.n, pairs = S->info.start_pairs;
-    return config_error(c, "contact", "detect_gap", err,
-                        "%s%ld pairs (%.3g per particle) lie within detect_gap = %g at the start; "
-                        "with the %ld particles they need about %s (an estimate: %.0f bytes "
-                        "per pair in this mode), more than %s: the gap is usually a fraction of "
-                        "the diameter",
-                        S->info.start_pairs_partial ? "more than " : "", pairs,
-                        n > 0 ? (double)pairs / n : 0.0, S->W.detect.gap, n,
-                        format_bytes(need, amount, sizeof amount), S->mem.per_pair, what);
+    snprintf(why, sizeof why,
+             "%s%ld pairs (%.3g per particle) lie within detect_gap = %g at the start; with the "
+             "%ld particles they need about %s (an estimate: %.0f bytes per pair in this mode), "
+             "more than %s: the gap is usually a fraction of the diameter",
+             S->info.start_pairs_partial ? "more than " : "", pairs,
+             n > 0 ? (double)pairs / n : 0.0, S->W.detect.gap, n,
+             format_bytes(need, amount, sizeof amount), S->mem.per_pair, what);
+    return memory_over(c, S, limit, check, "contact", "detect_gap", why, err);
 }
 
 /* The other engines' sections are not used, so that one config serves a CD run and its DEM
@@ -199,9 +218,11 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
                             S->E.ops->title, comm_size());
     double limit = hk ? hk->memory_limit : 0.0;
     long max_pairs;
-    if ((s = check_memory(c, S, limit, &max_pairs, err)) ||
+    int check;
+    if ((s = config_bool(c, "system", "memory_check", 0, 1, &check, err)) ||
+        (s = check_memory(c, S, limit, check, &max_pairs, err)) ||
         (s = scene_build_counted(c, &S->W, &S->info, max_pairs, err)) ||
-        (s = check_pairs_memory(c, S, limit, err)))
+        (s = check_pairs_memory(c, S, limit, check, err)))
         return s;
     equiv_twin twin = {0};
     char present[128] = "", note[320] = "";
@@ -365,6 +386,8 @@ void run_announce(const run_setup *S, const run_hooks *hk)
     engine_notes notes = run_notes(hk);
     if (S->notice[0])
         engine_say(&notes, "%s", S->notice);
+    if (S->memory_warning[0]) /* printed with --quiet too */
+        engine_say_result(&notes, S->memory_warning);
     char from[64] = "";
     if (W->step > 0)
         snprintf(from, sizeof from, ", continuing from step %ld", W->step);

@@ -28,6 +28,7 @@ typedef struct run_setup {
     char threads_why[160];
     double series_row_bytes; /* a row of all the series (run_series_row_bytes) */
     engine_memory mem;       /* the engine's memory figures for this config (run_memory_estimate) */
+    char memory_warning[768]; /* system.memory_check = false and the estimate over: said */
 } run_setup;
 
 /* Reads every section of the config (the engine's through its table) and checks that no key

@@ -120,9 +120,46 @@ START_TEST(errors_memory_limit_refuses)
                       strstr(err.msg, "more than the limit of 100 kB"),
                   "%s", err.msg);
     config_free(&c);
+    /* the caller's limit (the fuzz targets' ceiling) holds whatever the config says */
+    ck_assert_int_eq(config_load_string(&c, ini, "limit.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.memory_check=false", &err), CDLAB_OK);
+    ck_assert_int_eq(run_validate(&c, &hk, &err), CDLAB_ERR_CONFIG);
+    config_free(&c);
     ck_assert_int_eq(config_load_string(&c, ini, "limit.ini", &err), CDLAB_OK);
     ck_assert_msg(run_validate(&c, NULL, &err) == CDLAB_OK, "%s", err.msg);
     config_free(&c);
+}
+END_TEST
+
+/* Over the process's address-space limit (ulimit -v 600 MB), 400,000 spheres (an estimate of
+ * 678 MB with a dense packing's pairs) are refused, the refusal naming system.memory_check;
+ * with system.memory_check = false the same check passes with a warning that says so. */
+START_TEST(errors_memory_check_false_warns)
+{
+    const char *ini = "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n[particles]\n"
+                      "count = 400000\nradius = 0.5\nspacing = 0.1\n";
+    char path[] = "/tmp/cdlab-memcheck-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, ini, strlen(ini)), (ssize_t)strlen(ini));
+    close(fd);
+    char cmd[1024], out[8192];
+    for (int off = 0; off < 2; off++) {
+        snprintf(cmd, sizeof cmd, "ulimit -v 600000; %s check %s%s 2>&1", cdlab_bin(), path,
+                 off ? " --set system.memory_check=false" : "");
+        int st = run_capture(cmd, out, sizeof out);
+        ck_assert_msg(st == (off ? 0 : 2), "%s: status %d: %s", cmd, st, out);
+        ck_assert_msg(strstr(out, "400000 particles need about 678 MB") &&
+                          strstr(out, "address-space limit of 614 MB (ulimit -v)"),
+                      "%s", out);
+        ck_assert_msg((strstr(out, "system.memory_check = false starts it anyway") != NULL) == !off,
+                      "%s", out);
+        ck_assert_msg((strstr(out, "warning: 400000 particles") && strstr(out, "started anyway") &&
+                       strstr(out, ": ok")) ||
+                          !off,
+                      "%s", out);
+    }
+    unlink(path);
 }
 END_TEST
 
@@ -161,6 +198,7 @@ Suite *fuzz_regress_suite(void)
     tcase_add_test(tc, fuzz_regress_particles);
     tcase_add_test(tc, fuzz_regress_checkpoint);
     tcase_add_test(tc, errors_memory_limit_refuses);
+    tcase_add_test(tc, errors_memory_check_false_warns);
     tcase_add_test(tc, errors_memory_limit_detect_gap);
     suite_add_tcase(s, tc);
     return s;
