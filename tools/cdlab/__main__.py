@@ -45,7 +45,7 @@ def cmd_summary(a):
 def cmd_series(a):
     r = Run(a.file)
     if not r.has_series(a.name):
-        print(f"cdlab: {a.file} has no series '{a.name}' (it has: {', '.join(r.series_names())})",
+        print(f"cdlab-py: {a.file} has no series '{a.name}' (it has: {', '.join(r.series_names())})",
               file=sys.stderr)
         return 2
     t, v = r.series("t"), r.series(a.name)
@@ -65,7 +65,7 @@ def cmd_plot(a):
     t = r.series("t")
     for ax, name in zip(axs[:, 0], a.names):
         if not r.has_series(name):
-            print(f"cdlab: {a.file} has no series '{name}' (it has: {', '.join(r.series_names())})",
+            print(f"cdlab-py: {a.file} has no series '{name}' (it has: {', '.join(r.series_names())})",
                   file=sys.stderr)
             return 2
         v = r.series(name)
@@ -96,7 +96,7 @@ def main(argv=None):
     try:
         return {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot}[a.cmd](a)
     except OSError as e:
-        print(f"cdlab: {e}", file=sys.stderr)
+        print(f"cdlab-py: {e}", file=sys.stderr)
         return 2
 
 
