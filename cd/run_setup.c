@@ -87,8 +87,8 @@ static status memory_over(config *c, run_setup *S, double limit, int check, cons
                             limit > 0.0 ? "" : "; system.memory_check = false starts it anyway");
     snprintf(S->memory_warning, sizeof S->memory_warning,
              "warning: %s (system.memory_check = false: started anyway; the estimate is meant "
-             "to be a little high, and a run that outgrows the memory is stopped by the system, "
-             "its file whole up to its last snapshot)",
+             "to be a little high; a run that outgrows the memory is killed by the system and "
+             "leaves what a killed run leaves: its .partial file and its last checkpoint's copy)",
              why);
     return CDLAB_OK;
 }
