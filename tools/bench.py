@@ -11,7 +11,9 @@
 2. DEM chute (bench/chute.ini, the LAMMPS "chute" system tiled 4 x 4: 65,600 spheres),
    particle-steps per second of the 64,000 mobile spheres over 2000 steps after 100 warm-up
    steps, Kuhn law (projection, twirl) and conventional law, 1 and 2 threads; the same system
-   in LAMMPS (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed.
+   in LAMMPS (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed; after
+   each Kuhn pair, two one-thread runs side by side against one alone (what the machine's two
+   cores give: the 2-thread ratio's ceiling in the same minutes).
 3. Scaling: CD step time against particle count, 2D lattices of 1e3 to 1e6 disks, N_I = 10;
    log-log slope; peak memory (max RSS) per particle and per contact; the colored sweep's whole
    step at 10^6 disks (steps 2-4 of 4) at 1 and 2 threads.
@@ -163,6 +165,7 @@ def chute_cases(tmp, out):
     rows = []
     paired = {}
     file_kib = []
+    side = []  # per rep: two one-thread runs side by side, each over one alone (lone_and_together)
     for law in ("kuhn", "conventional"):
         # 1 and 2 threads alternate, rep by rep, so that a drift of the machine's speed over the
         # minutes weighs on both alike; the 2-thread figure is the median of the reps' ratios
@@ -180,6 +183,11 @@ def chute_cases(tmp, out):
                 rates[threads].append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
                 rss[threads].append(int(s["peak_rss_kib"]))
                 rebuilds = int(s["neighbour_rebuilds"])
+            if law == "kuhn":
+                # what the machine's two cores give the same program at the same minutes: the
+                # 2-thread ratio's ceiling (this VM's second core has at times added no memory
+                # bandwidth, and the ratio swung by 20% from one hour to the next)
+                side.append(lone_and_together(tmp, 2))
         paired[law] = [b / a for a, b in zip(rates[1], rates[2])]
         for threads in (1, 2):
             row = (law, threads, statistics.median(rates[threads]), statistics.median(rss[threads]), rebuilds)
@@ -218,6 +226,8 @@ def chute_cases(tmp, out):
     c1 = [r[2] for r in rows if r[0] == "conventional" and r[1] == 1][0]
     FIG["dem_2threads"] = statistics.median(paired["kuhn"])
     SPREAD["dem_2threads"] = (min(paired["kuhn"]), max(paired["kuhn"]))
+    FIG["side_by_side_2"] = (statistics.median([sum(v) for v in side]), statistics.median([2 * min(v) for v in side]))
+    SPREAD["side_by_side_2"] = (min(sum(v) for v in side), max(sum(v) for v in side))
     FIG["dem_conventional_over_kuhn"] = c1 / k1
     FIG["dem_bytes_65600"] = [r[3] for r in rows if r[0] == "kuhn" and r[1] == 1][0] * 1024 / 65600
     FIG["dem_kuhn_rate"] = k1
@@ -242,11 +252,16 @@ def chute_cases(tmp, out):
             FIG["lammps_file_bytes_65600"] = statistics.median([m[1] for m in lmem]) * 1024 / 65600
         FIG["dem_over_lammps"] = k1 / statistics.median(lrate)
         FIG["dem_conventional_over_lammps"] = c1 / statistics.median(lrate)
-        out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (target ≥ 1.5×); "
-                    f"2 threads / 1 thread: {FIG['dem_2threads']:.2f}× (target ≥ 1.8×; median of 3 paired runs, "
-                    f"{SPREAD['dem_2threads'][0]:.2f}–{SPREAD['dem_2threads'][1]:.2f}×)", ""]
+        out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (target ≥ 1.5×).", ""]
     else:
         out += ["", "LAMMPS not installed (lmp not found): no side-by-side figure.", ""]
+    total, slowest = FIG["side_by_side_2"]
+    out += [f"2 threads / 1 thread (Kuhn): {FIG['dem_2threads']:.2f}× (target ≥ 1.8×; median of 3 paired runs, "
+            f"{SPREAD['dem_2threads'][0]:.2f}–{SPREAD['dem_2threads'][1]:.2f}×). The machine's two cores in the same "
+            f"minutes (after each pair, two one-thread chute runs side by side, 500 timed steps after 100, each "
+            f"against one run alone just before): together {total:.2f}× the work of one (median of 3, "
+            f"{SPREAD['side_by_side_2'][0]:.2f}–{SPREAD['side_by_side_2'][1]:.2f}×), {slowest:.2f}× at the slower's "
+            f"pace, the ceiling of a 2-thread step that waits for its slower thread.", ""]
     if file_kib:
         FIG["dem_file_bytes_65600"] = statistics.median(file_kib) * 1024 / 65600
         out += [f"Of the peak RSS per particle at 65,600 spheres, the program's and its shared libraries' "
@@ -642,7 +657,10 @@ def goals_table():
              ("DEM chute, conventional law over Kuhn (faster still)", "dem_conventional_over_kuhn", ">", 1.0, "{:.2f}×"),
              ("DEM memory at 65,600 spheres, bytes per particle (peak RSS)", "dem_bytes_65600", "<=", 500, "{:.0f}"),
              ("DEM memory at 1,049,600 spheres, bytes per particle (peak RSS)", "dem_bytes_1e6", "<=", 500, "{:.0f}"),
-             ("DEM chute, 2 threads over 1 (stands in for 13× at 16)", "dem_2threads", ">=", 1.8, "{:.2f}×"),
+             ("DEM chute, 2 threads over 1 (stands in for 13× at 16)"
+              + (f"; here 2 one-thread runs side by side do {FIG['side_by_side_2'][0]:.2f}× the work of one, "
+                 f"{FIG['side_by_side_2'][1]:.2f}× at the slower's pace" if "side_by_side_2" in FIG else ""),
+              "dem_2threads", ">=", 1.8, "{:.2f}×"),
              ("CD colored, whole step at 10⁶ disks, 2 threads over 1 (stands in for 10× at 16)",
               "cd_colored_1e6_2threads", ">=", 1.8, "{:.2f}×"),
              (f"DEM chute, {FIG.get('top_threads', 16)} threads over 1 (goal at 16){ceiling}", "dem_top_threads", ">=", 13,
