@@ -34,6 +34,7 @@ $CDLAB alternating, for a change that should not cost time (bench/results/*-side
 import datetime
 import os
 import platform
+import signal
 import shutil
 import statistics
 import subprocess
@@ -105,6 +106,14 @@ def wait_sampling(p, memory):
         time.sleep(0.25)
 
 
+def die_with_parent():
+    """Every child's preexec_fn: the kernel kills it when this process ends, however it ends (a
+    bench stopped with kill once left its busy process of the small-runs section running, and
+    every run after it on the machine read half speed at 2 threads)."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def run(args, threads, memory=None):
     """Runs cdlab (threads None: its own choice, OMP_NUM_THREADS unset). A run's peak memory is
     its summary's peak_rss_kib (the high-water mark of its own address space), not wait4's
@@ -115,8 +124,13 @@ def run(args, threads, memory=None):
     env.pop("OMP_NUM_THREADS", None)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
-    p = subprocess.Popen(args, env=env)
-    status = wait_sampling(p, memory)
+    p = subprocess.Popen(args, env=env, preexec_fn=die_with_parent)
+    try:
+        status = wait_sampling(p, memory)
+    except BaseException:  # SystemExit on SIGTERM (main): the run stops with the bench
+        p.kill()
+        p.wait()
+        raise
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({status})")
 
@@ -206,6 +220,7 @@ def chute_cases(tmp, out):
             memory = {}
             with open(log, "w") as f:
                 p = subprocess.Popen([lmp, "-in", "in.chute3d", "-var", "nsteps", "2000"], cwd=ldir,
+                                     preexec_fn=die_with_parent,
                                      stdout=f, stderr=subprocess.STDOUT)
                 if wait_sampling(p, memory) != 0:
                     raise RuntimeError(f"lmp failed: {open(log).read()[-2000:]}")
@@ -357,12 +372,19 @@ def lone_and_together(tmp, n):
     def start(k):
         h5 = os.path.join(tmp, f"side{k}.h5")
         return h5, subprocess.Popen([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set",
-                                     "system.steps=600", "--set", "output.timing_warmup=100"], env=env)
+                                     "system.steps=600", "--set", "output.timing_warmup=100"], env=env,
+                                    preexec_fn=die_with_parent)
 
     def speeds(runs):
-        for h5, p in runs:
-            if p.wait() != 0:
-                raise RuntimeError(f"side-by-side chute run {h5} failed")
+        try:
+            for h5, p in runs:
+                if p.wait() != 0:
+                    raise RuntimeError(f"side-by-side chute run {h5} failed")
+        except BaseException:  # the others stop with the bench
+            for _, p in runs:
+                p.kill()
+                p.wait()
+            raise
         return [int(s["timed_steps"]) / float(s["timed_step_seconds"]) for s in (Run(h5).summary for h5, _ in runs)]
 
     alone = speeds([start(0)])[0]
@@ -551,7 +573,8 @@ def small_runs(tmp, out):
     cases[2] = (cases[2][0], [ini])
     rows = []
     for busy in (False, True):
-        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                               preexec_fn=die_with_parent) if busy else None
         try:
             for name, args in cases:
                 settings = (("automatic", None), ("1 thread", 1), ("2 threads", 2))
@@ -699,6 +722,10 @@ def goals_table():
 
 
 def main():
+    # a bench stopped by SIGTERM or SIGHUP ends as by an exception: the runs under way are
+    # killed, the busy process too, the temporary folder removed
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     if len(sys.argv) == 3 and sys.argv[1] == "--against":
         return main_against(os.path.abspath(sys.argv[2]))
     t_start = time.time()
