@@ -27,6 +27,16 @@ copy_libs() {
         case $(basename "$l") in libc.so* | libm.so* | libresolv.so*) ;; *) cp -L "$l" "$2"/ ;; esac
     done
 }
+# begin COMMAND OUTDIR: the results folder, the packed program with its libraries, python, and
+# the machine's facts in OUTDIR/machine.txt
+begin() {
+    out=${2:?"usage: bench/many-core.sh $1 OUTDIR"}
+    mkdir -p "$out"
+    export LD_LIBRARY_PATH=$PWD/build-dev/lib
+    cdlab=$PWD/build-dev/cdlab
+    py=${PYTHON:-python3}
+    { date -u; nproc; lscpu; grep -m1 MemTotal /proc/meminfo; uname -a; } >"$out/machine.txt" 2>&1
+}
 case "${1:-}" in
 pack)
     make --no-print-directory BUILD=build-dev OPT="-O3 -march=x86-64-v3 -g" build-dev/cdlab || exit 1
@@ -65,12 +75,7 @@ pack)
     du -sh build-dev/cdlab build-dev/lib build-dev/ompi build-dev/lammps.tar.xz 2>/dev/null
     ;;
 run)
-    out=${2:?"usage: bench/many-core.sh run OUTDIR"}
-    mkdir -p "$out"
-    export LD_LIBRARY_PATH=$PWD/build-dev/lib
-    cdlab=$PWD/build-dev/cdlab
-    py=${PYTHON:-python3}
-    { date -u; nproc; lscpu; grep -m1 MemTotal /proc/meminfo; uname -a; } >"$out/machine.txt" 2>&1
+    begin run "${2:-}"
     head -20 "$out/machine.txt"
     if ldd "$cdlab" | grep -q "not found"; then ldd "$cdlab"; exit 1; fi
     "$cdlab" --version | head -3
@@ -98,9 +103,8 @@ open('$tmp/c.ini', 'w').write(bench.config(2, 316, 99856, '$tmp/l.txt', 'colored
         grep -v "^$" | tee "$out/bench.log" | awk "/^## Profile/ {s = 1} /^written/ {s = 0} !s" | grep -E "^threads:|^\| [0-9]+ \||^\| DEM|^\| CD|written"
     ;;
 ranks)
-    out=${2:?"usage: bench/many-core.sh ranks OUTDIR"}
     [ -x build-dev/ompi/bin/orterun ] || { echo "no Open MPI in build-dev (pack where it is installed)"; exit 1; }
-    mkdir -p "$out"
+    begin ranks "${2:-}"
     o=$PWD/build-dev/ompi
     # PMIx also looks where Debian installs its components: a machine with another PMIx there
     # made every rank print that its zlib component would not load (2026-11-27); PMIx's
@@ -109,10 +113,7 @@ ranks)
         PMIX_MCA_mca_base_component_path=$o/lib/x86_64-linux-gnu/pmix2/lib/pmix \
         PMIX_MCA_pcompress=^zlib PMIX_MCA_pcompress_base_silence_warning=1 \
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export LD_LIBRARY_PATH=$PWD/build-dev/lib
-    cdlab=$PWD/build-dev/cdlab mpirun=$o/bin/orterun
-    py=${PYTHON:-python3}
-    { date -u; nproc; lscpu; grep -m1 MemTotal /proc/meminfo; uname -a; } >"$out/machine.txt" 2>&1
+    mpirun=$o/bin/orterun
     head -3 "$out/machine.txt"
     n=$(nproc)
     tmp=$(mktemp -d)
@@ -153,12 +154,7 @@ order)
     # Since particles.order = auto (2026-11-27) the threads section's CD case is renumbered along
     # a space-filling curve; on the 2-core VM that made its step 1.3x faster at 1 and 2 threads
     # (bench/PROFILE.md, session 31). At N threads it was measured only in the given order.
-    out=${2:?"usage: bench/many-core.sh order OUTDIR"}
-    mkdir -p "$out"
-    export LD_LIBRARY_PATH=$PWD/build-dev/lib
-    cdlab=$PWD/build-dev/cdlab
-    py=${PYTHON:-python3}
-    { date -u; nproc; lscpu; grep -m1 MemTotal /proc/meminfo; uname -a; } >"$out/machine.txt" 2>&1
+    begin order "${2:-}"
     head -3 "$out/machine.txt"
     n=$(nproc)
     tmp=$(mktemp -d)
