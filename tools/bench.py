@@ -114,6 +114,16 @@ def die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+def wait_or_kill(p, memory):
+    """wait_sampling, the process killed if the wait ends otherwise (SystemExit on SIGTERM: main)."""
+    try:
+        return wait_sampling(p, memory)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+
+
 def run(args, threads, memory=None):
     """Runs cdlab (threads None: its own choice, OMP_NUM_THREADS unset). A run's peak memory is
     its summary's peak_rss_kib (the high-water mark of its own address space), not wait4's
@@ -125,12 +135,7 @@ def run(args, threads, memory=None):
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     p = subprocess.Popen(args, env=env, preexec_fn=die_with_parent)
-    try:
-        status = wait_sampling(p, memory)
-    except BaseException:  # SystemExit on SIGTERM (main): the run stops with the bench
-        p.kill()
-        p.wait()
-        raise
+    status = wait_or_kill(p, memory)
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({status})")
 
@@ -222,7 +227,7 @@ def chute_cases(tmp, out):
                 p = subprocess.Popen([lmp, "-in", "in.chute3d", "-var", "nsteps", "2000"], cwd=ldir,
                                      preexec_fn=die_with_parent,
                                      stdout=f, stderr=subprocess.STDOUT)
-                if wait_sampling(p, memory) != 0:
+                if wait_or_kill(p, memory) != 0:
                     raise RuntimeError(f"lmp failed: {open(log).read()[-2000:]}")
             loops = [l for l in open(log).read().splitlines() if l.startswith("Loop time")]
             lrate.append(mobile * 2000 / float(loops[-1].split()[3]))
