@@ -553,25 +553,27 @@ status config_enum(config *c, const char *sec, const char *key, int required, in
     return CDLAB_OK;
 }
 
-/* Splits a value into numbers separated by spaces and/or commas. */
-static int split_numbers(const char *s, char tok[][64], int max)
+/* Splits a value into numbers separated by spaces and/or commas: copies it into buf
+ * (CONFIG_VALUE_MAX bytes) and cuts the copy in place, tok[k] pointing at the k-th item, for the
+ * first max items; returns the count of all. Items of any length (a fixed-size copy of each
+ * once cut a long number short: '-1.000...0e1' read as -1). */
+static int split_numbers(const char *s, char *buf, char **tok, int max)
 {
+    snprintf(buf, CONFIG_VALUE_MAX, "%s", s);
     int n = 0;
-    while (*s) {
-        while (*s && (isspace((unsigned char)*s) || *s == ','))
-            s++;
-        if (!*s)
+    char *p = buf;
+    while (*p) {
+        while (*p && (isspace((unsigned char)*p) || *p == ','))
+            p++;
+        if (!*p)
             break;
-        int k = 0;
-        while (*s && !isspace((unsigned char)*s) && *s != ',') {
-            if (k < 63 && n < max)
-                tok[n][k] = *s;
-            k++;
-            s++;
-        }
         if (n < max)
-            tok[n][k < 63 ? k : 63] = '\0';
+            tok[n] = p;
         n++;
+        while (*p && !isspace((unsigned char)*p) && *p != ',')
+            p++;
+        if (*p)
+            *p++ = '\0';
     }
     return n;
 }
@@ -585,9 +587,9 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
         return s;
     vec3 v = dflt;
     if (e) {
-        char tok[3][64];
+        char buf[CONFIG_VALUE_MAX], *tok[3];
         double d[3];
-        int n = split_numbers(e->value, tok, 3);
+        int n = split_numbers(e->value, buf, tok, 3);
         if (n != 3 || !parse_double(tok[0], &d[0]) || !parse_double(tok[1], &d[1]) ||
             !parse_double(tok[2], &d[2]))
             return eerr(c, e, sec, key, err, "expected three numbers 'x y z' (got '%s')", e->value);
@@ -613,8 +615,8 @@ status config_doubles(config *c, const char *sec, const char *key, int required,
         for (int k = 0; k < n; k++)
             out[k] = dflt[k];
     } else {
-        char tok[16][64];
-        if (n > 16 || split_numbers(e->value, tok, 16) != n)
+        char buf[CONFIG_VALUE_MAX], *tok[16];
+        if (n > 16 || split_numbers(e->value, buf, tok, 16) != n)
             return eerr(c, e, sec, key, err, "expected %d numbers (got '%s')", n, e->value);
         for (int k = 0; k < n; k++)
             if (!parse_double(tok[k], &out[k]))
@@ -643,23 +645,27 @@ status config_int_list(config *c, const char *sec, const char *key, long **out, 
             config_record(c, sec, key, "%s", "");
         return s;
     }
-    int n = split_numbers(e->value, NULL, 0);
+    char *buf = malloc(CONFIG_VALUE_MAX);
+    int n = buf ? split_numbers(e->value, buf, NULL, 0) : 0;
     long *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
-    char(*tok)[64] = malloc((size_t)(n > 0 ? n : 1) * sizeof *tok);
-    if (!v || !tok) {
+    char **tok = malloc((size_t)(n > 0 ? n : 1) * sizeof *tok);
+    if (!buf || !v || !tok) {
+        free(buf);
         free(v);
         free(tok);
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     }
-    split_numbers(e->value, tok, n);
+    split_numbers(e->value, buf, tok, n);
     for (int k = 0; k < n; k++)
         if (!parse_long(tok[k], &v[k])) {
             status st =
                 eerr(c, e, sec, key, err, "expected a list of integers (bad item '%s')", tok[k]);
+            free(buf);
             free(v);
             free(tok);
             return st;
         }
+    free(buf);
     free(tok);
     *out = v;
     *count = n;

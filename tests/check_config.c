@@ -207,6 +207,48 @@ START_TEST(errors_set_overrides_file)
 }
 END_TEST
 
+/* The lists of numbers (vectors, number lists, integer lists) read each item whole, however
+ * long: an item of over 63 characters was cut short, and '-1.000...0e1' (66 characters) read as
+ * -1 without a word. */
+START_TEST(errors_long_numbers_read_whole)
+{
+    char zeros[80], g[200], tile[320], ids[200];
+    memset(zeros, '0', 70);
+    zeros[70] = '\0';
+    snprintf(g, sizeof g, "system.gravity = 0, -1.%se1 0", zeros);
+    snprintf(tile, sizeof tile, "particles.tile = 2.%s 1.%se0,3.%s", zeros, zeros, zeros);
+    snprintf(ids, sizeof ids, "output.probes = %s17 2", zeros);
+    config c;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, GOOD, "test.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, g, &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, tile, &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, ids, &err), CDLAB_OK);
+    vec3 v;
+    ck_assert_int_eq(config_vec3(&c, "system", "gravity", 1, v3_zero(), &v, &err), CDLAB_OK);
+    ck_assert_double_eq(v.x, 0.0);
+    ck_assert_double_eq(v.y, -10.0);
+    ck_assert_double_eq(v.z, 0.0);
+    double d[3], one[3] = {1, 1, 1};
+    ck_assert_int_eq(config_doubles(&c, "particles", "tile", 1, 3, one, d, &err), CDLAB_OK);
+    ck_assert_double_eq(d[0], 2.0);
+    ck_assert_double_eq(d[1], 1.0);
+    ck_assert_double_eq(d[2], 3.0);
+    long *l;
+    int m;
+    ck_assert_int_eq(config_int_list(&c, "output", "probes", &l, &m, &err), CDLAB_OK);
+    ck_assert_int_eq(m, 2);
+    ck_assert_int_eq(l[0], 17);
+    ck_assert_int_eq(l[1], 2);
+    free(l);
+    /* and a bad item is still named, whole */
+    ck_assert_int_eq(config_set(&c, "output.probes = 1 2x", &err), CDLAB_OK);
+    ck_assert_int_eq(config_int_list(&c, "output", "probes", &l, &m, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "bad item '2x'"), "%s", err.msg);
+    config_free(&c);
+}
+END_TEST
+
 /* Runs the binary with the shell redirection redir; returns its exit status and the first
  * bytes of what reaches the pipe. */
 static int run_binary(const char *args, const char *redir, char *buf, size_t n)
@@ -452,6 +494,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_particle_files);
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
+    tcase_add_test(tc, errors_long_numbers_read_whole);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
     tcase_add_test(tc, io_threads_beyond_cores_said);
