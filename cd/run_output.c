@@ -23,6 +23,22 @@ double run_now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The root's attributes: the program, the config, the overrides and command as given. */
+static status write_root(h5out *h, const config *c, const run_setup *S, const run_hooks *hk,
+                         const char *overrides, diag *err)
+{
+    status s;
+    if ((s = h5out_attr_string(h, "/", "program", S->E.ops->program, err)) ||
+        (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
+        (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
+        (s = h5out_attr_string(h, "/", "overrides", overrides, err)) ||
+        (s = h5out_attr_string(h, "/", "command_line",
+                               hk && hk->command_line ? hk->command_line : "", err)) ||
+        (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)))
+        return s;
+    return h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err);
+}
+
 /* The root's attributes, /parameters (every key as resolved) and /build. */
 static status write_provenance(h5out *h, config *c, const run_setup *S, const run_hooks *hk,
                                diag *err)
@@ -30,17 +46,14 @@ static status write_provenance(h5out *h, config *c, const run_setup *S, const ru
     status s;
     char buf[128];
     /* the --set overrides, as given ("section.key=value", one a line) */
-    char overrides[8192];
-    config_overrides(c, overrides, sizeof overrides);
-    if ((s = h5out_attr_string(h, "/", "program", S->E.ops->program, err)) ||
-        (s = h5out_attr_string(h, "/", "config_file", c->file, err)) ||
-        (s = h5out_attr_string(h, "/", "config_text", c->text ? c->text : "", err)) ||
-        (s = h5out_attr_string(h, "/", "overrides", overrides, err)) ||
-        (s = h5out_attr_string(h, "/", "command_line",
-                               hk && hk->command_line ? hk->command_line : "", err)) ||
-        (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)) ||
-        (s = h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err)) ||
-        (s = h5out_group(h, "/parameters", err)) || (s = h5out_group(h, "/build", err)))
+    char *overrides = config_overrides(c);
+    if (!overrides || c->res_lost) {
+        free(overrides);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory recording the run's parameters");
+    }
+    s = write_root(h, c, S, hk, overrides, err);
+    free(overrides);
+    if (s || (s = h5out_group(h, "/parameters", err)) || (s = h5out_group(h, "/build", err)))
         return s;
     /* particles.order = spatial: the input index of each particle id */
     if (S->info.input_index &&

@@ -451,12 +451,22 @@ status run_check_paths(const config *c, const run_setup *S, const run_hooks *hk,
     snprintf(partial, sizeof partial, "%s.partial", out);
     xdmf_sidecar_path(out, xmf, sizeof xmf);
     long fclib_step = hk ? hk->fclib_step : 0;
-    if (hk && hk->fclib_path)
+    /* a name that does not fit is refused: cut short, it named another file (written, or
+     * replaced with --overwrite) */
+    if (hk && hk->fclib_path) {
+        if (strlen(hk->fclib_path) >= n)
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "--fclib-out %.200s...: name too long (over %zu characters)",
+                            hk->fclib_path, n - 1);
         snprintf(fclib_path, n, "%s", hk->fclib_path);
-    else { /* OUT.h5 -> OUT-stepN.fclib.h5 */
+    } else { /* OUT.h5 -> OUT-stepN.fclib.h5 */
         char suffix[64];
         snprintf(suffix, sizeof suffix, "-step%ld.fclib.h5", fclib_step);
-        h5_sibling_path(out, suffix, fclib_path, n);
+        if (!h5_sibling_path(out, suffix, fclib_path, n) && fclib_step)
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "the FCLIB export's name (%s with %s) would be over %zu characters: "
+                            "give a shorter one with --fclib-out",
+                            out, suffix, n - 1);
     }
     struct {
         const char *path, *what;

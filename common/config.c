@@ -25,18 +25,18 @@ static status add_entry(config *c, const char *sec, const char *key, const char 
 {
     if (strlen(sec) >= CONFIG_NAME_MAX || strlen(key) >= CONFIG_NAME_MAX)
         return line ? diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: section or key name too long",
-                               c->file, line)
+                               c->shown, line)
                     : diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: section or key name too long",
                                sec, key);
     if (strlen(val) >= CONFIG_VALUE_MAX)
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: %s.%s: value too long", c->file, line, sec,
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: %s.%s: value too long", c->shown, line, sec,
                         key);
     for (int k = 0; k < c->n; k++) {
         config_entry *e = &c->e[k];
         if (strcmp(e->section, sec) == 0 && strcmp(e->key, key) == 0) {
             if (line) /* the same key twice in a file is almost always a mistake */
                 return diag_set(err, CDLAB_ERR_CONFIG,
-                                "%s:%d: %s.%s: duplicate key (first given on line %d)", c->file,
+                                "%s:%d: %s.%s: duplicate key (first given on line %d)", c->shown,
                                 line, sec, key, e->line);
             if (e->line && !e->file_value && !(e->file_value = strdup(e->value)))
                 return diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading the configuration");
@@ -69,7 +69,7 @@ static int handler(void *user, const char *section, const char *name, const char
         return 0;
     if (section[0] == '\0') {
         ps->st = diag_set(ps->err, CDLAB_ERR_CONFIG, "%s:%d: key '%s' outside of any [section]",
-                          ps->c->file, ps->line, name);
+                          ps->c->shown, ps->line, name);
         return 0;
     }
     ps->st = add_entry(ps->c, section, name, value, ps->line, ps->err);
@@ -92,7 +92,7 @@ static char *read_string(char *str, int num, void *stream)
             ps->st = diag_set(ps->err, CDLAB_ERR_CONFIG,
                               "%s:%d: line of %zu characters, longer than the %d a config line may "
                               "have",
-                              ps->c->file, ps->line + 1, len, CONFIG_VALUE_MAX - 2);
+                              ps->c->shown, ps->line + 1, len, CONFIG_VALUE_MAX - 2);
             return NULL;
         }
     }
@@ -124,9 +124,9 @@ static status parse(config *c, parse_state *ps)
     if (rc > 0)
         return diag_set(ps->err, CDLAB_ERR_CONFIG,
                         "%s:%d: syntax error (expected [section], key = value or a comment)",
-                        c->file, rc);
+                        c->shown, rc);
     if (rc < 0)
-        return diag_set(ps->err, CDLAB_ERR_IO, "%s: cannot parse (inih error %d)", c->file, rc);
+        return diag_set(ps->err, CDLAB_ERR_IO, "%s: cannot parse (inih error %d)", c->shown, rc);
     return CDLAB_OK;
 }
 
@@ -134,6 +134,9 @@ status config_load_string(config *c, const char *text, const char *name, diag *e
 {
     memset(c, 0, sizeof *c);
     snprintf(c->file, sizeof c->file, "%s", name);
+    size_t len = strlen(c->file);
+    snprintf(c->shown, sizeof c->shown, "%s%.200s", len > 200 ? "..." : "",
+             c->file + (len > 200 ? len - 200 : 0));
     c->text = strdup(text);
     if (!c->text)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
@@ -144,6 +147,12 @@ status config_load_string(config *c, const char *text, const char *name, diag *e
 status config_load_file(config *c, const char *path, diag *err)
 {
     struct stat st;
+    if (strlen(path) >= sizeof c->file) {
+        memset(c, 0, sizeof *c);
+        return diag_set(err, CDLAB_ERR_IO,
+                        "%.200s...: config file name too long (over %zu characters)", path,
+                        sizeof c->file - 1);
+    }
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         memset(c, 0, sizeof *c);
         return diag_set(err, CDLAB_ERR_IO, "%s: is a folder, not a config file", path);
@@ -215,6 +224,8 @@ void config_free(config *c)
         free(c->e[k].file_value);
     free(c->text);
     free(c->e);
+    for (int k = 0; k < c->nres; k++)
+        free(c->res[k].value);
     free(c->res);
     memset(c, 0, sizeof *c);
 }
@@ -240,19 +251,22 @@ int config_section_line(const config *c, const char *section)
     return -1;
 }
 
-void config_overrides(const config *c, char *buf, size_t n)
+char *config_overrides(const config *c)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < c->n && used < n; k++) {
+    size_t n = 1;
+    for (int k = 0; k < c->n; k++)
+        if (c->e[k].line == 0)
+            n += strlen(c->e[k].section) + strlen(c->e[k].key) + strlen(c->e[k].value) + 3;
+    char *buf = malloc(n), *p = buf;
+    if (!buf)
+        return NULL;
+    *p = '\0';
+    for (int k = 0; k < c->n; k++) {
         const config_entry *e = &c->e[k];
-        if (e->line != 0)
-            continue;
-        int w = snprintf(buf + used, n - used, "%s.%s=%s\n", e->section, e->key, e->value);
-        if (w < 0)
-            break;
-        used += (size_t)w;
+        if (e->line == 0)
+            p += sprintf(p, "%s.%s=%s\n", e->section, e->key, e->value);
     }
+    return buf;
 }
 
 const char *config_file_value(const config *c, const char *section, const char *key)
@@ -297,18 +311,30 @@ void config_record(config *c, const char *sec, const char *key, const char *fmt,
         if (c->nres == c->rescap) {
             int nc = c->rescap ? 2 * c->rescap : 64;
             config_resolved *p = realloc(c->res, (size_t)nc * sizeof *p);
-            if (!p)
-                return; /* provenance is best effort; the run itself is unaffected */
+            if (!p) {
+                c->res_lost = 1;
+                return;
+            }
             c->res = p;
             c->rescap = nc;
         }
         r = &c->res[c->nres++];
         snprintf(r->name, sizeof r->name, "%s", name);
+        r->value = NULL;
     }
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
-    vsnprintf(r->value, sizeof r->value, fmt, ap);
+    va_copy(again, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    char *v = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (v)
+        vsnprintf(v, (size_t)len + 1, fmt, again);
+    else
+        c->res_lost = 1;
+    va_end(again);
     va_end(ap);
+    free(r->value);
+    r->value = v ? v : strdup("");
 }
 
 /* Shortest of %.15g, %.16g, %.17g that reads back to the same double. */
@@ -327,10 +353,11 @@ static status verror(const config *c, const config_entry *e, const char *sec, co
     char msg[700];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (e && e->line > 0)
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: %s.%s: %s", c->file, e->line, sec, key, msg);
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: %s.%s: %s", c->shown, e->line, sec, key,
+                        msg);
     if (e)
         return diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: %s", sec, key, msg);
-    return diag_set(err, CDLAB_ERR_CONFIG, "%s: %s.%s: %s", c->file, sec, key, msg);
+    return diag_set(err, CDLAB_ERR_CONFIG, "%s: %s.%s: %s", c->shown, sec, key, msg);
 }
 
 status config_error(const config *c, const char *sec, const char *key, diag *err, const char *fmt,
@@ -397,7 +424,7 @@ static status lookup(config *c, const char *sec, const char *key, int required, 
     }
     if (required)
         return diag_set(err, CDLAB_ERR_CONFIG, "%s: missing required key %s.%s (section [%s])",
-                        c->file, sec, key, sec);
+                        c->shown, sec, key, sec);
     return CDLAB_OK;
 }
 
@@ -778,7 +805,7 @@ status config_check_unused(const config *c, const char *const *known_sections, d
                 snprintf(hint, sizeof hint, " (did you mean [%s%s]?)", best,
                          best[strlen(best) - 1] == '.' ? "NAME" : "");
             if (e->line)
-                return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: unknown section [%s]%s", c->file,
+                return diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: unknown section [%s]%s", c->shown,
                                 e->line, e->section, hint);
             return diag_set(err, CDLAB_ERR_CONFIG, "--set %s.%s: unknown section [%s]%s",
                             e->section, e->key, e->section, hint);

@@ -10,6 +10,7 @@
 #include "status.h"
 #include "vec3.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,7 +28,7 @@ typedef struct config_entry {
 
 typedef struct config_resolved {
     char name[2 * CONFIG_NAME_MAX + 2]; /* section.key */
-    char value[256];
+    char *value; /* whole, however long (a fixed 256 bytes cut lists short) */
 } config_resolved;
 
 /* One documented key (docs/config.md; build/config_schema.h is generated from it). A section
@@ -37,12 +38,14 @@ typedef struct config_key_doc {
 } config_key_doc;
 
 typedef struct config {
-    char file[512]; /* file name used in messages */
+    char file[PATH_MAX]; /* its path: the files it names, the output's config_file */
+    char shown[216]; /* the path as messages give it: whole, or "..." and its last 200 characters */
     char *text;     /* the file's text, echoed into the output */
     config_entry *e;
     int n, cap;
     config_resolved *res;
     int nres, rescap;
+    int res_lost; /* a value could not be recorded (out of memory): the output refuses */
     /* the documented keys: a getter asked for a key not among them records it here (the code
      * reads a key docs/config.md lacks), and the reader refuses the config */
     const config_key_doc *schema;
@@ -64,8 +67,9 @@ int config_has(const config *c, const char *section, const char *key);
 /* Line of the first key of a section: -1 if the section is absent, 0 if it only comes from
  * --set. */
 int config_section_line(const config *c, const char *section);
-/* The --set overrides, "section.key=value" one a line, into buf (truncated to n). */
-void config_overrides(const config *c, char *buf, size_t n);
+/* The --set overrides, "section.key=value" one a line, all of them (free it); NULL: out of
+ * memory. */
+char *config_overrides(const config *c);
 /* The value a key has in the file, before any --set (NULL when the file does not give it). */
 const char *config_file_value(const config *c, const char *section, const char *key);
 /* Marks every key of a section that this run does not use (another engine's) as read, after

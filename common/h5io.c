@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,7 +35,7 @@ typedef struct series {
 
 struct h5out {
     hid_t file;
-    char path[512];
+    char path[PATH_MAX]; /* messages, and the file that release_room opens again */
     series s[H5IO_MAX_SERIES];
     int ns;
     /* An HDF5 call failed: the library's state no longer matches the file, and anything more
@@ -175,12 +176,13 @@ long h5out_series_stored_rows(long rows)
                      : (rows + H5IO_SERIES_BUFFER - 1) / H5IO_SERIES_BUFFER * H5IO_SERIES_BUFFER;
 }
 
-void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n)
+int h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n)
 {
     size_t len = strlen(h5_path);
     if (len > 3 && strcmp(h5_path + len - 3, ".h5") == 0)
         len -= 3;
-    snprintf(buf, n, "%.*s%s", (int)len, h5_path, suffix);
+    int w = snprintf(buf, n, "%.*s%s", (int)len, h5_path, suffix);
+    return w >= 0 && (size_t)w < n;
 }
 
 status h5out_open(h5out **out, const char *path, diag *err)
@@ -820,7 +822,7 @@ status h5in_describe(const char *path, FILE *out, diag *err)
 
 struct h5in {
     hid_t f;
-    char path[512];
+    char path[PATH_MAX];
 };
 
 status h5in_open(h5in **out, const char *path, diag *err)

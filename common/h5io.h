@@ -26,12 +26,13 @@ double h5out_series_row_bytes(const h5out *h);
 /* The rows a series of rows rows takes in the file: whole chunks of H5IO_SERIES_BUFFER rows
  * (a chunk is stored whole once it is begun). */
 long h5out_series_stored_rows(long rows);
-/* Flushes buffered series rows and closes; safe on NULL. */
-/* A file next to an output: OUT.h5 -> OUT<suffix> (a name without .h5 keeps it whole). */
-void h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n);
+/* A file next to an output: OUT.h5 -> OUT<suffix> (a name without .h5 keeps it whole). 0 where
+ * the name does not fit in n bytes (buf then holds it cut short). */
+int h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n);
 
 /* Opens an existing HDF5 file to add groups, attributes and arrays to it. */
 status h5out_open(h5out **out, const char *path, diag *err);
+/* Flushes buffered series rows and closes; safe on NULL. */
 status h5out_close(h5out *h, diag *err);
 status h5out_flush(h5out *h, diag *err);
 /* A full disk must not cut a write short: HDF5 cannot take back what it half wrote, and a file

@@ -48,7 +48,7 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
     for (int k = 0; k < 3; k++)
         total += config_sections_with_prefix(c, kinds[k], names, MAX_WALLS);
     if (total > MAX_WALLS)
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s: at most %d walls (got %d)", c->file, MAX_WALLS,
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: at most %d walls (got %d)", c->shown, MAX_WALLS,
                         total);
     W->walls = calloc((size_t)(total > 0 ? total : 1), sizeof *W->walls);
     if (!W->walls)
@@ -260,7 +260,7 @@ static status check_start_pairs(config *c, world *W, double max_frac, long max_p
 /* particles.source = file: the file's path (relative to the config's directory), format and
  * tiling, and its particle count checked against particles.count. */
 typedef struct file_source {
-    char path[1024];
+    char path[PATH_MAX];
     int fmt;
     double tile[3];
 } file_source;
@@ -277,10 +277,14 @@ static status read_file_source(config *c, const particles *P, long count, file_s
         return s;
     /* a relative path is relative to the config file's directory */
     const char *slash = strrchr(c->file, '/');
-    if (given[0] != '/' && slash)
-        snprintf(f->path, sizeof f->path, "%.*s/%s", (int)(slash - c->file), c->file, given);
-    else
-        snprintf(f->path, sizeof f->path, "%s", given);
+    int len = given[0] != '/' && slash ? snprintf(f->path, sizeof f->path, "%.*s/%s",
+                                                  (int)(slash - c->file), c->file, given)
+                                       : snprintf(f->path, sizeof f->path, "%s", given);
+    if (len < 0 || (size_t)len >= sizeof f->path)
+        return config_error(
+            c, sec, "file", err,
+            "the path (with the config file's folder) is longer than %zu characters",
+            sizeof f->path - 1);
     const char *formats[] = {"xyzr", "chute", NULL};
     const double one3[3] = {1, 1, 1};
     if ((s = config_enum(c, sec, "format", 0, PARTICLE_FORMAT_XYZR, formats, &f->fmt, err)) ||
@@ -350,7 +354,7 @@ static status place_random(config *c, particles *P, pcg32 *rng, diag *err)
     if ((s = generate_random_box(P, rng, rmin, rmax, lo, hi, err))) {
         char msg[sizeof err->msg];
         memcpy(msg, err->msg, sizeof msg);
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %.900s", c->file, msg);
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %.700s", c->shown, msg);
     }
     return CDLAB_OK;
 }

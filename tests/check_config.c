@@ -249,6 +249,29 @@ START_TEST(errors_long_numbers_read_whole)
 }
 END_TEST
 
+/* A particle file's path that, with the config's folder, would not fit is refused (it was cut
+ * short: another file, or a wrong "cannot open"). */
+START_TEST(errors_long_file_path_refused)
+{
+    char *name = malloc(4200);
+    strcpy(name, "/");
+    for (int k = 0; k < 2042; k++) /* a name of 4,092 characters, a path of 4,096 */
+        strcat(name, "d/");
+    strcat(name, "run.ini");
+    char *text = replace(GOOD, "count = 3\n", "count = 3\nsource = file\nfile = spheres.txt\n");
+    config c;
+    diag err = {{0}};
+    ck_assert_int_eq(config_load_string(&c, text, name, &err), CDLAB_OK);
+    ck_assert_int_eq(run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "particles.file: the path (with the config file's folder) is "
+                                  "longer than 4095 characters"),
+                  "%.300s", err.msg + (strlen(err.msg) > 300 ? strlen(err.msg) - 300 : 0));
+    config_free(&c);
+    free(text);
+    free(name);
+}
+END_TEST
+
 /* Runs the binary with the shell redirection redir; returns its exit status and the first
  * bytes of what reaches the pipe. */
 static int run_binary(const char *args, const char *redir, char *buf, size_t n)
@@ -495,6 +518,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_long_numbers_read_whole);
+    tcase_add_test(tc, errors_long_file_path_refused);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
     tcase_add_test(tc, io_threads_beyond_cores_said);

@@ -538,6 +538,15 @@ START_TEST(io_equiv_command)
     ck_assert_msg(strstr(out, "kappa     = 40 "), "%s", out);
     snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 sideways 2>/dev/null", cdlab_bin());
     ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2); /* no such sweep */
+    /* N_I beyond solver.iterations' range (it wrapped round to -2147483648) or not whole */
+    snprintf(cmd, sizeof cmd, "%s equiv --diameter 2 99999999999999999999 1 1 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "N_I must be an integer from 1 to 100000000, as solver.iterations "
+                              "(got '99999999999999999999')"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "%s equiv 40.5 1 1 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "(got '40.5')"), "%s", out);
 }
 END_TEST
 

@@ -189,9 +189,15 @@ START_TEST(errors_refusals_keep_existing_output)
     ck_assert_int_eq(h5out_create(&h, at("nock.h5"), &err), CDLAB_OK);
     ck_assert_int_eq(h5out_group(h, "/something", &err), CDLAB_OK);
     ck_assert_int_eq(h5out_close(h, &err), CDLAB_OK);
+    /* an FCLIB name of 700 characters (./ 348 times): cut short at 599 it named another file */
+    char long_fclib[800] = "--export-fclib 5 --fclib-out ";
+    for (int k = 0; k < 348; k++)
+        strcat(long_fclib, "./");
+    strcat(long_fclib, "x.h5");
     struct {
         const char *args, *expect;
     } cases[] = {
+        {long_fclib, "name too long (over 599 characters)"},
         {"--restart garbage.h5", "garbage.h5"},
         {"--restart empty.h5", "empty.h5"},
         {"--restart trunc.h5", "trunc.h5"},
@@ -1033,6 +1039,62 @@ START_TEST(io_provenance_command_and_overrides)
 }
 END_TEST
 
+/* Provenance is kept whole however long: a value of /parameters was cut at 255 characters (a
+ * probe list ended in the middle of an id), the overrides and the command line at 8 kB. Here a
+ * probe list of 4,040 characters, a radius of 3,000 digits and a gravity of 2,000: about 9 kB
+ * of overrides. */
+START_TEST(io_provenance_long_values_whole)
+{
+    setup_dir();
+    write_config(at("cd.ini"), CD_INI, 2, 20, 0, 0);
+    size_t cap = 20000;
+    char *probes = malloc(cap), *radius = malloc(cap), *gravity = malloc(cap),
+         *cmd = malloc(4 * cap);
+    ck_assert_ptr_nonnull(cmd);
+    strcpy(probes, "output.probes=");
+    for (int k = 0; k < 20; k++) /* each id zero-padded to 201 characters */
+        sprintf(probes + strlen(probes), k ? " %0201d" : "%0201d", k);
+    strcpy(radius, "particles.radius_min=0.4");
+    memset(radius + strlen(radius), '0', 3000);
+    radius[24 + 3000] = '\0';
+    strcpy(gravity, "system.gravity=0 -1.");
+    memset(gravity + strlen(gravity), '0', 2000);
+    strcpy(gravity + 20 + 2000, " 0");
+    snprintf(cmd, 4 * cap, "%s run %s -o %s --quiet --set '%s' --set %s --set '%s' 2>%s", bin(),
+             at("cd.ini"), at("p.h5"), probes, radius, gravity, at("stderr.txt"));
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    h5in *h;
+    diag err;
+    char *v;
+    ck_assert_msg(h5in_open(&h, at("p.h5"), &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(h5in_attr_str(h, "/parameters", "output.probes", &v, &err), CDLAB_OK);
+    ck_assert_uint_eq(strlen(v), 20 * 202 - 1);
+    ck_assert_msg(strcmp(v, probes + strlen("output.probes=")) == 0, "/parameters: '%.80s...'", v);
+    free(v);
+    char *want = malloc(4 * cap);
+    /* in the config's order: keys of the file where they stand, new ones after */
+    snprintf(want, 4 * cap, "%s\n%s\n%s\n", gravity, radius, probes);
+    ck_assert_int_eq(h5in_attr_str(h, "/", "overrides", &v, &err), CDLAB_OK);
+    ck_assert_uint_gt(strlen(v), 8192);
+    ck_assert_msg(strcmp(v, want) == 0, "overrides: %zu characters, %zu given", strlen(v),
+                  strlen(want));
+    free(v);
+    ck_assert_int_eq(h5in_attr_str(h, "/", "command_line", &v, &err), CDLAB_OK);
+    ck_assert_uint_gt(strlen(v), 8192);
+    snprintf(want, 4 * cap, "--set %s --set %s", radius, gravity);
+    ck_assert_msg(strlen(v) >= strlen(want) && strcmp(v + strlen(v) - strlen(want), want) == 0,
+                  "the command line ends '%s'", v + strlen(v) - 40);
+    free(v);
+    h5in_close(h);
+    free(want);
+    free(probes);
+    free(radius);
+    free(gravity);
+    free(cmd);
+    teardown_dir();
+}
+END_TEST
+
 /* Out of memory in a DEM run (issue 19's notes): every allocation of grow_array, grow_big and
  * big_alloc that a DEM pile makes (60 spheres, 1 thread, 1000 steps through neighbour-list
  * rebuilds as the list grows) is made to fail in turn (grow_fail_countdown). Each run either
@@ -1097,6 +1159,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, io_signals_and_zero_steps);
     tcase_add_test(tc, errors_hostile_inputs);
     tcase_add_test(tc, io_provenance_command_and_overrides);
+    tcase_add_test(tc, io_provenance_long_values_whole);
     tcase_add_test(tc, errors_out_of_memory_dem);
     suite_add_tcase(s, tc);
     return s;

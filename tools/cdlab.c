@@ -390,16 +390,10 @@ static int check_config(config *c, const run_args *a)
 }
 
 /* cdlab run: the run with progress, Ctrl-C ending it cleanly; the exit status (docs: cdlab help
- * run). */
-static int run_config(config *c, const run_args *a, int argc, char **argv)
+ * run). command: the command as typed, for the output's provenance. */
+static int run_config_as(config *c, const run_args *a, const char *command)
 {
     progress_state ps = {.quiet = a->quiet, .tty = isatty(STDERR_FILENO), .last_decile = -1};
-    /* the command as typed, for the output's provenance */
-    char command[8192] = "cdlab run";
-    for (int k = 0; k < argc; k++) {
-        size_t used = strlen(command);
-        snprintf(command + used, sizeof command - used, " %s", argv[k]);
-    }
     run_hooks hooks = {.command_line = command,
                        .progress = show_progress,
                        .message = show_message,
@@ -449,6 +443,27 @@ static int run_config(config *c, const run_args *a, int argc, char **argv)
     return 0;
 }
 
+/* run_config_as with the command as typed, whole (a fixed buffer once cut a long one short) */
+static int run_config(config *c, const run_args *a, int argc, char **argv)
+{
+    size_t len = sizeof "cdlab run";
+    for (int k = 0; k < argc; k++)
+        len += 1 + strlen(argv[k]);
+    char *command = malloc(len);
+    if (!command) {
+        fprintf(stderr, "cdlab: out of memory\n");
+        return 2;
+    }
+    strcpy(command, "cdlab run");
+    for (int k = 0; k < argc; k++) {
+        strcat(command, " ");
+        strcat(command, argv[k]);
+    }
+    int rc = run_config_as(c, a, command);
+    free(command);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv, int check_only)
 {
     run_args a = {.sets = calloc((size_t)argc + 1, sizeof(char *))};
@@ -478,7 +493,7 @@ static int parse_pos(const char *s, double *v)
 static int cmd_equiv(int argc, char **argv)
 {
     double args[3], d = 1.0, L = 0.0;
-    const char *sweep_name = "random";
+    const char *sweep_name = "random", *n_i_text = NULL;
     int npos = 0;
     for (int k = 0; k < argc; k++) {
         if (strcmp(argv[k], "--diameter") == 0 && k + 1 < argc) {
@@ -498,6 +513,8 @@ static int cmd_equiv(int argc, char **argv)
                         (const char *[]){"N_I", "DT", "MASS"}[npos], argv[k]);
                 return 2;
             }
+            if (npos == 0)
+                n_i_text = argv[k];
             npos++;
         } else if (npos == 3) {
             sweep_name = argv[k];
@@ -507,11 +524,19 @@ static int cmd_equiv(int argc, char **argv)
             return 2;
         }
     }
-    if (npos < 3 || args[0] != floor(args[0])) {
+    if (npos < 3) {
         fprintf(stderr,
                 "usage: cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
                 "  N_I (integer sweeps per step), DT and MASS of the CD run; SWEEP = random "
                 "(default), jacobi or colored (measured q)\n");
+        return 2;
+    }
+    /* solver.iterations' range (a larger one wrapped round in the int: N_I = -2147483648) */
+    if (args[0] != floor(args[0]) || args[0] > 100000000.0) {
+        fprintf(stderr,
+                "cdlab equiv: N_I must be an integer from 1 to 100000000, as "
+                "solver.iterations (got '%s')\n",
+                n_i_text);
         return 2;
     }
     int sweep = -1;
