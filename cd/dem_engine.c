@@ -171,6 +171,12 @@ static void dem_constants(const engine *e, double k[ENGINE_CONSTANTS])
     k[3] = p->damp_t;
     k[4] = p->law.tangential * 1000 + p->law.projection * 100 + p->law.twirl * 10 +
            p->damp_absolute * 2 + p->damp_rate + p->bond * 10000 + p->deformable * 100000;
+    /* each 0 where its option is off (a restart may not turn an option on or off: k[4]) */
+    k[5] = p->deformable ? p->young : 0.0;
+    k[6] = p->deformable ? p->poisson : 0.0;
+    k[7] = p->bond ? p->bond_strength_n : 0.0;
+    k[8] = p->bond ? p->bond_strength_t : 0.0;
+    k[9] = p->law.eps;
 }
 
 static status dem_header(engine *e, h5out *h, const world *W, const scene_info *info, diag *err)

@@ -50,9 +50,10 @@ void engine_say(const engine_notes *n, const char *fmt, ...)
 void engine_say_result(const engine_notes *n, const char *line);
 
 /* The engine constants a checkpoint records and a restart compares (checkpoint format 3 names
- * them after the DEM law: k_n, k_t, damping_normal, damping_tangential, dem_law); an engine
- * without such constants leaves them 0. */
-#define ENGINE_CONSTANTS 5
+ * them after the DEM law: k_n, k_t, damping_normal, damping_tangential, dem_law, and since
+ * 2026-11-28 young_modulus, poisson_ratio, bond_strength_normal, bond_strength_shear, law_eps,
+ * which an older checkpoint lacks); an engine without such constants leaves them 0. */
+#define ENGINE_CONSTANTS 10
 
 typedef struct engine engine;
 

@@ -192,6 +192,11 @@ static status begin(run_state *R, diag *err)
     R->rec = (engine_record){.converged = 1};
     if (hk && hk->restart) {
         engine_say(&R->notes, "restart: continuing from step %ld of %s", W->step, hk->restart);
+        if (S->restart_unchecked[0])
+            engine_say(&R->notes,
+                       "restart: note: its checkpoint (an older cdlab's) does not record %s: a "
+                       "change of them is not refused",
+                       S->restart_unchecked);
         if (comm_rank() == 0 && (s = h5out_group(R->w.h, "/restart", err)) == CDLAB_OK &&
             (s = h5out_attr_string(R->w.h, "/restart", "from_file", hk->restart, err)) == CDLAB_OK)
             s = h5out_attr_int(R->w.h, "/restart", "from_step", W->step, err);

@@ -63,23 +63,30 @@ state_def run_state_def(const run_setup *S)
 static const struct {
     const char *attr, *keys;
     size_t off;
-    int is_hash;
+    int is_hash,
+        since_1128; /* since_1128: written since 2026-11-28 (an older checkpoint lacks it) */
 } state_attrs[] = {
-    {"dt", "system.dt", offsetof(state_def, dt), 0},
-    {"dimension", "system.dimension", offsetof(state_def, dimension), 0},
-    {"friction", "contact.friction", offsetof(state_def, friction), 0},
-    {"k_n", "dem.k_n (or dem.stiffness_from_cd, cd_dt, cd_sweep)", offsetof(state_def, k[0]), 0},
-    {"k_t", "dem.k_t", offsetof(state_def, k[1]), 0},
+    {"dt", "system.dt", offsetof(state_def, dt), 0, 0},
+    {"dimension", "system.dimension", offsetof(state_def, dimension), 0, 0},
+    {"friction", "contact.friction", offsetof(state_def, friction), 0, 0},
+    {"k_n", "dem.k_n (or dem.stiffness_from_cd, cd_dt, cd_sweep)", offsetof(state_def, k[0]), 0, 0},
+    {"k_t", "dem.k_t", offsetof(state_def, k[1]), 0, 0},
     {"damping_normal", "dem.damping_normal (or dem.stiffness_from_cd)", offsetof(state_def, k[2]),
-     0},
-    {"damping_tangential", "dem.damping_tangential", offsetof(state_def, k[3]), 0},
-    {"dem_law", "dem.tangential, projection, twirl or damping", offsetof(state_def, k[4]), 0},
+     0, 0},
+    {"damping_tangential", "dem.damping_tangential", offsetof(state_def, k[3]), 0, 0},
+    {"dem_law", "dem.tangential, projection, twirl, damping, bond or deformable",
+     offsetof(state_def, k[4]), 0, 0},
+    {"young_modulus", "dem.young_modulus", offsetof(state_def, k[5]), 0, 1},
+    {"poisson_ratio", "dem.poisson_ratio", offsetof(state_def, k[6]), 0, 1},
+    {"bond_strength_normal", "dem.bond_strength_normal", offsetof(state_def, k[7]), 0, 1},
+    {"bond_strength_shear", "dem.bond_strength_shear", offsetof(state_def, k[8]), 0, 1},
+    {"law_eps", "dem.eps", offsetof(state_def, k[9]), 0, 1},
     {"bodies_checksum", "the particles' radii, masses, frozen flags or order ([particles])",
-     offsetof(state_def, bodies), 1},
+     offsetof(state_def, bodies), 1, 0},
     {"walls_checksum", "the walls (their kind, position, normal, radius, friction or mass)",
-     offsetof(state_def, walls), 1},
+     offsetof(state_def, walls), 1, 0},
     {"box_checksum", "the periodic box (system.periodic, box_min, box_max)",
-     offsetof(state_def, box), 1},
+     offsetof(state_def, box), 1, 0},
 };
 #define N_STATE_ATTRS (sizeof state_attrs / sizeof state_attrs[0])
 
@@ -100,11 +107,18 @@ static status write_state_def(h5out *h, const char *g, const state_def *d, diag 
  * renumbered_auto: this run's particles.order = auto renumbered its input (the refusal of a
  * checkpoint whose run kept the order given says how to continue it). */
 static status check_state_def(h5in *h, const char *file, const char *g, const state_def *d,
-                              int renumbered_auto, diag *err)
+                              int renumbered_auto, char *unchecked, size_t n, diag *err)
 {
     status s;
+    unchecked[0] = '\0';
     for (size_t k = 0; k < N_STATE_ATTRS; k++) {
         const char *p = (const char *)d + state_attrs[k].off;
+        if (state_attrs[k].since_1128 && !h5in_has_attr(h, g, state_attrs[k].attr)) {
+            size_t used = strlen(unchecked); /* said where this run has the constant (not 0) */
+            if (*(const double *)p != 0.0)
+                snprintf(unchecked + used, n - used, "%s%s", used ? ", " : "", state_attrs[k].keys);
+            continue;
+        }
         if (state_attrs[k].is_hash) {
             long long v;
             if ((s = h5in_attr_int(h, g, state_attrs[k].attr, &v, err)))
@@ -370,7 +384,8 @@ status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, 
     world *W = &S->W;
     if ((s = last_complete(h, file, g, sizeof g, err)) == CDLAB_OK &&
         (s = check_header(h, file, g, S, &step, err)) == CDLAB_OK &&
-        (s = check_state_def(h, file, g, sd, S->info.order_auto, err)) == CDLAB_OK &&
+        (s = check_state_def(h, file, g, sd, S->info.order_auto, S->restart_unchecked,
+                             sizeof S->restart_unchecked, err)) == CDLAB_OK &&
         (s = read_world(h, file, g, W, err)) == CDLAB_OK) {
         W->step = (long)step; /* the engine's part checks its counts against it */
         W->t = (double)step * W->dt;

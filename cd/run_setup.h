@@ -29,6 +29,8 @@ typedef struct run_setup {
     double series_row_bytes; /* a row of all the series (run_series_row_bytes) */
     engine_memory mem;       /* the engine's memory figures for this config (run_memory_estimate) */
     char memory_warning[768]; /* system.memory_check = false and the estimate over: said */
+    /* a restart from a checkpoint that does not record these (an older cdlab's): not compared */
+    char restart_unchecked[200];
 } run_setup;
 
 /* Reads every section of the config (the engine's through its table) and checks that no key

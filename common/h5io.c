@@ -858,6 +858,11 @@ int h5in_exists(h5in *h, const char *path)
     return H5Lexists(h->f, path, H5P_DEFAULT) > 0;
 }
 
+int h5in_has_attr(h5in *h, const char *obj, const char *name)
+{
+    return H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) > 0;
+}
+
 status h5in_size(h5in *h, const char *dset, long long *n, diag *err)
 {
     hid_t d = H5Dopen2(h->f, dset, H5P_DEFAULT);

@@ -94,6 +94,8 @@ status h5in_open(h5in **h, const char *path, diag *err);
 void h5in_close(h5in *h);
 /* 1 when the object at path exists (its parent group must). */
 int h5in_exists(h5in *h, const char *path);
+/* 1 when the object obj (which must exist) has the attribute name. */
+int h5in_has_attr(h5in *h, const char *obj, const char *name);
 /* The number of elements of a dataset. */
 status h5in_size(h5in *h, const char *dset, long long *n, diag *err);
 /* Reads a whole dataset into data, which holds exactly count elements of the given type. */

@@ -509,6 +509,52 @@ START_TEST(errors_restart_other_system)
 }
 END_TEST
 
+/* The DEM law's other constants too: the bonds' strengths, the deformable discs' E and nu (each
+ * was taken from the new config without a word) and the law's eps. A checkpoint written before
+ * they were recorded (the attributes removed here) is continued, and the restart says which
+ * were not compared. */
+START_TEST(errors_restart_other_law)
+{
+    setup_dir();
+    char msg[4096];
+    write_config(at("dem.ini"), DEM_INI, 20, 20, 0, 0);
+    const char *bond =
+        "--set dem.bond=true --set dem.bond_gap=0.1 --set dem.bond_strength_normal=100";
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s %s", at("dem.ini"), at("a.h5"), bond), 0);
+    const char *cases[][2] = {
+        {"dem.bond_strength_normal=200",
+         "dem.bond_strength_normal = 200 here, 100 in the checkpoint"},
+        {"dem.bond_strength_shear=5", "dem.bond_strength_shear = 5 here, 0 in the checkpoint"},
+        {"dem.eps=1e-6", "dem.eps = "},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ck_assert_int_eq(cdlab(msg, sizeof msg,
+                               "run %s -o %s --restart %s %s --set system.steps=30 --set %s",
+                               at("dem.ini"), at("b.h5"), at("a.h5"), bond, cases[k][0]),
+                         2);
+        ck_assert_msg(strstr(msg, cases[k][1]), "--set %s: '%s' lacks '%s'", cases[k][0], msg,
+                      cases[k][1]);
+        ck_assert(!exists(at("b.h5")));
+    }
+    /* the checkpoint of an older cdlab: continued, the unrecorded constants named */
+    hid_t f = H5Fopen(at("a.h5"), H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    const char *added[] = {"young_modulus", "poisson_ratio", "bond_strength_normal",
+                           "bond_strength_shear", "law_eps"};
+    for (int k = 0; k < 5; k++)
+        ck_assert_int_ge(H5Adelete_by_name(f, "/checkpoints/00000020", added[k], H5P_DEFAULT), 0);
+    H5Fclose(f);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s --restart %s %s --set system.steps=30 2>&1", bin(),
+             at("dem.ini"), at("b.h5"), at("a.h5"), bond);
+    ck_assert_int_eq(run_capture(cmd, msg, sizeof msg), 0);
+    ck_assert_msg(strstr(msg, "restart: note: its checkpoint (an older cdlab's) does not record "
+                              "dem.bond_strength_normal, dem.eps: a change of them is not refused"),
+                  "%s", msg);
+    teardown_dir();
+}
+END_TEST
+
 /* Writes value into an existing dataset or integer attribute of a checkpoint. */
 static void poke_dataset(const char *file, const char *dset, const int64_t *v)
 {
@@ -1150,6 +1196,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, io_concurrent_runs_and_killed_run);
     tcase_add_test(tc, io_checkpoint_copy_refused);
     tcase_add_test(tc, errors_restart_other_system);
+    tcase_add_test(tc, errors_restart_other_law);
     tcase_add_test(tc, errors_hostile_checkpoints);
     tcase_add_test(tc, io_disk_full);
     tcase_add_test(tc, io_disk_full_room_from_contacts);
