@@ -169,7 +169,7 @@ END_TEST
 
 /* The Python command line (tools/cdlab-py) finds Debian's python3 itself: it works with a
  * broken python3 first on PATH, prints the run's summary and a series, and refuses an unknown
- * series with exit 2. */
+ * series or a row step below 1 with exit 2. */
 START_TEST(io_python_command_line)
 {
     const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 12\nseed = 5\n"
@@ -206,6 +206,15 @@ START_TEST(io_python_command_line)
     snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s nosuchseries > /dev/null 2>&1", path);
     st = system(cmd);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    /* a row step below 1 is refused (0 raised a traceback, -2 printed no rows) */
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s kinetic_energy --every %s 2>&1",
+                 path, k ? "-2" : "0");
+        st = run_capture(cmd, out, sizeof out);
+        ck_assert_msg(st == 2 && strstr(out, "expected an integer >= 1") &&
+                          !strstr(out, "Traceback"),
+                      "%s", out);
+    }
     snprintf(cmd, sizeof cmd, "rm -rf %s", fake);
     ck_assert_int_eq(system(cmd), 0);
     remove_output(path);

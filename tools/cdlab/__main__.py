@@ -37,7 +37,10 @@ def cmd_summary(a):
         print("  status      no /summary: the run was killed or is still running")
     t = r.series("t")
     ke = r.series("kinetic_energy")
-    print(f"  series      {len(t)} rows, t = {t[0]:.6g} … {t[-1]:.6g}; kinetic energy at the end {ke[-1]:.6g}")
+    if len(t) and len(ke):
+        print(f"  series      {len(t)} rows, t = {t[0]:.6g} … {t[-1]:.6g}; kinetic energy at the end {ke[-1]:.6g}")
+    else:
+        print("  series      no rows (the run stopped before its first row)")
     print(f"  snapshots   {len(r.snapshot_names)}")
     return 0
 
@@ -79,6 +82,17 @@ def cmd_plot(a):
     return 0
 
 
+def positive(text):
+    """argparse type: an integer >= 1 (--every 0 raised ValueError, a negative one printed no rows)."""
+    try:
+        k = int(text)
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 (got '{text}')")
+    return k
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="cdlab-py", description="Look into a cdlab output file.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -87,7 +101,7 @@ def main(argv=None):
     p = sub.add_parser("series", help="a per-step series as columns (t, values)")
     p.add_argument("file")
     p.add_argument("name", help="e.g. kinetic_energy, mean_overlap, piston_position, energy/balance_residual")
-    p.add_argument("--every", type=int, default=1, help="every K-th row")
+    p.add_argument("--every", type=positive, default=1, help="every K-th row (K >= 1)")
     p = sub.add_parser("plot", help="series against t into a PNG")
     p.add_argument("file")
     p.add_argument("names", nargs="+")
