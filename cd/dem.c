@@ -1564,6 +1564,7 @@ static status rebuild_list(world *W, dem_solver *S, diag *err)
      * (issue 19: 1,049,600 spheres, 642 MB against 563 MB between rebuilds). */
     dem_pair *B = S->pair;
     S->indexed = S->bonds_linked = 0; /* the list changes from here on */
+    S->list_skin = W->detect.gap;
     int nold = compact_history(B, S->npair);
     S->npair = nold;
     big_release(B, (size_t)nold * sizeof *B, (size_t)S->pair_cap * sizeof *B);
@@ -1654,7 +1655,7 @@ static int needs_rebuild(const world *W, dem_solver *S, double pmax)
         pmax = S->dist->max(S->dist, pmax);
     /* deformable discs reach up to ext_max beyond their radii (0 for rigid ones) */
     return 2.0 * (pmax + S->ext_max) >= skin || pmax + S->ext_max + S->wall_path >= skin ||
-           !(skin > 0.0);
+           !(skin > 0.0) || skin > S->list_skin;
 }
 
 /* Contacts and forces after a movement to time t: a rebuild (booking the old list's dashpot

@@ -135,6 +135,9 @@ typedef struct dem_solver {
     double *piston_F;  /* contact force on each wall along its normal (pistons) */
     double *piston_ds; /* the last step's piston movement */
     double wall_path;  /* largest piston travel since the last rebuild */
+    /* the skin (detect.gap) the list was built with: a larger skin (a restart's) rebuilds at
+     * once, since pairs between the two skins are not listed yet could touch first */
+    double list_skin;
     int cap, wcap;
     dem_pair *pair; /* the neighbour list, sorted by pair key (contact_pair_key) */
     int npair, pair_cap;

@@ -625,6 +625,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         for (int w = 0; w < W->n_walls && s == CDLAB_OK; w++)
             Wg->walls[w].contact_force = Sg->piston_F[w];
         Sg->wall_path = S->wall_path; /* the pistons move alike on every rank */
+        Sg->list_skin = S->list_skin; /* every rank rebuilds alike */
     }
     free(gex);
     free(crec);

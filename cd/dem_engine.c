@@ -460,6 +460,8 @@ static status dem_checkpoint_write(const engine *e, h5out *h, const char *g, con
     CK("dem_piston_F", 1, &nw, S->piston_F);
     CK("dem_energy", 1, &ne, &S->E);
     CK("dem_wall_path", 1, &one, &S->wall_path);
+    if ((s = h5out_attr_double(h, g, "dem_skin", S->list_skin, err)))
+        return s;
     double exact[DEM_CUMULATIVE][EXACT_TERMS];
     memset(exact, 0, sizeof exact);
     for (int k = 0; k < DEM_CUMULATIVE; k++)
@@ -580,6 +582,30 @@ static status read_exact_ledger(h5in *h, const char *g, const char *file, dem_so
     return s;
 }
 
+/* The skin the checkpoint's neighbour list was built with (S->list_skin). A checkpoint written
+ * before 2026-11-28 lacks it: then the file's contact.detect_gap (/parameters), the skin of the
+ * run that wrote it, or 0 (a rebuild at the first step: safe, the energy ledger's last bits
+ * may differ from an uninterrupted run's). */
+static status read_list_skin(h5in *h, const char *g, const char *file, dem_solver *S, diag *err)
+{
+    if (h5in_has_attr(h, g, "dem_skin")) {
+        status s = h5in_attr_double(h, g, "dem_skin", &S->list_skin, err);
+        if (s == CDLAB_OK && !(S->list_skin >= 0.0 && isfinite(S->list_skin)))
+            s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (dem_skin)", file);
+        return s;
+    }
+    char *v = NULL, *end;
+    S->list_skin = 0.0;
+    if (h5in_exists(h, "/parameters") && h5in_has_attr(h, "/parameters", "contact.detect_gap") &&
+        h5in_attr_str(h, "/parameters", "contact.detect_gap", &v, &(diag){{0}}) == CDLAB_OK) {
+        double d = strtod(v, &end);
+        if (end != v && *end == '\0' && d >= 0.0 && isfinite(d))
+            S->list_skin = d;
+    }
+    free(v);
+    return CDLAB_OK;
+}
+
 static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
                                   diag *err)
 {
@@ -634,6 +660,8 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
 #undef RD
     if (s == CDLAB_OK)
         s = read_exact_ledger(h, g, file, S, err);
+    if (s == CDLAB_OK)
+        s = read_list_skin(h, g, file, S, err);
     S->rebuilds = r.rebuilds;
     if (comm_size() > 1) { /* every rank read the whole state: each keeps its share */
         s = comm_agree(s, err);

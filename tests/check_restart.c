@@ -3,6 +3,8 @@
 
 #include "h5io.h"
 
+#include <hdf5.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -118,6 +120,59 @@ END_TEST
 START_TEST(determinism_restart_dem_bit_identical)
 {
     check_restart_identical(DEM_PILE, 250, 2, 150);
+}
+END_TEST
+
+/* A restart may widen the neighbour list's skin (contact.detect_gap): the list is rebuilt at its
+ * first step, else pairs between the two skins, not listed, could touch unseen (the memcheck
+ * pile from 0.02 to 0.8 ended 4.4 apart, overlaps 0.138 against 0.047). The particles end as in
+ * the run that kept the narrow skin throughout (the skin moves only the list, not the
+ * forces), also from a checkpoint that does not record its skin (an older cdlab's: its file's
+ * contact.detect_gap stands in). */
+/* tests/memcheck/dem.ini's pile (60 spheres falling onto a base under a piston) with the skin
+ * given */
+#define SKIN_PILE(gap)                                                                             \
+    "[system]\ndimension = 3\ndt = 1e-3\nmode = dem\nsteps = %ld\nseed = 5\ngravity = 0 0 -20\n"   \
+    "[dem]\nk_n = 1e4\nk_t = 5e3\ndamping_normal = 0.5\ndamping_tangential = 0.2\n"                \
+    "[particles]\nsource = random\ncount = 60\nradius_min = 0.4\nradius_max = 0.6\n"               \
+    "box_min = 0 0 0\nbox_max = 4 4 8\n[contact]\nfriction = 0.4\ndetect_gap = " gap "\n"          \
+    "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"                                                \
+    "[piston.top]\npoint = 0 0 8.5\nnormal = 0 0 -1\nmass = 5\nforce = 20\n[output]\nevery = 0\n"
+
+START_TEST(determinism_restart_dem_wider_skin)
+{
+    const long n = 60, nw = 2, half = 300, end = 450;
+    char full[32], first[32], second[32], third[32];
+    diag err;
+    ck_assert_msg(run_config(SKIN_PILE("0.02"), end, NULL, full, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(run_config(SKIN_PILE("0.02"), half, NULL, first, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_msg(run_config(SKIN_PILE("0.8"), end, first, second, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    /* the first part's checkpoint as an older cdlab wrote it */
+    hid_t f = H5Fopen(first, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    char g[64];
+    snprintf(g, sizeof g, "/checkpoints/%08ld", half);
+    ck_assert_int_ge(H5Adelete_by_name(f, g, "dem_skin", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ck_assert_msg(run_config(SKIN_PILE("0.8"), end, first, third, &err) == CDLAB_OK, "%s", err.msg);
+    size_t ba, bb, bc;
+    long ca, cb, cc;
+    char *a = checkpoint_state(full, end, n, nw, &ba, &ca);
+    char *b = checkpoint_state(second, end, n, nw, &bb, &cb);
+    char *c = checkpoint_state(third, end, n, nw, &bc, &cc);
+    ck_assert_int_gt(cb, ca);                     /* the wider list */
+    size_t state = (size_t)(13 * n + 3 * nw) * 8; /* x, v, w, q, walls: the lists differ */
+    ck_assert_msg(memcmp(a, b, state) == 0, "the restart with the wider skin ends elsewhere");
+    ck_assert_msg(memcmp(a, c, state) == 0, "the same from a checkpoint without its skin");
+    free(a);
+    free(b);
+    free(c);
+    remove_output(full);
+    remove_output(first);
+    remove_output(second);
+    remove_output(third);
 }
 END_TEST
 
@@ -334,6 +389,7 @@ Suite *restart_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, determinism_restart_cd_bit_identical);
     tcase_add_test(t, determinism_restart_dem_bit_identical);
+    tcase_add_test(t, determinism_restart_dem_wider_skin);
     tcase_add_test(t, determinism_restart_dem_spatial_order);
     tcase_add_test(t, determinism_restart_dem_auto_order);
     tcase_add_test(t, determinism_restart_ddem_bit_identical);
