@@ -103,9 +103,11 @@ static status check_memory(config *c, run_setup *S, double limit, int check, lon
     *max_pairs = LONG_MAX;
     long count = 0, dim = 3;
     diag ignore;
-    /* both are checked properly by scene_build; here only their product with the estimate */
-    int known =
-        config_int(c, "particles", "count", 0, 0, 0, __LONG_MAX__, &count, &ignore) == CDLAB_OK;
+    /* both are checked properly by scene_build (which names a count out of range: here it is
+     * not estimated, else 3e9 particles were refused for the memory, with the hint to start
+     * them anyway); here only their product with the estimate */
+    int known = config_int(c, "particles", "count", 0, 0, 1, SCENE_MAX_PARTICLES, &count,
+                           &ignore) == CDLAB_OK;
     if (config_int(c, "system", "dimension", 0, 3, 1, 3, &dim, &ignore) != CDLAB_OK)
         known = 0, dim = 3;
     engine_memory m = S->mem = S->E.ops->memory(c, (int)dim);

@@ -509,7 +509,7 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     status s;
     file_source f = {.fmt = PARTICLE_FORMAT_XYZR, .tile = {1, 1, 1}};
     /* an empty system has nothing to simulate: refused rather than run */
-    if ((s = config_int(c, sec, "count", 1, 0, 1, 100000000L, &count, err)) ||
+    if ((s = config_int(c, sec, "count", 1, 0, 1, SCENE_MAX_PARTICLES, &count, err)) ||
         (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)) ||
         (source == 2 && (s = read_file_source(c, P, count, &f, err))))
         return s;

@@ -39,6 +39,8 @@ typedef struct scene_info {
  * apart on average: a random order cost the DEM chute 12% at 65,600 spheres and 2.3x at
  * 1,049,600 (bench/PROFILE.md, session 30). */
 #define SCENE_ORDER_AUTO_N 50000
+/* particles.count's largest value (ids are ints; the checks' limit) */
+#define SCENE_MAX_PARTICLES 100000000L
 #define SCENE_ORDER_AUTO_SPREAD 8.0
 
 void scene_info_free(scene_info *info);

@@ -96,6 +96,10 @@ START_TEST(errors_messages_name_key_and_line)
          "'sideways')"},
         {NULL, NULL, "solver.nonsense=1", "--set solver.nonsense: unknown key"},
         {NULL, NULL, "system.dt=0", "--set system.dt: must be > 0 (got 0)"},
+        /* out of range, not refused for the memory it would need (with the hint to start it
+         * anyway with system.memory_check = false) */
+        {NULL, NULL, "particles.count=3000000000",
+         "--set particles.count: must be in [1, 100000000] (got 3000000000)"},
         {NULL, NULL, "solver.warm_start=maybe", "--set solver.warm_start: expected true or false"},
         /* the system itself */
         {"count = 3\n", "count = 0\n", NULL, "test.ini:6: particles.count: must be in [1, "},
@@ -114,7 +118,8 @@ START_TEST(errors_messages_name_key_and_line)
          "steps = 5\nperiodic = x\nbox_min = 0 0 0\nbox_max = 20 0 0\n[particles]\ncount = "
          "150000\n",
          "contact.max_initial_overlap=1e9",
-         "test.ini:9: particles.count: more than 4800000 pairs of particles touch or overlap at the "
+         "test.ini:9: particles.count: more than 4800000 pairs of particles touch or overlap at "
+         "the "
          "start (32 per particle on average"},
         {"[contact]\n", "[contact]\nmax_initial_overlap = -1\n", NULL,
          "contact.max_initial_overlap: must be >= 0 (got -1)"},
