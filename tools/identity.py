@@ -5,9 +5,11 @@ difference of each dataset reported.
 
     tools/identity.py run BINARY DIR              # the runs below with BINARY, outputs in DIR
     tools/identity.py compare OLD_DIR NEW_DIR     # exit 0: every output bit-identical
-    tools/identity.py OLD_BINARY NEW_BINARY [--dir D] [--new-keys K1,K2]
+    tools/identity.py OLD_BINARY NEW_BINARY [--dir D] [--new-keys K1,K2] [--new-attrs A1,A2]
                                                   # both, in D/old and D/new; K: config keys
-                                                  # the new build adds (their echo is allowed)
+                                                  # the new build adds (their echo is allowed);
+                                                  # A: attributes it adds (e.g. a checkpoint's
+                                                  # young_modulus, dem_skin: allowed too)
 
 The runs (short versions of the repository's configs, about a minute in all on 2 cores):
   cd_3d          CD, 3D, random sweep, local criterion, piston, probes, checkpoints, and an
@@ -78,7 +80,7 @@ def run_all(binary, out):
         print(f"identity: ran {name}", flush=True)
 
 
-def compare_dirs(old, new, new_keys=()):
+def compare_dirs(old, new, new_keys=(), new_attrs=()):
     files = sorted(f for f in os.listdir(old) if f.endswith(".h5"))
     if not files:
         sys.exit(f"identity: no outputs in {old}")
@@ -88,7 +90,8 @@ def compare_dirs(old, new, new_keys=()):
             print(f"{f}: missing in {new}")
             bad += 1
             continue
-        n = h5compare.compare(os.path.join(old, f), os.path.join(new, f), new_keys=new_keys)
+        n = h5compare.compare(os.path.join(old, f), os.path.join(new, f), new_keys=new_keys,
+                              new_attrs=new_attrs)
         print(f"{f}: {'bit-identical' if n == 0 else f'{n} differences'}", flush=True)
         bad += n != 0
     # the XDMF sidecars: text, byte for byte (they name the HDF5 file relative to themselves)
@@ -101,6 +104,11 @@ def compare_dirs(old, new, new_keys=()):
         bad += not same
     print(f"identity: {len(files) - bad} of {len(files)} outputs identical")
     return 0 if bad == 0 else 1
+
+
+def names(text):
+    """A comma-separated list as a tuple, empty items left out."""
+    return tuple(k for k in text.split(",") if k)
 
 
 def main():
@@ -118,8 +126,9 @@ def main():
         ap.add_argument("old")
         ap.add_argument("new")
         ap.add_argument("--new-keys", default="")
+        ap.add_argument("--new-attrs", default="")
         a = ap.parse_args()
-        return compare_dirs(a.old, a.new, tuple(k for k in a.new_keys.split(",") if k))
+        return compare_dirs(a.old, a.new, names(a.new_keys), names(a.new_attrs))
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("old_binary")
@@ -128,12 +137,15 @@ def main():
     ap.add_argument("--new-keys", default="",
                     help="comma-separated config keys the new build adds: their echo in "
                          "/parameters (with the default) is listed, not counted as a difference")
+    ap.add_argument("--new-attrs", default="",
+                    help="comma-separated attribute names the new build adds (anywhere but "
+                         "/parameters): where only the new file has one, listed, not counted")
     a = ap.parse_args()
     d = os.path.abspath(a.dir) if a.dir else tempfile.mkdtemp(prefix="cdlab-identity-")
     run_all(a.old_binary, os.path.join(d, "old"))
     run_all(a.new_binary, os.path.join(d, "new"))
-    return compare_dirs(os.path.join(d, "old"), os.path.join(d, "new"),
-                        tuple(k for k in a.new_keys.split(",") if k))
+    return compare_dirs(os.path.join(d, "old"), os.path.join(d, "new"), names(a.new_keys),
+                        names(a.new_attrs))
 
 
 if __name__ == "__main__":
