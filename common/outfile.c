@@ -118,6 +118,13 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
+    /* an empty name once ran and wrote .partial, .checkpoint and .xmf.partial, then failed to
+     * rename to "" (exit 1); a folder's name ("out/") gave "out/.partial: cannot create" */
+    size_t len = strlen(final);
+    if (len == 0 || final[len - 1] == '/')
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "'%s' names no file: give a file name for the output (-o or output.file)",
+                        final);
     if (strlen(final) + 16 >= OUTFILE_PATH_MAX)
         return diag_set(err, CDLAB_ERR_ARG, "output file name too long: %s", final);
     snprintf(o->final, sizeof o->final, "%s", final);

@@ -232,6 +232,21 @@ START_TEST(errors_refusals_keep_existing_output)
         ck_assert_msg(!exists(at("good.h5.partial")), "case '%s' left good.h5.partial",
                       cases[k].args);
     }
+    /* an output that names no file: empty (it ran, wrote .partial, .checkpoint and .xmf.partial
+     * and failed to rename to "", exit 1) or a folder's name */
+    const char *no_file[] = {"''", "sub/"};
+    for (int k = 0; k < 2; k++) {
+        char run[8192];
+        snprintf(run, sizeof run, "cd %s && %s run cd.ini -o %s --quiet 2>stderr.txt", dir, bin(),
+                 no_file[k]);
+        int st = system(run);
+        char *m = slurp(at("stderr.txt"), &blen);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(m, "names no file"),
+                      "-o %s: exit %d, %s", no_file[k], WEXITSTATUS(st), m);
+        free(m);
+        ck_assert(!exists(at(".partial")) && !exists(at(".checkpoint")) &&
+                  !exists(at(".xmf.partial")) && !exists(at("sub")));
+    }
     /* the sidecar's name a folder */
     ck_assert_int_eq(rename(at("good.xmf"), at("good.xmf.saved")), 0);
     ck_assert_int_eq(mkdir(at("good.xmf"), 0755), 0);
