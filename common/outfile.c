@@ -125,7 +125,7 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
         return diag_set(err, CDLAB_ERR_ARG,
                         "'%s' names no file: give a file name for the output (-o or output.file)",
                         final);
-    if (strlen(final) + 16 >= OUTFILE_PATH_MAX)
+    if (len + 16 >= OUTFILE_PATH_MAX)
         return diag_set(err, CDLAB_ERR_ARG, "output file name too long: %s", final);
     snprintf(o->final, sizeof o->final, "%s", final);
     snprintf(o->partial, sizeof o->partial, "%s.partial", final);
