@@ -304,10 +304,17 @@ static status read_file_source(config *c, const particles *P, long count, file_s
     }
     if ((s = generate_load_file(NULL, f->path, (particle_format)f->fmt, &in_file, err)))
         return s;
-    if ((long)in_file * tiles != count)
-        return config_error(c, sec, "count", err, "the file %s holds %d particles%s, not %ld",
-                            f->path, in_file, tiles > 1 ? " per tile" : "",
-                            tiles > 1 ? count / tiles : count);
+    /* (per tile the count divided, cut to a whole number, read "holds 4100 particles per tile,
+     * not 4100" for 65,601 spheres in 16 tiles, and "not 0" for more tiles than spheres) */
+    if (tiles == 1 && in_file != count)
+        return config_error(c, sec, "count", err, "the file %s holds %d particles, not %ld",
+                            f->path, in_file, count);
+    if ((double)in_file * (double)tiles != (double)count)
+        return config_error(c, sec, "count", err,
+                            "the file %s holds %d particles, tiled %ld x %ld x %ld: %.0f "
+                            "particles, not %ld",
+                            f->path, in_file, (long)f->tile[0], (long)f->tile[1], (long)f->tile[2],
+                            (double)in_file * (double)tiles, count);
     return CDLAB_OK;
 }
 

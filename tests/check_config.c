@@ -169,6 +169,10 @@ START_TEST(errors_particle_files)
         {"0 0 0 1 0 0 0\n", "format = chute\ncount = 1\n", ":1: expected eleven numbers"},
         {NULL, "count = 5\n", "holds 2 particles, not 5"},
         {NULL, "count = 4\ntile = 2 1 1\n", "tiling along x needs a periodic x axis"},
+        /* tiled: the whole count (per tile it read "per tile, not 2" for 5 in 2 tiles) */
+        {NULL,
+         "count = 5\ntile = 2 1 1\n[system]\nperiodic = x\nbox_min = 0 0 0\nbox_max = 4 0 0\n",
+         "holds 2 particles, tiled 2 x 1 x 1: 4 particles, not 5"},
         {NULL, "count = 2\nformat = csv\n", "particles.format: expected one of xyzr, chute"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
