@@ -91,6 +91,9 @@ START_TEST(errors_messages_name_key_and_line)
          "plane.w.normal: in dimension 1 a wall normal must be along x"},
         {"[contact]\n", "[load]\nparticles = 1\nforce = 1 0\n[contact]\n", NULL,
          "load.force: expected three numbers"},
+        /* a force no particle carries (it was taken and never applied) */
+        {"[contact]\n", "[load]\nforce = 1 0 0\n[contact]\n", NULL,
+         "test.ini:10: load.force: is used only with load.particles or load.opposite"},
         {NULL, NULL, "solver.sweep=sideways",
          "--set solver.sweep: expected one of random, forward, backward, jacobi, colored (got "
          "'sideways')"},
