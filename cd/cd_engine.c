@@ -97,10 +97,24 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
 {
     const cd_params *p = &CD_OF(e)->prm;
     equiv_figures f = equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
-    engine_say(notes,
-               "solver: sweep %s, criterion %s, iterations %d, epsilon %g, delta %g, warm start %s",
-               sweep_order_names[p->sweep], cd_criterion_names[p->crit], p->iterations, p->epsilon,
-               p->delta, p->warm_start ? "on" : "off");
+    /* what each criterion uses (the banner named epsilon and delta for the fixed count too,
+     * where epsilon does nothing) */
+    const char *sweep = sweep_order_names[p->sweep], *warm = p->warm_start ? "on" : "off";
+    if (p->crit == CRIT_FIXED)
+        engine_say(notes,
+                   "solver: sweep %s, criterion fixed: %d sweeps every step (solver.epsilon not "
+                   "used), warm start %s",
+                   sweep, p->iterations, warm);
+    else if (p->crit == CRIT_LOCAL)
+        engine_say(notes,
+                   "solver: sweep %s, criterion local: every |dR| <= epsilon |R| + delta with "
+                   "epsilon %g, delta %g, at most %d sweeps, warm start %s",
+                   sweep, p->epsilon, p->delta, p->iterations, warm);
+    else
+        engine_say(notes,
+                   "solver: sweep %s, criterion global: change of the mean |R| <= epsilon times it "
+                   "with epsilon %g (solver.delta not used), at most %d sweeps, warm start %s",
+                   sweep, p->epsilon, p->iterations, warm);
     if (comm_size() > 1 && p->sweep == SWEEP_COLORED)
         engine_say(notes,
                    "distributed over %d ranks: the colored sweep is the one-process sweep, "

@@ -418,6 +418,9 @@ START_TEST(io_check_prints_figures)
     ck_assert_msg(strstr(out, "l_diff = 11.3") && strstr(out, "kappa_eff = 31.9") &&
                       strstr(out, "estimates: memory about"),
                   "%s", out);
+    /* the solver line names what its criterion uses (it gave epsilon for the fixed count too) */
+    ck_assert_msg(strstr(out, "criterion fixed: 40 sweeps every step (solver.epsilon not used)"),
+                  "%s", out);
     ck_assert_int_eq(run_cli_output("check ../experiments/chain1d/chain1d.ini --set system.mode=dem "
                                     "--set system.dt=0.001",
                                     out, sizeof out),
