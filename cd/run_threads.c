@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The threads of a run: system.threads (or --threads) when given; else OMP_NUM_THREADS when set;
  * else automatic. Whether threads pay cannot be told from the particle count (measured on the
@@ -16,9 +17,25 @@
  * at one and at every core (thread_tuner), then keep the faster, and measure again every TUNE_EVERY
  * steps (the machine's load changes). Results do not depend on the thread count (tested bit for
  * bit), so this changes only time. */
+/* OMP_NUM_THREADS's first count ("4" or "4,2": the outer level), 0 where it is unset or no
+ * count: libgomp then warns and takes its default, and the run chose automatically. */
+static long omp_num_threads(const char **text)
+{
+    *text = getenv("OMP_NUM_THREADS");
+    if (!*text)
+        return 0;
+    char *end;
+    long v = strtol(*text, &end, 10);
+    while (*end == ' ')
+        end++;
+    return end != *text && (*end == '\0' || *end == ',') && v >= 1 && v <= 4096 ? v : 0;
+}
+
 void run_choose_threads(run_setup *S, long requested)
 {
     int cores = cdlab_cores();
+    const char *env;
+    long from_env = omp_num_threads(&env);
     char reason[96];
     const char *serial =
         S->E.ops->serial_reason ? S->E.ops->serial_reason(&S->E, reason, sizeof reason) : NULL;
@@ -26,8 +43,8 @@ void run_choose_threads(run_setup *S, long requested)
     if (requested > 0) {
         S->threads = (int)requested;
         snprintf(S->threads_why, sizeof S->threads_why, "system.threads");
-    } else if (getenv("OMP_NUM_THREADS")) {
-        S->threads = cdlab_threads();
+    } else if (from_env > 0) {
+        S->threads = (int)from_env;
         snprintf(S->threads_why, sizeof S->threads_why, "OMP_NUM_THREADS");
     } else if (!serial && cores > 1) {
         S->threads = 1;
@@ -41,6 +58,11 @@ void run_choose_threads(run_setup *S, long requested)
     }
     if (S->threads < 1)
         S->threads = 1;
+    if (env && from_env == 0) { /* a value that is no count (libgomp said so too) */
+        size_t used = strlen(S->threads_why);
+        snprintf(S->threads_why + used, sizeof S->threads_why - used,
+                 "; OMP_NUM_THREADS='%.20s' is no thread count: not used", env);
+    }
 }
 
 /* Measured thread choice: after TUNE_SKIP steps, TUNE_STEPS steps at one thread, TUNE_STEPS at

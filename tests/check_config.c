@@ -346,6 +346,17 @@ START_TEST(io_threads_beyond_cores_said)
         ck_assert_msg(strstr(out, line), "%s: %s", args, out);
         ck_assert_msg((strstr(out, "more threads than cores") != NULL) == k, "%s: %s", args, out);
     }
+    /* an OMP_NUM_THREADS that is no count is not named as the choice (libgomp takes its
+     * default): the automatic choice, and the value said */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=abc %s check memcheck/dem.ini 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "(automatic: ") &&
+                      strstr(out, "OMP_NUM_THREADS='abc' is no thread count: not used"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1,1 %s check memcheck/dem.ini 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "threads: 1 of ") && strstr(out, "(OMP_NUM_THREADS)"), "%s", out);
 }
 END_TEST
 
