@@ -7,16 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The threads of a run: system.threads (or --threads) when given; else OMP_NUM_THREADS when set;
- * else automatic. Whether threads pay cannot be told from the particle count (measured on the
- * project's 2-core machine, 2 threads against 1: a dense 4,100-sphere chute 1.66x faster, a
- * loose 4,000-sphere fall 2.2x slower, a loose 16,000 1.5x slower, 32,000 1.3x faster; every
- * run of 50 to 1,000 particles slower, by 4x beside one busy process): an automatic run
- * measures. An engine whose step is serial (the CD random and ordered sweeps) runs on one
- * thread. The others (DEM, the colored and Jacobi sweeps) start at one thread and time a few steps
- * at one and at every core (thread_tuner), then keep the faster, and measure again every TUNE_EVERY
- * steps (the machine's load changes). Results do not depend on the thread count (tested bit for
- * bit), so this changes only time. */
 /* OMP_NUM_THREADS's first count ("4" or "4,2": the outer level), 0 where it is unset or no
  * count: libgomp then warns and takes its default, and the run chose automatically. */
 static long omp_num_threads(const char **text)
@@ -31,6 +21,16 @@ static long omp_num_threads(const char **text)
     return end != *text && (*end == '\0' || *end == ',') && v >= 1 && v <= 4096 ? v : 0;
 }
 
+/* The threads of a run: system.threads (or --threads) when given; else OMP_NUM_THREADS when it
+ * is a count; else automatic. Whether threads pay cannot be told from the particle count (measured
+ * on the project's 2-core machine, 2 threads against 1: a dense 4,100-sphere chute 1.66x faster, a
+ * loose 4,000-sphere fall 2.2x slower, a loose 16,000 1.5x slower, 32,000 1.3x faster; every
+ * run of 50 to 1,000 particles slower, by 4x beside one busy process): an automatic run
+ * measures. An engine whose step is serial (the CD random and ordered sweeps) runs on one
+ * thread. The others (DEM, the colored and Jacobi sweeps) start at one thread and time a few steps
+ * at one and at every core (thread_tuner), then keep the faster, and measure again every TUNE_EVERY
+ * steps (the machine's load changes). Results do not depend on the thread count (tested bit for
+ * bit), so this changes only time. */
 void run_choose_threads(run_setup *S, long requested)
 {
     int cores = cdlab_cores();
