@@ -89,6 +89,13 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
                     (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u,
                                        err)))
                     return s;
+                /* one without the other changed nothing (force_after alone was never applied) */
+                int fa = config_has(c, sec, "force_after"), st = config_has(c, sec, "step_time");
+                if (fa != st)
+                    return config_error(c, sec, fa ? "force_after" : "step_time", err,
+                                        "is used only with %s.%s (the force becomes force_after "
+                                        "in the steps that end after step_time)",
+                                        sec, fa ? "step_time" : "force_after");
                 w->inv_mass = 1.0 / w->mass;
             }
         }

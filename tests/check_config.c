@@ -91,6 +91,10 @@ START_TEST(errors_messages_name_key_and_line)
          "plane.w.normal: in dimension 1 a wall normal must be along x"},
         {"[contact]\n", "[load]\nparticles = 1\nforce = 1 0\n[contact]\n", NULL,
          "load.force: expected three numbers"},
+        /* a piston's force_after without its step_time (never applied), or the other way */
+        {"[contact]\n",
+         "[piston.p]\npoint = 0 0 0\nnormal = 1 0 0\nmass = 1\nforce_after = 2\n[contact]\n", NULL,
+         "piston.p.force_after: is used only with piston.p.step_time"},
         /* a force no particle carries (it was taken and never applied) */
         {"[contact]\n", "[load]\nforce = 1 0 0\n[contact]\n", NULL,
          "test.ini:10: load.force: is used only with load.particles or load.opposite"},
