@@ -92,14 +92,11 @@ static status read_bonds(config *c, const world *W, dem_params *p, diag *err)
     status s;
     if ((s = config_bool(c, S, "bond", 0, 0, &p->bond, err)))
         return s;
-    if (!p->bond) {
-        for (const char *const *k = (const char *const[]){"bond_gap", "bond_strength_normal",
-                                                          "bond_strength_shear", NULL};
-             *k; k++)
-            if (config_has(c, S, *k))
-                return config_error(c, S, *k, err, "is used only with dem.bond = true");
-        return CDLAB_OK;
-    }
+    if (!p->bond)
+        return config_used_only_with(
+            c, S,
+            (const char *const[]){"bond_gap", "bond_strength_normal", "bond_strength_shear", NULL},
+            "dem.bond = true", err);
     double rmin = particles_min_radius(&W->P);
     if ((s = config_double(c, S, "bond_gap", 0, 1e-6 * rmin, 0.0, 0, INFINITY, &p->bond_gap,
                            err)) ||
@@ -126,13 +123,10 @@ static status read_deformable(config *c, const world *W, const scene_info *info,
     status s;
     if ((s = config_bool(c, S, "deformable", 0, 0, &p->deformable, err)))
         return s;
-    if (!p->deformable) {
-        for (const char *const *k = (const char *const[]){"young_modulus", "poisson_ratio", NULL};
-             *k; k++)
-            if (config_has(c, S, *k))
-                return config_error(c, S, *k, err, "is used only with dem.deformable = true");
-        return CDLAB_OK;
-    }
+    if (!p->deformable)
+        return config_used_only_with(c, S,
+                                     (const char *const[]){"young_modulus", "poisson_ratio", NULL},
+                                     "dem.deformable = true", err);
     if (W->P.dimension != 2)
         return config_error(c, S, "deformable", err,
                             "deformable particles are discs: system.dimension must be 2, not %d "

@@ -243,6 +243,15 @@ int config_has(const config *c, const char *section, const char *key)
     return find(c, section, key) != NULL;
 }
 
+status config_used_only_with(const config *c, const char *section, const char *const *keys,
+                             const char *what, diag *err)
+{
+    for (; *keys; keys++)
+        if (config_has(c, section, *keys))
+            return config_error(c, section, *keys, err, "is used only with %s", what);
+    return CDLAB_OK;
+}
+
 int config_section_line(const config *c, const char *section)
 {
     for (int k = 0; k < c->n; k++)

@@ -64,6 +64,10 @@ void config_free(config *c);
 int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
                                 int max);
 int config_has(const config *c, const char *section, const char *key);
+/* An option's keys given while it is off: the first of keys (NULL-terminated) present in
+ * section is refused, "section.key: is used only with <what>" (taken, it would do nothing). */
+status config_used_only_with(const config *c, const char *section, const char *const *keys,
+                             const char *what, diag *err);
 /* Line of the first key of a section: -1 if the section is absent, 0 if it only comes from
  * --set. */
 int config_section_line(const config *c, const char *section);

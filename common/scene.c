@@ -595,13 +595,11 @@ static status build_load(config *c, world *W, diag *err)
     if ((s = scene_particle_list(c, "load", "particles", W->P.n, &idx, &n, err)))
         return s;
     /* a force (or its start, its ramp) that no particle carries was taken and never applied */
-    for (const char *const *k = (const char *const[]){"force", "start", "ramp", NULL}; *k && !s;
-         k++)
-        if (n == 0 && !config_has(c, "load", "opposite") && config_has(c, "load", *k))
-            s = config_error(c, "load", *k, err,
-                             "is used only with load.particles or load.opposite (no particle "
-                             "carries the force)");
-    if (s || (s = scene_particle_list(c, "load", "opposite", W->P.n, &opp, &m, err)) ||
+    if ((n == 0 && !config_has(c, "load", "opposite") &&
+         (s = config_used_only_with(
+              c, "load", (const char *const[]){"force", "start", "ramp", NULL},
+              "load.particles or load.opposite (no particle carries the force)", err))) ||
+        (s = scene_particle_list(c, "load", "opposite", W->P.n, &opp, &m, err)) ||
         (s = config_vec3(c, "load", "force", n + m > 0, v3_zero(), &f, err)) ||
         (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start,
                            err)) ||
