@@ -169,7 +169,8 @@ END_TEST
 
 /* The Python command line (tools/cdlab-py) finds Debian's python3 itself: it works with a
  * broken python3 first on PATH, prints the run's summary and a series, and refuses an unknown
- * series or a row step below 1 with exit 2. */
+ * series or a row step below 1 with exit 2; plot refuses without touching files, and a file of
+ * another program is named as such. */
 START_TEST(io_python_command_line)
 {
     const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 12\nseed = 5\n"
@@ -215,6 +216,36 @@ START_TEST(io_python_command_line)
                           !strstr(out, "Traceback"),
                       "%s", out);
     }
+    /* plot: a refused name or an unknown series leaves an existing file as it was (a name of
+     * another format gave a traceback); a PNG is written whole, by rename */
+    snprintf(
+        cmd, sizeof cmd,
+        "echo keep > %s/keep.png && ../tools/cdlab-py plot %s nosuchseries --png %s/keep.png 2>&1",
+        fake, path, fake);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 2 && strstr(out, "no series 'nosuchseries'"), "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "../tools/cdlab-py plot %s kinetic_energy --png %s/k.txt 2>&1; "
+             "test -e %s/k.txt && echo EXISTS; cat %s/keep.png",
+             path, fake, fake, fake);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(strstr(out, "must end in .png (nothing written)") && !strstr(out, "Traceback") &&
+                      !strstr(out, "EXISTS") && strstr(out, "keep\n"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd,
+             "../tools/cdlab-py plot %s kinetic_energy --png %s/keep.png > /dev/null && "
+             "head -c 4 %s/keep.png | od -An -c && ls %s",
+             path, fake, fake, fake);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 0 && strstr(out, "P   N   G") && !strstr(out, "partial"), "%s", out);
+    /* another program's HDF5 file is named as such (gave a KeyError traceback) */
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py; h5py.File('%s/other.h5', 'w')\" && "
+             "../tools/cdlab-py summary %s/other.h5 2>&1",
+             fake, fake);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 2 && strstr(out, "not a cdlab output") && !strstr(out, "Traceback"), "%s",
+                  out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", fake);
     ck_assert_int_eq(system(cmd), 0);
     remove_output(path);

@@ -29,10 +29,17 @@ def _text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+class NotCdlabOutput(ValueError):
+    """An HDF5 file that is no cdlab output (an FCLIB export, another program's file)."""
+
+
 class Run:
     def __init__(self, path):
         self.path = path
         with h5py.File(path, "r") as f:
+            if "parameters" not in f or "build" not in f:
+                raise NotCdlabOutput(f"{path}: an HDF5 file, but not a cdlab output "
+                                     "(no /parameters and /build)")
             self.params = {k: _text(v) for k, v in f["parameters"].attrs.items()}
             self.attrs = {k: _text(v) for k, v in f.attrs.items()}
             self.summary = {k: v for k, v in f["summary"].attrs.items()} if "summary" in f else {}

@@ -1,10 +1,12 @@
 """python3 -m cdlab (or tools/cdlab-py): summary, series and plots of a cdlab output file."""
 import argparse
+import os
 import sys
+import tempfile
 
 import numpy as np
 
-from . import Run
+from . import NotCdlabOutput, Run
 
 
 def cmd_summary(a):
@@ -60,6 +62,9 @@ def cmd_series(a):
 
 
 def cmd_plot(a):
+    if not a.png.lower().endswith(".png"):
+        print(f"cdlab-py: --png {a.png}: the name must end in .png (nothing written)", file=sys.stderr)
+        return 2
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -77,7 +82,22 @@ def cmd_plot(a):
     axs[-1, 0].set_xlabel("t")
     fig.suptitle(a.file, fontsize=9)
     fig.tight_layout()
-    fig.savefig(a.png, dpi=110)
+    # written beside the target and renamed over it: a failed write leaves an existing PNG whole
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(a.png) + ".", suffix=".partial",
+                                   dir=os.path.dirname(a.png) or ".")
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write {a.png}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            fig.savefig(out, format="png", dpi=110)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, a.png)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     print(f"{a.png} written")
     return 0
 
@@ -105,11 +125,11 @@ def main(argv=None):
     p = sub.add_parser("plot", help="series against t into a PNG")
     p.add_argument("file")
     p.add_argument("names", nargs="+")
-    p.add_argument("--png", required=True)
+    p.add_argument("--png", required=True, help="the PNG to write (NAME.png; replaced only once written)")
     a = ap.parse_args(argv)
     try:
         return {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot}[a.cmd](a)
-    except OSError as e:
+    except (OSError, NotCdlabOutput) as e:
         print(f"cdlab-py: {e}", file=sys.stderr)
         return 2
 
