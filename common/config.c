@@ -514,6 +514,9 @@ status config_u64(config *c, const char *sec, const char *key, int required, uin
     return CDLAB_OK;
 }
 
+/* What parse_double accepts, for the messages. */
+#define NUMBER_RANGE "a finite number, 0 or of magnitude 1e-308 to 1e308"
+
 status config_double(config *c, const char *sec, const char *key, int required, double dflt,
                      double min, int min_open, double max, double *out, diag *err)
 {
@@ -523,9 +526,7 @@ status config_double(config *c, const char *sec, const char *key, int required, 
         return s;
     double v = dflt;
     if (e && !parse_double(e->value, &v))
-        return eerr(c, e, sec, key, err,
-                    "expected a finite number, 0 or of magnitude 1e-308 to 1e308 (got '%s')",
-                    e->value);
+        return eerr(c, e, sec, key, err, "expected %s (got '%s')", NUMBER_RANGE, e->value);
     if (min_open ? !(v > min) : !(v >= min))
         return eerr(c, e, sec, key, err, "must be %s %g (got %g)", min_open ? ">" : ">=", min, v);
     if (!(v <= max))
@@ -626,9 +627,13 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
         char buf[CONFIG_VALUE_MAX], *tok[3];
         double d[3];
         int n = split_numbers(e->value, buf, tok, 3);
-        if (n != 3 || !parse_double(tok[0], &d[0]) || !parse_double(tok[1], &d[1]) ||
-            !parse_double(tok[2], &d[2]))
+        if (n != 3)
             return eerr(c, e, sec, key, err, "expected three numbers 'x y z' (got '%s')", e->value);
+        for (int k = 0; k < 3; k++)
+            if (!parse_double(tok[k], &d[k]))
+                return eerr(c, e, sec, key, err,
+                            "expected three numbers 'x y z' (bad item '%s': %s)", tok[k],
+                            NUMBER_RANGE);
         v = v3(d[0], d[1], d[2]);
     }
     *out = v;
@@ -656,7 +661,8 @@ status config_doubles(config *c, const char *sec, const char *key, int required,
             return eerr(c, e, sec, key, err, "expected %d numbers (got '%s')", n, e->value);
         for (int k = 0; k < n; k++)
             if (!parse_double(tok[k], &out[k]))
-                return eerr(c, e, sec, key, err, "expected %d numbers (bad item '%s')", n, tok[k]);
+                return eerr(c, e, sec, key, err, "expected %d numbers (bad item '%s': %s)", n,
+                            tok[k], NUMBER_RANGE);
     }
     char buf[CONFIG_VALUE_MAX > 600 ? 600 : CONFIG_VALUE_MAX] = "";
     for (int k = 0; k < n; k++) {

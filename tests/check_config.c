@@ -91,6 +91,10 @@ START_TEST(errors_messages_name_key_and_line)
          "plane.w.normal: in dimension 1 a wall normal must be along x"},
         {"[contact]\n", "[load]\nparticles = 1\nforce = 1 0\n[contact]\n", NULL,
          "load.force: expected three numbers"},
+        /* an item out of range is named with the range (it said only 'expected three numbers') */
+        {"[contact]\n", "[load]\nparticles = 1\nforce = 1 1e400 0\n[contact]\n", NULL,
+         "load.force: expected three numbers 'x y z' (bad item '1e400': a finite number, 0 or of "
+         "magnitude 1e-308 to 1e308)"},
         /* a piston's force_after without its step_time (never applied), or the other way */
         {"[contact]\n",
          "[piston.p]\npoint = 0 0 0\nnormal = 1 0 0\nmass = 1\nforce_after = 2\n[contact]\n", NULL,
