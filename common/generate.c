@@ -94,8 +94,9 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
 }
 
 /* The numbers of a data line into v: their count, want + 1 when there are more than want,
- * -1 at anything that is not a decimal number (strtod would read "0x10" as 16). */
-static int parse_numbers(char *p, double *v, int want)
+ * -1 at anything that is not a decimal number (strtod would read "0x10" as 16), -2 at a number
+ * out of range (1e400, or 1e-400 that strtod reads as 0), *bad then pointing at it. */
+static int parse_numbers(char *p, double *v, int want, const char **bad)
 {
     int got = 0;
     for (;;) {
@@ -106,10 +107,16 @@ static int parse_numbers(char *p, double *v, int want)
             return got;
         if (got == want)
             return got + 1; /* too many columns */
+        errno = 0;
         v[got] = strtod(p, &end);
         if (end == p || (*end && !strchr(" \t\r\n", *end)) || memchr(p, 'x', (size_t)(end - p)) ||
             memchr(p, 'X', (size_t)(end - p)))
             return -1;
+        if (errno == ERANGE) {
+            *bad = p;
+            *end = '\0';
+            return -2;
+        }
         got++;
         p = end;
     }
@@ -142,7 +149,15 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
             continue;
         double v[11];
-        int got = parse_numbers(p, v, want);
+        const char *bad = NULL;
+        int got = parse_numbers(p, v, want, &bad);
+        if (got == -2) {
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "%s:%d: '%.40s' is out of range (a finite number, 0 or of magnitude "
+                         "1e-308 to 1e308)",
+                         path, lineno, bad);
+            break;
+        }
         if (got != want) {
             s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: expected %s", path, lineno, what);
             break;

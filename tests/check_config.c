@@ -175,6 +175,10 @@ START_TEST(errors_particle_files)
         {"0 0 0 0.5 7\n", "count = 1\n", ":1: expected four numbers"},
         {"# c\n0 0 0 -0.5\n", "count = 1\n", ":2: the radius must be > 0"},
         {"0 0 zero 0.5\n", "count = 1\n", ":1: expected four numbers"},
+        /* out of range: 1e-400 was read as 0 (a particle at the origin), 1e400 as infinite */
+        {"0 1e-400 0 0.5\n", "count = 1\n",
+         ":1: '1e-400' is out of range (a finite number, 0 or of magnitude 1e-308 to 1e308)"},
+        {"# c\n0 0 1e400 0.5\n", "count = 1\n", ":2: '1e400' is out of range"},
         {"0 0 0 1 0 0 0 0 0 0 2\n", "format = chute\ncount = 1\n",
          ":1: the frozen column must be 0 or 1"},
         {"0 0 0 1 0 0 0\n", "format = chute\ncount = 1\n", ":1: expected eleven numbers"},
