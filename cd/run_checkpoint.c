@@ -33,7 +33,8 @@ state_def run_state_def(const run_setup *S)
 {
     const world *W = &S->W;
     const particles *P = &W->P;
-    state_def d = {.dt = W->dt, .dimension = P->dimension, .friction = W->detect.mu};
+    state_def d = {
+        .dt = W->dt, .dimension = P->dimension, .friction = W->detect.mu, .seed = S->info.seed};
     d.bodies = fnv1a(fnv1a(fnv1a(FNV_START, P->r, (size_t)P->n * sizeof *P->r), P->m,
                            (size_t)P->n * sizeof *P->m),
                      P->frozen, (size_t)P->n);
@@ -81,6 +82,10 @@ static const struct {
     {"bond_strength_normal", "dem.bond_strength_normal", offsetof(state_def, k[7]), 0, 1},
     {"bond_strength_shear", "dem.bond_strength_shear", offsetof(state_def, k[8]), 0, 1},
     {"law_eps", "dem.eps", offsetof(state_def, k[9]), 0, 1},
+    /* the seed acts only at the start (a random packing, the sweep stream's seeding): the
+     * restart takes the checkpoint's stream, so another seed would be recorded and not used;
+     * before the bodies, whose radii a random packing's seed changes */
+    {"seed", "system.seed", offsetof(state_def, seed), 1, 1},
     {"bodies_checksum", "the particles' radii, masses, frozen flags or order ([particles])",
      offsetof(state_def, bodies), 1, 0},
     {"walls_checksum", "the walls (their kind, position, normal, radius, friction or mass)",
@@ -115,7 +120,7 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
         const char *p = (const char *)d + state_attrs[k].off;
         if (state_attrs[k].since_1128 && !h5in_has_attr(h, g, state_attrs[k].attr)) {
             size_t used = strlen(unchecked); /* said where this run has the constant (not 0) */
-            if (*(const double *)p != 0.0)
+            if (state_attrs[k].is_hash ? *(const uint64_t *)p != 0 : *(const double *)p != 0.0)
                 snprintf(unchecked + used, n - used, "%s%s", used ? ", " : "", state_attrs[k].keys);
             continue;
         }
@@ -126,8 +131,13 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
             if ((uint64_t)v != *(const uint64_t *)p)
                 return diag_set(err, CDLAB_ERR_CONFIG,
                                 "--restart %s: this config changes %s: a restart continues the "
-                                "same system (docs/output.md: what may change on restart)%s",
+                                "same system (docs/output.md: what may change on restart)%s%s",
                                 file, state_attrs[k].keys,
+                                p == (const char *)&d->seed
+                                    ? "; the seed acts at the start: a restart continues the "
+                                      "checkpoint's random stream, which another seed would not "
+                                      "change"
+                                    : "",
                                 renumbered_auto && p == (const char *)&d->bodies
                                     ? "; particles.order = auto renumbered this input (50,000 "
                                       "particles or more in no spatial order): a run that kept "

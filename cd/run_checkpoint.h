@@ -12,6 +12,7 @@ typedef struct state_def {
     double dt, dimension, friction;
     double k[ENGINE_CONSTANTS]; /* the engine's constants (engine_ops.constants) */
     uint64_t bodies, walls, box;
+    uint64_t seed; /* system.seed: a restart continues the checkpoint's random stream */
 } state_def;
 
 state_def run_state_def(const run_setup *S);

@@ -525,7 +525,8 @@ START_TEST(errors_restart_other_system)
 END_TEST
 
 /* The DEM law's other constants too: the bonds' strengths, the deformable discs' E and nu (each
- * was taken from the new config without a word) and the law's eps. A checkpoint written before
+ * was taken from the new config without a word) and the law's eps; and system.seed, which was
+ * recorded in /parameters and not used. A checkpoint written before
  * they were recorded (the attributes removed here) is continued, and the restart says which
  * were not compared. */
 START_TEST(errors_restart_other_law)
@@ -541,6 +542,10 @@ START_TEST(errors_restart_other_law)
          "dem.bond_strength_normal = 200 here, 100 in the checkpoint"},
         {"dem.bond_strength_shear=5", "dem.bond_strength_shear = 5 here, 0 in the checkpoint"},
         {"dem.eps=1e-6", "dem.eps = "},
+        /* the seed (recorded and not used: the checkpoint's random stream is continued) */
+        {"system.seed=6",
+         "this config changes system.seed: a restart continues the same system "
+         "(docs/output.md: what may change on restart); the seed acts at the start"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         ck_assert_int_eq(cdlab(msg, sizeof msg,
@@ -554,9 +559,9 @@ START_TEST(errors_restart_other_law)
     /* the checkpoint of an older cdlab: continued, the unrecorded constants named */
     hid_t f = H5Fopen(at("a.h5"), H5F_ACC_RDWR, H5P_DEFAULT);
     ck_assert_int_ge(f, 0);
-    const char *added[] = {"young_modulus", "poisson_ratio", "bond_strength_normal",
-                           "bond_strength_shear", "law_eps"};
-    for (int k = 0; k < 5; k++)
+    const char *added[] = {"young_modulus",       "poisson_ratio", "bond_strength_normal",
+                           "bond_strength_shear", "law_eps",       "seed"};
+    for (int k = 0; k < 6; k++)
         ck_assert_int_ge(H5Adelete_by_name(f, "/checkpoints/00000020", added[k], H5P_DEFAULT), 0);
     H5Fclose(f);
     char cmd[8192];
@@ -564,7 +569,8 @@ START_TEST(errors_restart_other_law)
              at("dem.ini"), at("b.h5"), at("a.h5"), bond);
     ck_assert_int_eq(run_capture(cmd, msg, sizeof msg), 0);
     ck_assert_msg(strstr(msg, "restart: note: its checkpoint (an older cdlab's) does not record "
-                              "dem.bond_strength_normal, dem.eps: a change of them is not refused"),
+                              "dem.bond_strength_normal, dem.eps, system.seed: a change of them "
+                              "is not refused"),
                   "%s", msg);
     teardown_dir();
 }
