@@ -149,12 +149,16 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
             double v;
             if ((s = h5in_attr_double(h, g, state_attrs[k].attr, &v, err)))
                 return s;
-            if (v != *(const double *)p)
+            if (v != *(const double *)p) {
+                char here[32], there[32];
+                config_fmt_double(here, sizeof here, *(const double *)p);
+                config_fmt_double(there, sizeof there, v);
                 return diag_set(err, CDLAB_ERR_CONFIG,
-                                "--restart %s: %s = %.17g here, %.17g in the checkpoint: a restart "
+                                "--restart %s: %s = %s here, %s in the checkpoint: a restart "
                                 "continues the same system (docs/output.md: what may change on "
                                 "restart)",
-                                file, state_attrs[k].keys, *(const double *)p, v);
+                                file, state_attrs[k].keys, here, there);
+            }
         }
     }
     return CDLAB_OK;

@@ -346,8 +346,7 @@ void config_record(config *c, const char *sec, const char *key, const char *fmt,
     r->value = v ? v : strdup("");
 }
 
-/* Shortest of %.15g, %.16g, %.17g that reads back to the same double. */
-static void fmt_double(char *buf, size_t n, double v)
+void config_fmt_double(char *buf, size_t n, double v)
 {
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
@@ -533,7 +532,7 @@ status config_double(config *c, const char *sec, const char *key, int required, 
         return eerr(c, e, sec, key, err, "must be <= %g (got %g)", max, v);
     *out = v;
     char b[32];
-    fmt_double(b, sizeof b, v);
+    config_fmt_double(b, sizeof b, v);
     config_record(c, sec, key, "%s", b);
     return CDLAB_OK;
 }
@@ -638,9 +637,9 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
     }
     *out = v;
     char b[3][32];
-    fmt_double(b[0], sizeof b[0], v.x);
-    fmt_double(b[1], sizeof b[1], v.y);
-    fmt_double(b[2], sizeof b[2], v.z);
+    config_fmt_double(b[0], sizeof b[0], v.x);
+    config_fmt_double(b[1], sizeof b[1], v.y);
+    config_fmt_double(b[2], sizeof b[2], v.z);
     config_record(c, sec, key, "%s %s %s", b[0], b[1], b[2]);
     return CDLAB_OK;
 }
@@ -667,7 +666,7 @@ status config_doubles(config *c, const char *sec, const char *key, int required,
     char buf[CONFIG_VALUE_MAX > 600 ? 600 : CONFIG_VALUE_MAX] = "";
     for (int k = 0; k < n; k++) {
         char b[32];
-        fmt_double(b, sizeof b, out[k]);
+        config_fmt_double(b, sizeof b, out[k]);
         strncat(buf, k ? " " : "", sizeof buf - strlen(buf) - 1);
         strncat(buf, b, sizeof buf - strlen(buf) - 1);
     }

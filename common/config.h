@@ -114,6 +114,10 @@ status config_int_list(config *c, const char *sec, const char *key, long **out, 
 status config_string(config *c, const char *sec, const char *key, int required, const char *dflt,
                      char *out, size_t outsize, diag *err);
 
+/* v as the shortest of %.15g, %.16g, %.17g that reads back to the same double (as the
+ * resolved list records numbers). */
+void config_fmt_double(char *buf, size_t n, double v);
+
 /* Records a derived value (e.g. an automatic default) in the resolved list. */
 void config_record(config *c, const char *sec, const char *key, const char *fmt, ...)
 #if defined(__GNUC__)
