@@ -238,6 +238,21 @@ START_TEST(io_python_command_line)
              path, fake, fake, fake);
     st = run_capture(cmd, out, sizeof out);
     ck_assert_msg(st == 0 && strstr(out, "P   N   G") && !strstr(out, "partial"), "%s", out);
+    /* the chain's analysis (README: "to fit a chain run like Fig. 7") says why a run is not one
+     * (a run of another criterion or source gave a KeyError traceback) */
+    const char *random1d =
+        "[system]\ndimension = 1\ndt = 1\nsteps = 2\n[particles]\nsource = random\n"
+        "count = 5\nradius_min = 0.4\nradius_max = 0.5\nbox_min = 0 0 0\n"
+        "box_max = 10 0 0\n[output]\nevery = 0\nprobes = -1\n";
+    char other[32];
+    ck_assert_msg(run_to_temp(random1d, "py1.ini", other, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 ../experiments/chain1d/analyze.py %s 2>&1", other);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 1 && !strstr(out, "Traceback") &&
+                      strstr(out, "is not a 1D wave test run like experiments/chain1d/chain1d.ini "
+                                  "(particles.source = random, the chain has chain)"),
+                  "%s", out);
+    remove_output(other);
     /* another program's HDF5 file is named as such (gave a KeyError traceback) */
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 -c \"import h5py; h5py.File('%s/other.h5', 'w')\" && "

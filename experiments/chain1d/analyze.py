@@ -38,9 +38,31 @@ def theory(q, N_I, dt, d, L):
     return omega, tau, c, D
 
 
+def not_a_chain(f, par):
+    """Why the file is not a run this analysis fits (None when it is one)."""
+    need = [("system.dimension", "1"), ("particles.source", "chain")]
+    for key, value in need:
+        if par.get(key) != value:
+            return f"{key} = {par.get(key, '(none)')}, the chain has {value}"
+    if not par.get("load.force") or not par.get("load.particles"):
+        return "no [load] force on the last disk"
+    if par.get("system.mode", "cd") == "cd" and par.get("solver.criterion") != "fixed":
+        return (f"solver.criterion = {par.get('solver.criterion')}: the theory is that of N_I sweeps "
+                "every step (criterion fixed)")
+    if "series/probe_ids" not in f:
+        return "no output.probes"
+    return None
+
+
 def analyze(path, q=None, window_tau=6.0):
     with h5py.File(path, "r") as f:
+        if "parameters" not in f:
+            sys.exit(f"analyze.py: {path} is not a cdlab output (no /parameters)")
         par = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["parameters"].attrs.items()}
+        why = not_a_chain(f, par)
+        if why:
+            sys.exit(f"analyze.py: {path} is not a 1D wave test run like experiments/chain1d/chain1d.ini "
+                     f"({why})")
         t = f["series/t"][:]
         active = f["series/active_contacts"][:]
         probe_ids = list(f["series/probe_ids"][:])
