@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "engine_checkpoint.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ typedef struct cd_engine {
     scene_info info;
     /* the FCLIB export (export_step 0: none) */
     long export_step;
-    char export_path[640], config_file[512];
+    char export_path[PATH_MAX], config_file[PATH_MAX];
     engine_notes notes;
     /* distributed runs (more than one MPI rank, cd/cd_dist.c): the distribution, the state
      * gathered on rank 0 for the output, the boundary-contact series */
@@ -201,7 +202,7 @@ static status export_fclib(cd_engine *E, world *W, const cd_stats *st, diag *err
         natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, &res_abs);
     long step = W->step + 1; /* the step being solved */
     double t = (double)step * W->dt;
-    char title[700], desc[1024];
+    char title[PATH_MAX + 64], desc[PATH_MAX + 512];
     snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, step);
     snprintf(desc, sizeof desc,
              "Contact dynamics step %ld (t = %.17g, dt = %.17g) of %s: %d contacts, dimension %d; "
@@ -222,7 +223,7 @@ static status export_fclib(cd_engine *E, world *W, const cd_stats *st, diag *err
                        .natural_map = res};
     s = contact_problem_write_fclib(&cp, E->export_path, &meta, err);
     if (s == CDLAB_OK) {
-        char line[1024];
+        char line[PATH_MAX + 512];
         snprintf(line, sizeof line,
                  "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with "
                  "%d entries; natural-map residual of cdlab's solution %.3g (relative), %.3g "

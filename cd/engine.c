@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One line per engine: its table, defined in its <name>_engine.c. */
@@ -29,12 +30,20 @@ void engine_say(const engine_notes *n, const char *fmt, ...)
 {
     if (!n || !n->message)
         return;
-    char line[512];
+    /* whole however long (a banner line with a long output path was cut at 511 characters) */
+    char small[512], *line = small;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    int need = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    n->message(n->user, line);
+    if (need >= (int)sizeof small && (line = malloc((size_t)need + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(line, (size_t)need + 1, fmt, ap);
+        va_end(ap);
+    }
+    n->message(n->user, line ? line : small);
+    if (line != small)
+        free(line);
 }
 
 void engine_say_result(const engine_notes *n, const char *line)

@@ -41,7 +41,7 @@ typedef struct run_state {
     outfile of;
     state_def sdef;
     engine_record rec; /* the last step's (or the start's) */
-    char fclib_path[600];
+    char fclib_path[OUTFILE_PATH_MAX];
     long first; /* the first step index of this run (a restart's checkpoint step) */
     double t0, sweeps_total;
     thread_tuner tuner;
@@ -169,7 +169,7 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
          * leaves the older copy, and the run goes on with its file whole; said every time */
         diag why;
         if (run_checkpoint_copy(&R->w, S, &R->sdef, &why) != CDLAB_OK) {
-            char line[2048];
+            char line[PATH_MAX + 1024];
             snprintf(line, sizeof line,
                      "warning: the copy of the checkpoint of step %ld could not be written "
                      "(%.800s); %s holds %s",
@@ -207,7 +207,7 @@ static status begin(run_state *R, diag *err)
     if (s == CDLAB_OK)
         s = output(R, 1, 1, R->first >= S->info.steps, err);
     if (R->w.h && !h5out_reserving(R->w.h)) { /* printed with --quiet too */
-        char line[800];
+        char line[PATH_MAX + 400];
         snprintf(line, sizeof line,
                  "warning: the file system of %s cannot reserve room ahead of the writes "
                  "(fallocate): the free space is checked before each output instead, and a disk "
@@ -432,6 +432,16 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
         return s;
     }
     if (out_path) {
+        /* refused where it would not fit: cut short, it named another file (written at 511
+         * characters, its sidecar at the cut name's) */
+        if (strlen(out_path) >= sizeof S->out.file) {
+            run_setup_free(S);
+            free(R);
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "-o %.200s...: output file name too long (over %zu "
+                            "characters)",
+                            out_path, sizeof S->out.file - 1);
+        }
         snprintf(S->out.file, sizeof S->out.file, "%s", out_path);
         config_record(c, "output", "file", "%s", out_path);
     }

@@ -10,6 +10,8 @@
 #include "config.h"
 #include "status.h"
 
+#include <limits.h>
+
 typedef struct run_progress {
     long step, steps;
     double t;
@@ -57,15 +59,15 @@ typedef struct run_summary {
     double solve_seconds; /* of which in the CD solver's sweeps */
     double timed_step_seconds; /* step_seconds without the first output.timing_warmup steps */
     long timed_steps;
-    char out_file[640]; /* where the output is: OUT.h5, or OUT.h5.partial when the run did not
-                           complete and an older OUT.h5 was kept (kept_partial) */
+    char out_file[PATH_MAX + 32]; /* where the output is: OUT.h5, or OUT.h5.partial when the run did
+                           not complete and an older OUT.h5 was kept (kept_partial) */
     int kept_partial;
     long snapshot_step;     /* the last snapshot flushed to the file (-1: none) */
     long checkpoint_step;   /* the last complete checkpoint in the file (-1: none) */
     /* the file was not closed whole, or not confirmed on the device: the copy of its last
      * checkpoint that stays beside it (OUT.h5.checkpoint) and its step (-1: none) */
     long copy_step;
-    char copy_file[640];
+    char copy_file[PATH_MAX + 32];
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;

@@ -5,10 +5,11 @@
 #define CDLAB_RUN_SETUP_H
 
 #include "engine.h"
+#include "outfile.h"
 #include "run.h"
 
 typedef struct output_params {
-    char file[512];
+    char file[OUTFILE_PATH_MAX];
     long every;
     long series_every;     /* a series row every this many steps (and the last step) */
     long timing_warmup;    /* steps left out of /summary timed_step_seconds */

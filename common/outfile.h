@@ -22,9 +22,11 @@
 
 #include "status.h"
 
+#include <limits.h>
 #include <stddef.h>
 
-#define OUTFILE_PATH_MAX 600
+/* an output's path, as the system allows (its derived names have room for their suffixes) */
+#define OUTFILE_PATH_MAX PATH_MAX
 
 typedef struct outfile {
     char final[OUTFILE_PATH_MAX];            /* OUT.h5 */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,8 @@ typedef struct text {
 
 struct xdmf {
     int fd;
-    char path[600];
-    char h5_name[512]; /* the HDF5 file as the sidecar names it: its base name (same folder) */
+    char path[PATH_MAX + 32];
+    char h5_name[PATH_MAX]; /* the HDF5 file as the sidecar names it: its base name, XML-escaped */
     long footer;       /* offset of the closing tags */
     text grid;         /* the snapshot being added */
     text contacts;     /* the contacts collection's grids, written at close */
@@ -104,8 +105,25 @@ status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
     if (!x)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     snprintf(x->path, sizeof x->path, "%s", path);
-    const char *slash = strrchr(h5_path, '/');
-    snprintf(x->h5_name, sizeof x->h5_name, "%s", slash ? slash + 1 : h5_path);
+    /* the base name as XML text: a name with & or < made the sidecar no XML (ParaView could
+     * not read it) */
+    const char *slash = strrchr(h5_path, '/'), *base = slash ? slash + 1 : h5_path;
+    size_t len = 0;
+    for (const char *p = base; *p && len + 7 < sizeof x->h5_name; p++) {
+        const char *ent = *p == '&'    ? "&amp;"
+                          : *p == '<'  ? "&lt;"
+                          : *p == '>'  ? "&gt;"
+                          : *p == '"'  ? "&quot;"
+                          : *p == '\'' ? "&apos;"
+                                       : NULL;
+        if (ent) {
+            memcpy(x->h5_name + len, ent, strlen(ent));
+            len += strlen(ent);
+        } else {
+            x->h5_name[len++] = *p;
+        }
+    }
+    x->h5_name[len] = '\0';
     x->fd = open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (x->fd < 0) {
         status s = diag_set(err, CDLAB_ERR_IO, "%s: cannot create the XDMF sidecar: %s", x->path,
@@ -113,16 +131,18 @@ status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
         free(x);
         return s;
     }
+    /* an XML comment holds no "--" and does not end in "-" */
+    int comment_ok = !strstr(x->h5_name, "--") && x->h5_name[0] && x->h5_name[len - 1] != '-';
     text head = {0};
     tadd(&head,
          "<?xml version=\"1.0\" ?>\n"
          "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-         "<!-- cdlab snapshots of %s (docs/output.md); open this file in ParaView -->\n"
+         "<!-- cdlab snapshots%s%s (docs/output.md); open this file in ParaView -->\n"
          "<Xdmf Version=\"2.0\">\n"
          " <Domain>\n"
          "  <Grid Name=\"particles\" GridType=\"Collection\" "
          "CollectionType=\"Temporal\">\n",
-         x->h5_name);
+         comment_ok ? " of " : "", comment_ok ? x->h5_name : "");
     status s = append(x, &head, err);
     free(head.s);
     if (s != CDLAB_OK) {

@@ -189,15 +189,16 @@ START_TEST(errors_refusals_keep_existing_output)
     ck_assert_int_eq(h5out_create(&h, at("nock.h5"), &err), CDLAB_OK);
     ck_assert_int_eq(h5out_group(h, "/something", &err), CDLAB_OK);
     ck_assert_int_eq(h5out_close(h, &err), CDLAB_OK);
-    /* an FCLIB name of 700 characters (./ 348 times): cut short at 599 it named another file */
-    char long_fclib[800] = "--export-fclib 5 --fclib-out ";
-    for (int k = 0; k < 348; k++)
+    /* an FCLIB name of 4,204 characters (./ 2,100 times): over what the system allows (cut
+     * short at 599, a name of 700 characters had named another file) */
+    char long_fclib[4400] = "--export-fclib 5 --fclib-out ";
+    for (int k = 0; k < 2100; k++)
         strcat(long_fclib, "./");
     strcat(long_fclib, "x.h5");
     struct {
         const char *args, *expect;
     } cases[] = {
-        {long_fclib, "name too long (over 599 characters)"},
+        {long_fclib, "name too long (over 4095 characters)"},
         {"--restart garbage.h5", "garbage.h5"},
         {"--restart empty.h5", "empty.h5"},
         {"--restart trunc.h5", "trunc.h5"},
@@ -220,16 +221,16 @@ START_TEST(errors_refusals_keep_existing_output)
         int st = system(cmd);
         long n;
         char *m = slurp(at("stderr.txt"), &n);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "case '%s': exit %d, %s",
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "case '%.200s': exit %d, %.600s",
                       cases[k].args, WEXITSTATUS(st), m);
-        ck_assert_msg(strstr(m, cases[k].expect), "case '%s': '%s' lacks '%s'", cases[k].args, m,
-                      cases[k].expect);
+        ck_assert_msg(strstr(m, cases[k].expect), "case '%.200s': '%.600s' lacks '%s'",
+                      cases[k].args, m, cases[k].expect);
         free(m);
-        ck_assert_msg(unchanged(at("good.h5"), good, glen), "case '%s' changed good.h5",
+        ck_assert_msg(unchanged(at("good.h5"), good, glen), "case '%.200s' changed good.h5",
                       cases[k].args);
-        ck_assert_msg(unchanged(at("good.xmf"), xmf, xlen), "case '%s' changed good.xmf",
+        ck_assert_msg(unchanged(at("good.xmf"), xmf, xlen), "case '%.200s' changed good.xmf",
                       cases[k].args);
-        ck_assert_msg(!exists(at("good.h5.partial")), "case '%s' left good.h5.partial",
+        ck_assert_msg(!exists(at("good.h5.partial")), "case '%.200s' left good.h5.partial",
                       cases[k].args);
     }
     /* an output that names no file: empty (it ran, wrote .partial, .checkpoint and .xmf.partial
@@ -246,6 +247,47 @@ START_TEST(errors_refusals_keep_existing_output)
         free(m);
         ck_assert(!exists(at(".partial")) && !exists(at(".checkpoint")) &&
                   !exists(at(".xmf.partial")) && !exists(at("sub")));
+    }
+    /* an output name over what the system allows is refused (-o was kept in 512 bytes: a
+     * name of 617 characters wrote the run to its first 511, a file in a parent folder, and
+     * exit 0); one of 640 characters, in deep folders, is written where it says, and its
+     * sidecar, with & < > and -- in the name, is XML (it was not: ParaView could not read it) */
+    {
+        char *longo = malloc(4400), run[8192];
+        strcpy(longo, "");
+        for (int k = 0; k < 2100; k++)
+            strcat(longo, "./");
+        strcat(longo, "x.h5");
+        snprintf(run, sizeof run, "cd %s && %s run cd.ini -o %s --quiet 2>stderr.txt", dir, bin(),
+                 longo);
+        int st = system(run);
+        char *m = slurp(at("stderr.txt"), &blen);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
+                          strstr(m, "output file name too long (over 4095 characters)"),
+                      "exit %d, %s", WEXITSTATUS(st), m);
+        free(m);
+        ck_assert(!exists(at("x.h5")) && !exists(at("x.h5.partial")) && !exists(at("x.xmf")));
+        char deep[700] = "";
+        for (int k = 0; k < 3; k++) {
+            strcat(deep, k ? "/" : "");
+            for (int c = 0; c < 200; c++)
+                strcat(deep, k == 0 ? "d" : k == 1 ? "e" : "f");
+        }
+        snprintf(run, sizeof run,
+                 "cd %s && mkdir -p %s && %s run cd.ini -o '%s/o&u<t>--.h5' --quiet && "
+                 "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
+                 "print(E.parse(sys.argv[1]).getroot().find('.//DataItem').text)\" "
+                 "'%s/o&u<t>--.xmf' > stderr.txt 2>&1",
+                 dir, deep, bin(), deep, deep);
+        st = system(run);
+        m = slurp(at("stderr.txt"), &blen);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+                          strstr(m, "o&u<t>--.h5:/snapshots/00000000/position"),
+                      "exit %d, %s", WEXITSTATUS(st), m);
+        free(m);
+        snprintf(run, sizeof run, "rm -rf %s/%.200s", dir, deep);
+        ck_assert_int_eq(system(run), 0);
+        free(longo);
     }
     /* the sidecar's name a folder */
     ck_assert_int_eq(rename(at("good.xmf"), at("good.xmf.saved")), 0);
