@@ -113,11 +113,15 @@ static char *read_string(char *str, int num, void *stream)
 static status parse(config *c, parse_state *ps)
 {
     /* libinih's run-time settings: no multi-line values (a continuation line would silently
-     * extend a value), '#' and ';' inline comments, long lines on the heap. */
+     * extend a value), '#' and ';' inline comments, long lines on the heap in a buffer of the
+     * longest line from the start (without ini_initial_alloc the buffer stayed at its default
+     * 200 bytes: a line of 200 characters or more was split, its tail parsed as a line of its
+     * own, a syntax error or, where it read "key = value", a key) */
     ini_allow_multiline = 0;
     ini_inline_comment_prefixes = ";#";
     ini_use_stack = 0;
     ini_max_line = CONFIG_VALUE_MAX;
+    ini_initial_alloc = CONFIG_VALUE_MAX;
     int rc = ini_parse_stream(read_string, ps, handler, ps);
     if (ps->st != CDLAB_OK)
         return ps->st;

@@ -277,7 +277,7 @@ static status read_file_source(config *c, const particles *P, long count, file_s
     const char *sec = "particles";
     long tiles = 1;
     int in_file;
-    char given[512];
+    char given[PATH_MAX];
     status s;
     f->fmt = PARTICLE_FORMAT_XYZR;
     if ((s = config_string(c, sec, "file", 1, "", given, sizeof given, err)))

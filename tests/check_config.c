@@ -273,6 +273,34 @@ START_TEST(errors_long_numbers_read_whole)
 }
 END_TEST
 
+/* A config file's line of 200 characters or more is read as one line: libinih's buffer stayed
+ * at 200 bytes, so such a line was split and its tail parsed as a line of its own: a syntax
+ * error, or, where the tail read "key = value" (here inside a comment), a key taking effect. */
+START_TEST(errors_long_config_lines_whole)
+{
+    char *text = malloc(8000), *p = text;
+    p += sprintf(p, "[system]\ndimension = 3\ndt = 1   # ");
+    for (int k = 0; k < 200; k++)
+        *p++ = 'c';
+    p += sprintf(p, " steps = 9\n[output]\nprobes =");
+    for (int k = 0; k < 300; k++) /* 1,200 characters */
+        p += sprintf(p, " %3d", k);
+    sprintf(p, "\n");
+    config c;
+    diag err = {{0}};
+    ck_assert_msg(config_load_string(&c, text, "long.ini", &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(!config_has(&c, "system", "steps"), "a comment's tail was read as a key");
+    long *l;
+    int m;
+    ck_assert_int_eq(config_int_list(&c, "output", "probes", &l, &m, &err), CDLAB_OK);
+    ck_assert_int_eq(m, 300);
+    ck_assert_int_eq(l[299], 299);
+    free(l);
+    config_free(&c);
+    free(text);
+}
+END_TEST
+
 /* A particle file's path that, with the config's folder, would not fit is refused (it was cut
  * short: another file, or a wrong "cannot open"). */
 START_TEST(errors_long_file_path_refused)
@@ -556,6 +584,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_long_numbers_read_whole);
+    tcase_add_test(tc, errors_long_config_lines_whole);
     tcase_add_test(tc, errors_long_file_path_refused);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
