@@ -371,7 +371,11 @@ static void write_rank_figures(run_writer *w, const double *all, int P, diag *er
 static status finish(run_state *R, status s, run_summary *sum, diag *err)
 {
     sum->wall_seconds = run_now_seconds() - R->t0;
-    sum->mean_sweeps = sum->steps_done > 0 ? R->sweeps_total / (double)sum->steps_done : 0.0;
+    /* over this run's steps (a restart's mean was divided by the steps from the original
+     * start: half the true one for a run continued from its middle) */
+    sum->first_step = R->first;
+    long ran = sum->steps_done - R->first;
+    sum->mean_sweeps = ran > 0 ? R->sweeps_total / (double)ran : 0.0;
     double *ranks = comm_size() > 1 ? rank_figures(sum, sum->steps_done - R->first) : NULL;
     if (ranks && comm_rank() == 0) {
         diag tmp;

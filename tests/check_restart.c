@@ -6,6 +6,7 @@
 #include <hdf5.h>
 
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,23 @@ static void check_restart_identical(const char *fmt, long n, long nw, long half)
     long ch;
     void *h = checkpoint_state(first, half, n, nw, &bh, &ch);
     ck_assert(bh != ba || memcmp(h, a, bh) != 0);
+    /* the continued run's summary is over its own steps: its mean sweeps is the mean of its
+     * rows after the checkpoint's (it was divided by all 2N steps: half of it) */
+    double *sw, mean, sum = 0.0;
+    long rows;
+    h5in *f;
+    ck_assert_msg(h5in_read_doubles(second, "/series/sweeps", &sw, &rows, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(rows, half + 1);
+    for (long k = 1; k < rows; k++)
+        sum += sw[k];
+    ck_assert_msg(h5in_open(&f, second, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(h5in_attr_double(f, "/summary", "mean_sweeps", &mean, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    h5in_close(f);
+    ck_assert_msg(fabs(mean - sum / (double)half) <= 1e-12 * (sum / (double)half),
+                  "mean_sweeps %.17g, its rows' mean %.17g", mean, sum / (double)half);
+    free(sw);
     free(a);
     free(b);
     free(h);

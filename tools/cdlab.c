@@ -424,15 +424,20 @@ static int run_config_as(config *c, const run_args *a, const char *command)
             return 128 + stop_signal;
         return sum.started ? 1 : 2;
     }
+    /* a restart: the steps it did, from its checkpoint's ("done: 100 steps" for 50) */
+    char done[96];
+    if (sum.first_step > 0)
+        snprintf(done, sizeof done, "steps %ld to %ld (%ld)", sum.first_step + 1, sum.steps_done,
+                 sum.steps_done - sum.first_step);
+    else
+        snprintf(done, sizeof done, "%ld steps", sum.steps_done);
     if (!a->quiet && !sum.iterative)
-        fprintf(stderr, "done: %ld steps in %.2f s; output %s\n", sum.steps_done, sum.wall_seconds,
-                sum.out_file);
+        fprintf(stderr, "done: %s in %.2f s; output %s\n", done, sum.wall_seconds, sum.out_file);
     else if (!a->quiet)
         fprintf(stderr,
-                "done: %ld steps in %.2f s, %.1f sweeps per step on average, %ld steps "
+                "done: %s in %.2f s, %.1f sweeps per step on average, %ld steps "
                 "not converged; output %s\n",
-                sum.steps_done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps,
-                sum.out_file);
+                done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps, sum.out_file);
     if (!a->quiet && sum.ranks > 1)
         fprintf(stderr,
                 "ranks: %d; communication %.1f%% of the step time (mean over the ranks; largest "

@@ -44,6 +44,8 @@ class Run:
             self.attrs = {k: _text(v) for k, v in f.attrs.items()}
             self.summary = {k: v for k, v in f["summary"].attrs.items()} if "summary" in f else {}
             self.elasticity = dict(f["elasticity"].attrs) if "elasticity" in f else {}
+            # a continued run: from_file, from_step (its summary's figures are over its own steps)
+            self.restart = dict(f["restart"].attrs) if "restart" in f else {}
             self.snapshot_names = sorted(f["snapshots"].keys()) if "snapshots" in f else []
             # particles.order = spatial: the ids are the storage order, input_index[id] the
             # particle's input index (docs/output.md); None where ids are input indices

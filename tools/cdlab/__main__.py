@@ -31,7 +31,10 @@ def cmd_summary(a):
               f"law {r.params.get('dem.tangential')}")
     if s:
         print(f"  status      {text(s.get('status', '?'))}")
-        print(f"  steps done  {s.get('steps_done', '?')} in {float(s.get('wall_seconds', float('nan'))):.3g} s")
+        done, first = s.get("steps_done", "?"), r.restart.get("from_step")
+        if first is not None:  # a continued run: its own steps, after the checkpoint's
+            done = f"{first + 1} to {done} (continued from step {first} of {text(r.restart.get('from_file', '?'))})"
+        print(f"  steps done  {done} in {float(s.get('wall_seconds', float('nan'))):.3g} s")
         if r.mode == "cd":
             print(f"  sweeps      {float(s.get('mean_sweeps', float('nan'))):.3g} per step on average, "
                   f"{s.get('unconverged_steps', 0)} steps not converged")
