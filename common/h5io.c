@@ -790,7 +790,17 @@ status h5in_describe(const char *path, FILE *out, diag *err)
         hid_t d = H5Dopen2(f, "/series/t", H5P_DEFAULT);
         hid_t sp = H5Dget_space(d);
         hssize_t n = H5Sget_simple_extent_npoints(sp);
-        fprintf(out, "/series: %lld steps recorded\n", (long long)n);
+        /* rows, not steps: output.series_every may keep one row per many steps */
+        double t[2] = {0, 0};
+        hsize_t at[2] = {0, n > 0 ? (hsize_t)n - 1 : 0}, two = 2;
+        hid_t mem = H5Screate_simple(1, &two, NULL);
+        if (n > 0 && H5Sselect_elements(sp, H5S_SELECT_SET, 2, at) >= 0 &&
+            H5Dread(d, H5T_NATIVE_DOUBLE, mem, sp, H5P_DEFAULT, t) >= 0)
+            fprintf(out, "/series: %lld row%s, t = %.6g to %.6g\n", (long long)n, n == 1 ? "" : "s",
+                    t[0], t[1]);
+        else
+            fprintf(out, "/series: %lld row%s\n", (long long)n, n == 1 ? "" : "s");
+        H5Sclose(mem);
         H5Sclose(sp);
         H5Dclose(d);
     }

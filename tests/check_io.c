@@ -204,6 +204,18 @@ START_TEST(io_python_command_line)
     ck_assert_msg(strstr(out, "status      completed") && strstr(out, "steps done  12") &&
                       strstr(out, "# t kinetic_energy\n0 0\n6 "),
                   "%s", out);
+    /* cdlab info counts the series' rows with their times (it said "13 steps recorded", also
+     * where a row stands for many steps) */
+    {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_msg(h5in_describe(path, m, &err) == CDLAB_OK, "%s", err.msg);
+        fclose(m);
+        ck_assert_msg(strstr(text, "/series: 13 rows, t = 0 to 12\n"), "%s", text);
+        free(text);
+    }
     snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s nosuchseries > /dev/null 2>&1", path);
     st = system(cmd);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
