@@ -144,9 +144,16 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
             break;
         }
         char *p = line;
+        /* a UTF-8 byte order mark (an editor's) before the first line, and a comment after
+         * the numbers, as in the config (both were "expected four numbers") */
+        if (lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
+            p += 3;
+        char *hash = strchr(p, '#');
+        if (hash)
+            *hash = '\0';
         while (*p == ' ' || *p == '\t')
             p++;
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+        if (*p == '\n' || *p == '\r' || *p == '\0')
             continue;
         double v[11];
         const char *bad = NULL;

@@ -2,6 +2,7 @@
  * key's name; the command line exits with status 2. */
 #include "suites.h"
 
+#include "generate.h"
 #include "parallel.h"
 #include "run.h"
 
@@ -304,6 +305,35 @@ START_TEST(errors_long_config_lines_whole)
 }
 END_TEST
 
+/* A particle file as editors write it: a UTF-8 byte order mark, CRLF line ends, tabs, blank
+ * lines, comments after the numbers (the mark and such comments were "expected four
+ * numbers"); the particles read exactly. */
+START_TEST(io_particle_file_forms)
+{
+    char txt[] = "/tmp/cdlab_pformXXXXXX";
+    int fd = mkstemp(txt);
+    const char *rows = "\xef\xbb\xbf"
+                       "0 0 0 0.5 # the first\r\n\r\n\t# a comment line\r\n"
+                       "3\t0.25\t-1e-3\t0.5\t\r\n  6 0 0 0.75#last\n";
+    ck_assert_int_eq(write(fd, rows, strlen(rows)), (long)strlen(rows));
+    close(fd);
+    particles P;
+    diag err = {{0}};
+    int n;
+    ck_assert_msg(generate_load_file(NULL, txt, PARTICLE_FORMAT_XYZR, &n, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(particles_init(&P, 3, 3, &err), CDLAB_OK);
+    ck_assert_msg(generate_load_file(&P, txt, PARTICLE_FORMAT_XYZR, &n, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert(P.x[0].x == 0.0 && P.r[0] == 0.5);
+    ck_assert(P.x[1].x == 3.0 && P.x[1].y == 0.25 && P.x[1].z == -1e-3 && P.r[1] == 0.5);
+    ck_assert(P.x[2].x == 6.0 && P.r[2] == 0.75);
+    particles_free(&P);
+    unlink(txt);
+}
+END_TEST
+
 /* A particle file's path that, with the config's folder, would not fit is refused (it was cut
  * short: another file, or a wrong "cannot open"). */
 START_TEST(errors_long_file_path_refused)
@@ -588,6 +618,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_long_numbers_read_whole);
     tcase_add_test(tc, errors_long_config_lines_whole);
+    tcase_add_test(tc, io_particle_file_forms);
     tcase_add_test(tc, errors_long_file_path_refused);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);
