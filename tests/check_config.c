@@ -493,6 +493,36 @@ START_TEST(errors_did_you_mean)
 }
 END_TEST
 
+/* An option of one value given twice is refused, naming both (the last took effect: -o a.h5 ...
+ * -o b.h5 wrote only b.h5), and nothing is written. */
+START_TEST(errors_options_given_twice)
+{
+    char dir[] = "/tmp/cdlab_twiceXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *opts[][3] = {{"-o", "%s/a.h5", "%s/b.h5"},
+                             {"--restart", "%s/a.h5", "%s/b.h5"},
+                             {"--export-fclib", "5", "6"},
+                             {"--fclib-out", "%s/a.h5", "%s/b.h5"},
+                             {"--threads", "1", "2"}};
+    for (int k = 0; k < 5; k++) {
+        char one[128], two[128], out[160] = "", args[600], err[1024], expect[400];
+        snprintf(one, sizeof one, opts[k][1], dir);
+        snprintf(two, sizeof two, opts[k][2], dir);
+        if (k > 0)
+            snprintf(out, sizeof out, "-o %s/out.h5", dir);
+        snprintf(args, sizeof args, "run ../experiments/chain1d/chain1d.ini %s %s %s %s %s", out,
+                 opts[k][0], one, opts[k][0], two);
+        ck_assert_int_eq(run_cli(args, err, sizeof err), 2);
+        snprintf(expect, sizeof expect, "cdlab: %s given twice ('%s', then '%s'): give it once",
+                 opts[k][0], one, two);
+        ck_assert_msg(strstr(err, expect), "%s: %s", args, err);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rmdir %s", dir); /* empty: nothing was written */
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* cdlab check prints the figures a user checks before a long run: the spurious elasticity (CD,
  * fixed N_I), the critical time step (DEM), memory and time estimates. */
 START_TEST(io_check_prints_figures)
@@ -619,6 +649,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_long_numbers_read_whole);
     tcase_add_test(tc, errors_long_config_lines_whole);
     tcase_add_test(tc, io_particle_file_forms);
+    tcase_add_test(tc, errors_options_given_twice);
     tcase_add_test(tc, errors_long_file_path_refused);
     tcase_add_test(tc, errors_cli_exit_status_2);
     tcase_add_test(tc, io_help_and_version);

@@ -322,19 +322,35 @@ typedef struct run_args {
 } run_args;
 
 /* Returns 0, or the exit status of a bad command line (its message printed). */
+/* An option that takes one value given a second time is refused: the last one taking effect
+ * silently (-o a.h5 ... -o b.h5 wrote only b.h5) hides a slip in a script. */
+static int given_twice(const char *opt, const char *first, const char *second)
+{
+    fprintf(stderr, "cdlab: %s given twice ('%s', then '%s'): give it once\n", opt, first, second);
+    return 2;
+}
+
 static int parse_run_args(int argc, char **argv, int check_only, run_args *a)
 {
     static char threads_set[64];
+    const char *fclib_step_text = NULL, *threads_text = NULL;
     for (int k = 0; k < argc; k++) {
         if (strcmp(argv[k], "-o") == 0 && k + 1 < argc && !check_only) {
+            if (a->out)
+                return given_twice("-o", a->out, argv[k + 1]);
             a->out = argv[++k];
         } else if (strcmp(argv[k], "--set") == 0 && k + 1 < argc) {
             a->sets[a->nset++] = argv[++k];
         } else if (strncmp(argv[k], "--set=", 6) == 0) {
             a->sets[a->nset++] = argv[k] + 6;
         } else if (strcmp(argv[k], "--restart") == 0 && k + 1 < argc) {
+            if (a->restart)
+                return given_twice("--restart", a->restart, argv[k + 1]);
             a->restart = argv[++k];
         } else if (strcmp(argv[k], "--export-fclib") == 0 && k + 1 < argc && !check_only) {
+            if (fclib_step_text)
+                return given_twice("--export-fclib", fclib_step_text, argv[k + 1]);
+            fclib_step_text = argv[k + 1];
             char *end;
             a->fclib_step = strtol(argv[++k], &end, 10);
             if (*end != '\0' || end == argv[k] || a->fclib_step < 1) {
@@ -342,8 +358,13 @@ static int parse_run_args(int argc, char **argv, int check_only, run_args *a)
                 return 2;
             }
         } else if (strcmp(argv[k], "--fclib-out") == 0 && k + 1 < argc && !check_only) {
+            if (a->fclib_out)
+                return given_twice("--fclib-out", a->fclib_out, argv[k + 1]);
             a->fclib_out = argv[++k];
         } else if (strcmp(argv[k], "--threads") == 0 && k + 1 < argc) {
+            if (threads_text)
+                return given_twice("--threads", threads_text, argv[k + 1]);
+            threads_text = argv[k + 1];
             /* the same as --set system.threads=N (recorded with the overrides) */
             char *end;
             long t = strtol(argv[++k], &end, 10);
