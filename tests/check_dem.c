@@ -547,6 +547,15 @@ START_TEST(io_equiv_command)
     snprintf(cmd, sizeof cmd, "%s equiv 40.5 1 1 2>&1", cdlab_bin());
     ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "(got '40.5')"), "%s", out);
+    /* an option given twice (the last won), without its number (taken for the sweep), unknown */
+    const char *opts[][2] = {{"--length 50 --length 60", "--length given twice ('50', then '60')"},
+                             {"--diameter", "--diameter needs a number"},
+                             {"--diam 2", "unknown option '--diam'"}};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd, "%s equiv 40 1 1 %s 2>&1", cdlab_bin(), opts[k][0]);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+        ck_assert_msg(strstr(out, opts[k][1]), "%s: %s", opts[k][0], out);
+    }
 }
 END_TEST
 

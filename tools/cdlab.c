@@ -519,20 +519,30 @@ static int parse_pos(const char *s, double *v)
 static int cmd_equiv(int argc, char **argv)
 {
     double args[3], d = 1.0, L = 0.0;
-    const char *sweep_name = "random", *n_i_text = NULL;
+    const char *sweep_name = "random", *n_i_text = NULL, *d_text = NULL, *L_text = NULL;
     int npos = 0;
     for (int k = 0; k < argc; k++) {
-        if (strcmp(argv[k], "--diameter") == 0 && k + 1 < argc) {
-            if (!parse_pos(argv[++k], &d)) {
-                fprintf(stderr, "cdlab equiv: --diameter must be a number > 0 (got '%s')\n",
-                        argv[k]);
+        if (strcmp(argv[k], "--diameter") == 0 || strcmp(argv[k], "--length") == 0) {
+            /* without its value it was taken for the SWEEP ("unknown sweep '--diameter'") */
+            int is_d = argv[k][2] == 'd';
+            const char **seen = is_d ? &d_text : &L_text;
+            if (k + 1 >= argc) {
+                fprintf(stderr, "cdlab equiv: %s needs a number\n", argv[k]);
                 return 2;
             }
-        } else if (strcmp(argv[k], "--length") == 0 && k + 1 < argc) {
-            if (!parse_pos(argv[++k], &L)) {
-                fprintf(stderr, "cdlab equiv: --length must be a number > 0 (got '%s')\n", argv[k]);
+            if (*seen)
+                return given_twice(argv[k], *seen, argv[k + 1]);
+            *seen = argv[k + 1];
+            if (!parse_pos(argv[k + 1], is_d ? &d : &L)) {
+                fprintf(stderr, "cdlab equiv: %s must be a number > 0 (got '%s')\n", argv[k],
+                        argv[k + 1]);
                 return 2;
             }
+            k++;
+        } else if (strncmp(argv[k], "--", 2) == 0) {
+            fprintf(stderr, "cdlab equiv: unknown option '%s' (--diameter D, --length L)\n",
+                    argv[k]);
+            return 2;
         } else if (npos < 3) {
             if (!parse_pos(argv[k], &args[npos])) {
                 fprintf(stderr, "cdlab equiv: %s must be a number > 0 (got '%s')\n",
