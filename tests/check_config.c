@@ -494,7 +494,7 @@ START_TEST(errors_did_you_mean)
 END_TEST
 
 /* An option of one value given twice is refused, naming both (the last took effect: -o a.h5 ...
- * -o b.h5 wrote only b.h5), and nothing is written. */
+ * -o b.h5 wrote only b.h5), and nothing is written; an option without its value is named. */
 START_TEST(errors_options_given_twice)
 {
     char dir[] = "/tmp/cdlab_twiceXXXXXX";
@@ -517,6 +517,11 @@ START_TEST(errors_options_given_twice)
                  opts[k][0], one, two);
         ck_assert_msg(strstr(err, expect), "%s: %s", args, err);
     }
+    /* and one without its value is named (it was an 'unexpected argument') */
+    char err[1024];
+    ck_assert_int_eq(run_cli("run ../experiments/chain1d/chain1d.ini --restart", err, sizeof err),
+                     2);
+    ck_assert_msg(strstr(err, "cdlab: --restart needs a value"), "%s", err);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rmdir %s", dir); /* empty: nothing was written */
     ck_assert_int_eq(system(cmd), 0);

@@ -379,6 +379,12 @@ static int parse_run_args(int argc, char **argv, int check_only, run_args *a)
             a->overwrite = 1;
         } else if (strcmp(argv[k], "--quiet") == 0 || strcmp(argv[k], "-q") == 0) {
             a->quiet = 1;
+        } else if (k + 1 == argc &&
+                   (strcmp(argv[k], "-o") == 0 || strcmp(argv[k], "--set") == 0 ||
+                    strcmp(argv[k], "--restart") == 0 || strcmp(argv[k], "--export-fclib") == 0 ||
+                    strcmp(argv[k], "--fclib-out") == 0 || strcmp(argv[k], "--threads") == 0)) {
+            fprintf(stderr, "cdlab: %s needs a value\n", argv[k]);
+            return 2;
         } else if (argv[k][0] == '-' || a->cfg_path) {
             fprintf(stderr, "cdlab: unexpected argument '%s'\n", argv[k]);
             usage(stderr);
