@@ -44,6 +44,7 @@ typedef struct run_state {
     char fclib_path[OUTFILE_PATH_MAX];
     long first; /* the first step index of this run (a restart's checkpoint step) */
     double t0, sweeps_total;
+    double present_checked; /* when OUT.h5.partial was last found still there */
     thread_tuner tuner;
 } run_state;
 
@@ -152,7 +153,19 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
     /* rank 0's file: room for them, or stop before they start: at least their datasets'
      * bytes with the contacts of now (a CD run's first snapshot has none, and its contacts
      * can grow many times over as it goes) */
-    if (snapshot || checkpoint) {
+    /* the file still there: at every snapshot and checkpoint, and a row's at most once a
+     * second (a run of rows alone would learn it only at its end) */
+    if (R->w.of && (snapshot || checkpoint || run_now_seconds() - R->present_checked >= 1.0)) {
+        R->present_checked = run_now_seconds();
+        s = outfile_present(R->w.of, err);
+        diag why; /* the state of now kept where it can be: the checkpoint's copy */
+        if (s != CDLAB_OK && run_checkpoint_copy(&R->w, S, &R->sdef, &why) == CDLAB_OK) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof err->msg - used, "; %s holds the state of step %ld",
+                     R->of.ckpt, S->W.step);
+        }
+    }
+    if (s == CDLAB_OK && (snapshot || checkpoint)) {
         long nc = S->E.ops->contact_count(&S->E, &S->W);
         double expect = (snapshot ? run_snapshot_bytes(S, nc) : 0.0) +
                         (checkpoint ? run_checkpoint_bytes(S, nc) : 0.0);

@@ -217,10 +217,16 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
                      "%s, maybe not whole)",
                      o->partial, strerror(errno), o->partial);
     } else if (completed || !o->existed) {
-        if (rename(o->partial, o->final) != 0)
-            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (the data are in %s)",
-                         o->partial, o->final, strerror(errno), o->partial);
-        else if (stat(o->xmf_partial, &st) == 0 && rename(o->xmf_partial, o->xmf_final) != 0)
+        if (rename(o->partial, o->final) != 0) {
+            int e = errno;
+            if (e == ENOENT)
+                unlink(o->xmf_partial); /* the sidecar of a file that is gone */
+            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (%s%s)", o->partial,
+                         o->final, strerror(e),
+                         e == ENOENT ? "it was removed while the run wrote it: its data are lost"
+                                     : "the data are in ",
+                         e == ENOENT ? "" : o->partial);
+        } else if (stat(o->xmf_partial, &st) == 0 && rename(o->xmf_partial, o->xmf_final) != 0)
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->xmf_partial,
                          o->xmf_final, strerror(errno));
         sync_folder(o->final);
@@ -233,6 +239,17 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
         close(o->fd);
     o->fd = -1;
     return s;
+}
+
+status outfile_present(const outfile *o, diag *err)
+{
+    struct stat st;
+    if (o->fd < 0 || fstat(o->fd, &st) != 0 || st.st_nlink > 0)
+        return CDLAB_OK;
+    return diag_set(err, CDLAB_ERR_IO,
+                    "%s was removed while the run wrote it: the run stops, its series and "
+                    "snapshots are lost",
+                    o->partial);
 }
 
 void outfile_abandon(outfile *o)

@@ -62,6 +62,10 @@ void outfile_drop_checkpoint(const outfile *o);
  * OUT.h5.partial -> OUT.h5.checkpoint). */
 void outfile_checkpoint_path(const char *out, char *buf, size_t n);
 
+/* OUT.h5.partial is still there: a file removed while the run writes it (a cleanup, a slip)
+ * would take every later output with it, and the run would go on for nothing. */
+status outfile_present(const outfile *o, diag *err);
+
 /* Removes the .partial files (nothing worth keeping was written) and releases the lock. */
 void outfile_abandon(outfile *o);
 

@@ -2,6 +2,7 @@
 #include "suites.h"
 
 #include "h5io.h"
+#include "xdmf.h"
 
 #include <hdf5.h>
 
@@ -400,6 +401,79 @@ START_TEST(io_sigint_ends_cleanly_and_restarts)
 }
 END_TEST
 
+/* OUT.h5.partial removed while the run writes it (a cleanup, a slip): the run stops within a
+ * second, keeps its state in OUT.h5.checkpoint and says so, and that copy continues the run. It
+ * went on to its end, writing into the removed file, and then said "the data are in
+ * OUT.h5.partial". Rows only (output.every = 0): the check that does not wait for a snapshot. */
+START_TEST(io_removed_output_stops_and_keeps_state)
+{
+    char ini[] = "/tmp/cdlab_rmXXXXXX", out[] = "/tmp/cdlab_rmoXXXXXX",
+         log[] = "/tmp/cdlab_rmlXXXXXX";
+    int fd = mkstemp(ini);
+    char text[2048];
+    snprintf(text, sizeof text, DEM_PILE, 100000000L);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (long)strlen(text));
+    close(fd);
+    close(mkstemp(out));
+    unlink(out);
+    close(mkstemp(log));
+    char partial[64], copy[64], xmf[64];
+    snprintf(partial, sizeof partial, "%s.partial", out);
+    snprintf(copy, sizeof copy, "%s.checkpoint", out);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int lf = open(log, O_WRONLY);
+        dup2(lf, 2);
+        execl(cdlab_bin(), "cdlab", "run", ini, "-o", out, "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    for (int k = 0; k < 100 && access(partial, F_OK) != 0; k++)
+        nanosleep(&(struct timespec){0, 50000000L}, NULL);
+    nanosleep(&(struct timespec){0, 300000000L}, NULL);
+    ck_assert_int_eq(unlink(partial), 0);
+    int wst = 0, done = 0;
+    for (int k = 0; k < 200 && !done; k++) { /* 20 s at most */
+        done = waitpid(pid, &wst, WNOHANG) == pid;
+        if (!done)
+            nanosleep(&(struct timespec){0, 100000000L}, NULL);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &wst, 0);
+    }
+    ck_assert_msg(done, "the run went on after its file was removed");
+    ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 1, "exit %d", WEXITSTATUS(wst));
+    char msg[2048] = "";
+    FILE *f = fopen(log, "r");
+    size_t got = fread(msg, 1, sizeof msg - 1, f);
+    msg[got] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(msg, "was removed while the run wrote it: the run stops") &&
+                      strstr(msg, "is gone: its series and snapshots are lost") &&
+                      strstr(msg, "holds the state of step") && strstr(msg, "--restart"),
+                  "%s", msg);
+    /* no sidecar left of a file that is gone */
+    char xmf_partial[80];
+    xdmf_sidecar_path(out, xmf, sizeof xmf);
+    snprintf(xmf_partial, sizeof xmf_partial, "%s.partial", xmf);
+    ck_assert_msg(access(xmf_partial, F_OK) != 0 && access(xmf, F_OK) != 0, "%s left", xmf);
+    h5in *h;
+    diag err;
+    ck_assert_msg(h5in_open(&h, copy, &err) == CDLAB_OK, "%s", err.msg);
+    char last[256];
+    ck_assert_msg(h5in_last_child(h, "/checkpoints", NULL, last, &err) == CDLAB_OK, "%s", err.msg);
+    h5in_close(h);
+    long at = atol(last);
+    ck_assert_int_gt(at, 0);
+    char second[32];
+    ck_assert_msg(run_config(DEM_PILE, at + 20, copy, second, &err) == CDLAB_OK, "%s", err.msg);
+    remove_output(ini);
+    remove_output(copy);
+    remove_output(log);
+    remove_output(second);
+}
+END_TEST
+
 Suite *restart_suite(void)
 {
     Suite *s = suite_create("restart");
@@ -414,6 +488,7 @@ Suite *restart_suite(void)
     tcase_add_test(t, determinism_same_config_same_state);
     tcase_add_test(t, errors_restart_files);
     tcase_add_test(t, io_sigint_ends_cleanly_and_restarts);
+    tcase_add_test(t, io_removed_output_stops_and_keeps_state);
     suite_add_tcase(s, t);
     return s;
 }

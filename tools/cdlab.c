@@ -288,6 +288,17 @@ static void on_stop_signal(int sig)
 /* What the output of a run that did not complete holds, exactly, and how to continue it. */
 static void report_kept(const run_summary *sum, const char *cfg_path)
 {
+    struct stat gone;
+    if (stat(sum->out_file, &gone) != 0 && errno == ENOENT) {
+        /* removed while the run wrote it: nothing to describe but the checkpoint's copy */
+        fprintf(stderr, "cdlab: %s is gone: its series and snapshots are lost\n", sum->out_file);
+        if (sum->copy_step >= 0)
+            fprintf(stderr,
+                    "cdlab: %s holds a copy of the checkpoint of step %ld, written whole: to "
+                    "continue, cdlab run %s -o NEW.h5 --restart %s\n",
+                    sum->copy_file, sum->copy_step, cfg_path, sum->copy_file);
+        return;
+    }
     if (sum->kept_partial)
         fprintf(stderr, "cdlab: the existing output was kept; this run's data are in %s\n",
                 sum->out_file);
