@@ -219,12 +219,16 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
     } else if (completed || !o->existed) {
         if (rename(o->partial, o->final) != 0) {
             int e = errno;
+            /* gone from its name: removed (its data lost), or moved (they went with it) */
+            struct stat own;
+            int moved = e == ENOENT && o->fd >= 0 && fstat(o->fd, &own) == 0 && own.st_nlink > 0;
             if (e == ENOENT)
-                unlink(o->xmf_partial); /* the sidecar of a file that is gone */
+                unlink(o->xmf_partial); /* the sidecar names a file that is not beside it */
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (%s%s)", o->partial,
                          o->final, strerror(e),
-                         e == ENOENT ? "it was removed while the run wrote it: its data are lost"
-                                     : "the data are in ",
+                         e != ENOENT ? "the data are in "
+                         : moved     ? "it was moved while the run wrote it: the data went with it"
+                                     : "it was removed while the run wrote it: its data are lost",
                          e == ENOENT ? "" : o->partial);
         } else if (stat(o->xmf_partial, &st) == 0 && rename(o->xmf_partial, o->xmf_final) != 0)
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->xmf_partial,

@@ -449,7 +449,7 @@ START_TEST(io_removed_output_stops_and_keeps_state)
     msg[got] = '\0';
     fclose(f);
     ck_assert_msg(strstr(msg, "was removed while the run wrote it: the run stops") &&
-                      strstr(msg, "is gone: its series and snapshots are lost") &&
+                      strstr(msg, "is gone (moved or removed while the run wrote it)") &&
                       strstr(msg, "holds the state of step") && strstr(msg, "--restart"),
                   "%s", msg);
     /* no sidecar left of a file that is gone */

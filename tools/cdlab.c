@@ -291,7 +291,8 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
     struct stat gone;
     if (stat(sum->out_file, &gone) != 0 && errno == ENOENT) {
         /* removed while the run wrote it: nothing to describe but the checkpoint's copy */
-        fprintf(stderr, "cdlab: %s is gone: its series and snapshots are lost\n", sum->out_file);
+        fprintf(stderr, "cdlab: %s is gone (moved or removed while the run wrote it)\n",
+                sum->out_file);
         if (sum->copy_step >= 0)
             fprintf(stderr,
                     "cdlab: %s holds a copy of the checkpoint of step %ld, written whole: to "
