@@ -74,10 +74,30 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
             (d->drive == DRIVE_AFFINE &&
              (s = config_doubles(c, "drive", "gradient", 1, 9, zero9, g, err))))
             return s;
+        /* within the axes the particles move on (a rotation about x in 2D, or a gradient
+         * entry of z, would move them off their plane or spin them about a locked axis) */
+        int dim = W->P.dimension;
+        vec3 w = d->rotation;
+        if (d->drive == DRIVE_ROTATION && dim == 1)
+            return config_error(c, "drive", "motion", err,
+                                "a rotation cannot move particles that move along x alone "
+                                "(dimension 1): use motion = affine");
+        if (d->drive == DRIVE_ROTATION && dim == 2 && (w.x != 0.0 || w.y != 0.0))
+            return config_error(c, "drive", "rotation", err,
+                                "in dimension 2 a rotation is about z: its x and y components "
+                                "(%g, %g) must be 0",
+                                w.x, w.y);
         if (d->drive == DRIVE_AFFINE)
             for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
+                for (int b = 0; b < 3; b++) {
                     d->G[a][b] = g[3 * a + b];
+                    if (d->G[a][b] != 0.0 && (a >= dim || b >= dim))
+                        return config_error(c, "drive", "gradient", err,
+                                            "in dimension %d the entry G_%c%c (%g) must be 0: the "
+                                            "particles do not move along %c",
+                                            dim, "xyz"[a], "xyz"[b], d -> G[a][b],
+                                            "xyz"[a >= dim ? a : b]);
+                }
     } else if (config_section_line(c, "drive") >= 0) {
         return config_error(c, "drive", "motion", err,
                             "a [drive] section needs motion = rotation or affine");

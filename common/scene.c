@@ -587,6 +587,22 @@ status scene_particle_list(config *c, const char *sec, const char *key, int n, i
 }
 
 /* [load]: force on `particles`, -force on `opposite` (a specimen loaded from both ends). */
+status scene_check_free_axes(const config *c, const char *sec, const char *key, vec3 v, int dim,
+                             diag *err)
+{
+    if (dim == 2 && v.z != 0.0)
+        return config_error(c, sec, key, err,
+                            "in dimension 2 the particles move in the xy plane: its z component "
+                            "(%g) would not act",
+                            v.z);
+    if (dim == 1 && (v.y != 0.0 || v.z != 0.0))
+        return config_error(c, sec, key, err,
+                            "in dimension 1 the particles move along x: its y and z components "
+                            "(%g, %g) would not act",
+                            v.y, v.z);
+    return CDLAB_OK;
+}
+
 static status build_load(config *c, world *W, diag *err)
 {
     int *idx, *opp = NULL, n, m = 0;
@@ -601,6 +617,7 @@ static status build_load(config *c, world *W, diag *err)
               "load.particles or load.opposite (no particle carries the force)", err))) ||
         (s = scene_particle_list(c, "load", "opposite", W->P.n, &opp, &m, err)) ||
         (s = config_vec3(c, "load", "force", n + m > 0, v3_zero(), &f, err)) ||
+        (s = scene_check_free_axes(c, "load", "force", f, W->P.dimension, err)) ||
         (s = config_double(c, "load", "start", 0, 0.0, -INFINITY, 0, INFINITY, &W->load_start,
                            err)) ||
         (s = config_double(c, "load", "ramp", 0, 0.0, 0.0, 0, INFINITY, &W->load_ramp, err))) {
@@ -813,7 +830,8 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
         (s = parallel_read(c, &info->par, err)))
         return s;
     W->P.dimension = (int)dim;
-    if ((s = build_box(c, &W->P.box, (int)dim, err)))
+    if ((s = scene_check_free_axes(c, "system", "gravity", W->gravity, (int)dim, err)) ||
+        (s = build_box(c, &W->P.box, (int)dim, err)))
         return s;
     pcg32 rng;
     pcg32_seed(&rng, info->seed, PCG32_STREAM_GENERATE);

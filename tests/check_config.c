@@ -92,6 +92,24 @@ START_TEST(errors_messages_name_key_and_line)
          "plane.w.normal: in dimension 1 a wall normal must be along x"},
         {"[contact]\n", "[load]\nparticles = 1\nforce = 1 0\n[contact]\n", NULL,
          "load.force: expected three numbers"},
+        /* a force along an axis the particles cannot move on (it did not act: gravity
+         * 0 0 -10 in 2D moved nothing) */
+        {"dt = 1\n", "dt = 1\ngravity = 0 0 -10\n", NULL,
+         "test.ini:4: system.gravity: in dimension 1 the particles move along x: its y and z "
+         "components (0, -10) would not act"},
+        {"dimension = 1\n", "dimension = 2\n", "system.gravity=0 -1 -10",
+         "system.gravity: in dimension 2 the particles move in the xy plane: its z component "
+         "(-10) would not act"},
+        {"[contact]\n", "[load]\nparticles = 1\nforce = 1 2 0\n[contact]\n", NULL,
+         "load.force: in dimension 1 the particles move along x: its y and z components (2, 0)"},
+        {"steps = 5\n[particles]\n",
+         "steps = 5\nmode = dem\n[dem]\nk_n = 100\n[drive]\nmotion = affine\n"
+         "gradient = 0 0.1 0 0 0 0 0 0 0\n[particles]\n",
+         NULL, "drive.gradient: in dimension 1 the entry G_xy (0.1) must be 0"},
+        {"steps = 5\n[particles]\n",
+         "steps = 5\nmode = dem\n[dem]\nk_n = 100\n[drive]\nmotion = rotation\n"
+         "rotation = 0 0 0.1\n[particles]\n",
+         NULL, "drive.motion: a rotation cannot move particles that move along x alone"},
         /* an item out of range is named with the range (it said only 'expected three numbers') */
         {"[contact]\n", "[load]\nparticles = 1\nforce = 1 1e400 0\n[contact]\n", NULL,
          "load.force: expected three numbers 'x y z' (bad item '1e400': a finite number, 0 or of "
