@@ -90,13 +90,13 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
         if (d->drive == DRIVE_AFFINE)
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++) {
-                    d->G[a][b] = g[3 * a + b];
-                    if (d->G[a][b] != 0.0 && (a >= dim || b >= dim))
+                    double gab = g[3 * a + b];
+                    d->G[a][b] = gab;
+                    if (gab != 0.0 && (a >= dim || b >= dim))
                         return config_error(c, "drive", "gradient", err,
                                             "in dimension %d the entry G_%c%c (%g) must be 0: the "
                                             "particles do not move along %c",
-                                            dim, "xyz"[a], "xyz"[b], d -> G[a][b],
-                                            "xyz"[a >= dim ? a : b]);
+                                            dim, "xyz"[a], "xyz"[b], gab, "xyz"[a >= dim ? a : b]);
                 }
     } else if (config_section_line(c, "drive") >= 0) {
         return config_error(c, "drive", "motion", err,

@@ -586,7 +586,6 @@ status scene_particle_list(config *c, const char *sec, const char *key, int n, i
     return CDLAB_OK;
 }
 
-/* [load]: force on `particles`, -force on `opposite` (a specimen loaded from both ends). */
 status scene_check_free_axes(const config *c, const char *sec, const char *key, vec3 v, int dim,
                              diag *err)
 {
@@ -603,6 +602,7 @@ status scene_check_free_axes(const config *c, const char *sec, const char *key, 
     return CDLAB_OK;
 }
 
+/* [load]: force on `particles`, -force on `opposite` (a specimen loaded from both ends). */
 static status build_load(config *c, world *W, diag *err)
 {
     int *idx, *opp = NULL, n, m = 0;

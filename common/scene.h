@@ -58,8 +58,8 @@ status scene_particle_list(config *c, const char *sec, const char *key, int n, i
  * them; nothing to do with order = given); 0, or CDLAB_ERR_NOMEM. */
 status scene_ids_of_inputs(const scene_info *info, int *idx, int m, diag *err);
 
-/* A vector that moves the particles (gravity, a load, a drive's velocity gradient row) with a
- * component along an axis they cannot move on (z in dimension 2, y and z in dimension 1) is
+/* A force that moves the particles (gravity, a load) with a component along an axis they
+ * cannot move on (z in dimension 2, y and z in dimension 1) is
  * refused: that component would silently not act (gravity 0 0 -10 in 2D moved nothing). */
 status scene_check_free_axes(const config *c, const char *sec, const char *key, vec3 v, int dim,
                              diag *err);
