@@ -517,8 +517,7 @@ status config_u64(config *c, const char *sec, const char *key, int required, uin
     return CDLAB_OK;
 }
 
-/* What parse_double accepts, for the messages. */
-#define NUMBER_RANGE "a finite number, 0 or of magnitude 1e-308 to 1e308"
+#define NUMBER_RANGE CONFIG_NUMBER_RANGE
 
 status config_double(config *c, const char *sec, const char *key, int required, double dflt,
                      double min, int min_open, double max, double *out, diag *err)

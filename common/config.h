@@ -114,6 +114,9 @@ status config_int_list(config *c, const char *sec, const char *key, long **out, 
 status config_string(config *c, const char *sec, const char *key, int required, const char *dflt,
                      char *out, size_t outsize, diag *err);
 
+/* What a number of a config (or a particle file) may be, for the messages. */
+#define CONFIG_NUMBER_RANGE "a finite number, 0 or of magnitude 1e-308 to 1e308"
+
 /* v as the shortest of %.15g, %.16g, %.17g that reads back to the same double (as the
  * resolved list records numbers). */
 void config_fmt_double(char *buf, size_t n, double v);

@@ -1,5 +1,7 @@
 #include "generate.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -159,10 +161,8 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
         const char *bad = NULL;
         int got = parse_numbers(p, v, want, &bad);
         if (got == -2) {
-            s = diag_set(err, CDLAB_ERR_CONFIG,
-                         "%s:%d: '%.40s' is out of range (a finite number, 0 or of magnitude "
-                         "1e-308 to 1e308)",
-                         path, lineno, bad);
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: '%.40s' is out of range (%s)", path, lineno,
+                         bad, CONFIG_NUMBER_RANGE);
             break;
         }
         if (got != want) {
