@@ -193,8 +193,26 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                         "(continue it with --restart %s). Move or remove it first",
                         o->ckpt, o->ckpt);
     }
+    /* the sidecar's temporary name claimed too: OUT.h5 and OUT (no .h5) share OUT.xmf, and
+     * two such runs at once wrote into one OUT.xmf.partial, which ended as no XML */
+    int xfd = open(o->xmf_partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (xfd < 0) {
+        int e = errno;
+        unlink(o->partial);
+        close(fd);
+        return e == EEXIST ? diag_set(err, CDLAB_ERR_ARG,
+                                      "%s exists: another cdlab run is writing the sidecar %s "
+                                      "(an output OUT.h5 and one named OUT share it), or a killed "
+                                      "run left it. Move or remove it first, or give another "
+                                      "name with -o",
+                                      o->xmf_partial, o->xmf_final)
+                           : diag_set(err, CDLAB_ERR_IO, "%s: cannot create: %s", o->xmf_partial,
+                                      strerror(e));
+    }
+    close(xfd);
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
     if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        unlink(o->xmf_partial);
         close(fd);
         return diag_set(err, CDLAB_ERR_ARG, "%s: another process holds it: %s", o->partial,
                         strerror(errno));

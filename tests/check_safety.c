@@ -289,6 +289,23 @@ START_TEST(errors_refusals_keep_existing_output)
         ck_assert_int_eq(system(run), 0);
         free(longo);
     }
+    /* the sidecar being written by another run: OUT.h5 and OUT share OUT.xmf, and two such
+     * runs at once wrote into one OUT.xmf.partial (it ended as no XML); the other run's file
+     * stays as it was */
+    {
+        FILE *xf = fopen(at("sh.xmf.partial"), "w");
+        fputs("another run's sidecar\n", xf);
+        fclose(xf);
+        ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), at("sh")), 2);
+        ck_assert_msg(strstr(msg, "sh.xmf.partial exists: another cdlab run is writing the "
+                                  "sidecar"),
+                      "%s", msg);
+        ck_assert(!exists(at("sh")) && !exists(at("sh.partial")));
+        char *kept = slurp(at("sh.xmf.partial"), &blen);
+        ck_assert_str_eq(kept, "another run's sidecar\n");
+        free(kept);
+        unlink(at("sh.xmf.partial"));
+    }
     /* the sidecar's name a folder */
     ck_assert_int_eq(rename(at("good.xmf"), at("good.xmf.saved")), 0);
     ck_assert_int_eq(mkdir(at("good.xmf"), 0755), 0);
