@@ -183,12 +183,21 @@ typedef struct progress_state {
     double rate_t;  /* time of the last rate sample */
     long rate_step; /* step of the last rate sample */
     int rate_samples;
+    int rate_primed; /* rate_step holds the first step seen (a restart's is not 0) */
 } progress_state;
 
 /* Samples the rate every half second at least; the estimate is shown once it rests on 3
  * samples and 2 seconds: before that, "estimating". */
 static void update_rate(progress_state *ps, const run_progress *p)
 {
+    /* counted from the first step this run shows: from 0 a restart's first sample took the
+     * checkpoint's steps as done in half a second (the remaining time came out too short) */
+    if (!ps->rate_primed) {
+        ps->rate_primed = 1;
+        ps->rate_t = p->elapsed;
+        ps->rate_step = p->step;
+        return;
+    }
     double dt = p->elapsed - ps->rate_t;
     if (dt < 0.5)
         return;
