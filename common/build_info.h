@@ -27,7 +27,12 @@ extern const char *const cdlab_cflags;
  *   6  DEM, Kuhn law: the rotation of the sliding direction without trigonometric functions
  *      (dem_sliding_angle_end): its sine and cosine within two ulps of the angle formula's, so
  *      sliding contacts move in the last bits (multi-particle flows then differ at the level
- *      their chaos gives round-off: 1e-7 relative in the chute's velocities after 300 steps) */
-#define CDLAB_RESULTS_EPOCH 6
+ *      their chaos gives round-off: 1e-7 relative in the chute's velocities after 300 steps)
+ *   7  /series/stress of DEM runs with a periodic axis and dem.stress_volume = 0: along that
+ *      axis the volume's extent is the period, not the particles' bounding box (a radius past
+ *      the cell on each side: 5% more area, 5% less stress, in the chute); /summary
+ *      mean_sweeps of a continued run over its own steps (it was divided by the steps from the
+ *      original start). No study has either: their numbers are the same */
+#define CDLAB_RESULTS_EPOCH 7
 
 #endif

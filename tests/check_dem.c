@@ -632,6 +632,31 @@ START_TEST(io_drive_rotation_config)
 }
 END_TEST
 
+/* The stress's volume along a periodic axis is the period: a periodic ring of 5 overlapping
+ * spheres (a = 0.9 apart, 5 contacts of force k 0.1 = 10, the last across the boundary) in a
+ * cell of 4.5 has sigma_xx = -5 * 10 * 0.9 / 4.5 = -10 (the bounding box of the particles, 4.6,
+ * gave -9.78). */
+START_TEST(io_stress_volume_periodic)
+{
+    const char *ini = "[system]\nmode = dem\ndimension = 1\ndt = 1e-3\nsteps = 0\nperiodic = x\n"
+                      "box_min = 0 0 0\nbox_max = 4.5 0 0\n[dem]\nk_n = 100\nk_t = 0\n"
+                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\nspacing = -0.1\n"
+                      "origin = 0.45 0 0\n[contact]\nmax_initial_overlap = 0.5\n"
+                      "[output]\nevery = 0\n";
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    ck_assert_msg(run_to_temp(ini, "pstress.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    double *d;
+    long n;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/stress", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(n, 9);
+    ck_assert_double_eq_tol(d[0], -10.0, 1e-12);
+    free(d);
+    remove_output(path);
+}
+END_TEST
+
 /* system.threads = 1, 2 and automatic (0: the run times 1 thread against 2 and may switch in
  * the middle) give bit-identical results; the output records how the count was chosen. */
 START_TEST(determinism_threads_setting)
@@ -948,6 +973,7 @@ Suite *dem_suite(void)
     tcase_add_test(tio, io_order_spatial_is_sorted_input);
     tcase_add_test(tio, io_order_hint_for_unordered_input);
     tcase_add_test(tio, io_drive_rotation_config);
+    tcase_add_test(tio, io_stress_volume_periodic);
     tcase_add_test(tio, determinism_threads_setting);
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
