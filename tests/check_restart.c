@@ -346,19 +346,18 @@ START_TEST(errors_restart_files)
 }
 END_TEST
 
-/* SIGINT during a run: exit status 130, the message says how to restart, the file is closed and
- * readable with a checkpoint, and the restart completes the run. */
-START_TEST(io_sigint_ends_cleanly_and_restarts)
+/* A DEM pile of 10^8 steps started in the background: its config written to ini, its stderr
+ * to log, its output named out (a fresh name: cdlab refuses an existing output without
+ * --overwrite); the names are mkstemp templates. Returns its pid. */
+static pid_t start_long_run(char *ini, char *out, char *log)
 {
-    char ini[] = "/tmp/cdlab_sigXXXXXX", out[] = "/tmp/cdlab_sigoXXXXXX",
-         log[] = "/tmp/cdlab_siglXXXXXX";
     int fd = mkstemp(ini);
     char text[2048];
     snprintf(text, sizeof text, DEM_PILE, 100000000L);
     ck_assert_int_eq(write(fd, text, strlen(text)), (long)strlen(text));
     close(fd);
     close(mkstemp(out));
-    unlink(out); /* a fresh name: cdlab refuses an existing output without --overwrite */
+    unlink(out);
     close(mkstemp(log));
     pid_t pid = fork();
     if (pid == 0) {
@@ -367,6 +366,42 @@ START_TEST(io_sigint_ends_cleanly_and_restarts)
         execl(cdlab_bin(), "cdlab", "run", ini, "-o", out, "--quiet", (char *)NULL);
         _exit(127);
     }
+    return pid;
+}
+
+/* The first n - 1 bytes of a run's log. */
+static void read_log(const char *log, char *msg, size_t n)
+{
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(msg, 1, n - 1, f);
+    msg[got] = '\0';
+    fclose(f);
+}
+
+/* The step of the last checkpoint in file (> 0), and the run continued from it for 20 steps. */
+static void continue_from(const char *file)
+{
+    h5in *h;
+    diag err;
+    ck_assert_msg(h5in_open(&h, file, &err) == CDLAB_OK, "%s", err.msg);
+    char last[256];
+    ck_assert_msg(h5in_last_child(h, "/checkpoints", NULL, last, &err) == CDLAB_OK, "%s", err.msg);
+    h5in_close(h);
+    long at = atol(last);
+    ck_assert_int_gt(at, 0);
+    char second[32];
+    ck_assert_msg(run_config(DEM_PILE, at + 20, file, second, &err) == CDLAB_OK, "%s", err.msg);
+    remove_output(second);
+}
+
+/* SIGINT during a run: exit status 130, the message says how to restart, the file is closed and
+ * readable with a checkpoint, and the restart completes the run. */
+START_TEST(io_sigint_ends_cleanly_and_restarts)
+{
+    char ini[] = "/tmp/cdlab_sigXXXXXX", out[] = "/tmp/cdlab_sigoXXXXXX",
+         log[] = "/tmp/cdlab_siglXXXXXX";
+    pid_t pid = start_long_run(ini, out, log);
     nanosleep(&(struct timespec){0, 700000000L}, NULL);
     kill(pid, SIGINT);
     int wst;
@@ -374,30 +409,21 @@ START_TEST(io_sigint_ends_cleanly_and_restarts)
     ck_assert_msg(WIFEXITED(wst), "cdlab did not exit (signal %d)",
                   WIFSIGNALED(wst) ? WTERMSIG(wst) : 0);
     ck_assert_int_eq(WEXITSTATUS(wst), 130);
-    char msg[2048] = "";
-    FILE *f = fopen(log, "r");
-    size_t got = fread(msg, 1, sizeof msg - 1, f);
-    msg[got] = '\0';
-    fclose(f);
+    char msg[2048];
+    read_log(log, msg, sizeof msg);
     ck_assert_msg(strstr(msg, "interrupted by signal 2") && strstr(msg, "--restart"), "%s", msg);
     h5in *h;
     diag err;
     ck_assert_msg(h5in_open(&h, out, &err) == CDLAB_OK, "%s", err.msg);
-    char last[256];
-    ck_assert_msg(h5in_last_child(h, "/checkpoints", NULL, last, &err) == CDLAB_OK, "%s", err.msg);
     char *st;
     ck_assert_int_eq(h5in_attr_str(h, "/summary", "status", &st, &err), CDLAB_OK);
     ck_assert_msg(strstr(st, "interrupted"), "%s", st);
     free(st);
     h5in_close(h);
-    long at = atol(last);
-    ck_assert_int_gt(at, 0);
-    char second[32];
-    ck_assert_msg(run_config(DEM_PILE, at + 20, out, second, &err) == CDLAB_OK, "%s", err.msg);
+    continue_from(out);
     remove_output(ini);
     remove_output(out);
     remove_output(log);
-    remove_output(second);
 }
 END_TEST
 
@@ -409,24 +435,10 @@ START_TEST(io_removed_output_stops_and_keeps_state)
 {
     char ini[] = "/tmp/cdlab_rmXXXXXX", out[] = "/tmp/cdlab_rmoXXXXXX",
          log[] = "/tmp/cdlab_rmlXXXXXX";
-    int fd = mkstemp(ini);
-    char text[2048];
-    snprintf(text, sizeof text, DEM_PILE, 100000000L);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (long)strlen(text));
-    close(fd);
-    close(mkstemp(out));
-    unlink(out);
-    close(mkstemp(log));
-    char partial[64], copy[64], xmf[64];
+    pid_t pid = start_long_run(ini, out, log);
+    char partial[64], copy[64], xmf[64], xmf_partial[80];
     snprintf(partial, sizeof partial, "%s.partial", out);
     snprintf(copy, sizeof copy, "%s.checkpoint", out);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int lf = open(log, O_WRONLY);
-        dup2(lf, 2);
-        execl(cdlab_bin(), "cdlab", "run", ini, "-o", out, "--quiet", (char *)NULL);
-        _exit(127);
-    }
     for (int k = 0; k < 100 && access(partial, F_OK) != 0; k++)
         nanosleep(&(struct timespec){0, 50000000L}, NULL);
     nanosleep(&(struct timespec){0, 300000000L}, NULL);
@@ -443,34 +455,20 @@ START_TEST(io_removed_output_stops_and_keeps_state)
     }
     ck_assert_msg(done, "the run went on after its file was removed");
     ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 1, "exit %d", WEXITSTATUS(wst));
-    char msg[2048] = "";
-    FILE *f = fopen(log, "r");
-    size_t got = fread(msg, 1, sizeof msg - 1, f);
-    msg[got] = '\0';
-    fclose(f);
+    char msg[2048];
+    read_log(log, msg, sizeof msg);
     ck_assert_msg(strstr(msg, "was removed while the run wrote it: the run stops") &&
                       strstr(msg, "is gone (moved or removed while the run wrote it)") &&
                       strstr(msg, "holds the state of step") && strstr(msg, "--restart"),
                   "%s", msg);
     /* no sidecar left of a file that is gone */
-    char xmf_partial[80];
     xdmf_sidecar_path(out, xmf, sizeof xmf);
     snprintf(xmf_partial, sizeof xmf_partial, "%s.partial", xmf);
     ck_assert_msg(access(xmf_partial, F_OK) != 0 && access(xmf, F_OK) != 0, "%s left", xmf);
-    h5in *h;
-    diag err;
-    ck_assert_msg(h5in_open(&h, copy, &err) == CDLAB_OK, "%s", err.msg);
-    char last[256];
-    ck_assert_msg(h5in_last_child(h, "/checkpoints", NULL, last, &err) == CDLAB_OK, "%s", err.msg);
-    h5in_close(h);
-    long at = atol(last);
-    ck_assert_int_gt(at, 0);
-    char second[32];
-    ck_assert_msg(run_config(DEM_PILE, at + 20, copy, second, &err) == CDLAB_OK, "%s", err.msg);
+    continue_from(copy);
     remove_output(ini);
     remove_output(copy);
     remove_output(log);
-    remove_output(second);
 }
 END_TEST
 
