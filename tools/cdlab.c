@@ -342,7 +342,6 @@ typedef struct run_args {
     int nset, quiet, overwrite;
 } run_args;
 
-/* Returns 0, or the exit status of a bad command line (its message printed). */
 /* An option that takes one value given a second time is refused: the last one taking effect
  * silently (-o a.h5 ... -o b.h5 wrote only b.h5) hides a slip in a script. */
 static int given_twice(const char *opt, const char *first, const char *second)
@@ -351,6 +350,7 @@ static int given_twice(const char *opt, const char *first, const char *second)
     return 2;
 }
 
+/* Returns 0, or the exit status of a bad command line (its message printed). */
 static int parse_run_args(int argc, char **argv, int check_only, run_args *a)
 {
     static char threads_set[64];
