@@ -115,7 +115,8 @@ static int cdlab(char *msg, size_t n, const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* The whole content of a file (NULL if it cannot be read). */
+/* The whole content of a file, with a terminating NUL after its *len bytes (the string
+ * functions read it); NULL if it cannot be read. */
 static char *slurp(const char *path, long *len)
 {
     FILE *f = fopen(path, "rb");
@@ -127,6 +128,7 @@ static char *slurp(const char *path, long *len)
     char *b = malloc((size_t)*len + 1);
     ck_assert_ptr_nonnull(b);
     ck_assert_int_eq((long)fread(b, 1, (size_t)*len, f), *len);
+    b[*len] = '\0';
     fclose(f);
     return b;
 }
