@@ -155,8 +155,9 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
      * can grow many times over as it goes) */
     /* the file still there: at every snapshot and checkpoint, and a row's at most once a
      * second (a run of rows alone would learn it only at its end) */
-    if (R->w.of && (snapshot || checkpoint || run_now_seconds() - R->present_checked >= 1.0)) {
-        R->present_checked = run_now_seconds();
+    double now = R->w.of ? run_now_seconds() : 0.0;
+    if (R->w.of && (snapshot || checkpoint || now - R->present_checked >= 1.0)) {
+        R->present_checked = now;
         s = outfile_present(R->w.of, err);
         diag why; /* the state of now kept where it can be: the checkpoint's copy */
         if (s != CDLAB_OK && run_checkpoint_copy(&R->w, S, &R->sdef, &why) == CDLAB_OK) {
@@ -389,7 +390,7 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     sum->first_step = R->first;
     long ran = sum->steps_done - R->first;
     sum->mean_sweeps = ran > 0 ? R->sweeps_total / (double)ran : 0.0;
-    double *ranks = comm_size() > 1 ? rank_figures(sum, sum->steps_done - R->first) : NULL;
+    double *ranks = comm_size() > 1 ? rank_figures(sum, ran) : NULL;
     if (ranks && comm_rank() == 0) {
         diag tmp;
         write_rank_figures(&R->w, ranks, sum->ranks, &tmp);

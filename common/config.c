@@ -517,8 +517,6 @@ status config_u64(config *c, const char *sec, const char *key, int required, uin
     return CDLAB_OK;
 }
 
-#define NUMBER_RANGE CONFIG_NUMBER_RANGE
-
 status config_double(config *c, const char *sec, const char *key, int required, double dflt,
                      double min, int min_open, double max, double *out, diag *err)
 {
@@ -528,7 +526,7 @@ status config_double(config *c, const char *sec, const char *key, int required, 
         return s;
     double v = dflt;
     if (e && !parse_double(e->value, &v))
-        return eerr(c, e, sec, key, err, "expected %s (got '%s')", NUMBER_RANGE, e->value);
+        return eerr(c, e, sec, key, err, "expected %s (got '%s')", CONFIG_NUMBER_RANGE, e->value);
     if (min_open ? !(v > min) : !(v >= min))
         return eerr(c, e, sec, key, err, "must be %s %g (got %g)", min_open ? ">" : ">=", min, v);
     if (!(v <= max))
@@ -635,7 +633,7 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
             if (!parse_double(tok[k], &d[k]))
                 return eerr(c, e, sec, key, err,
                             "expected three numbers 'x y z' (bad item '%s': %s)", tok[k],
-                            NUMBER_RANGE);
+                            CONFIG_NUMBER_RANGE);
         v = v3(d[0], d[1], d[2]);
     }
     *out = v;
@@ -664,7 +662,7 @@ status config_doubles(config *c, const char *sec, const char *key, int required,
         for (int k = 0; k < n; k++)
             if (!parse_double(tok[k], &out[k]))
                 return eerr(c, e, sec, key, err, "expected %d numbers (bad item '%s': %s)", n,
-                            tok[k], NUMBER_RANGE);
+                            tok[k], CONFIG_NUMBER_RANGE);
     }
     char buf[CONFIG_VALUE_MAX > 600 ? 600 : CONFIG_VALUE_MAX] = "";
     for (int k = 0; k < n; k++) {

@@ -221,6 +221,14 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     return CDLAB_OK;
 }
 
+/* The open OUT.h5.partial has no name left: removed while the run wrote it (a file moved
+ * elsewhere keeps its link, and its data). */
+static int removed(const outfile *o)
+{
+    struct stat st;
+    return o->fd >= 0 && fstat(o->fd, &st) == 0 && st.st_nlink == 0;
+}
+
 status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
 {
     *kept_partial = 0;
@@ -238,8 +246,7 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
         if (rename(o->partial, o->final) != 0) {
             int e = errno;
             /* gone from its name: removed (its data lost), or moved (they went with it) */
-            struct stat own;
-            int moved = e == ENOENT && o->fd >= 0 && fstat(o->fd, &own) == 0 && own.st_nlink > 0;
+            int moved = e == ENOENT && o->fd >= 0 && !removed(o);
             if (e == ENOENT)
                 unlink(o->xmf_partial); /* the sidecar names a file that is not beside it */
             s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (%s%s)", o->partial,
@@ -265,8 +272,7 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
 
 status outfile_present(const outfile *o, diag *err)
 {
-    struct stat st;
-    if (o->fd < 0 || fstat(o->fd, &st) != 0 || st.st_nlink > 0)
+    if (!removed(o))
         return CDLAB_OK;
     return diag_set(err, CDLAB_ERR_IO,
                     "%s was removed while the run wrote it: the run stops, its series and "
