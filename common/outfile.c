@@ -157,6 +157,20 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                             "%s (the XDMF sidecar of %s) exists: give --overwrite to replace it or "
                             "another name with -o",
                             o->xmf_final, final);
+        /* OUT.h5 and OUT share OUT.xmf: --overwrite for one replaced the other's sidecar,
+         * which ParaView then opened as the new run's */
+        char named[PATH_MAX];
+        if (xdmf_sidecar_names(o->xmf_final, named, sizeof named)) {
+            const char *slash = strrchr(final, '/'), *base = slash ? slash + 1 : final;
+            char other[OUTFILE_PATH_MAX + PATH_MAX];
+            snprintf(other, sizeof other, "%.*s%s", (int)(base - final), final, named);
+            if (strcmp(named, base) != 0 && stat(other, &st) == 0 && S_ISREG(st.st_mode))
+                return diag_set(err, CDLAB_ERR_ARG,
+                                "%s is the XDMF sidecar of %s, not of %s: --overwrite replaces "
+                                "the output's own files only. Give another name with -o, or "
+                                "move %s first",
+                                o->xmf_final, other, final, o->xmf_final);
+        }
     }
     char dir[OUTFILE_PATH_MAX];
     outfile_folder(final, dir, sizeof dir);

@@ -62,6 +62,68 @@ void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n)
     h5_sibling_path(h5_path, ".xmf", buf, n);
 }
 
+static const char *const entity[][2] = {
+    {"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&apos;"}};
+#define N_ENTITY (sizeof entity / sizeof entity[0])
+
+/* The base name of h5_path as XML text into buf (n >= 8), its length: a name with & or < made
+ * the sidecar no XML (ParaView could not read it). */
+static size_t escaped_base(const char *h5_path, char *buf, size_t n)
+{
+    const char *slash = strrchr(h5_path, '/'), *base = slash ? slash + 1 : h5_path;
+    size_t len = 0;
+    for (const char *p = base; *p && len + 7 < n; p++) {
+        size_t k = 0;
+        while (k < N_ENTITY && *p != entity[k][0][0])
+            k++;
+        const char *add = k < N_ENTITY ? entity[k][1] : p;
+        size_t m = k < N_ENTITY ? strlen(add) : 1;
+        memcpy(buf + len, add, m);
+        len += m;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+int xdmf_sidecar_names(const char *xmf_path, char *buf, size_t n)
+{
+    /* the first data item ("...Format="HDF">NAME:/snapshots/..."), past the head and a
+     * name of PATH_MAX escaped */
+    static const char mark[] = "Format=\"HDF\">";
+    size_t cap = 6 * PATH_MAX + 4096;
+    char *head = malloc(cap + 1);
+    int fd = head ? open(xmf_path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        free(head);
+        return 0;
+    }
+    size_t got = 0;
+    for (ssize_t r; got < cap && (r = read(fd, head + got, cap - got)) != 0;) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    head[got] = '\0';
+    const char *at = strstr(head, "<Xdmf") ? strstr(head, mark) : NULL;
+    const char *end = at ? strstr(at += sizeof mark - 1, ":/") : NULL;
+    size_t len = 0;
+    if (end) {
+        for (const char *p = at; p < end && len + 1 < n;) {
+            size_t k = 0;
+            while (k < N_ENTITY && strncmp(p, entity[k][1], strlen(entity[k][1])) != 0)
+                k++;
+            buf[len++] = k < N_ENTITY ? entity[k][0][0] : *p;
+            p += k < N_ENTITY ? strlen(entity[k][1]) : 1;
+        }
+        buf[len] = '\0';
+    }
+    free(head);
+    return end && len > 0 && !memchr(buf, '/', len) && !memchr(buf, '<', len);
+}
+
 /* n bytes at offset at; 0 or the OS's error */
 static int write_at(int fd, const char *data, size_t n, long at)
 {
@@ -105,25 +167,7 @@ status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
     if (!x)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     snprintf(x->path, sizeof x->path, "%s", path);
-    /* the base name as XML text: a name with & or < made the sidecar no XML (ParaView could
-     * not read it) */
-    const char *slash = strrchr(h5_path, '/'), *base = slash ? slash + 1 : h5_path;
-    size_t len = 0;
-    for (const char *p = base; *p && len + 7 < sizeof x->h5_name; p++) {
-        const char *ent = *p == '&'    ? "&amp;"
-                          : *p == '<'  ? "&lt;"
-                          : *p == '>'  ? "&gt;"
-                          : *p == '"'  ? "&quot;"
-                          : *p == '\'' ? "&apos;"
-                                       : NULL;
-        if (ent) {
-            memcpy(x->h5_name + len, ent, strlen(ent));
-            len += strlen(ent);
-        } else {
-            x->h5_name[len++] = *p;
-        }
-    }
-    x->h5_name[len] = '\0';
+    size_t len = escaped_base(h5_path, x->h5_name, sizeof x->h5_name);
     x->fd = open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (x->fd < 0) {
         status s = diag_set(err, CDLAB_ERR_IO, "%s: cannot create the XDMF sidecar: %s", x->path,

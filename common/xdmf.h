@@ -27,6 +27,9 @@ typedef struct xdmf_field {
 
 /* OUT.h5 -> OUT.xmf (other names: name + ".xmf"); buf receives the sidecar's path. */
 void xdmf_sidecar_path(const char *h5_path, char *buf, size_t n);
+/* The HDF5 file that the sidecar xmf_path names (the base name in its first data item) into
+ * buf: 1, or 0 where it names none (unreadable, not XDMF, or no snapshot written). */
+int xdmf_sidecar_names(const char *xmf_path, char *buf, size_t n);
 /* Creates (truncates) the sidecar file `path` for the HDF5 file h5_path (named in the sidecar by
  * its base name: the two live in one folder). */
 status xdmf_create(xdmf **x, const char *path, const char *h5_path, diag *err);

@@ -308,6 +308,39 @@ START_TEST(errors_refusals_keep_existing_output)
         free(kept);
         unlink(at("sh.xmf.partial"));
     }
+    /* --overwrite for OUT when OUT.xmf is the sidecar of OUT.h5 (it replaced it silently, and
+     * ParaView then showed OUT's snapshots as good.h5's); a sidecar whose file is gone is
+     * replaced */
+    {
+        ck_assert_int_eq(link(at("good.h5"), at("good")), 0);
+        ck_assert_int_eq(
+            cdlab(msg, sizeof msg, "run %s -o %s --overwrite", at("cd.ini"), at("good")), 2);
+        ck_assert_msg(strstr(msg, "good.xmf is the XDMF sidecar of ") &&
+                          strstr(msg, "good.h5, not of ") &&
+                          strstr(msg, "--overwrite replaces the output's own files only"),
+                      "%s", msg);
+        ck_assert(unchanged(at("good.h5"), good, glen));
+        ck_assert(unchanged(at("good.xmf"), xmf, xlen));
+        ck_assert(!exists(at("good.partial")) && !exists(at("good.xmf.partial")));
+        ck_assert_int_eq(unlink(at("good")), 0);
+        char *gone = malloc((size_t)xlen + 1);
+        memcpy(gone, xmf, xlen);
+        gone[xlen] = '\0';
+        for (char *p = gone; (p = strstr(p, "good.h5:")); p++)
+            memcpy(p, "gone", 4);
+        FILE *of = fopen(at("orphan.xmf"), "w");
+        fputs(gone, of);
+        fclose(of);
+        free(gone);
+        ck_assert_int_eq(
+            cdlab(msg, sizeof msg, "run %s -o %s --overwrite --quiet", at("cd.ini"), at("orphan")),
+            0);
+        char *side = slurp(at("orphan.xmf"), &blen);
+        ck_assert_msg(strstr(side, ">orphan:/snapshots/") && !strstr(side, "gone.h5:"), "%s", side);
+        free(side);
+        unlink(at("orphan"));
+        unlink(at("orphan.xmf"));
+    }
     /* the sidecar's name a folder */
     ck_assert_int_eq(rename(at("good.xmf"), at("good.xmf.saved")), 0);
     ck_assert_int_eq(mkdir(at("good.xmf"), 0755), 0);
