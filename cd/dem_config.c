@@ -18,9 +18,7 @@ static status stiffness_from_cd(config *c, const scene_info *info, const equiv_t
     double cd_dt, file_dt = NAN;
     const char *fdt = is_twin ? config_file_value(c, "system", "dt") : NULL;
     if (fdt) {
-        char *end;
-        file_dt = strtod(fdt, &end);
-        if (end == fdt || *end != '\0' || !(file_dt > 0.0) || !isfinite(file_dt))
+        if (!config_parse_number(fdt, &file_dt) || !(file_dt > 0.0))
             file_dt = NAN; /* config_double below then asks for dem.cd_dt */
     }
     int sweep;

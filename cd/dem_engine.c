@@ -599,12 +599,12 @@ static status read_list_skin(h5in *h, const char *g, const char *file, dem_solve
             s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (dem_skin)", file);
         return s;
     }
-    char *v = NULL, *end;
+    char *v = NULL;
     S->list_skin = 0.0;
     if (h5in_exists(h, "/parameters") && h5in_has_attr(h, "/parameters", "contact.detect_gap") &&
         h5in_attr_str(h, "/parameters", "contact.detect_gap", &v, &(diag){{0}}) == CDLAB_OK) {
-        double d = strtod(v, &end);
-        if (end != v && *end == '\0' && d >= 0.0 && isfinite(d))
+        double d;
+        if (config_parse_number(v, &d) && d >= 0.0)
             S->list_skin = d;
     }
     free(v);

@@ -453,17 +453,24 @@ static int parse_long(const char *s, long *out)
     return 1;
 }
 
-static int parse_double(const char *s, double *out)
+int config_read_number(const char *s, char **end, double *v)
 {
-    /* decimal numbers only: strtod would also take hexadecimal ("0x10" = 16) */
-    if (strpbrk(s, "xX"))
-        return 0;
-    char *end;
     errno = 0;
-    double v = strtod(s, &end);
+    *v = strtod(s, end);
+    if (*end == s || memchr(s, 'x', (size_t)(*end - s)) || memchr(s, 'X', (size_t)(*end - s)))
+        return CONFIG_NOT_A_NUMBER;
+    return errno == ERANGE ? CONFIG_OUT_OF_RANGE : 0;
+}
+
+int config_parse_number(const char *s, double *out)
+{
+    char *end;
+    double v;
+    if (config_read_number(s, &end, &v) != 0 || !isfinite(v))
+        return 0;
     while (isspace((unsigned char)*end))
         end++;
-    if (errno == ERANGE || end == s || *end != '\0' || !isfinite(v))
+    if (*end != '\0')
         return 0;
     *out = v;
     return 1;
@@ -525,7 +532,7 @@ status config_double(config *c, const char *sec, const char *key, int required, 
     if (s != CDLAB_OK)
         return s;
     double v = dflt;
-    if (e && !parse_double(e->value, &v))
+    if (e && !config_parse_number(e->value, &v))
         return eerr(c, e, sec, key, err, "expected %s (got '%s')", CONFIG_NUMBER_RANGE, e->value);
     if (min_open ? !(v > min) : !(v >= min))
         return eerr(c, e, sec, key, err, "must be %s %g (got %g)", min_open ? ">" : ">=", min, v);
@@ -630,7 +637,7 @@ status config_vec3(config *c, const char *sec, const char *key, int required, ve
         if (n != 3)
             return eerr(c, e, sec, key, err, "expected three numbers 'x y z' (got '%s')", e->value);
         for (int k = 0; k < 3; k++)
-            if (!parse_double(tok[k], &d[k]))
+            if (!config_parse_number(tok[k], &d[k]))
                 return eerr(c, e, sec, key, err,
                             "expected three numbers 'x y z' (bad item '%s': %s)", tok[k],
                             CONFIG_NUMBER_RANGE);
@@ -660,7 +667,7 @@ status config_doubles(config *c, const char *sec, const char *key, int required,
         if (n > 16 || split_numbers(e->value, buf, tok, 16) != n)
             return eerr(c, e, sec, key, err, "expected %d numbers (got '%s')", n, e->value);
         for (int k = 0; k < n; k++)
-            if (!parse_double(tok[k], &out[k]))
+            if (!config_parse_number(tok[k], &out[k]))
                 return eerr(c, e, sec, key, err, "expected %d numbers (bad item '%s': %s)", n,
                             tok[k], CONFIG_NUMBER_RANGE);
     }

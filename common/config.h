@@ -117,6 +117,15 @@ status config_string(config *c, const char *sec, const char *key, int required, 
 /* What a number of a config (or a particle file) may be, for the messages. */
 #define CONFIG_NUMBER_RANGE "a finite number, 0 or of magnitude 1e-308 to 1e308"
 
+/* Reads one decimal number at s (leading blanks skipped) into *v, *end after it: 0, or
+ * CONFIG_NOT_A_NUMBER (no number there, or hexadecimal, which strtod would take: "0x10" = 16),
+ * or CONFIG_OUT_OF_RANGE (1e400, or 1e-400 that strtod reads as 0). "inf" and "nan" are read:
+ * the caller says why they are refused. The one number reader of configs and particle files. */
+enum { CONFIG_NOT_A_NUMBER = 1, CONFIG_OUT_OF_RANGE = 2 };
+int config_read_number(const char *s, char **end, double *v);
+/* s whole (blanks around it allowed) one finite number in range into *v: 1, else 0. */
+int config_parse_number(const char *s, double *v);
+
 /* v as the shortest of %.15g, %.16g, %.17g that reads back to the same double (as the
  * resolved list records numbers). */
 void config_fmt_double(char *buf, size_t n, double v);

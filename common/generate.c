@@ -96,8 +96,8 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
 }
 
 /* The numbers of a data line into v: their count, want + 1 when there are more than want,
- * -1 at anything that is not a decimal number (strtod would read "0x10" as 16), -2 at a number
- * out of range (1e400, or 1e-400 that strtod reads as 0), *bad then pointing at it. */
+ * -1 at anything that is not a decimal number, -2 at a number out of range, *bad then pointing
+ * at it (config_read_number). */
 static int parse_numbers(char *p, double *v, int want, const char **bad)
 {
     int got = 0;
@@ -109,12 +109,10 @@ static int parse_numbers(char *p, double *v, int want, const char **bad)
             return got;
         if (got == want)
             return got + 1; /* too many columns */
-        errno = 0;
-        v[got] = strtod(p, &end);
-        if (end == p || (*end && !strchr(" \t\r\n", *end)) || memchr(p, 'x', (size_t)(end - p)) ||
-            memchr(p, 'X', (size_t)(end - p)))
+        int r = config_read_number(p, &end, &v[got]);
+        if (r == CONFIG_NOT_A_NUMBER || (*end && !strchr(" \t\r\n", *end)))
             return -1;
-        if (errno == ERANGE) {
+        if (r == CONFIG_OUT_OF_RANGE) {
             *bad = p;
             *end = '\0';
             return -2;

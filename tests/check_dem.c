@@ -547,6 +547,15 @@ START_TEST(io_equiv_command)
     snprintf(cmd, sizeof cmd, "%s equiv 40.5 1 1 2>&1", cdlab_bin());
     ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "(got '40.5')"), "%s", out);
+    /* hexadecimal, which strtod takes and config files refuse ("0x28" was read as 40), and a
+     * mass under the smallest double */
+    const char *nums[][2] = {{"0x28 1 1", "N_I must be a number > 0 (got '0x28')"},
+                             {"40 1 1e-400", "MASS must be a number > 0 (got '1e-400')"}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s equiv %s 2>&1", cdlab_bin(), nums[k][0]);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+        ck_assert_msg(strstr(out, nums[k][1]), "%s: %s", nums[k][0], out);
+    }
     /* an option given twice (the last won), without its number (taken for the sweep), unknown */
     const char *opts[][2] = {{"--length 50 --length 60", "--length given twice ('50', then '60')"},
                              {"--diameter", "--diameter needs a number"},

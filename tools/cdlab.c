@@ -537,9 +537,7 @@ static int cmd_run(int argc, char **argv, int check_only)
 
 static int parse_pos(const char *s, double *v)
 {
-    char *end;
-    *v = strtod(s, &end);
-    return end != s && *end == '\0' && *v > 0.0 && isfinite(*v);
+    return config_parse_number(s, v) && *v > 0.0;
 }
 
 /* CD <-> DEM equivalence of Unger & Kertesz sec. 3.4 for a CD run with N_I sweeps of DT. */

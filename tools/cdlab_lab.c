@@ -397,9 +397,8 @@ static int lab_main(int argc, char **argv)
     }
     if (strcmp(cmd, "fig4") == 0 && argc <= 3) {
         if (argc == 3) {
-            char *end;
-            double r = strtod(argv[2], &end);
-            if (end == argv[2] || *end != '\0' || !(r > 0.0) || !isfinite(r)) {
+            double r;
+            if (!config_parse_number(argv[2], &r) || !(r > 0.0)) {
                 fprintf(stderr, "cdlab-lab: fig4: Z1/Z0 must be a number > 0, got '%s'\n", argv[2]);
                 return 2;
             }
