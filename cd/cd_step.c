@@ -121,7 +121,8 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
         if (!ab)
             return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", L->n);
         status sc = CDLAB_OK;
-        diag ec = {{0}};
+        diag ec; /* not zeroed: 16 kB (status.h) at every step */
+        ec.msg[0] = '\0';
 #pragma omp parallel sections num_threads(2)
         {
 #pragma omp section

@@ -228,7 +228,8 @@ static void pistons(dem_dist *d, world *W, dem_solver *S)
         m += S->pair[k].i < 0 && S->pair[k].j < own;
     double *rec = malloc((size_t)(m > 0 ? m : 1) * 3 * sizeof *rec), *all = NULL;
     int total = 0;
-    diag err = {{0}};
+    diag err; /* not zeroed: 16 kB (status.h) at every step */
+    err.msg[0] = '\0';
     for (int k = 0, a = 0; k < S->npair && rec; k++) {
         const dem_pair *c = &S->pair[k];
         if (c->i >= 0 || c->j >= own)

@@ -74,7 +74,7 @@ static status check_restart_export(run_state *R, diag *err)
             !outfile_same(copy, hk->restart)) {
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);
-            diag_set(err, s, "%.700s; %s beside it holds a copy of its last checkpoint: --restart %s",
+            diag_set(err, s, "%s; %s beside it holds a copy of its last checkpoint: --restart %s",
                      why, copy, copy);
         }
         if (s == CDLAB_OK && W->step >= S->info.steps)
@@ -183,10 +183,10 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
          * leaves the older copy, and the run goes on with its file whole; said every time */
         diag why;
         if (run_checkpoint_copy(&R->w, S, &R->sdef, &why) != CDLAB_OK) {
-            char line[PATH_MAX + 1024];
+            char line[DIAG_MSG_MAX + OUTFILE_PATH_MAX + 256];
             snprintf(line, sizeof line,
                      "warning: the copy of the checkpoint of step %ld could not be written "
-                     "(%.800s); %s holds %s",
+                     "(%s); %s holds %s",
                      S->W.step, why.msg, R->of.ckpt,
                      R->w.copy_step >= 0 ? "the older copy" : "no copy yet");
             engine_say_result(&R->notes, line);

@@ -406,7 +406,8 @@ static status find_in_shares(cells *G, const particles *P, int n_walls, double g
     pair_ref **part = G->part;
     int *pn = G->part_n, *pc = G->part_cap;
     int failed = 0;
-    diag perr = {{0}};
+    diag perr; /* not zeroed: 16 kB (status.h) at every rebuild */
+    perr.msg[0] = '\0';
 #pragma omp parallel for schedule(dynamic, 1) reduction(max : failed) if (nshare > 1)
     for (int q = 0; q < nshare; q++) {
         int k0 = q * FIND_SHARE, k1 = k0 + FIND_SHARE < P->n ? k0 + FIND_SHARE : P->n;

@@ -368,7 +368,7 @@ static status place_random(config *c, particles *P, pcg32 *rng, diag *err)
     if ((s = generate_random_box(P, rng, rmin, rmax, lo, hi, err))) {
         char msg[sizeof err->msg];
         memcpy(msg, err->msg, sizeof msg);
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %.700s", c->shown, msg);
+        return diag_set(err, CDLAB_ERR_CONFIG, "%s: [particles]: %s", c->shown, msg);
     }
     return CDLAB_OK;
 }

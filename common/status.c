@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *status_text(status s)
 {
@@ -18,12 +20,28 @@ const char *status_text(status s)
 
 status diag_set(diag *d, status s, const char *fmt, ...)
 {
-    if (d) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-        va_end(ap);
+    if (!d)
+        return s;
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int need = vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    char *full = need >= (int)sizeof d->msg ? malloc((size_t)need + 1) : NULL;
+    if (full) { /* its start and its end, where the reason and the advice stand */
+        vsnprintf(full, (size_t)need + 1, fmt, again);
+        static const char cut[] = " [...] ";
+        size_t keep = sizeof d->msg - sizeof cut, head = keep / 2, tail = keep - head;
+        while (head > 0 && (full[head] & 0xc0) == 0x80) /* whole UTF-8 characters */
+            head--;
+        while (tail > 0 && (full[need - tail] & 0xc0) == 0x80)
+            tail--;
+        memcpy(d->msg, full, head);
+        memcpy(d->msg + head, cut, sizeof cut - 1);
+        memcpy(d->msg + head + sizeof cut - 1, full + need - tail, tail + 1);
+        free(full);
     }
+    va_end(again);
     return s;
 }
 

@@ -24,12 +24,17 @@ typedef enum status {
 
 const char *status_text(status s);
 
-/* Where a message is recorded; a fixed buffer so that reporting an error cannot fail. */
+/* Where a message is recorded; a fixed buffer so that reporting an error cannot fail. It holds
+ * a message that names three paths of the system's longest (4,095 characters); before
+ * 2026-11-28 it held 1,023 characters, and a message past that lost its end, where the reason
+ * and the advice stand. Not zeroed where it is made at every step. */
+#define DIAG_MSG_MAX 16384
 typedef struct diag {
-    char msg[1024];
+    char msg[DIAG_MSG_MAX];
 } diag;
 
-/* printf-style; records the message in d (if d is not NULL) and returns s. */
+/* printf-style; records the message in d (if d is not NULL) and returns s. A message longer
+ * than the record keeps its start and its end, " [...] " between them. */
 status diag_set(diag *d, status s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

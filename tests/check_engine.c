@@ -80,6 +80,34 @@ START_TEST(unit_memory_options)
 }
 END_TEST
 
+/* A message within the record is whole; a longer one keeps its start and its end (the reason
+ * and the advice), " [...] " between them, and no UTF-8 character cut. */
+START_TEST(unit_diag_long_messages)
+{
+    static diag d;
+    static char path[3 * 4096 + 1];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    ck_assert_int_eq(diag_set(&d, CDLAB_ERR_IO, "%s: cannot open: why", path), CDLAB_ERR_IO);
+    ck_assert_uint_eq(strlen(d.msg), sizeof path - 1 + strlen(": cannot open: why"));
+    static char big[20000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    /* 2 bytes each, the first one's lead byte the last that the start would keep */
+    memcpy(big + DIAG_MSG_MAX / 2 - 11, "\u00d7\u00d7\u00d7\u00d7\u00d7", 10);
+    diag_set(&d, CDLAB_ERR_IO, "start %s: the reason; the advice", big);
+    size_t len = strlen(d.msg);
+    ck_assert_uint_le(len, DIAG_MSG_MAX - 1);
+    ck_assert_uint_ge(len, DIAG_MSG_MAX - 4);
+    ck_assert(strncmp(d.msg, "start aaa", 9) == 0);
+    ck_assert(strcmp(d.msg + len - 22, "the reason; the advice") == 0);
+    char *cut = strstr(d.msg, " [...] ");
+    ck_assert_ptr_nonnull(cut);
+    ck_assert((cut[-1] & 0xc0) != 0xc0); /* not the lead byte of a cut character */
+    ck_assert(cut[-1] == 'a' || (unsigned char)cut[-1] == 0x97);
+}
+END_TEST
+
 /* Amounts in messages: three significant digits, the unit that keeps them below 1000. */
 START_TEST(unit_format_bytes)
 {
@@ -130,6 +158,7 @@ Suite *engine_suite(void)
     tcase_add_test(tc, analytic_equivalence_figures);
     tcase_add_test(tc, unit_memory_options);
     tcase_add_test(tc, unit_format_bytes);
+    tcase_add_test(tc, unit_diag_long_messages);
     suite_add_tcase(s, tc);
     return s;
 }

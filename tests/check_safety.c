@@ -287,6 +287,20 @@ START_TEST(errors_refusals_keep_existing_output)
                           strstr(m, "o&u<t>--.h5:/snapshots/00000000/position"),
                       "exit %d, %s", WEXITSTATUS(st), m);
         free(m);
+        /* a message that names such a path four times is whole (it was cut at 1,023
+         * characters, in the second path, before the reason and the advice) */
+        char partial[1024];
+        snprintf(partial, sizeof partial, "%s/y.h5.partial", deep);
+        snprintf(run, sizeof run, "cd %s && touch %s && %s run cd.ini -o %s/y.h5 2>stderr.txt", dir,
+                 partial, bin(), deep);
+        st = system(run);
+        m = slurp(at("stderr.txt"), &blen);
+        const char *cont = strstr(m, "continue it with --restart ");
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 && blen > 4 * 600 &&
+                          strstr(m, "it was left by a run that was killed") && cont &&
+                          strstr(cont, partial) && strstr(m, "Move or remove it first\n"),
+                      "exit %d, %ld: %s", WEXITSTATUS(st), blen, m);
+        free(m);
         snprintf(run, sizeof run, "rm -rf %s/%.200s", dir, deep);
         ck_assert_int_eq(system(run), 0);
         free(longo);
