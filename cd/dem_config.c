@@ -43,9 +43,12 @@ static status stiffness_from_cd(config *c, const scene_info *info, const equiv_t
     p->law.k_n = e.kappa;
     p->damp_n = e.gamma;
     p->damp_absolute = 1;
-    config_record(c, S, "k_n", "%.17g", e.kappa);
+    char kn[32], gn[32]; /* as the resolved list records every number */
+    config_fmt_double(kn, sizeof kn, e.kappa);
+    config_fmt_double(gn, sizeof gn, e.gamma);
+    config_record(c, S, "k_n", "%s", kn);
     config_record(c, S, "damping", "absolute");
-    config_record(c, S, "damping_normal", "%.17g", e.gamma);
+    config_record(c, S, "damping_normal", "%s", gn);
     if ((s = config_double(c, S, "k_t", 0, 0.0, 0.0, 0, INFINITY, &p->law.k_t, err)))
         return s;
     return CDLAB_OK;
