@@ -294,7 +294,9 @@ static void project_cone(double *z, int d, double mu)
     for (int k = 1; k < d; k++)
         zt += z[k] * z[k];
     zt = sqrt(zt);
-    if (zt <= mu * zn)
+    /* in the cone; zn >= 0 too: with mu = 0 and zt = 0, "zt <= mu zn" held for a negative zn
+     * (0 <= -0), which stayed unprojected */
+    if (zn >= 0.0 && zt <= mu * zn)
         return;
     if (mu * zt <= -zn) {
         for (int k = 0; k < d; k++)
