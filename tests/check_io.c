@@ -219,6 +219,21 @@ START_TEST(io_python_command_line)
     snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s nosuchseries > /dev/null 2>&1", path);
     st = system(cmd);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    /* a group of series and the probes' ids are no series (a traceback); a reader that stops
+     * early is no error ("cdlab-py: [Errno 32] Broken pipe" and a traceback) */
+    const char *not_series[] = {"energy", "probe_ids"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s %s 2>&1", path, not_series[k]);
+        st = run_capture(cmd, out, sizeof out);
+        ck_assert_msg(st == 2 && strstr(out, "has no series") && !strstr(out, "Traceback"),
+                      "%s: %s", not_series[k], out);
+    }
+    snprintf(cmd, sizeof cmd,
+             "(sleep 0.3; ../tools/cdlab-py series %s kinetic_energy 2>%s/pipe.txt) | true; "
+             "cat %s/pipe.txt",
+             path, fake, fake);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 0 && out[0] == '\0', "%s", out);
     /* a row step below 1 is refused (0 raised a traceback, -2 printed no rows) */
     for (int k = 0; k < 2; k++) {
         snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s kinetic_energy --every %s 2>&1",

@@ -72,8 +72,8 @@ class Run:
         return sorted(n for n in names if n not in ("probe_ids",))
 
     def has_series(self, name):
-        with h5py.File(self.path, "r") as f:
-            return ("series/" + name) in f
+        """A per-step series: not a group ("energy" gave a traceback), not /series/probe_ids."""
+        return name in self.series_names()
 
     def energy(self):
         with h5py.File(self.path, "r") as f:

@@ -131,7 +131,12 @@ def main(argv=None):
     p.add_argument("--png", required=True, help="the PNG to write (NAME.png; replaced only once written)")
     a = ap.parse_args(argv)
     try:
-        return {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot}[a.cmd](a)
+        rc = {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot}[a.cmd](a)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at the exit
+        return rc
+    except BrokenPipeError:  # the reader stopped (| head): no message, as cat would end
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (OSError, NotCdlabOutput) as e:
         print(f"cdlab-py: {e}", file=sys.stderr)
         return 2
