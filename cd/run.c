@@ -413,9 +413,11 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     /* what the file holds for sure, for the caller's message */
     sum->snapshot_step = R->w.snapshot_step;
     sum->checkpoint_step = R->w.checkpoint_step;
+    sum->row_step = R->w.row_step;
     int kept = 0;
     s2 = outfile_commit(&R->of, s == CDLAB_OK, &kept, s == CDLAB_OK ? err : &tmp);
-    if (closed_whole && s2 == CDLAB_OK)
+    sum->closed_whole = closed_whole && s2 == CDLAB_OK;
+    if (sum->closed_whole)
         outfile_drop_checkpoint(&R->of);
     else if (R->w.copy_step >= 0) { /* not closed whole, or maybe not on the device */
         sum->copy_step = R->w.copy_step;
@@ -440,7 +442,7 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
     R->hk = hk;
     R->notes = run_notes(hk);
     R->of.fd = -1;
-    R->w.snapshot_step = R->w.checkpoint_step = R->w.copy_step = -1;
+    R->w.snapshot_step = R->w.checkpoint_step = R->w.copy_step = R->w.row_step = -1;
     sum->copy_step = -1;
     run_setup *S = &R->S;
     status s = run_setup_read(c, S, hk, err);

@@ -66,6 +66,8 @@ typedef struct run_summary {
     int kept_partial;
     long snapshot_step;     /* the last snapshot flushed to the file (-1: none) */
     long checkpoint_step;   /* the last complete checkpoint in the file (-1: none) */
+    long row_step;          /* the last series row written (-1: none) */
+    int closed_whole;       /* the file closed whole and in place: it holds every row written */
     /* the file was not closed whole, or not confirmed on the device: the copy of its last
      * checkpoint that stays beside it (OUT.h5.checkpoint) and its step (-1: none) */
     long copy_step;

@@ -254,6 +254,7 @@ status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, dia
         (s = h5out_series_append(h, w->ser[SER_NS], &ns, err)) ||
         (s = append_probes_pistons(w, W, &S->out, err)))
         return s;
+    w->row_step = W->step;
     return bad; /* a non-finite kinetic energy stops the run, its row written */
 }
 

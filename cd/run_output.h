@@ -36,8 +36,8 @@ typedef struct run_writer {
     double *row; /* scratch for one row of the widest series */
     xdmf *xmf;   /* the ParaView sidecar */
     /* what the file holds for sure: the steps of its last flushed snapshot and of its last
-     * complete checkpoint (-1: none) */
-    long snapshot_step, checkpoint_step;
+     * complete checkpoint (-1: none); the step of its last series row (-1: none) */
+    long snapshot_step, checkpoint_step, row_step;
     /* the checkpoint's copy (outfile.h: OUT.h5.checkpoint) and the step it holds (-1: none);
      * of NULL: no copy written (ranks other than 0) */
     const outfile *of;

@@ -797,13 +797,20 @@ static void check_stopped_by_full_disk(const char *msg, const char *out, int cou
 {
     ck_assert_msg(strstr(msg, "No space left on device"), "%s", msg);
     ck_assert_msg(strstr(msg, "no room for the next output"), "%s", msg);
-    const char *said = strstr(msg, "snapshot up to step ");
-    ck_assert_msg(said, "%s", msg);
-    long snap = atol(said + strlen("snapshot up to step "));
+    /* closed whole: its series to the step it stopped at, every row there (one a step) */
+    const char *rows = strstr(msg, " is whole: its series to step ");
+    const char *said = strstr(msg, ", its snapshots to step ");
+    ck_assert_msg(rows && said, "%s", msg);
+    long last_row = atol(rows + strlen(" is whole: its series to step "));
+    long snap = atol(said + strlen(", its snapshots to step "));
     ck_assert_int_ge(snap, min_snap);
+    ck_assert_int_ge(last_row, snap);
     h5in *h;
     diag err;
     ck_assert_msg(h5in_open(&h, out, &err) == CDLAB_OK, "%s", err.msg);
+    long long n_rows = 0;
+    ck_assert_msg(h5in_size(h, "/series/t", &n_rows, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(n_rows, last_row + 1);
     char g[96];
     snprintf(g, sizeof g, "/snapshots/%08ld/position", snap);
     double *x = malloc((size_t)count * 3 * sizeof *x);
@@ -887,7 +894,8 @@ START_TEST(io_disk_full_room_from_contacts)
     int rc = cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), out);
     ck_assert_msg(rc == 1, "exit %d: %s", rc, msg);
     ck_assert_msg(strstr(msg, "no room for the next output: No space left on device"), "%s", msg);
-    ck_assert_msg(strstr(msg, "snapshot up to step 0"), "%s", msg);
+    ck_assert_msg(strstr(msg, " is whole: its series to step 9, its snapshots to step 0;"), "%s",
+                  msg);
     h5in *h;
     diag err;
     ck_assert_msg(h5in_open(&h, out, &err) == CDLAB_OK, "%s", err.msg);

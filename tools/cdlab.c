@@ -312,14 +312,24 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
     if (sum->kept_partial)
         fprintf(stderr, "cdlab: the existing output was kept; this run's data are in %s\n",
                 sum->out_file);
-    if (sum->snapshot_step < 0) {
+    if (sum->closed_whole) {
+        /* closed with its /summary: every row written is there (it said "every series row and
+         * snapshot up to step 0 (what came after it may be incomplete)" of a run that failed
+         * at step 5 with its rows to step 5) */
+        fprintf(stderr, "cdlab: %s is whole: its series to step %ld", sum->out_file, sum->row_step);
+        if (sum->snapshot_step >= 0)
+            fprintf(stderr, ", its snapshots to step %ld", sum->snapshot_step);
+        else
+            fprintf(stderr, ", no snapshot");
+    } else if (sum->snapshot_step < 0) {
         fprintf(stderr, "cdlab: %s holds no complete snapshot\n", sum->out_file);
         return;
+    } else {
+        fprintf(stderr,
+                "cdlab: %s holds every series row and snapshot up to step %ld (what came after "
+                "it may be incomplete)",
+                sum->out_file, sum->snapshot_step);
     }
-    fprintf(stderr,
-            "cdlab: %s holds every series row and snapshot up to step %ld (what came after it may "
-            "be incomplete)",
-            sum->out_file, sum->snapshot_step);
     if (sum->checkpoint_step >= 0)
         fprintf(stderr,
                 "; its last complete checkpoint is at step %ld: to continue, cdlab run %s "
