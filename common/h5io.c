@@ -939,6 +939,13 @@ status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, d
     return CDLAB_OK;
 }
 
+/* a names a later step than b (names of zero-padded step numbers, h5in_last_child) */
+static int later_step_name(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return la != lb ? la > lb : strcmp(a, b) > 0;
+}
+
 status h5in_last_child(h5in *h, const char *group, const char *before, char *name, diag *err)
 {
     name[0] = '\0';
@@ -954,8 +961,8 @@ status h5in_last_child(h5in *h, const char *group, const char *before, char *nam
             char buf[256];
             ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, buf, sizeof buf,
                                              H5P_DEFAULT);
-            if (len > 0 && len < (ssize_t)sizeof buf && strcmp(buf, name) > 0 &&
-                (!before || strcmp(buf, before) < 0))
+            if (len > 0 && len < (ssize_t)sizeof buf && later_step_name(buf, name) &&
+                (!before || later_step_name(before, buf)))
                 memcpy(name, buf, (size_t)len + 1);
         }
     H5Gclose(g);

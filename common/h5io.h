@@ -104,8 +104,10 @@ status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, d
 status h5in_attr_double(h5in *h, const char *obj, const char *name, double *v, diag *err);
 /* *value is malloc'ed */
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err);
-/* The name (at most 255 characters) of the lexicographically last child of group, among those
- * that sort before `before` (NULL: all). */
+/* The name (at most 255 characters) of the last child of group in step order, among those
+ * before `before` (NULL: all). The children are step numbers, zero-padded to 8 digits and
+ * longer past 99,999,999: a longer name is a later step ("100000000" after "99999999", which
+ * sorted after it by name: a restart took the checkpoint of step 99,999,999 over a later one). */
 status h5in_last_child(h5in *h, const char *group, const char *before, char *name, diag *err);
 
 #endif

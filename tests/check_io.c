@@ -294,6 +294,58 @@ START_TEST(io_python_command_line)
 }
 END_TEST
 
+/* Checkpoints and snapshots are found in step order past step 99,999,999, where the names grow
+ * a digit ("100000000" sorted before "99999999": a restart took an older checkpoint, and the
+ * Python reader's last snapshot was not the last). */
+START_TEST(io_step_groups_in_step_order)
+{
+    char path[] = "/tmp/cdlab_stepsXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    h5out *h;
+    diag err;
+    ck_assert_int_eq(h5out_create(&h, path, &err), CDLAB_OK);
+    const char *names[] = {"00000005", "1000000000", "99999999", "100000000"};
+    ck_assert_int_eq(h5out_group(h, "/checkpoints", &err), CDLAB_OK);
+    for (int k = 0; k < 4; k++) {
+        char g[64];
+        snprintf(g, sizeof g, "/checkpoints/%s", names[k]);
+        ck_assert_msg(h5out_group(h, g, &err) == CDLAB_OK, "%s", err.msg);
+    }
+    ck_assert_int_eq(h5out_close(h, &err), CDLAB_OK);
+    h5in *in;
+    ck_assert_int_eq(h5in_open(&in, path, &err), CDLAB_OK);
+    const char *order[] = {"1000000000", "100000000", "99999999", "00000005"};
+    char last[256];
+    for (int k = 0; k < 4; k++) {
+        ck_assert_msg(h5in_last_child(in, "/checkpoints", k ? order[k - 1] : NULL, last, &err) ==
+                          CDLAB_OK,
+                      "%s", err.msg);
+        ck_assert_str_eq(last, order[k]);
+    }
+    ck_assert_int_eq(h5in_last_child(in, "/checkpoints", "00000005", last, &err), CDLAB_ERR_IO);
+    h5in_close(in);
+    unlink(path);
+    /* the Python reader: a run's snapshots with two of such names added */
+    const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 2\n[particles]\nsource = chain\n"
+                      "count = 3\nradius = 0.5\n[output]\nevery = 1\n";
+    char out[32];
+    run_summary sum;
+    ck_assert_msg(run_to_temp(ini, "steps.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    char cmd[1024], text[512];
+    snprintf(cmd, sizeof cmd,
+             "cd ../tools && /usr/bin/python3 -c \"import sys, h5py, cdlab; "
+             "f = h5py.File(sys.argv[1], 'a'); f['snapshots/99999999'] = f['snapshots/00000002']; "
+             "f['snapshots/100000000'] = f['snapshots/00000002']; f.close(); "
+             "print(' '.join(cdlab.Run(sys.argv[1]).snapshot_names))\" %s 2>&1",
+             out);
+    ck_assert_int_eq(run_capture(cmd, text, sizeof text), 0);
+    ck_assert_msg(strstr(text, "00000000 00000001 00000002 99999999 100000000\n"), "%s", text);
+    remove_output(out);
+}
+END_TEST
+
 /* The Python reader's input order (tools/cdlab, Run.snapshot(input_order=True)): a DEM start of
  * 80 spheres placed at random, stored in given and in spatial order (0 steps: the same state,
  * renumbered); read in input order the spatial run's positions, radii, velocities and ids
@@ -763,6 +815,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_kinetic_energy_with_frozen_particles);
     tcase_add_test(tc, io_python_command_line);
     tcase_add_test(tc, io_python_input_order);
+    tcase_add_test(tc, io_step_groups_in_step_order);
     tcase_add_test(tc, io_peak_rss_is_the_runs_own);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);

@@ -46,7 +46,9 @@ class Run:
             self.elasticity = dict(f["elasticity"].attrs) if "elasticity" in f else {}
             # a continued run: from_file, from_step (its summary's figures are over its own steps)
             self.restart = dict(f["restart"].attrs) if "restart" in f else {}
-            self.snapshot_names = sorted(f["snapshots"].keys()) if "snapshots" in f else []
+            # in step order: the names are zero-padded to 8 digits, longer past 99,999,999
+            self.snapshot_names = (sorted(f["snapshots"].keys(), key=lambda s: (len(s), s))
+                                   if "snapshots" in f else [])
             # particles.order = spatial: the ids are the storage order, input_index[id] the
             # particle's input index (docs/output.md); None where ids are input indices
             self.input_index = f["input_index"][()] if "input_index" in f else None
