@@ -295,6 +295,31 @@ START_TEST(fclib_2d_frictionless)
 }
 END_TEST
 
+/* A run that stops before the export's step says that the export was not written (nothing
+ * said so: only the absence of the "fclib: step N written" line told). */
+START_TEST(fclib_export_not_reached_said)
+{
+    char cfg[32] = "/tmp/cdlab_fcnXXXXXX", dir[32] = "/tmp/cdlab_fcdXXXXXX";
+    int fd = mkstemp(cfg);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, ini_fall, strlen(ini_fall)), (ssize_t)strlen(ini_fall));
+    close(fd);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[1024], out[8192];
+    snprintf(cmd, sizeof cmd,
+             "%s run %s -o %s/z.h5 --quiet --export-fclib 15 --fclib-out %s/zf.h5 "
+             "--set system.dt=0.5 --set solver.criterion=fixed --set solver.iterations=1 "
+             "--set solver.sweep=jacobi 2>&1",
+             cdlab_bin(), cfg, dir, dir);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "exceeds solver.abort_overlap") &&
+                      strstr(out, "--export-fclib 15: not written (the run stopped at step "),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/zf.h5 && rm -rf %s %s", dir, dir, cfg);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Building the problem restores the velocities bit for bit: a run with an export is the run
  * without one. */
 START_TEST(fclib_export_changes_nothing)
@@ -497,6 +522,7 @@ Suite *fclib_suite(void)
     tcase_add_test(tc, fclib_3d_merit);
     tcase_add_test(tc, unit_natural_map_frictionless);
     tcase_add_test(tc, fclib_2d_frictionless);
+    tcase_add_test(tc, fclib_export_not_reached_said);
     tcase_add_test(tc, fclib_export_changes_nothing);
     tcase_add_test(tc, fclib_run_hooks);
     tcase_add_test(tc, fclib_program_export);

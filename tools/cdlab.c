@@ -478,6 +478,12 @@ static int run_config_as(config *c, const run_args *a, const char *command)
         fprintf(stderr, "cdlab: %s\n", err.msg);
         if (sum.started)
             report_kept(&sum, a->cfg_path);
+        /* the export is made in its step, before the step's state is checked: a run that
+         * stopped before that step did not write it (nothing said so) */
+        if (sum.started && a->fclib_step > 0 && sum.steps_done < a->fclib_step)
+            fprintf(stderr,
+                    "cdlab: --export-fclib %ld: not written (the run stopped at step %ld)\n",
+                    a->fclib_step, sum.steps_done);
         if (s == CDLAB_ERR_INTERRUPTED)
             return 128 + stop_signal;
         return sum.started ? 1 : 2;
