@@ -346,6 +346,36 @@ START_TEST(io_step_groups_in_step_order)
 }
 END_TEST
 
+/* tools/h5compare.py compares bit for bit: -0.0 against 0.0 differs (== took them for equal, so
+ * "bit-identical" could hide a sign), two equal NaNs agree, --rtol compares values. */
+START_TEST(io_h5compare_bits)
+{
+    char dir[] = "/tmp/cdlab_cmpXXXXXX", cmd[2048], out[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *cases[][3] = {{"0.0", "-0.0", "1"},
+                              {"float('nan')", "float('nan')", "0"},
+                              {"1.5", "1.5", "0"},
+                              {"1.0", "1.0 + 2**-52", "1"}};
+    for (int k = 0; k < 4; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 -c \"import h5py\n"
+                 "for n, v in (('a', %s), ('b', %s)):\n"
+                 "    f = h5py.File('%s/' + n + '.h5', 'w'); f['d'] = [1.0, v]; f.close()\" && "
+                 "../tools/h5compare.py %s/a.h5 %s/b.h5 2>&1",
+                 cases[k][0], cases[k][1], dir, dir, dir);
+        int st = run_capture(cmd, out, sizeof out);
+        ck_assert_msg(st == atoi(cases[k][2]), "%s vs %s: exit %d, %s", cases[k][0], cases[k][1],
+                      st, out);
+        if (k == 0)
+            ck_assert_msg(strstr(out, "in the bits only"), "%s", out);
+    }
+    snprintf(cmd, sizeof cmd, "../tools/h5compare.py %s/a.h5 %s/b.h5 --rtol 1e-15 2>&1", dir, dir);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The Python reader's input order (tools/cdlab, Run.snapshot(input_order=True)): a DEM start of
  * 80 spheres placed at random, stored in given and in spatial order (0 steps: the same state,
  * renumbered); read in input order the spatial run's positions, radii, velocities and ids
@@ -816,6 +846,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_python_command_line);
     tcase_add_test(tc, io_python_input_order);
     tcase_add_test(tc, io_step_groups_in_step_order);
+    tcase_add_test(tc, io_h5compare_bits);
     tcase_add_test(tc, io_peak_rss_is_the_runs_own);
     tcase_add_test(tc, io_failure_keeps_file_readable);
     tcase_add_test(tc, io_series_every);

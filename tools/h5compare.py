@@ -51,7 +51,12 @@ def compare_values(a, b, rtol):
             return True, None, 0.0
         idx = np.argwhere(a != b)[0] if a.ndim else ()
         return False, tuple(int(i) for i in idx), float("inf")
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    if rtol > 0:
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+    elif a.dtype != b.dtype:
+        same = np.zeros(a.shape, dtype=bool)
+    else:  # bit for bit: -0.0 is not 0.0 (== took them for equal), nor one NaN another
+        same = a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")
     if rtol > 0:
         scale = np.maximum(np.abs(a), np.abs(b))
         scale = np.where(scale > 0, scale, 1.0)
@@ -91,7 +96,8 @@ def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=())
             if isinstance(oa, h5py.Dataset):
                 ok, where, rel = compare_values(oa[()], ob[()], rtol)
                 if not ok:
-                    out.write(f"{name}: differs first at {where}; largest relative difference {rel:.3g}\n")
+                    bits = " (in the bits only: a zero's sign or a NaN's payload)" if rel == 0 else ""
+                    out.write(f"{name}: differs first at {where}; largest relative difference {rel:.3g}{bits}\n")
                     n_diff += 1
             for attr in sorted(set(oa.attrs) | set(ob.attrs)):
                 if skipped(name, attr):
