@@ -6,15 +6,18 @@
  * the static HDF5 without it (Makefile, HDF5_STATIC). The library's HDF5 writes the problem and
  * closes the file; cdlab's own HDF5 then adds the /cdlab group. A program that links libfclib
  * itself (the test suites) gets the same library back from dlopen. */
+#define _GNU_SOURCE /* close_range */
 #include "cd_contact_problem.h"
 
 #include "h5io.h"
+#include "outfile.h"
 
 #include <fclib.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Debian's libfclib0 */
@@ -66,6 +69,29 @@ status contact_problem_fclib_load(diag *err)
                     fclib_lib.why);
 }
 
+/* fclib_write_local and fclib_write_solution into the new file `tmp`, in a child process: the
+ * library ends the process (exit(1)) at any HDF5 error, a full disk for one, and HDF5's exit
+ * handlers then crashed it (SIGSEGV), the run's own file left unfinished. The child holds none of
+ * the parent's files (closed first: the exit handlers flush every open HDF5 file) and ends with
+ * _exit; 1: written. */
+static int write_in_child(struct fclib_local *prob, struct fclib_solution *sol, const char *tmp)
+{
+    fflush(NULL); /* buffered output would be written twice */
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        close_range(3, ~0U, 0);
+        int ok = fclib_lib.write_local(prob, tmp) && fclib_lib.write_solution(sol, tmp);
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 status contact_problem_write_fclib(const contact_problem *cp, const char *path,
                                    const fclib_meta *meta, diag *err)
 {
@@ -100,21 +126,29 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
         return diag_set(err, CDLAB_ERR_ARG,
                         "step %ld has no contacts: there is no contact problem to export",
                         meta->step);
-    /* fclib_write_local adds to an existing file and refuses a second problem: like every
-     * cdlab output, the file is replaced */
-    if (unlink(path) != 0 && errno != ENOENT)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
-    if (!fclib_lib.write_local(&prob, path))
-        return diag_set(err, CDLAB_ERR_IO, "%s: fclib_write_local failed", path);
+    /* written whole as PATH.PID.partial, then renamed over PATH (a write that failed, a full
+     * disk, had left part of the new problem under PATH, the old file removed first);
+     * fclib_write_local adds to an existing file and refuses a second problem: a new one */
+    char tmp[PATH_MAX + 48];
+    snprintf(tmp, sizeof tmp, "%s.%ld.partial", path, (long)getpid());
+    if (unlink(tmp) != 0 && errno != ENOENT)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot replace: %s", tmp, strerror(errno));
     struct fclib_solution sol = {.v = NULL, .u = cp->u, .r = cp->r, .l = NULL};
-    if (!fclib_lib.write_solution(&sol, path))
-        return diag_set(err, CDLAB_ERR_IO, "%s: fclib_write_solution failed", path);
+    if (!write_in_child(&prob, &sol, tmp)) {
+        unlink(tmp);
+        return diag_set(err, CDLAB_ERR_IO,
+                        "%s: fclib could not write the problem (its messages, if any, are above; "
+                        "a full disk?)%s",
+                        path, access(path, F_OK) == 0 ? "; the older file is kept" : "");
+    }
 
     /* cdlab's own record of where the problem comes from */
     h5out *h;
-    s = h5out_open(&h, path, err);
-    if (s != CDLAB_OK)
+    s = h5out_open(&h, tmp, err);
+    if (s != CDLAB_OK) {
+        unlink(tmp);
         return s;
+    }
     long nc = cp->nc, fr[3] = {cp->nc, cp->d, 3};
     const char *g = "/cdlab";
     if ((s = h5out_group(h, g, err)) || (s = h5out_attr_int(h, g, "step", meta->step, err)) ||
@@ -133,9 +167,14 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
         (s = h5out_array(h, "/cdlab/body1", H5IO_INT32, 1, &nc, cp->body1, err)) ||
         (s = h5out_array(h, "/cdlab/gap", H5IO_DOUBLE, 1, &nc, cp->gap, err)) ||
         (s = h5out_array(h, "/cdlab/frame", H5IO_DOUBLE, 3, fr, cp->frame, err))) {
-        diag tmp;
-        h5out_close(h, &tmp);
+        diag ignored;
+        h5out_close(h, &ignored);
+        unlink(tmp);
         return s;
     }
-    return h5out_close(h, err);
+    if ((s = h5out_close(h, err)) != CDLAB_OK) {
+        unlink(tmp);
+        return s;
+    }
+    return outfile_put(tmp, path, "the FCLIB export", err);
 }

@@ -88,24 +88,29 @@ static void sync_folder(const char *path)
     }
 }
 
-status outfile_put_checkpoint(const outfile *o, diag *err)
+status outfile_put(const char *partial, const char *final, const char *what, diag *err)
 {
-    int fd = open(o->ckpt_partial, O_RDONLY);
+    int fd = open(partial, O_RDONLY);
     status s = CDLAB_OK;
     if (fd < 0 || sync_failed(fd))
-        s = diag_set(err, CDLAB_ERR_IO, "%s: cannot make the checkpoint's copy durable: %s",
-                     o->ckpt_partial, strerror(errno));
+        s = diag_set(err, CDLAB_ERR_IO, "%s: cannot make %s durable: %s", partial, what,
+                     strerror(errno));
     if (fd >= 0)
         close(fd);
-    if (s == CDLAB_OK && rename(o->ckpt_partial, o->ckpt) != 0)
-        s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->ckpt_partial, o->ckpt,
+    if (s == CDLAB_OK && rename(partial, final) != 0)
+        s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", partial, final,
                      strerror(errno));
     if (s != CDLAB_OK) {
-        unlink(o->ckpt_partial);
+        unlink(partial);
         return s;
     }
-    sync_folder(o->ckpt);
+    sync_folder(final);
     return CDLAB_OK;
+}
+
+status outfile_put_checkpoint(const outfile *o, diag *err)
+{
+    return outfile_put(o->ckpt_partial, o->ckpt, "the checkpoint's copy", err);
 }
 
 void outfile_drop_checkpoint(const outfile *o)

@@ -50,6 +50,10 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err);
  * says whether the data stayed in the .partial files (an older OUT.h5 kept). */
 status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err);
 
+/* A file written and closed as `partial`: made durable and renamed over `final` (the folder
+ * made durable too); `what` names it in a message. On failure `partial` is removed and `final`
+ * stays as it was. */
+status outfile_put(const char *partial, const char *final, const char *what, diag *err);
 /* The checkpoint's copy written and closed in o->ckpt_partial: made durable and renamed over
  * o->ckpt (the folder made durable too). On failure the partial copy is removed and the older
  * copy, if any, stays. */

@@ -872,6 +872,43 @@ START_TEST(io_disk_full)
 }
 END_TEST
 
+/* An FCLIB export onto a full disk (a 12 kB tmpfs holding an older export): libfclib ends the
+ * process at an HDF5 error, and HDF5's exit handlers then crashed it (SIGSEGV, exit 139, the
+ * run's file left as .partial); before that, the older export had been removed and part of the
+ * new one written under its name. Now: exit 1 naming the export, the older file as it was, no
+ * partial file, the run's own file whole. */
+START_TEST(io_fclib_export_full_disk)
+{
+    setup_dir();
+    static char msg[65536]; /* the library's HDF5 prints its error stack first: kB of it */
+    char mnt[160];
+    if (!mount_tmpfs("fcfull", "12k", "io_fclib_export_full_disk", mnt))
+        return;
+    char old[200], partial[260];
+    snprintf(old, sizeof old, "%s/f.h5", mnt);
+    write_text(old, "an older export\n");
+    write_config(at("cd.ini"), CD_INI, 30, 40, 0, 0);
+    int rc = cdlab(msg, sizeof msg, "run %s -o %s --export-fclib 20 --fclib-out %s --overwrite",
+                   at("cd.ini"), at("o.h5"), old);
+    const char *ours = strstr(msg, "cdlab: "), *tail = ours ? ours : msg;
+    ck_assert_msg(rc == 1, "exit %d: %.2000s", rc, tail);
+    ck_assert_msg(strstr(msg, "fclib could not write the problem") &&
+                      strstr(msg, "the older file is kept") && strstr(msg, " is whole: "),
+                  "%.2000s", tail);
+    long len;
+    char *kept = slurp(old, &len);
+    ck_assert_str_eq(kept, "an older export\n");
+    free(kept);
+    snprintf(partial, sizeof partial, "ls %s | grep -c partial", mnt);
+    char out[64];
+    ck_assert_int_eq(run_capture(partial, out, sizeof out), 1); /* grep found none */
+    ck_assert_str_eq(out, "0\n");
+    ck_assert(exists(at("o.h5")) && !exists(at("o.h5.partial")));
+    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
+    teardown_dir();
+}
+END_TEST
+
 /* The room reserved before an output is at least its data with the contacts of its step: a
  * CD run's first snapshot has no contacts and later ones many (1,000 discs with 33 contacts
  * each within a wide detect_gap: 0.14 MB, then 4.4 MB). On a 3 MB tmpfs the first snapshot
@@ -1338,6 +1375,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, errors_restart_other_law);
     tcase_add_test(tc, errors_hostile_checkpoints);
     tcase_add_test(tc, io_disk_full);
+    tcase_add_test(tc, io_fclib_export_full_disk);
     tcase_add_test(tc, io_disk_full_room_from_contacts);
     tcase_add_test(tc, io_disk_full_without_reserve);
     tcase_add_test(tc, io_failed_write_writes_no_more);
