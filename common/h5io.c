@@ -765,15 +765,31 @@ status h5in_describe(const char *path, FILE *out, diag *err)
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return open_failed(path, OPEN_FAILED, err);
-    /* a cdlab output has its resolved parameters and its build: anything else (an FCLIB
-     * problem, a foreign file) is not described as if it were one */
+    walk_ctx w = {.out = out, .file = f};
+    /* cdlab's FCLIB export: the step, solver and residual it records (it was "not a cdlab
+     * output") */
+    if (H5Lexists(f, "/fclib_local", H5P_DEFAULT) > 0 && H5Lexists(f, "/cdlab", H5P_DEFAULT) > 0) {
+        fprintf(out,
+                "%s: an FCLIB local problem exported by cdlab (docs/output.md, FCLIB export)\n",
+                path);
+        hid_t o = H5Oopen(f, "/cdlab", H5P_DEFAULT);
+        if (o >= 0) {
+            fprintf(out, "/cdlab\n");
+            hsize_t idx = 0;
+            H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_INC, &idx, print_attr, &w);
+            H5Oclose(o);
+        }
+        H5Fclose(f);
+        return CDLAB_OK;
+    }
+    /* a cdlab output has its resolved parameters and its build: anything else (a foreign
+     * file) is not described as if it were one */
     if (H5Lexists(f, "/parameters", H5P_DEFAULT) <= 0 || H5Lexists(f, "/build", H5P_DEFAULT) <= 0) {
         H5Fclose(f);
         return diag_set(err, CDLAB_ERR_ARG,
                         "%s: an HDF5 file, but not a cdlab output (no /parameters and /build)",
                         path);
     }
-    walk_ctx w = {.out = out, .file = f};
     const char *groups[] = {"/", "/parameters", "/build", "/summary", NULL};
     for (int g = 0; groups[g]; g++) {
         if (g > 0 && H5Lexists(f, groups[g], H5P_DEFAULT) <= 0)

@@ -430,6 +430,13 @@ START_TEST(fclib_program_export)
                            "/cdlab/frame",
                            NULL};
     same_data(fa, fb, names);
+    /* cdlab info describes the export (it was "not a cdlab output") */
+    char text[4096];
+    snprintf(cmd, sizeof cmd, "%s info %s 2>&1", cdlab_bin(), fb);
+    ck_assert_int_eq(run_capture(cmd, text, sizeof text), 0);
+    ck_assert_msg(strstr(text, "an FCLIB local problem exported by cdlab") &&
+                      strstr(text, "  @step = 100\n") && strstr(text, "@natural_map_residual = "),
+                  "%s", text);
     readback b = read_back(fb, 3);
     check_problem(&b, 60);
     double merit = fclib_merit_local(b.p, MERIT_1, b.sol);
