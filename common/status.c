@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +44,14 @@ status diag_set(diag *d, status s, const char *fmt, ...)
     }
     va_end(again);
     return s;
+}
+
+int stdout_write_error(void)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    return errno ? errno : EIO;
 }
 
 const char *format_bytes(double bytes, char *buf, size_t n)

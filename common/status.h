@@ -41,6 +41,11 @@ status diag_set(diag *d, status s, const char *fmt, ...)
 #endif
     ;
 
+/* The program's standard output written out: 0, or the error (errno) with which its last write
+ * failed (a full disk under `cdlab-lab fig4 > fig4.csv`: the programs had ended with 0, the file
+ * cut short). Flushes stdout; call at the end of main. */
+int stdout_write_error(void);
+
 /* An amount of memory or disk for a message, in decimal units with three significant digits:
  * "812 B", "40.1 MB", "1.66 GB", "100 kB" (kB = 10^3 bytes, MB = 10^6, ...). Writes into buf
  * (24 bytes hold any value) and returns it. */

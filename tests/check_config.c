@@ -485,6 +485,16 @@ START_TEST(io_lab_help_and_refusals)
         run_capture(args, out, sizeof out);
         ck_assert_msg(out[0] == '\0', "'%s' printed on stdout: %s", bad[k].args, out);
     }
+    /* data that cannot be written (a full disk under "> fig4.csv") is an error: the programs
+     * ended with 0, the file cut short */
+    const char *full[] = {"-lab sliding-pair", "-lab fig6", " equiv 40 1 1", " help config"};
+    for (int k = 0; k < 4; k++) {
+        snprintf(args, sizeof args, "%s%s 2>&1 >/dev/full", cdlab_bin(), full[k]);
+        st = run_capture(args, out, sizeof out);
+        ck_assert_msg(st == 1 && strstr(out, "cannot write the standard output: No space left on "
+                                             "device"),
+                      "'%s': status %d, %s", full[k], st, out);
+    }
 }
 END_TEST
 

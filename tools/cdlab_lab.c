@@ -440,6 +440,11 @@ int main(int argc, char **argv)
         return 2;
     }
     int rc = lab_main(argc, argv);
+    int e = stdout_write_error();
+    if (e) {
+        fprintf(stderr, "cdlab-lab: cannot write the standard output: %s\n", strerror(e));
+        rc = rc ? rc : 1;
+    }
     comm_finalize();
     return rc;
 }
