@@ -909,6 +909,35 @@ START_TEST(io_fclib_export_full_disk)
 }
 END_TEST
 
+/* The scripts' text files (tools/textfile.py: studies' summaries, the gallery, benchmark results)
+ * on a full disk: the write fails with an error and the old file stays ("open(path,
+ * 'w').write(text)" ended with 0 and left the file empty). */
+START_TEST(io_script_text_full_disk)
+{
+    setup_dir();
+    char mnt[160], cmd[1024], out[4096];
+    if (!mount_tmpfs("txfull", "8k", "io_script_text_full_disk", mnt))
+        return;
+    char old[200];
+    snprintf(old, sizeof old, "%s/summary.md", mnt);
+    write_text(old, "the old summary\n");
+    snprintf(cmd, sizeof cmd,
+             "cd ../tools && /usr/bin/python3 -c \"import sys; from textfile import write_text; "
+             "write_text(sys.argv[1], 'x' * 100000)\" %s 2>&1; echo EXIT $?; ls %s",
+             old, mnt);
+    run_capture(cmd, out, sizeof out);
+    ck_assert_msg(strstr(out, "No space left on device") && strstr(out, "EXIT 1") &&
+                      !strstr(out, "partial"),
+                  "%s", out);
+    long len;
+    char *kept = slurp(old, &len);
+    ck_assert_str_eq(kept, "the old summary\n");
+    free(kept);
+    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
+    teardown_dir();
+}
+END_TEST
+
 /* The room reserved before an output is at least its data with the contacts of its step: a
  * CD run's first snapshot has no contacts and later ones many (1,000 discs with 33 contacts
  * each within a wide detect_gap: 0.14 MB, then 4.4 MB). On a 3 MB tmpfs the first snapshot
@@ -1376,6 +1405,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, errors_hostile_checkpoints);
     tcase_add_test(tc, io_disk_full);
     tcase_add_test(tc, io_fclib_export_full_disk);
+    tcase_add_test(tc, io_script_text_full_disk);
     tcase_add_test(tc, io_disk_full_room_from_contacts);
     tcase_add_test(tc, io_disk_full_without_reserve);
     tcase_add_test(tc, io_failed_write_writes_no_more);

@@ -46,6 +46,7 @@ import numpy as np
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
+from textfile import write_text  # noqa: E402
 from cdlab import Run  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build-release", "cdlab"))
@@ -147,7 +148,7 @@ def cd_cases(tmp, out):
         n = lattice(dim, ns, lat)
         for sweep in ("random", "colored"):
             ini = os.path.join(tmp, f"b{dim}_{ns}_{sweep}.ini")
-            open(ini, "w").write(config(dim, ns, n, lat, sweep, 50, 2))
+            write_text(ini, config(dim, ns, n, lat, sweep, 50, 2))
             for threads in (1, 2):
                 ups, per = [], []
                 for rep in range(3):
@@ -300,7 +301,7 @@ def scaling(tmp, out):
         lat = os.path.join(tmp, f"s{ns}.txt")
         n = lattice(2, ns, lat)
         ini = os.path.join(tmp, f"s{ns}.ini")
-        open(ini, "w").write(config(2, ns, n, lat, "random", 10, 2))
+        write_text(ini, config(2, ns, n, lat, "random", 10, 2))
         per, rss, ups = [], [], []
         for rep in range(3):
             h5 = os.path.join(tmp, "s.h5")
@@ -324,7 +325,7 @@ def scaling(tmp, out):
     # (the first step's first touches of the contact records and the sweep's arrays, hundreds
     # of MB of page faults, are paid once in a long run: they made the 2-step figure swing)
     lat = os.path.join(tmp, "s1000.txt")
-    open(os.path.join(tmp, "c1000.ini"), "w").write(config(2, 1000, rows[-1][0], lat, "colored", 10, 4))
+    write_text(os.path.join(tmp, "c1000.ini"), config(2, 1000, rows[-1][0], lat, "colored", 10, 4))
     # 1 and 2 threads alternate rep by rep (as the chute's); the figure: the median of the ratios
     per = {1: [], 2: []}
     for rep in range(3):
@@ -408,7 +409,7 @@ def threads_cases(tmp, out):
     lat = os.path.join(tmp, "t1000.txt")
     n = lattice(2, 1000, lat)
     cini = os.path.join(tmp, "t1000.ini")
-    open(cini, "w").write(config(2, 1000, n, lat, "colored", 10, 4))
+    write_text(cini, config(2, 1000, n, lat, "colored", 10, 4))
     dem = {t: [] for t in counts}   # particle-steps/s
     cd = {t: [] for t in counts}    # s per step (steps 2-4 of 4)
     # BENCH_SECONDS: no rep is begun that would end past this many seconds (a lent machine's lease)
@@ -526,7 +527,7 @@ def mpi_cases(tmp, out):
     lat = os.path.join(tmp, "lat3_46_mpi.txt")
     n = lattice(3, 46, lat)
     cini = os.path.join(tmp, "b3_46_colored_mpi.ini")
-    open(cini, "w").write(config(3, 46, n, lat, "colored", 50, 3))
+    write_text(cini, config(3, 46, n, lat, "colored", 50, 3))
     for ranks in counts:
         per = []
         for rep in range(3):
@@ -569,7 +570,7 @@ def small_runs(tmp, out):
                                                         "--set", "system.steps=400", "--set", "output.every=0"]),
              ("DEM pile, 1000 spheres, 2000 steps", None)]
     ini = os.path.join(tmp, "pile1000.ini")
-    open(ini, "w").write("\n".join(["[system]", "mode = dem", "dimension = 3", "dt = 5e-4", "steps = 2000",
+    write_text(ini, "\n".join(["[system]", "mode = dem", "dimension = 3", "dt = 5e-4", "steps = 2000",
                                     "gravity = 0 0 -10", "seed = 1", "[dem]", "k_n = 1e4", "k_t = 5e3",
                                     "damping_normal = 0.3", "[particles]", "source = random", "count = 1000",
                                     "radius_min = 0.4", "radius_max = 0.5", "box_min = 0 0 0", "box_max = 12 12 12",
@@ -618,7 +619,7 @@ def side_by_side(old, tmp):
         n = lattice(dim, ns, lat)
         for sweep, threads in (("random", 1), ("colored", 2)):
             ini = os.path.join(tmp, f"b{dim}_{ns}_{sweep}.ini")
-            open(ini, "w").write(config(dim, ns, n, lat, sweep, 50, 2))
+            write_text(ini, config(dim, ns, n, lat, sweep, 50, 2))
             cases.append((f"CD {dim}D {n}, {sweep}, {threads} thread(s), contact updates/s", ini, [], threads,
                           lambda s: float(s["contact_updates"]) / float(s["solve_seconds"])))
     chute = os.path.join(root, "bench", "chute.ini")
@@ -668,7 +669,7 @@ def main_against(old):
     md += [f"| {r[0]} | {r[1]:.3e} | {r[2]:.3e} | {r[3]:.3f} | {r[4]:.2f} |" for r in rows]
     path = os.path.join(root, "bench", "results",
                         f"{date}-{commit}-side-by-side{'-' + os.environ['BENCH_ROWS'] if 'BENCH_ROWS' in os.environ else ''}.md")
-    open(path, "w").write("\n".join(md) + "\n")
+    write_text(path, "\n".join(md) + "\n")
     print("\n".join(md))
     print(f"written: {path}")
 
@@ -767,7 +768,7 @@ def main():
     results = os.environ.get("BENCH_RESULTS", os.path.join(root, "bench", "results"))
     os.makedirs(results, exist_ok=True)
     path = os.path.join(results, f"{date}-{commit}{'-' + only if only else ''}.md")
-    open(path, "w").write("\n".join(md) + "\n")
+    write_text(path, "\n".join(md) + "\n")
     print("\n".join(md))
     print(f"written: {path}")
 

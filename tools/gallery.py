@@ -7,6 +7,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from textfile import write_text  # noqa: E402
 from experiments_status import MARK, STUDIES, source_epoch  # noqa: E402
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -49,7 +50,7 @@ def main():
             line = "*No provenance stamp: made by a build before the studies recorded one (stale).*"
         text = re.sub(r"^(## [^\n]*\n)", lambda t: t.group(1) + "\n" + line + "\n", text, count=1)
         parts += [f"<!-- from experiments/{name}/summary.md -->", text, ""]
-    open(os.path.join(root, "docs", "experiments.md"), "w").write("\n".join(parts))
+    write_text(os.path.join(root, "docs", "experiments.md"), "\n".join(parts))
     print("docs/experiments.md written")
 
 

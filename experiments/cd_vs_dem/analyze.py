@@ -15,6 +15,7 @@ import importlib.util  # noqa: E402
 
 from cdlab import Run  # noqa: E402
 from study_stamp import stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 
@@ -154,7 +155,7 @@ def main():
         inputs += [os.path.join(here, "piston_dem.ini"), os.path.join(root, "experiments", "piston2d", "ring.ini"),
                    os.path.join(root, "experiments", "piston2d", "out", "packing_full_mu0.txt")]
     md += stamp(CDLAB, inputs=inputs, runs=runs)
-    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
+    write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     print(f"cd_vs_dem: chain {'pass' if ok_all else 'FAIL'}")
     return 0

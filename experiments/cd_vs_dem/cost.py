@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(root, "tools"))
 sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
 import analyze as chain  # noqa: E402  (experiments/chain1d/analyze.py)
 from study_stamp import clear_output, fresh  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d")
@@ -205,7 +206,7 @@ def main():
     axs[1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, f"cost_{tag}.png"), dpi=110)
-    open(os.path.join(out, f"cost_{tag}.md"), "w").write("\n".join(md))
+    write_text(os.path.join(out, f"cost_{tag}.md"), "\n".join(md))
     print("\n".join(md))
 
 

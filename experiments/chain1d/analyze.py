@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import curve_fit
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from textfile import write_text  # noqa: E402
 import dampedfit  # noqa: E402
 from dampedfit import damped  # noqa: E402
 
@@ -203,7 +204,7 @@ def main():
     txt = table(r)
     print(txt)
     if a.table:
-        open(a.table, "w").write(txt)
+        write_text(a.table, txt)
     if a.png:
         plot(r, a.png)
 

@@ -25,6 +25,7 @@ sys.path.insert(0, here)
 import analyze  # noqa: E402
 from dampedfit import loglog_slope  # noqa: E402
 from study_stamp import clear_output, fresh, stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
@@ -203,7 +204,7 @@ def main():
         "",
     ]
     md += stamp(CDLAB, inputs=[os.path.join(here, "chain1d.ini")], runs=[j[3] for j in jobs])
-    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
+    write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
 
 

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.join(root, "tools"))
 from cdlab import Run  # noqa: E402
 from dampedfit import loglog_slope  # noqa: E402
 from study_stamp import stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 
@@ -174,7 +175,7 @@ def main():
               os.path.join(root, "experiments", "piston2d", "ring.ini"),
               os.path.join(root, "experiments", "piston2d", "out", f"packing_{tag}_mu0.05.txt")]
     md += stamp(CDLAB, inputs=inputs, runs=runs)
-    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
+    write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     print(f"convergence: {'pass' if all(verdicts) else 'FAIL'}")
     return 0

@@ -12,6 +12,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from study_stamp import clear_output, fresh  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 PISTON = os.path.join(root, "experiments", "piston2d")
@@ -151,7 +152,7 @@ def main():
         for (dim, ns_), ni in ex.map(reach_one, keys):
             reach[f"{dim}d_{ns_}"] = ni
     import json
-    json.dump(reach, open(os.path.join(out, f"reach_{tag}.json"), "w"), indent=1)
+    write_text(os.path.join(out, f"reach_{tag}.json"), json.dumps(reach, indent=1))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from study_stamp import clear_output, fresh, stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 INI = os.path.join(here, "specimen.ini")
@@ -309,7 +310,7 @@ def main():
     md.insert(2, f"**{n_pass} of {len(verdicts)} checks pass.**\n")
     md += stamp(CDLAB, inputs=[INI, os.path.join(here, "lattice_20x9.txt"), os.path.abspath(__file__)],
                 runs=RUNS)
-    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
+    write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md[:12]))
     return 0 if all(verdicts) else 1
 

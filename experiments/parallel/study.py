@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(root, "tools"))
 sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
 import analyze  # noqa: E402
 from study_stamp import clear_output, fresh, stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d", "chain1d.ini")
@@ -156,7 +157,7 @@ def main():
     md += ["", f"{npass}/{len(checks)} pass."]
     md += stamp(CDLAB, inputs=[CHAIN, PILE, os.path.abspath(__file__)], runs=RUNS)
     name = "summary_quick.md" if a.quick else "summary.md"
-    open(os.path.join(here, name), "w").write("\n".join(md))
+    write_text(os.path.join(here, name), "\n".join(md))
     print("\n".join(md))
     return 0 if npass == len(checks) else 1
 

@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(root, "tools"))
 import dampedfit  # noqa: E402
 from cdlab import Run  # noqa: E402
 from study_stamp import stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 MAIN = 0.005          # the main result's relative force step
@@ -243,7 +244,7 @@ def main():
     inputs = [os.path.join(here, "prepare.ini"), os.path.join(here, "ring.ini")]
     inputs += sorted(glob.glob(os.path.join(out, f"packing_{a.tag}_mu*.txt")))
     md += stamp(CDLAB, inputs=inputs, runs=files)
-    open(os.path.join(here, "summary_quick.md" if quick else "summary.md"), "w").write("\n".join(md))
+    write_text(os.path.join(here, "summary_quick.md" if quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     bad = sum("| FAIL |" in line for line in main_rows)
     print(f"piston2d: {'required checks passed' if not bad else f'{bad} required check(s) FAILED'} (see summary)")

@@ -13,6 +13,7 @@ root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from cdlab import Run  # noqa: E402
 from study_stamp import clear_output  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 
@@ -54,7 +55,7 @@ def main():
     if ok:
         np.savetxt(packing, np.column_stack([last["position"], last["radius"]]),
                    fmt="%.17g", header="x y z radius: piston2d packing prepared by prepare.py (at rest under F)")
-        open(piston, "w").write(f"{height:.17g}\n")
+        write_text(piston, f"{height:.17g}\n")
     else:
         for f in (packing, piston):
             if os.path.exists(f):
@@ -66,7 +67,7 @@ def main():
           f"spinning freely; the saved packing has zero velocities), piston velocity {abs(u[-1]):.2e} "
           f"({u_rel:.1e} of its peak, required < 1e-6). Piston plane at y = {height:.6f}. "
           f"**{'pass' if ok else 'FAIL'}**", ""]
-    open(os.path.join(out, f"prepare_{a.tag}.md"), "w").write("\n".join(md))
+    write_text(os.path.join(out, f"prepare_{a.tag}.md"), "\n".join(md))
     print("\n".join(md))
     return 0 if ok else 1
 

@@ -10,6 +10,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from study_stamp import stamp  # noqa: E402
+from textfile import write_text  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 MU, KN, KT, V, DT = 0.3, 1e9, 1e9, 1e-3, 5e-3
@@ -64,7 +65,7 @@ def main():
         md[0] += " — QUICK run (the same computation as the full one, which takes about a second)"
     # the data of cdlab-lab (built with cdlab from the same commit; its cases are in cd/dem_lab.c)
     md += stamp(CDLAB, inputs=[os.path.join(here, "out", f) for f in ["sliding_pair.csv"]])
-    open(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "w").write("\n".join(md))
+    write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     print(f"sliding_pair: {'pass' if all(c[3] for c in checks) else 'FAIL'}")
     return 0

@@ -4,7 +4,6 @@ import os
 import sys
 import tempfile
 
-import numpy as np
 
 from . import NotCdlabOutput, Run
 
