@@ -44,6 +44,23 @@ def lattice(dim, n_side, path):
     return len(pts)
 
 
+def lattice_run(dim, ns_, f, n):
+    """The cdlab arguments of a lattice of ns_ particles a side (n in all) in file f."""
+    base = [os.path.join(here, "lattice.ini"), "--set", f"particles.file={f}", "--set", f"particles.count={n}",
+            "--set", f"system.dimension={dim}", "--set", f"piston.top.point=0 {ns_} 0",
+            "--set", f"piston.top.mass={ns_ ** (dim - 1)}", "--set", f"piston.top.force={ns_ ** (dim - 1)}"]
+    if dim == 1:  # the chain: the wall at x = 0, the piston at the free end along x
+        base += ["--set", "plane.base.normal=1 0 0", "--set", f"piston.top.point={ns_} 0 0",
+                 "--set", "piston.top.normal=-1 0 0"]
+    if dim >= 2:  # side walls
+        base += ["--set", "plane.left.point=0 0 0", "--set", "plane.left.normal=1 0 0",
+                 "--set", f"plane.right.point={ns_} 0 0", "--set", "plane.right.normal=-1 0 0"]
+    if dim == 3:
+        base += ["--set", "plane.front.point=0 0 0", "--set", "plane.front.normal=0 0 1",
+                 "--set", f"plane.back.point=0 0 {ns_}", "--set", "plane.back.normal=0 0 -1"]
+    return base
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -73,30 +90,31 @@ def main():
             jobs.append(([CDLAB, "run"] + base + ["--set", "solver.criterion=fixed", "--set", f"solver.iterations={ni}"],
                          os.path.join(out, f"acc_{tag}_{scen}_fixed_{ni}.h5")))
     # (b) sweeps of the local criterion after a force step against chain length, and
-    # (c) time per step against particle count: converged (local) and fixed N_I = 50
+    # (c) time per step against particle count: converged (local), and
+    # (d) at fixed N_I = 50, on larger lattices: the step's fixed costs (~12 us here) are half of
+    #     a 10-particle step, so the small lattices of (b) timed them, not the cost per particle
+    #     (their slope from n = 10 to 160 was 0.78 to 0.88 from day to day); 100 timed steps after
+    #     20
     sizes = {1: [10, 20, 40] if a.quick else [10, 20, 40, 80, 160],
              2: [5, 10] if a.quick else [5, 10, 20, 30, 40, 60],
              3: [3, 5] if a.quick else [3, 5, 8, 11, 16, 22]}
+    sizes_fixed = {1: [160, 320] if a.quick else [160, 320, 640, 1280, 2560],
+                   2: [20, 28] if a.quick else [20, 28, 40, 57, 80],
+                   3: [8, 11] if a.quick else [8, 11, 16, 22, 30]}
     for dim, ns in sizes.items():
         for ns_ in ns:
             f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
             n = lattice(dim, ns_, f)
-            base = [os.path.join(here, "lattice.ini"), "--set", f"particles.file={f}", "--set", f"particles.count={n}",
-                    "--set", f"system.dimension={dim}", "--set", f"piston.top.point=0 {ns_} 0",
-                    "--set", f"piston.top.mass={ns_ ** (dim - 1)}", "--set", f"piston.top.force={ns_ ** (dim - 1)}"]
-            if dim == 1:  # the chain: the wall at x = 0, the piston at the free end along x
-                base += ["--set", "plane.base.normal=1 0 0", "--set", f"piston.top.point={ns_} 0 0",
-                         "--set", "piston.top.normal=-1 0 0"]
-            if dim >= 2:  # side walls
-                base += ["--set", "plane.left.point=0 0 0", "--set", "plane.left.normal=1 0 0",
-                         "--set", f"plane.right.point={ns_} 0 0", "--set", "plane.right.normal=-1 0 0"]
-            if dim == 3:
-                base += ["--set", "plane.front.point=0 0 0", "--set", "plane.front.normal=0 0 1",
-                         "--set", f"plane.back.point=0 0 {ns_}", "--set", "plane.back.normal=0 0 -1"]
-            jobs.append(([CDLAB, "run"] + base, os.path.join(out, f"scal_{tag}_{dim}d_{ns_}_local.h5")))
-            jobs.append(([CDLAB, "run"] + base + ["--set", "solver.criterion=fixed", "--set", "solver.iterations=50",
-                                                    "--set", "system.steps=20"],
-                         os.path.join(out, f"scal_{tag}_{dim}d_{ns_}_fixed.h5")))
+            jobs.append(([CDLAB, "run"] + lattice_run(dim, ns_, f, n),
+                         os.path.join(out, f"scal_{tag}_{dim}d_{ns_}_local.h5")))
+    for dim, ns in sizes_fixed.items():
+        for ns_ in ns:
+            f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
+            n = lattice(dim, ns_, f)
+            jobs.append(([CDLAB, "run"] + lattice_run(dim, ns_, f, n) +
+                         ["--set", "solver.criterion=fixed", "--set", "solver.iterations=50",
+                          "--set", "system.steps=120", "--set", "output.timing_warmup=20"],
+                         os.path.join(out, f"fixed_{tag}_{dim}d_{ns_}.h5")))
     with ThreadPoolExecutor(2) as ex:
         list(ex.map(sh, jobs))
     # (b') eq. (48) measured directly: the fewest sweeps (fixed N_I, one step from rest) for which
@@ -135,19 +153,7 @@ def main():
         for ns_ in ns:
             f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
             n = sum(1 for _ in open(f))
-            base = [os.path.join(here, "lattice.ini"), "--set", f"particles.file={f}", "--set", f"particles.count={n}",
-                    "--set", f"system.dimension={dim}", "--set", f"piston.top.point=0 {ns_} 0",
-                    "--set", f"piston.top.mass={ns_ ** (dim - 1)}", "--set", f"piston.top.force={ns_ ** (dim - 1)}"]
-            if dim == 1:
-                base += ["--set", "plane.base.normal=1 0 0", "--set", f"piston.top.point={ns_} 0 0",
-                         "--set", "piston.top.normal=-1 0 0"]
-            if dim >= 2:
-                base += ["--set", "plane.left.point=0 0 0", "--set", "plane.left.normal=1 0 0",
-                         "--set", f"plane.right.point={ns_} 0 0", "--set", "plane.right.normal=-1 0 0"]
-            if dim == 3:
-                base += ["--set", "plane.front.point=0 0 0", "--set", "plane.front.normal=0 0 1",
-                         "--set", f"plane.back.point=0 0 {ns_}", "--set", "plane.back.normal=0 0 -1"]
-            keys.append((dim, ns_, base, float(ns_ ** (dim - 1))))
+            keys.append((dim, ns_, lattice_run(dim, ns_, f, n), float(ns_ ** (dim - 1))))
     with ThreadPoolExecutor(2) as ex:
         for (dim, ns_), ni in ex.map(reach_one, keys):
             reach[f"{dim}d_{ns_}"] = ni
