@@ -73,13 +73,13 @@ status contact_problem_fclib_load(diag *err)
  * library ends the process (exit(1)) at any HDF5 error, a full disk for one, and HDF5's exit
  * handlers then crashed it (SIGSEGV), the run's own file left unfinished. The child holds none of
  * the parent's files (closed first: the exit handlers flush every open HDF5 file) and ends with
- * _exit; 1: written. */
+ * _exit; 1: written, 0: not, -1: no child process (errno says why). */
 static int write_in_child(struct fclib_local *prob, struct fclib_solution *sol, const char *tmp)
 {
     fflush(NULL); /* buffered output would be written twice */
     pid_t pid = fork();
     if (pid < 0)
-        return 0;
+        return -1;
     if (pid == 0) {
         close_range(3, ~0U, 0);
         int ok = fclib_lib.write_local(prob, tmp) && fclib_lib.write_solution(sol, tmp);
@@ -88,7 +88,7 @@ static int write_in_child(struct fclib_local *prob, struct fclib_solution *sol, 
     int st;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
-            return 0;
+            return -1;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
@@ -134,12 +134,14 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
     if (unlink(tmp) != 0 && errno != ENOENT)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot replace: %s", tmp, strerror(errno));
     struct fclib_solution sol = {.v = NULL, .u = cp->u, .r = cp->r, .l = NULL};
-    if (!write_in_child(&prob, &sol, tmp)) {
+    int written = write_in_child(&prob, &sol, tmp);
+    if (written != 1) {
+        char why[128];
+        snprintf(why, sizeof why, "%s%s", written < 0 ? "no process to write it: " : "",
+                 written < 0 ? strerror(errno) : "its messages, if any, are above; a full disk?");
         unlink(tmp);
-        return diag_set(err, CDLAB_ERR_IO,
-                        "%s: fclib could not write the problem (its messages, if any, are above; "
-                        "a full disk?)%s",
-                        path, access(path, F_OK) == 0 ? "; the older file is kept" : "");
+        return diag_set(err, CDLAB_ERR_IO, "%s: fclib could not write the problem (%s)%s", path,
+                        why, access(path, F_OK) == 0 ? "; the older file is kept" : "");
     }
 
     /* cdlab's own record of where the problem comes from */
