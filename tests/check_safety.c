@@ -790,6 +790,13 @@ static int mount_tmpfs(const char *name, const char *size, const char *who, char
     return 0;
 }
 
+/* The tmpfs of mount_tmpfs unmounted, and the test's folder removed. */
+static void unmount_tmpfs(const char *mnt)
+{
+    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
+    teardown_dir();
+}
+
 /* The claims of a run stopped by a full disk, checked: the snapshot it names is readable, its
  * checkpoint continues the run. */
 static void check_stopped_by_full_disk(const char *msg, const char *out, int count, long min_snap,
@@ -867,8 +874,7 @@ START_TEST(io_disk_full)
     rc = cdlab(msg, sizeof msg, "run %s -o %s %s", at("dem.ini"), out, wide);
     ck_assert_msg(rc == 1, "exit %d: %s", rc, msg);
     check_stopped_by_full_disk(msg, out, 600, 0, wide);
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
@@ -904,8 +910,7 @@ START_TEST(io_fclib_export_full_disk)
     ck_assert_int_eq(run_capture(partial, out, sizeof out), 1); /* grep found none */
     ck_assert_str_eq(out, "0\n");
     ck_assert(exists(at("o.h5")) && !exists(at("o.h5.partial")));
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
@@ -933,8 +938,7 @@ START_TEST(io_script_text_full_disk)
     char *kept = slurp(old, &len);
     ck_assert_str_eq(kept, "the old summary\n");
     free(kept);
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
@@ -972,8 +976,7 @@ START_TEST(io_disk_full_room_from_contacts)
     free(x);
     ck_assert(!h5in_exists(h, "/snapshots/00000010"));
     h5in_close(h);
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
@@ -1006,8 +1009,7 @@ START_TEST(io_disk_full_without_reserve)
     ck_assert_msg(rc == 1, "exit %d: %s", rc, msg);
     ck_assert_msg(strstr(msg, "cannot reserve room"), "%s", msg);
     check_stopped_by_full_disk(msg, out, 60, 1, "");
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
@@ -1061,8 +1063,7 @@ START_TEST(io_sidecar_full_disk)
     ck_assert_int_eq(count_in_file(path, "<Grid Name=\"particles ", end, &ends), added);
     ck_assert(ends);
     ck_assert_int_eq(count_in_file(path, "<Grid Name=\"contacts", end, &ends), 0);
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
@@ -1117,8 +1118,7 @@ START_TEST(io_failed_write_writes_no_more)
     h5in_close(in);
     free(y);
     free(x);
-    ck_assert_msg(umount(mnt) == 0, "umount: %s", strerror(errno));
-    teardown_dir();
+    unmount_tmpfs(mnt);
 }
 END_TEST
 
