@@ -13,6 +13,7 @@ root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from study_stamp import clear_output, fresh  # noqa: E402
 from textfile import write_text  # noqa: E402
+from cdlab import in_step_order  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 PISTON = os.path.join(root, "experiments", "piston2d")
@@ -132,7 +133,7 @@ def main():
                                                         "-o", f, "--quiet"], check=True)
             import h5py
             with h5py.File(f, "r") as h:
-                g = h["snapshots"][sorted(h["snapshots"])[-1]]
+                g = h["snapshots"][in_step_order(h["snapshots"])[-1]]
                 pair, force, normal = g["contacts/pair"][:], g["contacts/force"][:], g["contacts/normal"][:]
             on_base = pair[:, 0] == -1  # wall 0 is the base
             return float(np.sum(np.einsum("ij,ij->i", force[on_base], normal[on_base])))

@@ -19,6 +19,7 @@ root = os.path.abspath(os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(root, "tools"))
 from study_stamp import clear_output, fresh, stamp  # noqa: E402
 from textfile import write_text  # noqa: E402
+from cdlab import in_step_order  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 INI = os.path.join(here, "specimen.ini")
@@ -68,7 +69,7 @@ def moduli(path, snap=None):
     between the mean centres of the top and bottom rows (19 diameters apart), along x between the
     outer columns (8 diameters apart); the applied stress 90 kN/(A t)."""
     with h5py.File(path, "r") as f:
-        s = sorted(f["snapshots"])
+        s = in_step_order(f["snapshots"])
         x0 = f["snapshots"][s[0]]["position"][()]
         x1 = f["snapshots"][s[-1] if snap is None else snap]["position"][()]
         ke = f["series/energy/kinetic_translational"][-1] + f["series/energy/kinetic_rotational"][-1]
@@ -122,7 +123,7 @@ def field_figure(path, snap, title, png):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     with h5py.File(path, "r") as f:
-        s = sorted(f["snapshots"])
+        s = in_step_order(f["snapshots"])
         x0 = f["snapshots"][s[0]]["position"][()]
         u = f["snapshots"][snap]["position"][()] - x0
         t = f["snapshots"][snap].attrs["time"]

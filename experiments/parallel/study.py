@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
 import analyze  # noqa: E402
 from study_stamp import clear_output, fresh, stamp  # noqa: E402
 from textfile import write_text  # noqa: E402
+from cdlab import in_step_order  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d", "chain1d.ini")
@@ -87,7 +88,7 @@ def pile(ranks, sweep, outdir):
         s = f["series/sweeps"][:]
         conv = f["series/converged"][:]
         frac = float(np.mean(f["series/parallel/boundary_fraction"][1:])) if ranks > 1 else 0.0
-        x = f["snapshots"][sorted(f["snapshots"].keys())[-1]]["position"][:]
+        x = f["snapshots"][in_step_order(f["snapshots"].keys())[-1]]["position"][:]
     return s, conv, frac, x
 
 

@@ -29,6 +29,12 @@ def _text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+def in_step_order(names):
+    """Snapshot or checkpoint group names in step order: zero-padded to 8 digits, longer past
+    step 99,999,999 (as text "100000000" sorts before "99999999")."""
+    return sorted(names, key=lambda s: (len(s), s))
+
+
 class NotCdlabOutput(ValueError):
     """An HDF5 file that is no cdlab output (an FCLIB export, another program's file)."""
 
@@ -46,9 +52,7 @@ class Run:
             self.elasticity = dict(f["elasticity"].attrs) if "elasticity" in f else {}
             # a continued run: from_file, from_step (its summary's figures are over its own steps)
             self.restart = dict(f["restart"].attrs) if "restart" in f else {}
-            # in step order: the names are zero-padded to 8 digits, longer past 99,999,999
-            self.snapshot_names = (sorted(f["snapshots"].keys(), key=lambda s: (len(s), s))
-                                   if "snapshots" in f else [])
+            self.snapshot_names = in_step_order(f["snapshots"].keys()) if "snapshots" in f else []
             # particles.order = spatial: the ids are the storage order, input_index[id] the
             # particle's input index (docs/output.md); None where ids are input indices
             self.input_index = f["input_index"][()] if "input_index" in f else None
