@@ -40,6 +40,15 @@ def walk(f):
     return items
 
 
+def bits_equal(a, b):
+    """Element by element, whether a and b hold the same bytes (floats of two widths: none)."""
+    if a.dtype != b.dtype:
+        return np.zeros(a.shape, dtype=bool)
+    ua, ub = (np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(x.shape + (x.itemsize,))
+              for x in (a, b))
+    return (ua == ub).all(axis=-1)
+
+
 def compare_values(a, b, rtol):
     """(equal, index of the first difference, largest relative difference)."""
     a, b = np.asarray(a), np.asarray(b)
@@ -53,16 +62,12 @@ def compare_values(a, b, rtol):
         return False, tuple(int(i) for i in idx), float("inf")
     if rtol > 0:
         same = (a == b) | (np.isnan(a) & np.isnan(b))
-    elif a.dtype != b.dtype:
-        same = np.zeros(a.shape, dtype=bool)
-    else:  # bit for bit: -0.0 is not 0.0 (== took them for equal), nor one NaN another
-        same = a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")
-    if rtol > 0:
         scale = np.maximum(np.abs(a), np.abs(b))
         scale = np.where(scale > 0, scale, 1.0)
         rel = np.where(same, 0.0, np.abs(a - b) / scale)
         ok = rel <= rtol
-    else:
+    else:  # bit for bit: -0.0 is not 0.0 (== took them for equal), nor one NaN another
+        same = bits_equal(a, b)
         rel = np.where(same, 0.0, np.inf)
         ok = same
     if ok.all():
