@@ -2,8 +2,8 @@
 import argparse
 import os
 import sys
-import tempfile
 
+from textfile import write_whole  # tools/, where this package lives
 
 from . import NotCdlabOutput, Run
 
@@ -85,21 +85,7 @@ def cmd_plot(a):
     fig.suptitle(a.file, fontsize=9)
     fig.tight_layout()
     # written beside the target and renamed over it: a failed write leaves an existing PNG whole
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(a.png) + ".", suffix=".partial",
-                                   dir=os.path.dirname(a.png) or ".")
-    except OSError as e:
-        raise OSError(e.errno, f"cannot write {a.png}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            fig.savefig(out, format="png", dpi=110)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, a.png)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_whole(a.png, lambda out: fig.savefig(out, format="png", dpi=110), binary=True)
     print(f"{a.png} written")
     return 0
 
