@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* fallocate, memfd_create */
 #include "h5io.h"
+#include "config.h"
 
 #include <hdf5.h>
 
@@ -745,17 +746,63 @@ static herr_t print_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
                 fprintf(w->out, "  @%s = %s\n", name, v);
         }
         free(v);
-    } else if (cls == H5T_FLOAT) {
-        double d;
-        H5Aread(a, H5T_NATIVE_DOUBLE, &d);
-        fprintf(w->out, "  @%s = %.10g\n", name, d);
-    } else if (cls == H5T_INTEGER) {
-        long long i;
-        H5Aread(a, H5T_NATIVE_LLONG, &i);
-        fprintf(w->out, "  @%s = %lld\n", name, i);
+    } else if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
+        /* every value, each double as the shortest text that reads back to it (%.10g cut
+         * recorded figures such as /elasticity's to ten digits) */
+        hid_t sp = H5Aget_space(a);
+        hssize_t n = H5Sget_simple_extent_npoints(sp);
+        H5Sclose(sp);
+        int is_float = cls == H5T_FLOAT;
+        void *v =
+            n > 0 ? malloc((size_t)n * (is_float ? sizeof(double) : sizeof(long long))) : NULL;
+        if (v && H5Aread(a, is_float ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, v) >= 0) {
+            fprintf(w->out, "  @%s =", name);
+            for (hssize_t k = 0; k < n; k++) {
+                char b[32];
+                if (is_float)
+                    config_fmt_double(b, sizeof b, ((double *)v)[k]);
+                else
+                    snprintf(b, sizeof b, "%lld", ((long long *)v)[k]);
+                fprintf(w->out, " %s", b);
+            }
+            fputc('\n', w->out);
+        }
+        free(v);
     }
     H5Tclose(t);
     H5Aclose(a);
+    return 0;
+}
+
+/* The attributes of group `name`, under a line naming it; nothing where it is missing or
+ * has none. */
+static void print_group_attrs(walk_ctx *w, const char *name)
+{
+    if (strcmp(name, "/") != 0 && H5Lexists(w->file, name, H5P_DEFAULT) <= 0)
+        return;
+    hid_t o = H5Oopen(w->file, name, H5P_DEFAULT);
+    if (o < 0)
+        return;
+    H5O_info_t oi;
+    if (H5Oget_info(o, &oi) >= 0 && oi.type == H5O_TYPE_GROUP && oi.num_attrs > 0) {
+        fprintf(w->out, "%s\n", name);
+        hsize_t idx = 0;
+        H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_INC, &idx, print_attr, w);
+    }
+    H5Oclose(o);
+}
+
+static herr_t print_other_group(hid_t loc, const char *name, const H5L_info_t *info, void *op)
+{
+    (void)loc;
+    (void)info;
+    const char *shown[] = {"parameters", "build", "summary", NULL};
+    for (int k = 0; shown[k]; k++)
+        if (strcmp(name, shown[k]) == 0)
+            return 0;
+    char path[300];
+    snprintf(path, sizeof path, "/%s", name);
+    print_group_attrs(op, path);
     return 0;
 }
 
@@ -790,18 +837,16 @@ status h5in_describe(const char *path, FILE *out, diag *err)
                         "%s: an HDF5 file, but not a cdlab output (no /parameters and /build)",
                         path);
     }
-    const char *groups[] = {"/", "/parameters", "/build", "/summary", NULL};
-    for (int g = 0; groups[g]; g++) {
-        if (g > 0 && H5Lexists(f, groups[g], H5P_DEFAULT) <= 0)
-            continue;
-        hid_t o = H5Oopen(f, groups[g], H5P_DEFAULT);
-        if (o < 0)
-            continue;
-        fprintf(out, "%s\n", groups[g]);
-        hsize_t idx = 0;
-        H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_INC, &idx, print_attr, &w);
-        H5Oclose(o);
-    }
+    /* the provenance first, the run's summary last, and between them every other top-level
+     * group's attributes in name order (/dem, /elasticity, /parallel, /restart: only the four
+     * fixed groups were printed, so the spurious-elasticity figures and where a continued run
+     * began were not shown) */
+    print_group_attrs(&w, "/");
+    print_group_attrs(&w, "/parameters");
+    print_group_attrs(&w, "/build");
+    hsize_t idx = 0;
+    H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, &idx, print_other_group, &w);
+    print_group_attrs(&w, "/summary");
     if (H5Lexists(f, "/series", H5P_DEFAULT) > 0 && H5Lexists(f, "/series/t", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/series/t", H5P_DEFAULT);
         hid_t sp = H5Dget_space(d);
@@ -830,14 +875,16 @@ status h5in_describe(const char *path, FILE *out, diag *err)
         H5Sclose(sp);
         H5Dclose(d);
     }
-    const char *lists[][2] = {{"/snapshots", "frames"}, {"/checkpoints", "checkpoints"}};
-    for (int k = 0; k < 2; k++) {
+    const char *lists[][2] = {
+        {"/snapshots", "frame"}, {"/checkpoints", "checkpoint"}, {"/walls", "wall"}};
+    for (int k = 0; k < 3; k++) {
         if (H5Lexists(f, lists[k][0], H5P_DEFAULT) <= 0)
             continue;
         hid_t g = H5Gopen2(f, lists[k][0], H5P_DEFAULT);
         H5G_info_t gi;
         H5Gget_info(g, &gi);
-        fprintf(out, "%s: %llu %s\n", lists[k][0], (unsigned long long)gi.nlinks, lists[k][1]);
+        fprintf(out, "%s: %llu %s%s\n", lists[k][0], (unsigned long long)gi.nlinks, lists[k][1],
+                gi.nlinks == 1 ? "" : "s");
         H5Gclose(g);
     }
     H5Fclose(f);

@@ -1,6 +1,7 @@
 /* Restart from checkpoints, determinism of whole runs, and clean interruption by a signal. */
 #include "suites.h"
 
+#include "config.h"
 #include "h5io.h"
 #include "xdmf.h"
 
@@ -117,6 +118,34 @@ static void check_restart_identical(const char *fmt, long n, long nw, long half)
     ck_assert_msg(fabs(mean - sum / (double)half) <= 1e-12 * (sum / (double)half),
                   "mean_sweeps %.17g, its rows' mean %.17g", mean, sum / (double)half);
     free(sw);
+    /* cdlab info shows where the continued run began and the engine's figures, each double
+     * in full (it printed only /, /parameters, /build and /summary, floats to 10 digits) */
+    {
+        char *text = NULL, want[128], num[32];
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_msg(h5in_describe(second, m, &err) == CDLAB_OK, "%s", err.msg);
+        fclose(m);
+        snprintf(want, sizeof want, "/restart\n  @from_file = %s\n  @from_step = %ld\n", first,
+                 half);
+        ck_assert_msg(strstr(text, want), "no '%s' in\n%s", want, text);
+        ck_assert_msg(h5in_open(&f, second, &err) == CDLAB_OK, "%s", err.msg);
+        int cd = h5in_exists(f, "/elasticity");
+        ck_assert(cd != h5in_exists(f, "/dem"));
+        const char *group = cd ? "/elasticity" : "/dem", *name = cd ? "q" : "critical_dt";
+        double v;
+        ck_assert_msg(h5in_attr_double(f, group, name, &v, &err) == CDLAB_OK, "%s", err.msg);
+        h5in_close(f);
+        config_fmt_double(num, sizeof num, v);
+        ck_assert_msg(strtod(num, NULL) == v && strlen(num) > 11, "%s", num);
+        snprintf(want, sizeof want, "%s\n", group);
+        ck_assert_msg(strstr(text, want), "no %s in\n%s", group, text);
+        snprintf(want, sizeof want, "  @%s = %s\n", name, num);
+        ck_assert_msg(strstr(text, want), "no '%s' in\n%s", want, text);
+        ck_assert_msg(strstr(text, "/checkpoints: 1 checkpoint\n"), "%s", text);
+        free(text);
+    }
     free(a);
     free(b);
     free(h);

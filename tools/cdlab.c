@@ -78,7 +78,11 @@ static const struct {
      "  cdlab check my.ini --set system.mode=dem --set system.dt=0.01"},
     {"info", "cdlab info OUT.h5",
      "Prints what a cdlab output holds: provenance (config text, overrides, command line, build),\n"
-     "resolved parameters, the run's summary, and how many steps and snapshots it recorded.",
+     "resolved parameters, the engine's figures (CD: the spurious-elasticity figures of\n"
+     "/elasticity; DEM: /dem's stiffnesses and critical time step), where a continued run began\n"
+     "(/restart), the run's summary, and how many rows, snapshots, checkpoints and walls it\n"
+     "recorded. Numbers are printed in full (the shortest text that reads back to the same\n"
+     "double).",
      "", "  cdlab info chain.h5"},
     {"equiv", "cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]",
      "The CD <-> DEM equivalence of Unger & Kertesz (sec. 3.4) for a CD run of N_I sweeps per\n"
