@@ -40,6 +40,13 @@ static status stiffness_from_cd(config *c, const scene_info *info, const equiv_t
             return config_error(c, S, *k, err,
                                 "is set by dem.stiffness_from_cd; give one or the other");
     equiv_figures e = equiv_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
+    /* k_n = inf (cd_dt = 1e-200) ran with a -nan critical time step and no force */
+    if (!(e.kappa > 0.0 && e.kappa < INFINITY && e.gamma > 0.0 && e.gamma < INFINITY))
+        return config_error(c, S, "cd_dt", err,
+                            "cd_dt = %g with stiffness_from_cd = %ld and the mean particle mass "
+                            "%g gives k_n = %g and damping_normal = %g: beyond the range of a "
+                            "double",
+                            cd_dt, from_cd, info->m_mean, e.kappa, e.gamma);
     p->law.k_n = e.kappa;
     p->damp_n = e.gamma;
     p->damp_absolute = 1;
@@ -220,6 +227,14 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         (s = read_deformable(c, W, info, p, err)))
         return s;
     d->dt_crit = dem_critical_dt(W, p);
+    /* -nan or 0 where the stiffness and the damping overflow its formula (k_n = 1e308): the
+     * comparison below then let any dt through, and the run went on without a word */
+    if (!(d->dt_crit > 0.0))
+        return config_error(c, S, "k_n", err,
+                            "k_n = %g, k_t = %g and the dashpots give a critical time step that "
+                            "a double cannot hold (%g); choose units that keep the stiffness, "
+                            "masses and time step nearer 1",
+                            p->law.k_n, p->law.k_t, d->dt_crit);
     config_record(c, S, "critical_dt", "%.6g", d->dt_crit);
     if (W->dt > d->dt_crit && !d->allow_unstable && d->drive == DRIVE_NONE)
         return config_error(c, "system", "dt", err,

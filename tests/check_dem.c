@@ -193,7 +193,32 @@ START_TEST(errors_critical_dt)
     ck_assert_int_eq(dem_config_read(&c, &W, &info, NULL, &d, &err), CDLAB_OK);
     config_free(&c);
     world_free(&W);
-    config_free(&c);
+    /* a stiffness whose critical time step overflows its formula (-nan: any dt passed, even
+     * without allow_unstable_dt, and the run went on), and a twin's k_n = inf from a tiny
+     * cd_dt, are refused */
+    const char *bad[][4] = {
+        {"dem.k_n=1e308", "dem.damping_normal=0.5", "dem.allow_unstable_dt=false",
+         "--set dem.k_n: k_n = 1e+308, k_t = 3500 and the dashpots give a critical time "
+         "step that a double cannot hold"},
+        {"dem.k_n=1e308", "dem.damping_normal=0.5", "dem.allow_unstable_dt=true",
+         "a double cannot hold"},
+        {"dem.stiffness_from_cd=40", "dem.cd_dt=1e-200", "dem.allow_unstable_dt=true",
+         "dem.cd_dt: cd_dt = 1e-200 with stiffness_from_cd = 40 and the mean particle mass 1 "
+         "gives k_n = inf and damping_normal = 3.18977e+201: beyond the range of a double"}};
+    for (int k = 0; k < 3; k++) {
+        const char *twin_ini = "[system]\nmode = dem\ndimension = 3\ndt = 0.1\nsteps = 1\n"
+                               "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n"
+                               "[dem]\nk_t = 3500\n";
+        ck_assert_int_eq(config_load_string(&c, twin_ini, "dem.ini", &err), CDLAB_OK);
+        ck_assert_int_eq(config_set(&c, bad[k][0], &err), CDLAB_OK);
+        ck_assert_int_eq(config_set(&c, bad[k][1], &err), CDLAB_OK);
+        ck_assert_int_eq(config_set(&c, bad[k][2], &err), CDLAB_OK);
+        ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
+        ck_assert_int_eq(dem_config_read(&c, &W, &info, NULL, &d, &err), CDLAB_ERR_CONFIG);
+        ck_assert_msg(strstr(err.msg, bad[k][3]), "%s: %s", bad[k][0], err.msg);
+        config_free(&c);
+        world_free(&W);
+    }
 }
 END_TEST
 
@@ -565,6 +590,26 @@ START_TEST(io_equiv_command)
         ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
         ck_assert_msg(strstr(out, opts[k][1]), "%s: %s", opts[k][0], out);
     }
+    /* the [dem] section holds the time step as given (cd_dt = 0.00123457 described another
+     * twin), k_n and the dashpot in full */
+    snprintf(cmd, sizeof cmd, "%s equiv 40 0.00123456789 1.23456789 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\ncd_dt = 0.00123456789\n") &&
+                      strstr(out, "dt = 0.00123456789, particle mass m = 1.23456789,"),
+                  "%s", out);
+    {
+        equiv_figures e = equiv_of(SWEEP_RANDOM, 40, 0.00123456789, 1.0, 1.23456789);
+        char kn[32], want[80];
+        config_fmt_double(kn, sizeof kn, e.kappa);
+        snprintf(want, sizeof want, "; equivalent to: k_n = %s, ", kn);
+        ck_assert_msg(strstr(out, want) && strlen(kn) > 12, "%s: %s", want, out);
+    }
+    /* figures beyond a double's range are refused (kappa = inf, a critical time step -nan) */
+    snprintf(cmd, sizeof cmd, "%s equiv 40 1e-300 1e300 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "cdlab equiv: kappa is inf for N_I = 40, DT = 1e-300, MASS = 1e300, "
+                              "diameter 1: beyond the range of a double"),
+                  "%s", out);
 }
 END_TEST
 

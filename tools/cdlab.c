@@ -565,6 +565,7 @@ static int cmd_equiv(int argc, char **argv)
 {
     double args[3], d = 1.0, L = 0.0;
     const char *sweep_name = "random", *n_i_text = NULL, *d_text = NULL, *L_text = NULL;
+    const char *argv_dt = NULL, *argv_m = NULL;
     int npos = 0;
     for (int k = 0; k < argc; k++) {
         if (strcmp(argv[k], "--diameter") == 0 || strcmp(argv[k], "--length") == 0) {
@@ -596,6 +597,10 @@ static int cmd_equiv(int argc, char **argv)
             }
             if (npos == 0)
                 n_i_text = argv[k];
+            else if (npos == 1)
+                argv_dt = argv[k];
+            else
+                argv_m = argv[k];
             npos++;
         } else if (npos == 3) {
             sweep_name = argv[k];
@@ -633,9 +638,30 @@ static int cmd_equiv(int argc, char **argv)
     int N_I = (int)args[0];
     double dt = args[1], m = args[2];
     equiv_figures e = equiv_of((sweep_order)sweep, N_I, dt, d, m);
-    printf("CD run: N_I = %d sweeps per step, dt = %g, particle mass m = %g, diameter d = %g, %s "
+    double dtc = equiv_critical_dt(e.kappa, e.gamma, m);
+    /* a figure beyond a double's range was printed as inf, 0 or -nan, and the [dem] section
+     * below then described another system */
+    const char *fig_names[] = {"kappa", "gamma", "c", "D", "l_diff", "the critical time step"};
+    double figs[] = {e.kappa, e.gamma, e.c, e.D, e.l_diff, dtc};
+    for (int k = 0; k < 6; k++)
+        if (!isfinite(figs[k]) || !(figs[k] > 0.0)) {
+            fprintf(stderr,
+                    "cdlab equiv: %s is %g for N_I = %s, DT = %s, MASS = %s, diameter %s: beyond "
+                    "the range of a double; choose units that keep the figures near 1\n",
+                    fig_names[k], figs[k], n_i_text, argv_dt, argv_m, d_text ? d_text : "1");
+            return 2;
+        }
+    /* the inputs echoed and the [dem] section in full (cd_dt = %g gave a twin of 6 digits'
+     * time step: 0.00123456789 became 0.00123457, and k_n moved by 5e-6) */
+    char dt_s[32], m_s[32], d_s[32], kn_s[32], gn_s[32];
+    config_fmt_double(dt_s, sizeof dt_s, dt);
+    config_fmt_double(m_s, sizeof m_s, m);
+    config_fmt_double(d_s, sizeof d_s, d);
+    config_fmt_double(kn_s, sizeof kn_s, e.kappa);
+    config_fmt_double(gn_s, sizeof gn_s, e.gamma);
+    printf("CD run: N_I = %d sweeps per step, dt = %s, particle mass m = %s, diameter d = %s, %s "
            "sweep\n",
-           N_I, dt, m, d, sweep_name);
+           N_I, dt_s, m_s, d_s, sweep_name);
     printf("  q         = %.6g      (%s)\n", e.q,
            sweep == SWEEP_RANDOM   ? "eq. 46"
            : sweep == SWEEP_JACOBI ? "eq. 45"
@@ -651,12 +677,11 @@ static int cmd_equiv(int argc, char **argv)
     if (L > 0.0)
         printf("  L/l_diff  = %.4g      for L = %g: %s\n", L / e.l_diff, L,
                e.l_diff < L ? "spuriously soft regime (l_diff < L)" : "l_diff >= L");
-    double dtc = equiv_critical_dt(e.kappa, e.gamma, m);
-    printf("\nDEM twin: critical time step %.6g for mass %g (use dt well below it)\n\n", dtc, m);
-    printf("[dem]\nstiffness_from_cd = %d\ncd_dt = %g\ncd_sweep = %s\n", N_I, dt, sweep_name);
-    printf("; equivalent to: k_n = %.10g, damping = absolute, damping_normal = %.10g, k_t = 0\n"
-           "; (the mean particle mass of the DEM config is used; with m = %g as here)\n",
-           e.kappa, e.gamma, m);
+    printf("\nDEM twin: critical time step %.6g for mass %s (use dt well below it)\n\n", dtc, m_s);
+    printf("[dem]\nstiffness_from_cd = %d\ncd_dt = %s\ncd_sweep = %s\n", N_I, dt_s, sweep_name);
+    printf("; equivalent to: k_n = %s, damping = absolute, damping_normal = %s, k_t = 0\n"
+           "; (the mean particle mass of the DEM config is used; with m = %s as here)\n",
+           kn_s, gn_s, m_s);
     return 0;
 }
 
