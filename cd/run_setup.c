@@ -379,6 +379,54 @@ static void output_size(const run_setup *S, const engine_notes *notes)
     }
 }
 
+/* Where a piston's force step and the particles' load begin, as steps: a time on a step's end
+ * leaves the reader unsure which side of it the step falls (walls.h, STEP_END_SLACK); one after
+ * the run's last step is never applied (said with --quiet too: a restart with more steps may
+ * want it, so it is no error). */
+static void force_steps_said(const run_setup *S, engine_notes *notes)
+{
+    const world *W = &S->W;
+    long last = S->info.steps;
+    char line[600];
+    for (int k = 0; k < W->n_walls; k++) {
+        const wall *w = &W->walls[k];
+        if (w->kind != WALL_PISTON || !isfinite(w->step_time))
+            continue;
+        long first = first_step_after(w->step_time, W->dt);
+        if (first > last) {
+            snprintf(line, sizeof line,
+                     "warning: %s.step_time = %g is at or after the end of the run's last step "
+                     "(%ld, t = %g): its force_after is never applied",
+                     w->name, w->step_time, last, (double)last * W->dt);
+            engine_say_result(notes, line);
+        } else
+            engine_say(notes,
+                       "%s: force %g, then %g from step %ld (t = %g), the first step ending after "
+                       "step_time = %g",
+                       w->name, w->force, w->force_after, first, (double)first * W->dt,
+                       w->step_time);
+    }
+    long first = first_step_after(W->load_start, W->dt);
+    if (first <= 1)
+        return;
+    int loaded = 0;
+    for (int i = 0; i < W->P.n && !loaded; i++)
+        loaded = W->P.f_ext[i].x != 0.0 || W->P.f_ext[i].y != 0.0 || W->P.f_ext[i].z != 0.0;
+    if (!loaded)
+        return;
+    if (first > last) {
+        snprintf(line, sizeof line,
+                 "warning: load.start = %g is at or after the end of the run's last step (%ld, "
+                 "t = %g): the load is never applied",
+                 W->load_start, last, (double)last * W->dt);
+        engine_say_result(notes, line);
+    } else
+        engine_say(notes,
+                   "load: from step %ld (t = %g), the first step ending after load.start = %g%s",
+                   first, (double)first * W->dt, W->load_start,
+                   W->load_ramp > 0.0 ? ", rising over load.ramp" : "");
+}
+
 /* What a run is about to do, for the user (`cdlab run` and `cdlab check` print it): the
  * system, the solver or DEM law with the figures a user checks before a long run (spurious
  * elasticity, critical time step), the output, and estimates of memory and time. */
@@ -398,6 +446,7 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                "%g%s",
                cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
                S->info.steps, W->dt, from);
+    force_steps_said(S, &notes);
     if (S->info.order_auto)
         engine_say(&notes,
                    "particles in spatial order (particles.order = auto: particles next to each "

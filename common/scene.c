@@ -61,7 +61,7 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
             wall *w = &W->walls[W->n_walls++];
             w->kind = (wall_kind)k;
             snprintf(w->name, sizeof w->name, "%.63s", sec);
-            w->step_time = INFINITY;
+            w->step_time = w->switch_after = INFINITY;
             const char *dir_key = k == WALL_CYLINDER ? "axis" : "normal";
             if ((s = config_vec3(c, sec, "point", 1, v3_zero(), &w->p, err)) ||
                 (s = config_vec3(c, sec, dir_key, 1, v3_zero(), &w->n, err)) ||
@@ -97,6 +97,7 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
                                         "in the steps that end after step_time)",
                                         sec, fa ? "step_time" : "force_after");
                 w->inv_mass = 1.0 / w->mass;
+                w->switch_after = w->step_time + STEP_END_SLACK * W->dt;
             }
         }
     }
@@ -625,6 +626,7 @@ static status build_load(config *c, world *W, diag *err)
         free(opp);
         return s;
     }
+    W->load_after = W->load_start + STEP_END_SLACK * W->dt;
     for (int k = 0; k < m && s == CDLAB_OK; k++)
         for (int j = 0; j < n; j++)
             if (idx[j] == opp[k])

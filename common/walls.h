@@ -21,13 +21,21 @@ typedef struct wall {
     double force;         /* applied force along n (pushes into the domain when > 0) */
     double force_after;   /* value of the applied force after step_time */
     double step_time;     /* time of the force step (infinite: never) */
+    double switch_after;  /* force_after acts in the steps ending after this (STEP_END_SLACK) */
     double contact_force; /* force of the contacts on the piston along n, last step */
 } wall;
+
+/* A step ends at t = step dt, computed in double precision, so the step that ends at a given
+ * time mathematically may end just after it (with dt = 0.1 the third step ends at
+ * 0.30000000000000004). The times that switch a force on (piston.step_time, load.start) are
+ * taken as this fraction of dt later, so that such a step is not counted as ending after them:
+ * more than the rounding of t for a billion steps, far less than a step. */
+#define STEP_END_SLACK 1e-6
 
 /* Applied piston force in the step that ends at time t_new (implicit: value at t_new). */
 static inline double wall_piston_force(const wall *w, double t_new)
 {
-    return t_new > w->step_time ? w->force_after : w->force;
+    return t_new > w->switch_after ? w->force_after : w->force;
 }
 
 #endif

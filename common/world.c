@@ -1,5 +1,7 @@
 #include "world.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,4 +92,20 @@ status world_check_overlap(const world *W, double frac, const char *key, const c
     if (first < n)
         return world_overlap_error(W, c[first].i, c[first].j, c[first].gap, frac, key, hint, err);
     return CDLAB_OK;
+}
+
+long first_step_after(double t, double dt)
+{
+    double after = t + STEP_END_SLACK * dt; /* as scene.c takes it */
+    if (!(after >= dt))
+        return 1;
+    double k = floor(after / dt) + 1.0;
+    if (!(k < 9e18))
+        return LONG_MAX;
+    long s = (long)k;
+    while (s > 1 && (double)(s - 1) * dt > after)
+        s--;
+    while (!((double)s * dt > after))
+        s++;
+    return s;
 }

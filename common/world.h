@@ -14,6 +14,7 @@ typedef struct world {
     detect_params detect;
     vec3 gravity;      /* acceleration of gravity */
     double load_start; /* the particles' f_ext act in steps ending after this time */
+    double load_after; /* ... taken as load_start + STEP_END_SLACK dt (walls.h) */
     double load_ramp;  /* ... rising linearly from 0 over this time after load_start (0: at once) */
     double dt;         /* time step */
     double t;          /* current time */
@@ -25,12 +26,15 @@ void world_free(world *W);
  * linearly to 1 over load_ramp (at once when load_ramp = 0). */
 static inline double world_load_factor(const world *W, double t)
 {
-    if (!(t > W->load_start))
+    if (!(t > W->load_after))
         return 0.0;
     if (W->load_ramp > 0.0 && t < W->load_start + W->load_ramp)
         return (t - W->load_start) / W->load_ramp;
     return 1.0;
 }
+/* The first step (>= 1) whose end, step dt, is after t + STEP_END_SLACK dt (walls.h): where
+ * a force that acts in the steps ending after t first acts; LONG_MAX for t = inf (never). */
+long first_step_after(double t, double dt);
 /* Kinetic energy of particles (translation + rotation) and piston(s). */
 double world_kinetic_energy(const world *W);
 /* For a kinetic energy that is not finite: CDLAB_ERR_NUMERIC naming the step, the first

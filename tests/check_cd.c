@@ -5,9 +5,12 @@
 #include "fit.h"
 #include "parallel.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A sphere dropped on a plane: after impact the normal velocity is zero within two steps, it
  * never bounces, and with the local criterion at eps = 1e-8 the overlap stays below 1e-10 d. */
@@ -370,6 +373,63 @@ START_TEST(analytic_piston_force_step)
     sim_steps(&sm, 105);
     ck_assert_double_eq_tol(sm.W.walls[1].contact_force, -4.0, 1e-9);
     sim_close(&sm);
+}
+END_TEST
+
+/* A force switched on at a time that is a step's end acts from the next step: with dt = 0.1 the
+ * third step ends at 0.30000000000000004, which was taken as "after" step_time = 0.3 and
+ * load.start = 0.3, so both acted a step early. The banner names the first step, and warns of
+ * one after the run's end. */
+START_TEST(unit_force_steps_on_step_ends)
+{
+    ck_assert(3 * 0.1 > 0.3); /* the rounding this is about */
+    const struct {
+        double t, dt;
+        long first;
+    } at[] = {{0.3, 0.1, 4},    {0.35, 0.1, 4}, {0.0, 0.1, 1},  {-1.0, 0.1, 1},
+              {40, 0.02, 2001}, {0.7, 0.1, 8},  {1e-7, 1.0, 1}, {INFINITY, 0.1, LONG_MAX}};
+    for (int k = 0; k < 8; k++)
+        ck_assert_msg(first_step_after(at[k].t, at[k].dt) == at[k].first, "%g / %g: %ld", at[k].t,
+                      at[k].dt, first_step_after(at[k].t, at[k].dt));
+    const char *ini =
+        "[system]\ndimension = 1\ndt = 0.1\nsteps = 6\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+        "[particles]\ncount = 3\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+        "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[piston.top]\npoint = 3 0 0\nnormal = -1 0 0\nmass = 1\nforce = 1\n"
+        "force_after = 4\nstep_time = 0.3\n"
+        "[load]\nparticles = 2\nforce = -2 0 0\nstart = 0.3\n[output]\nevery = 0\n";
+    sim sm;
+    sim_open(&sm, ini, 1);
+    sim_steps(&sm, 3);
+    ck_assert_double_eq_tol(sm.W.walls[1].contact_force, -1.0, 1e-9);
+    ck_assert(world_load_factor(&sm.W, sm.W.t) == 0.0);
+    sim_steps(&sm, 1);
+    ck_assert_double_eq_tol(sm.W.walls[1].contact_force, -4.0, 1e-9);
+    ck_assert(world_load_factor(&sm.W, sm.W.t) == 1.0);
+    sim_close(&sm);
+    char path[] = "/tmp/cdlab_stepsXXXXXX", cmd[256], out[4096];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini));
+    close(fd);
+    snprintf(cmd, sizeof cmd, "%s check %s 2>&1", cdlab_bin(), path);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "piston.top: force 1, then 4 from step 4 (t = 0.4), the first step "
+                              "ending after step_time = 0.3\n") &&
+                      strstr(out, "load: from step 4 (t = 0.4), the first step ending after "
+                                  "load.start = 0.3\n"),
+                  "%s", out);
+    /* after the run's last step: never applied, said with --quiet too */
+    snprintf(cmd, sizeof cmd,
+             "%s check %s -q --set piston.top.step_time=0.6 --set load.start=1e9 2>&1", cdlab_bin(),
+             path);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "warning: piston.top.step_time = 0.6 is at or after the end of the "
+                              "run's last step (6, t = 0.6): its force_after is never applied") &&
+                      strstr(out, "warning: load.start = 1e+09 is at or after the end"),
+                  "%s", out);
+    unlink(path);
 }
 END_TEST
 
@@ -870,6 +930,7 @@ Suite *cd_suite(void)
     tcase_add_test(tc, unit_colored_sweep_proper_colouring);
     tcase_add_test(tc, analytic_piston_statics);
     tcase_add_test(tc, analytic_piston_force_step);
+    tcase_add_test(tc, unit_force_steps_on_step_ends);
     tcase_add_test(tc, analytic_cylinder_rest);
     tcase_add_test(tc, unit_random_sweep_is_fresh_permutation);
     tcase_add_test(tc, unit_body_records_match_particle_arrays);

@@ -440,7 +440,8 @@ static int parse_run_args(int argc, char **argv, int check_only, run_args *a)
 static int check_config(config *c, const run_args *a)
 {
     progress_state cps = {.quiet = a->quiet};
-    run_hooks chk = {.message = show_message, .user = &cps};
+    /* warnings with --quiet too, as a run gives them (check -q gave none: the memory warning) */
+    run_hooks chk = {.message = show_message, .result = show_result, .user = &cps};
     diag err = {{0}};
     status s = run_validate(c, &chk, &err);
     if (s != CDLAB_OK) {
