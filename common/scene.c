@@ -826,7 +826,10 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
     status s;
     if ((s = config_int(c, "system", "dimension", 1, 0, 1, 3, &dim, err)) ||
         (s = config_double(c, "system", "dt", 1, 0, 0.0, 1, INFINITY, &W->dt, err)) ||
-        (s = config_int(c, "system", "steps", 1, 0, 0, __LONG_MAX__, &info->steps, err)) ||
+        /* 2^53: every step's time t = step dt distinct, and the counts derived from steps
+         * (the series' rows, the output's size) in range (LONG_MAX overflowed them: the banner
+         * gave the series -775 EB) */
+        (s = config_int(c, "system", "steps", 1, 0, 0, SCENE_MAX_STEPS, &info->steps, err)) ||
         (s = config_u64(c, "system", "seed", 0, 1, &info->seed, err)) ||
         (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)) ||
         (s = parallel_read(c, &info->par, err)))

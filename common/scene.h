@@ -8,6 +8,9 @@
 #include "decomp.h"
 #include "world.h"
 
+/* system.steps at most 2^53 (common/scene.c) */
+#define SCENE_MAX_STEPS 9007199254740992L
+
 typedef struct scene_info {
     uint64_t seed;
     long steps;

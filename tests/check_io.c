@@ -676,6 +676,33 @@ START_TEST(io_output_size_announced)
         run_setup_free(&S);
         remove_output(path);
     }
+    /* the largest system.steps gives a positive size (LONG_MAX gave the series 0 B, one less
+     * -775 EB), and one more is refused */
+    const char *big[] = {"system.steps=9007199254740992", "system.steps=9007199254740993"};
+    for (int k = 0; k < 2; k++) {
+        char ini[2048];
+        snprintf(ini, sizeof ini, "[system]\n%s", base);
+        config c;
+        diag err = {{0}};
+        ck_assert_int_eq(config_load_string(&c, ini, "size.ini", &err), CDLAB_OK);
+        ck_assert_int_eq(config_set(&c, big[k], &err), CDLAB_OK);
+        run_setup S;
+        status s = run_setup_read(&c, &S, NULL, &err);
+        config_free(&c);
+        if (k == 1) {
+            ck_assert_msg(s == CDLAB_ERR_CONFIG &&
+                              strstr(err.msg, "system.steps: must be in [0, 9007199254740992]"),
+                          "%s", err.msg);
+            continue;
+        }
+        ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
+        output_bytes b = run_output_bytes(&S);
+        double rows = 9007199254740993.0;
+        ck_assert_msg(b.series >= S.series_row_bytes * rows &&
+                          b.series < 2.0 * S.series_row_bytes * rows && b.all > b.series,
+                      "series %g, all %g", b.series, b.all);
+        run_setup_free(&S);
+    }
 }
 END_TEST
 
