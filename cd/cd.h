@@ -44,6 +44,10 @@ typedef struct cd_stats {
     double mean_overlap;  /* mean max(-gap, 0) over active contacts, after the step */
     double max_overlap;   /* max max(-gap, 0) over all candidates, after the step */
     double solve_seconds; /* wall time of the Gauss-Seidel sweeps in the step */
+    /* contacts the previous step's detection missed, found at this step's (cd_step_solve): pairs
+     * further apart than contact.detect_gap then that overlap now, and their largest overlap */
+    int missed;
+    double missed_overlap;
 } cd_stats;
 
 /* A distributed run's part of the step (cd/cd_dist.c; NULL in one process): what the step
@@ -64,6 +68,7 @@ struct cd_dist {
     status (*sweep)(cd_dist *d, world *W, struct cd_solver *S, const struct cd_params *p,
                     int measure, struct sweep_result *r, diag *err);
     double contacts; /* the step's contacts on all ranks (set by detected): sweep when > 0 */
+    int n_owned;     /* this rank's particles come first (set by detected) */
 };
 
 /* A body's state as the one-process sweeps read and write it: velocities and inverse masses in

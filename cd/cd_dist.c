@@ -340,6 +340,7 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, s
     for (int k = nidx; k < nidx + CD_PERM_PAD && s == CDLAB_OK; k++)
         M->idx[k] = 0;
     d->contacts = nidx;
+    d->n_owned = own;
     comm_allreduce(&d->contacts, 1, COMM_SUM);
     for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++)
         M->piston_u[k] = W->walls[k].u;
@@ -646,10 +647,14 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
         const contact *c = &W->C.c[k];
         across += c->j < M->H.n_owned && c->i >= M->H.n_owned;
     }
-    double v[6] = {st->n_contacts, st->n_active, st->n_sliding, sum, across, st->max_overlap};
-    const comm_op ops[6] = {COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_MAX};
-    comm_allreduce_ops(v, ops, 6);
+    double v[8] = {st->n_contacts, st->n_active,    st->n_sliding, sum,
+                   across,         st->max_overlap, st->missed,    st->missed_overlap};
+    const comm_op ops[8] = {COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM,
+                            COMM_SUM, COMM_MAX, COMM_SUM, COMM_MAX};
+    comm_allreduce_ops(v, ops, 8);
     st->max_overlap = v[5];
+    st->missed = (int)v[6];
+    st->missed_overlap = v[7];
     st->n_contacts = (int)v[0], st->n_active = (int)v[1], st->n_sliding = (int)v[2];
     st->mean_overlap = st->n_active > 0 ? v[3] / st->n_active : 0.0;
     M->counted = v[0];

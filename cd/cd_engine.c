@@ -320,7 +320,9 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
                            .residual = st.residual,
                            .mean_overlap = st.mean_overlap,
                            .max_overlap = st.max_overlap,
-                           .solve_seconds = st.solve_seconds};
+                           .solve_seconds = st.solve_seconds,
+                           .missed = st.missed,
+                           .missed_overlap = st.missed_overlap};
     return s;
 }
 
@@ -408,6 +410,15 @@ static status cd_checkpoint_read(engine *e, h5in *h, const char *g, const char *
             !(isfinite(c->R.x) && isfinite(c->R.y) && isfinite(c->R.z)))
             return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file, k);
     }
+    /* the checkpoint's step moved its particles by v dt, as the uninterrupted run's next
+     * detection takes it (the missed-contact check) */
+    double v2 = 0.0;
+    for (int i = 0; i < W->P.n; i++)
+        v2 = fmax(v2, v3_norm2(W->P.v[i]));
+    W->step_path = sqrt(v2) * W->dt;
+    for (int k = 0; k < W->n_walls; k++)
+        if (W->walls[k].kind == WALL_PISTON)
+            W->step_path = fmax(W->step_path, fabs(W->walls[k].u) * W->dt);
     /* a distributed run: every rank read the whole state, each keeps its share */
     return comm_size() > 1 ? start_distributed(CD_OF(e), W, err) : CDLAB_OK;
 }

@@ -70,6 +70,48 @@ status cd_check_state(const world *W, const cd_params *p, diag *err)
     return CDLAB_OK;
 }
 
+/* Contacts the previous step's detection missed: pairs that overlap at this detection but were
+ * at least contact.detect_gap apart at the last one (their positions then: x - v dt, a piston's
+ * s - u dt), so that they met during the step with no force between them, and the shock law's
+ * g_pos = max(g, 0) keeps the overlap they reached. Such a pair closed more than the gap in one
+ * step, so they are looked for only after a step that moved some particle or piston by more
+ * than half the gap (W->step_path). Counted over the contacts whose body 1 is this rank's. */
+static void count_missed(const world *W, int n_owned, cd_stats *st)
+{
+    const particles *P = &W->P;
+    const contact_list *L = &W->C;
+    double dt = W->dt, gap = W->detect.gap, worst = 0.0;
+    int missed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : missed) reduction(max : worst)            \
+    if (L->n > CDLAB_PARALLEL_MIN)
+    for (int k = 0; k < L->n; k++) {
+        const contact *c = &L->c[k];
+        if (!(c->gap < 0.0) || c->j >= n_owned)
+            continue;
+        int j = c->j;
+        vec3 xj = v3_axpy(-dt, P->v[j], P->x[j]);
+        double before, size = P->r[j];
+        if (c->i >= 0) {
+            int i = c->i;
+            vec3 xi = v3_axpy(-dt, P->v[i], P->x[i]);
+            before = contact_frame_particles(pbox_delta(&P->box, xi, xj), P->r[i], P->r[j]).gap;
+            size += P->r[i];
+        } else {
+            const wall *w = &W->walls[-1 - c->i];
+            double s = w->kind == WALL_PISTON ? w->s - dt * w->u : w->s;
+            before = contact_frame_wall(w, s, xj, P->r[j]).gap;
+        }
+        /* candidates are the pairs with gap < detect_gap; x - v dt is the old position to
+         * rounding */
+        if (before >= gap + 1e-9 * size) {
+            missed++;
+            worst = -c->gap > worst ? -c->gap : worst;
+        }
+    }
+    st->missed = missed;
+    st->missed_overlap = worst;
+}
+
 status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
 {
     particles *P = &W->P;
@@ -86,6 +128,10 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
         return s;
     S->colored_at_step = -1; /* a new contact list: colour it afresh */
     contact_list *L = &W->C;
+    st->missed = 0;
+    st->missed_overlap = 0.0;
+    if (2.0 * W->step_path > W->detect.gap)
+        count_missed(W, S->dist ? S->dist->n_owned : P->n, st);
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
     double loaded = world_load_factor(W, t_new);
@@ -199,12 +245,17 @@ int cd_step_move(world *W)
     /* t from the step count, not accumulated: no drift over long runs */
     double dt = W->dt, t_new = (double)(W->step + 1) * dt;
 
-    /* 5. implicit Euler update of positions and orientations with the new velocities */
-    CDLAB_PARALLEL_FOR
+    /* 5. implicit Euler update of positions and orientations with the new velocities, and the
+     * longest way moved (for count_missed) */
+    double v2 = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : v2)
     for (int i = 0; i < P->n; i++) {
         P->x[i] = v3_axpy(dt, P->v[i], P->x[i]);
         quat_integrate(&P->q[4 * i], v3_scale(P->w[i], dt));
+        double s = v3_norm2(P->v[i]);
+        v2 = s > v2 ? s : v2;
     }
+    W->step_path = sqrt(v2) * dt;
     int far = particles_wrap(P);
     for (int k = 0; k < W->n_walls; k++) {
         wall *w = &W->walls[k];
@@ -215,6 +266,7 @@ int cd_step_move(world *W)
             if (L->c[m].i == -1 - k)
                 w->contact_force -= v3_dot(L->c[m].R, w->n);
         w->s += dt * w->u;
+        W->step_path = fmax(W->step_path, fabs(w->u) * dt);
     }
     W->t = t_new;
     W->step++;

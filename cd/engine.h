@@ -34,6 +34,10 @@ typedef struct engine_record {
     double mean_overlap, max_overlap;
     double solve_seconds; /* wall time in the iterative solver */
     long rebuilds;        /* neighbour-list rebuilds so far (0: no neighbour list) */
+    /* contacts the engine's detection missed in the last step (pairs that met with no force:
+     * CD's count_missed; 0 where none can be), and their largest overlap */
+    long missed;
+    double missed_overlap;
 } engine_record;
 
 /* Lines for the user: message (banner, notices), result (shown even when messages are off). */

@@ -310,6 +310,25 @@ static status loop(run_state *R, run_summary *sum, diag *err)
         R->sweeps_total += R->rec.sweeps;
         if (!R->rec.converged)
             sum->unconverged_steps++;
+        if (R->rec.missed > 0) {
+            /* said once, with --quiet too: the run goes on, its file counts them all */
+            if (sum->missed_contacts == 0) {
+                char line[700];
+                /* found at this step's detection: they met in the step before */
+                snprintf(line, sizeof line,
+                         "warning: in step %ld, %ld pair%s met unseen by the contact detection: "
+                         "further apart than contact.detect_gap = %g at the step's start, so no "
+                         "force acted between them in the step, and they overlap by up to %g "
+                         "(the shock law's g_pos keeps such an overlap). A pair that closes by "
+                         "more than the gap in one step is missed: raise contact.detect_gap above "
+                         "about 2 v dt, or lower dt. /summary@missed_contacts counts them all",
+                         W->step - 1, R->rec.missed, R->rec.missed > 1 ? "s" : "", W->detect.gap,
+                         R->rec.missed_overlap);
+                engine_say_result(&R->notes, line);
+            }
+            sum->missed_contacts += R->rec.missed;
+            sum->missed_overlap = fmax(sum->missed_overlap, R->rec.missed_overlap);
+        }
         sum->steps_done = W->step;
         s = record_step(R, s, err);
         if (s == CDLAB_OK)

@@ -75,6 +75,10 @@ typedef struct run_summary {
     double contact_updates; /* sum over steps of contacts x sweeps (CD) */
     double mean_sweeps;
     long unconverged_steps;
+    /* contacts the detection missed (engine_record.missed, summed over the steps: pairs that met
+     * within a step with no force), and the largest overlap they reached */
+    long missed_contacts;
+    double missed_overlap;
     int iterative; /* the engine has an iterative solver (CD): sweeps and convergence */
     /* a distributed run: this rank's communication inside the steps (comm_stats: seconds in MPI,
      * messages, bytes sent, calls), and over the ranks (filled on every rank at the end): the

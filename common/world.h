@@ -19,6 +19,9 @@ typedef struct world {
     double dt;         /* time step */
     double t;          /* current time */
     long step;         /* steps done */
+    /* CD: the longest way a particle or piston moved in the last step (0 before the first), for
+     * the missed-contact check at the next detection (cd/cd_step.c) */
+    double step_path;
 } world;
 
 void world_free(world *W);

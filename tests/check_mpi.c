@@ -614,6 +614,39 @@ START_TEST(determinism_cd_piston_colored_3_ranks)
 }
 END_TEST
 
+/* The contacts the detection missed (a pile settling with dt = 0.06: 5 pairs closed by more than
+ * the gap in a step) are counted on 3 ranks as in one process: each once, on its body 1's
+ * owner, from the halo copies' positions and velocities as from the particles'. */
+START_TEST(determinism_cd_missed_contacts_3_ranks)
+{
+    char path[2][32] = {"/tmp/cdlab_mpim1XXXXXX", "/tmp/cdlab_mpimPXXXXXX"};
+    long long missed[2];
+    double overlap[2];
+    for (int k = 0; k < 2; k++) {
+        int fd = mkstemp(path[k]);
+        close(fd);
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "%s%s run memcheck/cd.ini -o %s --overwrite --quiet --set solver.sweep=colored "
+                 "--set system.dt=0.06 --set system.steps=20 2>/dev/null",
+                 k ? MPIRUN "-np 3 " : "", cdlab_bin(), path[k]);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        h5in *h;
+        diag e;
+        ck_assert_int_eq(h5in_open(&h, path[k], &e), CDLAB_OK);
+        ck_assert_int_eq(h5in_attr_int(h, "/summary", "missed_contacts", &missed[k], &e), CDLAB_OK);
+        ck_assert_int_eq(h5in_attr_double(h, "/summary", "missed_overlap", &overlap[k], &e),
+                         CDLAB_OK);
+        h5in_close(h);
+    }
+    ck_assert_msg(
+        missed[0] == 5 && missed[1] == missed[0] && overlap[1] == overlap[0] && overlap[0] > 0.04,
+        "missed %lld / %lld, overlap %.17g / %.17g", missed[0], missed[1], overlap[0], overlap[1]);
+    remove_output(path[0]);
+    remove_output(path[1]);
+}
+END_TEST
+
 /* The global criterion (eq. 36) with the colored sweep on 3 ranks (tests/mpi/cdpile.ini, 250
  * steps, epsilon 1e-4, at most 200 sweeps): its sums of |R| are exact over the ranks, so every
  * step takes the one-process number of sweeps and the file is the one-process file bit for bit
@@ -909,6 +942,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_cd_colored_1_to_4_ranks);
     tcase_add_test(t, physics_cd_domain_wise_wave_2_and_4_ranks);
     tcase_add_test(t, determinism_cd_piston_colored_3_ranks);
+    tcase_add_test(t, determinism_cd_missed_contacts_3_ranks);
     tcase_add_test(t, determinism_dem_piston_3_ranks);
     tcase_add_test(t, determinism_cd_global_criterion_3_ranks);
     tcase_add_test(t, determinism_dem_bonds_deformable_1_to_4_ranks);

@@ -502,11 +502,17 @@ static int run_config_as(config *c, const run_args *a, const char *command)
         snprintf(done, sizeof done, "%ld steps", sum.steps_done);
     if (!a->quiet && !sum.iterative)
         fprintf(stderr, "done: %s in %.2f s; output %s\n", done, sum.wall_seconds, sum.out_file);
-    else if (!a->quiet)
+    else if (!a->quiet) {
+        char missed[96] = "";
+        if (sum.missed_contacts > 0)
+            snprintf(missed, sizeof missed, ", %ld contact%s missed by the detection",
+                     sum.missed_contacts, sum.missed_contacts > 1 ? "s" : "");
         fprintf(stderr,
                 "done: %s in %.2f s, %.1f sweeps per step on average, %ld steps "
-                "not converged; output %s\n",
-                done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps, sum.out_file);
+                "not converged%s; output %s\n",
+                done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps, missed,
+                sum.out_file);
+    }
     if (!a->quiet && sum.ranks > 1)
         fprintf(stderr,
                 "ranks: %d; communication %.1f%% of the step time (mean over the ranks; largest "

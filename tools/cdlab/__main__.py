@@ -37,6 +37,10 @@ def cmd_summary(a):
         if r.mode == "cd":
             print(f"  sweeps      {float(s.get('mean_sweeps', float('nan'))):.3g} per step on average, "
                   f"{s.get('unconverged_steps', 0)} steps not converged")
+            if s.get("missed_contacts", 0) > 0:
+                print(f"  missed      {s['missed_contacts']} contacts met unseen by the detection, "
+                      f"overlapping by up to {float(s.get('missed_overlap', float('nan'))):.3g} "
+                      "(contact.detect_gap too small for dt)")
     else:
         print("  status      no /summary: the run was killed or is still running")
     t = r.series("t")
