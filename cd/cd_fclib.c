@@ -69,27 +69,83 @@ status contact_problem_fclib_load(diag *err)
                     fclib_lib.why);
 }
 
+/* The reason in what the library and its HDF5 printed: the system's error message of the
+ * failed write ("error message = 'No space left on device'"), else the last line. */
+static void child_reason(const char *text, char *why, size_t n)
+{
+    const char *tag = "error message = '", *m = strstr(text, tag);
+    if (m) {
+        m += strlen(tag);
+        const char *end = strchr(m, '\'');
+        snprintf(why, n, "HDF5: %.*s", (int)(end ? end - m : (long)strlen(m)), m);
+        return;
+    }
+    const char *last = NULL;
+    for (const char *line = text; *line;) {
+        const char *nl = strchr(line, '\n');
+        if ((nl ? nl - line : (long)strlen(line)) > 0)
+            last = line;
+        line = nl ? nl + 1 : line + strlen(line);
+    }
+    if (last)
+        snprintf(why, n, "%.*s", (int)strcspn(last, "\n"), last);
+    else
+        snprintf(why, n, "no message; a full disk?");
+}
+
 /* fclib_write_local and fclib_write_solution into the new file `tmp`, in a child process: the
  * library ends the process (exit(1)) at any HDF5 error, a full disk for one, and HDF5's exit
  * handlers then crashed it (SIGSEGV), the run's own file left unfinished. The child holds none of
  * the parent's files (closed first: the exit handlers flush every open HDF5 file) and ends with
- * _exit; 1: written, 0: not, -1: no child process (errno says why). */
-static int write_in_child(struct fclib_local *prob, struct fclib_solution *sol, const char *tmp)
+ * _exit; its standard error comes back through a pipe (HDF5's error stack, forty lines, was
+ * printed above cdlab's message), the reason in it into why. 1: written, 0: not, -1: no child
+ * process (errno says why). */
+static int write_in_child(struct fclib_local *prob, struct fclib_solution *sol, const char *tmp,
+                          char *why, size_t why_n)
 {
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
     fflush(NULL); /* buffered output would be written twice */
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        int e = errno;
+        close(fd[0]);
+        close(fd[1]);
+        errno = e;
         return -1;
+    }
     if (pid == 0) {
+        dup2(fd[1], STDERR_FILENO);
         close_range(3, ~0U, 0);
         int ok = fclib_lib.write_local(prob, tmp) && fclib_lib.write_solution(sol, tmp);
         _exit(ok ? 0 : 1);
     }
+    close(fd[1]);
+    /* read to the end (a child that fills the pipe would wait for ever), the first 16 kB kept */
+    char text[16384];
+    size_t got = 0;
+    for (;;) {
+        char chunk[4096];
+        ssize_t r = read(fd[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        size_t take = (size_t)r < sizeof text - 1 - got ? (size_t)r : sizeof text - 1 - got;
+        memcpy(text + got, chunk, take);
+        got += take;
+    }
+    text[got] = '\0';
+    close(fd[0]);
     int st;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
             return -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!ok)
+        child_reason(text, why, why_n);
+    return ok;
 }
 
 status contact_problem_write_fclib(const contact_problem *cp, const char *path,
@@ -134,11 +190,11 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
     if (unlink(tmp) != 0 && errno != ENOENT)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot replace: %s", tmp, strerror(errno));
     struct fclib_solution sol = {.v = NULL, .u = cp->u, .r = cp->r, .l = NULL};
-    int written = write_in_child(&prob, &sol, tmp);
+    char why[512] = "";
+    int written = write_in_child(&prob, &sol, tmp, why, sizeof why);
     if (written != 1) {
-        char why[128];
-        snprintf(why, sizeof why, "%s%s", written < 0 ? "no process to write it: " : "",
-                 written < 0 ? strerror(errno) : "its messages, if any, are above; a full disk?");
+        if (written < 0)
+            snprintf(why, sizeof why, "no process to write it: %s", strerror(errno));
         unlink(tmp);
         return diag_set(err, CDLAB_ERR_IO, "%s: fclib could not write the problem (%s)%s", path,
                         why, access(path, F_OK) == 0 ? "; the older file is kept" : "");

@@ -881,12 +881,13 @@ END_TEST
 /* An FCLIB export onto a full disk (a 12 kB tmpfs holding an older export): libfclib ends the
  * process at an HDF5 error, and HDF5's exit handlers then crashed it (SIGSEGV, exit 139, the
  * run's file left as .partial); before that, the older export had been removed and part of the
- * new one written under its name. Now: exit 1 naming the export, the older file as it was, no
+ * new one written under its name. Now: exit 1 naming the export and the reason, without the
+ * library's HDF5 error stack (forty lines above cdlab's message), the older file as it was, no
  * partial file, the run's own file whole. */
 START_TEST(io_fclib_export_full_disk)
 {
     setup_dir();
-    static char msg[65536]; /* the library's HDF5 prints its error stack first: kB of it */
+    static char msg[65536];
     char mnt[160];
     if (!mount_tmpfs("fcfull", "12k", "io_fclib_export_full_disk", mnt))
         return;
@@ -898,9 +899,11 @@ START_TEST(io_fclib_export_full_disk)
                    at("cd.ini"), at("o.h5"), old);
     const char *ours = strstr(msg, "cdlab: "), *tail = ours ? ours : msg;
     ck_assert_msg(rc == 1, "exit %d: %.2000s", rc, tail);
-    ck_assert_msg(strstr(msg, "fclib could not write the problem") &&
-                      strstr(msg, "the older file is kept") && strstr(msg, " is whole: "),
-                  "%.2000s", tail);
+    ck_assert_msg(
+        strstr(msg, "fclib could not write the problem (HDF5: No space left on device)") &&
+            strstr(msg, "the older file is kept") && strstr(msg, " is whole: ") &&
+            !strstr(msg, "HDF5-DIAG") && !strstr(msg, "ERROR: HDF5 call failed"),
+        "%.2000s", tail);
     long len;
     char *kept = slurp(old, &len);
     ck_assert_str_eq(kept, "an older export\n");
@@ -910,6 +913,29 @@ START_TEST(io_fclib_export_full_disk)
     ck_assert_int_eq(run_capture(partial, out, sizeof out), 1); /* grep found none */
     ck_assert_str_eq(out, "0\n");
     ck_assert(exists(at("o.h5")) && !exists(at("o.h5.partial")));
+    unmount_tmpfs(mnt);
+}
+END_TEST
+
+/* A disk too full for the run's first row (a 60 kB tmpfs): exit 1, the file closed whole, and
+ * said to hold no row (it said "its series to step -1"). */
+START_TEST(io_disk_full_before_first_row)
+{
+    setup_dir();
+    static char msg[65536];
+    char mnt[160];
+    if (!mount_tmpfs("tiny", "60k", "io_disk_full_before_first_row", mnt))
+        return;
+    char out[200];
+    snprintf(out, sizeof out, "%s/r.h5", mnt);
+    write_config(at("cd.ini"), CD_INI, 30, 40, 0, 0);
+    int rc = cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), out);
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, msg);
+    ck_assert_msg(strstr(msg, "no room for the next output") &&
+                      strstr(msg, "r.h5 is whole: no series row, no snapshot;") &&
+                      !strstr(msg, "step -1"),
+                  "%s", msg);
+    ck_assert(exists(out));
     unmount_tmpfs(mnt);
 }
 END_TEST
@@ -1405,6 +1431,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, errors_hostile_checkpoints);
     tcase_add_test(tc, io_disk_full);
     tcase_add_test(tc, io_fclib_export_full_disk);
+    tcase_add_test(tc, io_disk_full_before_first_row);
     tcase_add_test(tc, io_script_text_full_disk);
     tcase_add_test(tc, io_disk_full_room_from_contacts);
     tcase_add_test(tc, io_disk_full_without_reserve);

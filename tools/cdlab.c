@@ -320,7 +320,11 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
         /* closed with its /summary: every row written is there (it said "every series row and
          * snapshot up to step 0 (what came after it may be incomplete)" of a run that failed
          * at step 5 with its rows to step 5) */
-        fprintf(stderr, "cdlab: %s is whole: its series to step %ld", sum->out_file, sum->row_step);
+        if (sum->row_step >= 0)
+            fprintf(stderr, "cdlab: %s is whole: its series to step %ld", sum->out_file,
+                    sum->row_step);
+        else /* "its series to step -1" */
+            fprintf(stderr, "cdlab: %s is whole: no series row", sum->out_file);
         if (sum->snapshot_step >= 0)
             fprintf(stderr, ", its snapshots to step %ld", sum->snapshot_step);
         else
