@@ -40,6 +40,33 @@ static status check_wall_dim(config *c, const char *sec, const char *key, int di
     return CDLAB_OK;
 }
 
+/* A wall must be the same in every period of a periodic axis: a plane's (or piston's) normal
+ * without a component along it, a cylinder's axis along it (and so at most one periodic axis).
+ * One across a periodic axis was taken: the particles that wrapped round met it from behind,
+ * deep inside it, and pairs touched through it across the boundary. */
+static status check_wall_periodic(config *c, const char *sec, const char *key, const pbox *B,
+                                  vec3 n, int cylinder, diag *err)
+{
+    const double comp[3] = {n.x, n.y, n.z};
+    for (int a = 0; a < 3; a++) {
+        if (!B->periodic[a])
+            continue;
+        if (!cylinder && fabs(comp[a]) > 1e-12)
+            return config_error(c, sec, key, err,
+                                "has a component along %c, which system.periodic makes periodic: "
+                                "a wall must be the same in every period (its normal without "
+                                "that component), or the axis not periodic",
+                                "xyz"[a]);
+        if (cylinder && !(fabs(comp[a]) >= 1.0 - 1e-12))
+            return config_error(c, sec, key, err,
+                                "is not along %c, which system.periodic makes periodic: a "
+                                "cylinder must be the same in every period (its axis along the "
+                                "one periodic axis), or the axis not periodic",
+                                "xyz"[a]);
+    }
+    return CDLAB_OK;
+}
+
 static status build_walls(config *c, world *W, int dim, double mu, diag *err)
 {
     char names[MAX_WALLS][CONFIG_NAME_MAX];
@@ -67,6 +94,8 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
                 (s = config_vec3(c, sec, dir_key, 1, v3_zero(), &w->n, err)) ||
                 (s = unit_vec(c, sec, dir_key, &w->n, err)) ||
                 (s = check_wall_dim(c, sec, dir_key, dim, w->n, k == WALL_CYLINDER, err)) ||
+                (s = check_wall_periodic(c, sec, dir_key, &W->P.box, w->n, k == WALL_CYLINDER,
+                                         err)) ||
                 (s = config_double(c, sec, "friction", 0, mu, 0.0, 0, INFINITY, &w->mu, err)))
                 return s;
             if (k == WALL_CYLINDER) {

@@ -536,6 +536,17 @@ START_TEST(errors_periodic_config)
         {3, "periodic = x\nbox_min = 5 0 0\nbox_max = 5 0 0\n", "", "must exceed box_min"},
         {3, "periodic = x\n", "", "system.box_min"},
         {3, "box_min = 0 0 0\n", "", "set system.periodic"},
+        /* a wall across a periodic axis (the particles that wrapped met it from behind): a
+         * plane's normal along it, even in part, or a cylinder's axis not along it */
+        {3, "periodic = x\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
+         "[plane.side]\npoint = 0 0 0\nnormal = 1 0 1\n",
+         "plane.side.normal: has a component along x"},
+        {3, "periodic = x\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
+         "[cylinder.c]\npoint = 0 0 0\naxis = 0 0 1\nradius = 9\nsurface = inside\n",
+         "cylinder.c.axis: is not along x"},
+        {3, "periodic = x y\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
+         "[cylinder.c]\npoint = 0 0 0\naxis = 1 0 0\nradius = 9\nsurface = inside\n",
+         "cylinder.c.axis: is not along y"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char ini[1024];
