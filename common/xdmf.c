@@ -157,8 +157,9 @@ static status append(xdmf *x, const text *body, diag *err)
     }
     if (ftruncate(x->fd, (off_t)(at + (long)FOOTER_LEN)) == 0)
         write_at(x->fd, footer, FOOTER_LEN, at);
-    return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s (it keeps the snapshots before)",
-                    x->path, strerror(e));
+    /* at the header (footer still 0) there is nothing before to keep */
+    return diag_set(err, CDLAB_ERR_IO, "%s: cannot write: %s%s", x->path, strerror(e),
+                    at > 0 ? " (it keeps the snapshots before)" : "");
 }
 
 status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)

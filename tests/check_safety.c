@@ -1089,6 +1089,16 @@ START_TEST(io_sidecar_full_disk)
     ck_assert_int_eq(count_in_file(path, "<Grid Name=\"particles ", end, &ends), added);
     ck_assert(ends);
     ck_assert_int_eq(count_in_file(path, "<Grid Name=\"contacts", end, &ends), 0);
+    /* a sidecar whose header does not fit names no snapshots before (it said "it keeps the
+     * snapshots before" at a run's start) */
+    char cmd[400], second[200];
+    snprintf(cmd, sizeof cmd, "dd if=/dev/zero of=%s/fill bs=4096 2>/dev/null", mnt);
+    ck_assert_int_ne(system(cmd), 0); /* until the disk is full */
+    snprintf(second, sizeof second, "%s/t.xmf", mnt);
+    ck_assert_int_eq(xdmf_create(&x, second, "t.h5", &err), CDLAB_ERR_IO);
+    ck_assert_msg(strstr(err.msg, "cannot write: No space left on device") &&
+                      !strstr(err.msg, "snapshots before"),
+                  "%s", err.msg);
     unmount_tmpfs(mnt);
 }
 END_TEST
