@@ -106,12 +106,31 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
                    "solver: sweep %s, criterion fixed: %d sweeps every step (solver.epsilon not "
                    "used), warm start %s",
                    sweep, p->iterations, warm);
-    else if (p->crit == CRIT_LOCAL)
+    else if (p->crit == CRIT_LOCAL) {
         engine_say(notes,
                    "solver: sweep %s, criterion local: every |dR| <= epsilon |R| + delta with "
                    "epsilon %g, delta %g, at most %d sweeps, warm start %s",
                    sweep, p->epsilon, p->delta, p->iterations, warm);
-    else
+        /* delta is a force in the config's units: the default 1e-12 is not small in SI at the
+         * micrometre scale (a 1 um sphere weighs 1e-13 N), where every change passed and
+         * every step counted as converged after a sweep or two. The reference: the mean
+         * particle's weight, or without gravity the force that stops it moving a diameter a
+         * step. */
+        double g = v3_norm(W->gravity),
+               f_ref = info->m_mean * (g > 0.0 ? g : info->d_mean / (W->dt * W->dt));
+        if (p->delta > 0.0 && p->delta >= p->epsilon * f_ref) {
+            char line[600];
+            snprintf(line, sizeof line,
+                     "warning: solver.delta = %g is not small against this system's forces: "
+                     "epsilon times %s is %g, so the local criterion accepts a change below "
+                     "delta whatever the force, and steps count as converged that are not; "
+                     "delta is a force in the config's units: set it well below %g",
+                     p->delta,
+                     g > 0.0 ? "the mean particle's weight" : "m d/dt^2 (the mean particle)",
+                     p->epsilon * f_ref, p->epsilon * f_ref);
+            engine_say_result(notes, line);
+        }
+    } else
         engine_say(notes,
                    "solver: sweep %s, criterion global: change of the mean |R| <= epsilon times it "
                    "with epsilon %g (solver.delta not used), at most %d sweeps, warm start %s",

@@ -484,6 +484,53 @@ START_TEST(unit_missed_contacts_counted)
 }
 END_TEST
 
+/* solver.delta is a force in the config's units: tests/memcheck/cd.ini's pile scaled to
+ * micrometres (lengths x 1e-5, density 1, dt x sqrt(1e-5)), where the default delta = 1e-12 is
+ * far above epsilon times the particles' weight, "converged" every step after one sweep (the
+ * metre-sized pile takes 92 on average): the run now warns, with --quiet too; with delta
+ * 1e-30 the scaled pile takes its 90-odd sweeps, and the metre-sized one has no warning. */
+START_TEST(errors_local_delta_not_small)
+{
+    const char *scaled =
+        "[system]\ndimension = 3\ndt = 6.32e-5\nsteps = 60\nseed = 5\ngravity = 0 0 -10\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-6\niterations = 2000\n"
+        "[particles]\nsource = random\ncount = 60\ndensity = 1\nradius_min = 4e-6\n"
+        "radius_max = 6e-6\nbox_min = 0 0 0\nbox_max = 4e-5 4e-5 8e-5\n"
+        "[contact]\nfriction = 0.4\n[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
+        "[piston.top]\npoint = 0 0 8.5e-5\nnormal = 0 0 -1\nmass = 5e-15\nforce = 2e-14\n"
+        "[output]\nevery = 0\n";
+    char path[] = "/tmp/cdlab_deltaXXXXXX", out[64], cmd[512], text[4096];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, scaled, strlen(scaled)) == (ssize_t)strlen(scaled));
+    close(fd);
+    double mean[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s.%d.h5", path, k);
+        snprintf(cmd, sizeof cmd, "%s run %s -o %s -q %s 2>&1", cdlab_bin(), path, out,
+                 k ? "--set solver.delta=1e-30" : "");
+        ck_assert_int_eq(run_capture(cmd, text, sizeof text), 0);
+        ck_assert_msg((strstr(text, "warning: solver.delta = 1e-12 is not small against this "
+                                    "system's forces") != NULL) == (k == 0),
+                      "%d: %s", k, text);
+        h5in *h;
+        diag err;
+        ck_assert_int_eq(h5in_open(&h, out, &err), CDLAB_OK);
+        ck_assert_int_eq(h5in_attr_double(h, "/summary", "mean_sweeps", &mean[k], &err), CDLAB_OK);
+        h5in_close(h);
+        remove_output(out);
+    }
+    ck_assert_msg(mean[0] < 1.5 && mean[1] > 50.0,
+                  "mean sweeps %g with the default delta, %g "
+                  "with 1e-30",
+                  mean[0], mean[1]);
+    unlink(path);
+    snprintf(cmd, sizeof cmd, "%s check memcheck/cd.ini 2>&1", cdlab_bin());
+    ck_assert_int_eq(run_capture(cmd, text, sizeof text), 0);
+    ck_assert_msg(!strstr(text, "solver.delta"), "%s", text);
+}
+END_TEST
+
 /* A sphere in a horizontal cylinder (inside surface) under gravity comes to rest at the bottom,
  * touching: its centre at distance R - r below the axis; and a sphere resting on top of a
  * cylinder's outside surface stays at R + r above it. */
@@ -983,6 +1030,7 @@ Suite *cd_suite(void)
     tcase_add_test(tc, analytic_piston_force_step);
     tcase_add_test(tc, unit_force_steps_on_step_ends);
     tcase_add_test(tc, unit_missed_contacts_counted);
+    tcase_add_test(tc, errors_local_delta_not_small);
     tcase_add_test(tc, analytic_cylinder_rest);
     tcase_add_test(tc, unit_random_sweep_is_fresh_permutation);
     tcase_add_test(tc, unit_body_records_match_particle_arrays);
