@@ -146,6 +146,37 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                    "DEM: kinematic drive, affine displacement gradient per step about "
                    "(%g, %g, %g); no dynamics",
                    d->centre.x, d->centre.y, d->centre.z);
+    if (d->drive == DRIVE_NONE)
+        return;
+    /* the forces the config gives that move nothing under the drive (they were taken without a
+     * word): said with --quiet too */
+    int loaded = 0, pistons = 0;
+    for (int i = 0; i < W->P.n && !loaded; i++)
+        loaded = W->P.f_ext[i].x != 0.0 || W->P.f_ext[i].y != 0.0 || W->P.f_ext[i].z != 0.0;
+    for (int k = 0; k < W->n_walls; k++)
+        pistons += W->walls[k].kind == WALL_PISTON;
+    int gravity = W->gravity.x != 0.0 || W->gravity.y != 0.0 || W->gravity.z != 0.0;
+    const char *item[3];
+    int n = 0;
+    if (gravity)
+        item[n++] = "system.gravity";
+    if (loaded)
+        item[n++] = "the [load] forces";
+    if (pistons)
+        item[n++] = "the pistons (they stay where they are)";
+    if (n > 0) {
+        char line[400];
+        snprintf(line, sizeof line,
+                 "notice: [drive] prescribes every particle's motion: %s%s%s%s%s move%s nothing "
+                 "(the contact forces are computed and recorded)",
+                 item[0],
+                 n > 2   ? ", "
+                 : n > 1 ? " and "
+                         : "",
+                 n > 1 ? item[1] : "", n > 2 ? " and " : "", n > 2 ? item[2] : "",
+                 n == 1 && !pistons ? "s" : "");
+        engine_say_result(notes, line);
+    }
 }
 
 /* The DEM chute's particle-steps per second, measured on the project's machine

@@ -683,6 +683,24 @@ START_TEST(io_drive_rotation_config)
     ck_assert_double_eq_tol(last[0], 0.0, 27e-9);
     free(d);
     remove_output(path);
+    /* gravity and a load, which move nothing under the drive, are said (with --quiet too: they
+     * were taken without a word); without them nothing is */
+    char file[] = "/tmp/cdlab_driveXXXXXX", cmd[512], text[4096];
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini));
+    close(fd);
+    const char *sets[] = {"", "--set system.gravity=0,0,-10 --set load.particles=1 "
+                              "--set load.force=1,0,0"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s check %s -q %s 2>&1", cdlab_bin(), file, sets[k]);
+        ck_assert_int_eq(run_capture(cmd, text, sizeof text), 0);
+        ck_assert_msg((strstr(text, "notice: [drive] prescribes every particle's motion: "
+                                    "system.gravity and the [load] forces move nothing") != NULL) ==
+                          k,
+                      "%d: %s", k, text);
+    }
+    unlink(file);
 }
 END_TEST
 
