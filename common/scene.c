@@ -40,6 +40,11 @@ static status check_wall_dim(config *c, const char *sec, const char *key, int di
     return CDLAB_OK;
 }
 
+/* The largest magnitude of a particle's coordinate, radius, velocity or angular velocity that is
+ * accepted: far beyond any physical value in any unit system, and small enough that kinetic
+ * energies (m v^2 with m ~ r^3) stay finite in double precision (1e50^2 * 1e150 < 1e308). */
+#define SCENE_MAX_MAGNITUDE 1e50
+
 /* A wall must be the same in every period of a periodic axis: a plane's (or piston's) normal
  * without a component along it, a cylinder's axis along it (and so at most one periodic axis).
  * One across a periodic axis was taken: the particles that wrapped round met it from behind,
@@ -118,6 +123,12 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
                     (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u,
                                        err)))
                     return s;
+                /* as a particle's (a piston at 1e200 ran to step 0's non-finite kinetic energy) */
+                if (!(fabs(w->u) <= SCENE_MAX_MAGNITUDE) || !isfinite(0.5 * w->mass * w->u * w->u))
+                    return config_error(c, sec, "velocity", err,
+                                        "%g: beyond %g, or with the mass %g a kinetic energy "
+                                        "beyond a double",
+                                        w->u, SCENE_MAX_MAGNITUDE, w->mass);
                 /* one without the other changed nothing (force_after alone was never applied) */
                 int fa = config_has(c, sec, "force_after"), st = config_has(c, sec, "step_time");
                 if (fa != st)
@@ -288,11 +299,6 @@ static status check_start_pairs(config *c, world *W, double max_frac, long max_p
     info->start_pairs_partial = k < P->n;
     return CDLAB_OK;
 }
-
-/* The largest magnitude of a particle's coordinate, radius, velocity or angular velocity that is
- * accepted: far beyond any physical value in any unit system, and small enough that kinetic
- * energies (m v^2 with m ~ r^3) stay finite in double precision (1e50^2 * 1e150 < 1e308). */
-#define SCENE_MAX_MAGNITUDE 1e50
 
 /* particles.source = file: the file's path (relative to the config's directory), format and
  * tiling, and its particle count checked against particles.count. */

@@ -1243,6 +1243,14 @@ START_TEST(errors_hostile_inputs)
          "output.probes: particle 1 is listed twice (as 1 and -1)", 2},
         {3, "", "0 0 0 1 1e10 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "mass = 1e300", "",
          "step 0: the kinetic energy is not finite: particle 0 has translational energy inf", 1},
+        /* a piston's velocity has a particle's bound, and its kinetic energy must be finite
+         * (they ran to step 0's non-finite energy) */
+        {3, "[piston.p]\npoint = 0 0 -5\nnormal = 0 0 1\nmass = 1\nvelocity = 1e200",
+         "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "",
+         "piston.p.velocity: 1e+200: beyond 1e+50", 2},
+        {3, "[piston.p]\npoint = 0 0 -5\nnormal = 0 0 1\nmass = 1e250\nvelocity = 1e40",
+         "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "",
+         "with the mass 1e+250 a kinetic energy beyond a double", 2},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         write_text(at("p.txt"), cases[k].file_text);
