@@ -150,9 +150,7 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
         return;
     /* the forces the config gives that move nothing under the drive (they were taken without a
      * word): said with --quiet too */
-    int loaded = 0, pistons = 0;
-    for (int i = 0; i < W->P.n && !loaded; i++)
-        loaded = W->P.f_ext[i].x != 0.0 || W->P.f_ext[i].y != 0.0 || W->P.f_ext[i].z != 0.0;
+    int loaded = particles_loaded(&W->P), pistons = 0;
     for (int k = 0; k < W->n_walls; k++)
         pistons += W->walls[k].kind == WALL_PISTON;
     int gravity = W->gravity.x != 0.0 || W->gravity.y != 0.0 || W->gravity.z != 0.0;

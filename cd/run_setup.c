@@ -409,10 +409,7 @@ static void force_steps_said(const run_setup *S, engine_notes *notes)
     long first = first_step_after(W->load_start, W->dt);
     if (first <= 1)
         return;
-    int loaded = 0;
-    for (int i = 0; i < W->P.n && !loaded; i++)
-        loaded = W->P.f_ext[i].x != 0.0 || W->P.f_ext[i].y != 0.0 || W->P.f_ext[i].z != 0.0;
-    if (!loaded)
+    if (!particles_loaded(&W->P))
         return;
     if (first > last) {
         snprintf(line, sizeof line,

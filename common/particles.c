@@ -178,6 +178,14 @@ double particles_min_radius(const particles *P)
     return rmin;
 }
 
+int particles_loaded(const particles *P)
+{
+    for (int i = 0; i < P->n; i++)
+        if (P->f_ext[i].x != 0.0 || P->f_ext[i].y != 0.0 || P->f_ext[i].z != 0.0)
+            return 1;
+    return 0;
+}
+
 void particles_apply_frozen(particles *P)
 {
     for (int i = 0; i < P->n; i++)

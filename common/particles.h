@@ -60,6 +60,8 @@ double particles_mass_from_density(int dimension, double radius, double density)
 /* The smallest radius (INFINITY with no particles; NaN radii passed over, as fmin would), on
  * threads for many particles. */
 double particles_min_radius(const particles *P);
+/* 1 when some particle carries a non-zero external force (f_ext: [load]), else 0. */
+int particles_loaded(const particles *P);
 /* Sets inv_m = inv_I = 0 for frozen particles (after the bodies are set). */
 void particles_apply_frozen(particles *P);
 /* Wraps every position into the periodic box, counting the crossings in image. A particle so
