@@ -137,7 +137,7 @@ static status build_walls(config *c, world *W, int dim, double mu, diag *err)
                                         "in the steps that end after step_time)",
                                         sec, fa ? "step_time" : "force_after");
                 w->inv_mass = 1.0 / w->mass;
-                w->switch_after = w->step_time + STEP_END_SLACK * W->dt;
+                w->switch_after = step_end_mark(w->step_time, W->dt);
             }
         }
     }
@@ -661,7 +661,7 @@ static status build_load(config *c, world *W, diag *err)
         free(opp);
         return s;
     }
-    W->load_after = W->load_start + STEP_END_SLACK * W->dt;
+    W->load_after = step_end_mark(W->load_start, W->dt);
     for (int k = 0; k < m && s == CDLAB_OK; k++)
         for (int j = 0; j < n; j++)
             if (idx[j] == opp[k])

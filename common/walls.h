@@ -32,6 +32,13 @@ typedef struct wall {
  * more than the rounding of t for a billion steps, far less than a step. */
 #define STEP_END_SLACK 1e-6
 
+/* The time a step must end after to count as ending after t (wall.switch_after,
+ * world.load_after, first_step_after). */
+static inline double step_end_mark(double t, double dt)
+{
+    return t + STEP_END_SLACK * dt;
+}
+
 /* Applied piston force in the step that ends at time t_new (implicit: value at t_new). */
 static inline double wall_piston_force(const wall *w, double t_new)
 {

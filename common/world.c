@@ -96,7 +96,7 @@ status world_check_overlap(const world *W, double frac, const char *key, const c
 
 long first_step_after(double t, double dt)
 {
-    double after = t + STEP_END_SLACK * dt; /* as scene.c takes it */
+    double after = step_end_mark(t, dt);
     if (!(after >= dt))
         return 1;
     double k = floor(after / dt) + 1.0;

@@ -14,7 +14,7 @@ typedef struct world {
     detect_params detect;
     vec3 gravity;      /* acceleration of gravity */
     double load_start; /* the particles' f_ext act in steps ending after this time */
-    double load_after; /* ... taken as load_start + STEP_END_SLACK dt (walls.h) */
+    double load_after; /* ... taken as step_end_mark(load_start, dt) (walls.h) */
     double load_ramp;  /* ... rising linearly from 0 over this time after load_start (0: at once) */
     double dt;         /* time step */
     double t;          /* current time */
@@ -35,7 +35,7 @@ static inline double world_load_factor(const world *W, double t)
         return (t - W->load_start) / W->load_ramp;
     return 1.0;
 }
-/* The first step (>= 1) whose end, step dt, is after t + STEP_END_SLACK dt (walls.h): where
+/* The first step (>= 1) whose end, step dt, is after step_end_mark(t, dt) (walls.h): where
  * a force that acts in the steps ending after t first acts; LONG_MAX for t = inf (never). */
 long first_step_after(double t, double dt);
 /* Kinetic energy of particles (translation + rotation) and piston(s). */
