@@ -235,12 +235,16 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
                             "a double cannot hold (%g); choose units that keep the stiffness, "
                             "masses and time step nearer 1",
                             p->law.k_n, p->law.k_t, d->dt_crit);
-    config_record(c, S, "critical_dt", "%.6g", d->dt_crit);
+    /* in full, as the resolved list records every number (it was "%.6g") */
+    char crit[32], dt[32];
+    config_fmt_double(crit, sizeof crit, d->dt_crit);
+    config_fmt_double(dt, sizeof dt, W->dt);
+    config_record(c, S, "critical_dt", "%s", crit);
     if (W->dt > d->dt_crit && !d->allow_unstable && d->drive == DRIVE_NONE)
         return config_error(c, "system", "dt", err,
-                            "dt = %g exceeds the critical DEM time step %.4g (from k = %g, the "
+                            "dt = %s exceeds the critical DEM time step %s (from k = %g, the "
                             "lightest particle and the damping); lower it, or set "
                             "dem.allow_unstable_dt = true",
-                            W->dt, d->dt_crit, fmax(p->law.k_n, p->law.k_t));
+                            dt, crit, fmax(p->law.k_n, p->law.k_t));
     return CDLAB_OK;
 }
