@@ -1251,6 +1251,12 @@ START_TEST(errors_hostile_inputs)
         {3, "[piston.p]\npoint = 0 0 -5\nnormal = 0 0 1\nmass = 1e250\nvelocity = 1e40",
          "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "",
          "with the mass 1e+250 a kinetic energy beyond a double", 2},
+        /* a CD run finds no contact before its bodies overlap with no candidate gap (memcheck's
+         * pile: 255 missed contacts); a DEM list without skin is fine */
+        {3, "[contact]\ndetect_gap = 0", "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "",
+         "c.ini:6: contact.detect_gap: 0 in CD mode makes a pair a contact only once it", 2},
+        {3, "mode = dem\n[contact]\ndetect_gap = 0\n[dem]\nk_n = 100\nk_t = 100",
+         "0 0 0 1 0 0 0 0 0 0 0\n5 0 0 1 0 0 0 0 0 0 0\n", "", "", "", 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         write_text(at("p.txt"), cases[k].file_text);
