@@ -406,7 +406,9 @@ static status cd_checkpoint_write(const engine *e, h5out *h, const char *g, cons
                                   diag *err)
 {
     engine_records r = {.kind = "contact", .bytes = CONTACT_BYTES, .n = W->C.n};
-    return engine_checkpoint_write_records(h, g, &r, W->C.c, &CD_OF(e)->S.rng, err);
+    status s = engine_checkpoint_write_records(h, g, &r, W->C.c, &CD_OF(e)->S.rng, err);
+    /* the gap the contact list was detected with, for a restart's missed-contact check */
+    return s ? s : h5out_attr_double(h, g, "detect_gap", W->step_gap, err);
 }
 
 static double cd_checkpoint_bytes(const engine *e, const world *W, long pairs)
@@ -438,8 +440,12 @@ static status cd_checkpoint_read(engine *e, h5in *h, const char *g, const char *
             !(isfinite(c->R.x) && isfinite(c->R.y) && isfinite(c->R.z)))
             return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (contact %ld)", file, k);
     }
-    /* the checkpoint's step moved its particles by v dt, as the uninterrupted run's next
-     * detection takes it (the missed-contact check) */
+    /* the checkpoint's step moved its particles by v dt from where its detection, with the
+     * gap of the run that wrote it, had looked: the uninterrupted run's next detection takes
+     * both (the missed-contact check; a restart may change contact.detect_gap). A checkpoint
+     * written before 2026-11-28 lacks the gap: the writing run's contact.detect_gap. */
+    if ((s = engine_checkpoint_gap(h, g, "detect_gap", file, W->detect.gap, &W->step_gap, err)))
+        return s;
     double v2 = 0.0;
     for (int i = 0; i < W->P.n; i++)
         v2 = fmax(v2, v3_norm2(W->P.v[i]));

@@ -71,16 +71,16 @@ status cd_check_state(const world *W, const cd_params *p, diag *err)
 }
 
 /* Contacts the previous step's detection missed: pairs that overlap at this detection but were
- * at least contact.detect_gap apart at the last one (their positions then: x - v dt, a piston's
+ * at least that detection's gap apart there (their positions then: x - v dt, a piston's
  * s - u dt), so that they met during the step with no force between them, and the shock law's
  * g_pos = max(g, 0) keeps the overlap they reached. Such a pair closed more than the gap in one
  * step, so they are looked for only after a step that moved some particle or piston by more
  * than half the gap (W->step_path). Counted over the contacts whose body 1 is this rank's. */
-static void count_missed(const world *W, int n_owned, cd_stats *st)
+static void count_missed(const world *W, double gap, int n_owned, cd_stats *st)
 {
     const particles *P = &W->P;
     const contact_list *L = &W->C;
-    double dt = W->dt, gap = W->detect.gap, worst = 0.0;
+    double dt = W->dt, worst = 0.0;
     int missed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : missed) reduction(max : worst)            \
     if (L->n > CDLAB_PARALLEL_MIN)
@@ -130,8 +130,10 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     contact_list *L = &W->C;
     st->missed = 0;
     st->missed_overlap = 0.0;
-    if (2.0 * W->step_path > W->detect.gap)
-        count_missed(W, S->dist ? S->dist->n_owned : P->n, st);
+    double gap_before = W->step_gap;
+    W->step_gap = W->detect.gap;
+    if (2.0 * W->step_path > gap_before)
+        count_missed(W, gap_before, S->dist ? S->dist->n_owned : P->n, st);
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
     double loaded = world_load_factor(W, t_new);

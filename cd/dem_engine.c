@@ -616,30 +616,6 @@ static status read_exact_ledger(h5in *h, const char *g, const char *file, dem_so
     return s;
 }
 
-/* The skin the checkpoint's neighbour list was built with (S->list_skin). A checkpoint written
- * before 2026-11-28 lacks it: then the file's contact.detect_gap (/parameters), the skin of the
- * run that wrote it, or 0 (a rebuild at the first step: safe, the energy ledger's last bits
- * may differ from an uninterrupted run's). */
-static status read_list_skin(h5in *h, const char *g, const char *file, dem_solver *S, diag *err)
-{
-    if (h5in_has_attr(h, g, "dem_skin")) {
-        status s = h5in_attr_double(h, g, "dem_skin", &S->list_skin, err);
-        if (s == CDLAB_OK && !(S->list_skin >= 0.0 && isfinite(S->list_skin)))
-            s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (dem_skin)", file);
-        return s;
-    }
-    char *v = NULL;
-    S->list_skin = 0.0;
-    if (h5in_exists(h, "/parameters") && h5in_has_attr(h, "/parameters", "contact.detect_gap") &&
-        h5in_attr_str(h, "/parameters", "contact.detect_gap", &v, &(diag){{0}}) == CDLAB_OK) {
-        double d;
-        if (config_parse_number(v, &d) && d >= 0.0)
-            S->list_skin = d;
-    }
-    free(v);
-    return CDLAB_OK;
-}
-
 static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char *file, world *W,
                                   diag *err)
 {
@@ -694,8 +670,11 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
 #undef RD
     if (s == CDLAB_OK)
         s = read_exact_ledger(h, g, file, S, err);
+    /* the skin the checkpoint's neighbour list was built with; a checkpoint written before
+     * 2026-11-28 lacks it: the writing run's contact.detect_gap, or 0 (a rebuild at the first
+     * step: safe, the energy ledger's last bits may differ from an uninterrupted run's) */
     if (s == CDLAB_OK)
-        s = read_list_skin(h, g, file, S, err);
+        s = engine_checkpoint_gap(h, g, "dem_skin", file, 0.0, &S->list_skin, err);
     S->rebuilds = r.rebuilds;
     if (comm_size() > 1) { /* every rank read the whole state: each keeps its share */
         s = comm_agree(s, err);

@@ -1,8 +1,10 @@
 #include "engine_checkpoint.h"
+#include "config.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 status engine_checkpoint_write_records(h5out *h, const char *g, const engine_records *r,
@@ -80,6 +82,26 @@ status engine_checkpoint_read_records(h5in *h, const char *g, const char *file,
         return diag_set(err, CDLAB_ERR_IO,
                         "%s: corrupt checkpoint %s: the random stream's increment is even", file,
                         g);
+    return CDLAB_OK;
+}
+
+status engine_checkpoint_gap(h5in *h, const char *g, const char *attr, const char *file,
+                             double dflt, double *gap, diag *err)
+{
+    if (h5in_has_attr(h, g, attr)) {
+        status s = h5in_attr_double(h, g, attr, gap, err);
+        if (s == CDLAB_OK && !(*gap >= 0.0 && isfinite(*gap)))
+            s = diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint (%s)", file, attr);
+        return s;
+    }
+    char *v = NULL;
+    double d;
+    *gap = dflt;
+    if (h5in_exists(h, "/parameters") && h5in_has_attr(h, "/parameters", "contact.detect_gap") &&
+        h5in_attr_str(h, "/parameters", "contact.detect_gap", &v, &(diag){{0}}) == CDLAB_OK &&
+        config_parse_number(v, &d) && d >= 0.0 && isfinite(d))
+        *gap = d;
+    free(v);
     return CDLAB_OK;
 }
 

@@ -28,6 +28,11 @@ status engine_checkpoint_count_records(h5in *h, const char *g, const char *file,
 status engine_checkpoint_read_records(h5in *h, const char *g, const char *file,
                                       const engine_records *r, void *records, pcg32 *rng,
                                       diag *err);
+/* The candidate gap a checkpoint's contact list was made with: the group's attribute attr, or,
+ * in a checkpoint written before it had one, the file's contact.detect_gap (/parameters: the
+ * gap of the run that wrote it), else dflt. A stored value that is no gap is refused. */
+status engine_checkpoint_gap(h5in *h, const char *g, const char *attr, const char *file,
+                             double dflt, double *gap, diag *err);
 /* Whether every value of an array is finite. */
 int engine_all_finite(const double *v, long n);
 

@@ -888,6 +888,7 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
     if ((s = config_double(c, "contact", "detect_gap", 0, gap_auto, 0.0, 0, INFINITY,
                            &W->detect.gap, err)))
         return s;
+    W->step_gap = W->detect.gap;
     W->detect.mu = mu;
     W->detect.warm_start = 1;
     double max_ov;

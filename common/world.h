@@ -22,6 +22,9 @@ typedef struct world {
     /* CD: the longest way a particle or piston moved in the last step (0 before the first), for
      * the missed-contact check at the next detection (cd/cd_step.c) */
     double step_path;
+    /* ... and the candidate gap of the detection that began that step: contact.detect_gap, or
+     * in a restart's first step the checkpoint's (the restart may change the gap) */
+    double step_gap;
 } world;
 
 void world_free(world *W);

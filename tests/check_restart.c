@@ -224,6 +224,45 @@ START_TEST(determinism_restart_dem_wider_skin)
 }
 END_TEST
 
+/* A CD restart that changes contact.detect_gap counts the missed contacts of its checkpoint's
+ * step with the gap that step's detection used (unit_missed_contacts_counted's pair: pushed 0.6
+ * across a gap of 0.5 in step 1, seen overlapping by 0.1 at step 2's detection). Continued from
+ * step 1 with the gap raised to 0.6, the pair was missed all the same (the run that wrote the
+ * checkpoint looked within 0.25); the old code took 0.5 < 0.6 as a candidate and counted none.
+ * A checkpoint without its detect_gap (written before 2026-11-28) gives the writing run's
+ * contact.detect_gap, from /parameters. */
+START_TEST(determinism_restart_cd_missed_with_checkpoint_gap)
+{
+    const char *fmt = "[system]\ndimension = 1\ndt = 1\nsteps = %d\n"
+                      "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\n"
+                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 0.5\n"
+                      "[contact]\ndetect_gap = %s\n"
+                      "[load]\nparticles = 0\nforce = 0.6 0 0\n[output]\nevery = 0\n";
+    char ini[1024], first[32], second[32], third[32];
+    diag err = {{0}};
+    run_summary sum;
+    snprintf(ini, sizeof ini, fmt, 1, "0.25");
+    ck_assert_msg(run_to_temp(ini, "gap.ini", first, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(sum.missed_contacts, 0);
+    snprintf(ini, sizeof ini, fmt, 3, "0.6");
+    ck_assert_msg(run_to_temp_from(ini, "gap.ini", first, second, &sum, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_msg(sum.missed_contacts == 1 && fabs(sum.missed_overlap - 0.1) < 1e-12,
+                  "%ld missed, overlap %g", sum.missed_contacts, sum.missed_overlap);
+    hid_t f = H5Fopen(first, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    ck_assert_int_ge(H5Adelete_by_name(f, "/checkpoints/00000001", "detect_gap", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ck_assert_msg(run_to_temp_from(ini, "gap.ini", first, third, &sum, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_msg(sum.missed_contacts == 1, "%ld missed without the attribute",
+                  sum.missed_contacts);
+    remove_output(first);
+    remove_output(second);
+    remove_output(third);
+}
+END_TEST
+
 /* The same with particles.order = spatial: the restart builds the scene again, renumbered
  * alike, under the checkpoint's state. A restart that changes the order is refused, also where
  * every particle is alike (equal radii: the checkpoint's states would land on other ids). */
@@ -509,6 +548,7 @@ Suite *restart_suite(void)
     tcase_add_test(t, determinism_restart_cd_bit_identical);
     tcase_add_test(t, determinism_restart_dem_bit_identical);
     tcase_add_test(t, determinism_restart_dem_wider_skin);
+    tcase_add_test(t, determinism_restart_cd_missed_with_checkpoint_gap);
     tcase_add_test(t, determinism_restart_dem_spatial_order);
     tcase_add_test(t, determinism_restart_dem_auto_order);
     tcase_add_test(t, determinism_restart_ddem_bit_identical);
