@@ -108,6 +108,13 @@ static status define_series(run_writer *w, const run_setup *S, diag *err)
         if ((s = h5out_series(w->h, defs[k].path, defs[k].t, defs[k].rank, defs[k].tail,
                               &w->ser[defs[k].id], err)))
             return s;
+    /* in a periodic box the probes' positions are wrapped: their crossings, so that a probe's
+     * path can be unwrapped (position + image x period), as the snapshots' image */
+    const int *per = S->W.P.box.periodic;
+    w->probe_images = np > 0 && (per[0] || per[1] || per[2]);
+    if (w->probe_images && (s = h5out_series(w->h, "/series/probe_image", H5IO_INT32, 2, tail3,
+                                             &w->ser[SER_PIMG], err)))
+        return s;
     return h5out_array(w->h, "/series/probe_ids", H5IO_INT32, 1, (long[]){np > 0 ? np : 0},
                        S->out.probes, err);
 }
@@ -217,6 +224,14 @@ static status append_probes_pistons(run_writer *w, const world *W, const output_
             w->row[3 * k] = x.x, w->row[3 * k + 1] = x.y, w->row[3 * k + 2] = x.z;
         }
         if ((s = h5out_series_append(h, w->ser[pass == 0 ? SER_PPOS : SER_PVEL], w->row, err)))
+            return s;
+    }
+    if (w->probe_images) {
+        int32_t *img = (int32_t *)w->row; /* room for 3 doubles per probe */
+        for (int k = 0; k < o->n_probes; k++)
+            for (int a = 0; a < 3; a++)
+                img[3 * k + a] = W->P.image[3 * o->probes[k] + a];
+        if ((s = h5out_series_append(h, w->ser[SER_PIMG], img, err)))
             return s;
     }
     if (w->n_pistons == 0)

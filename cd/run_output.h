@@ -22,6 +22,7 @@ enum {
     SER_NS,
     SER_PPOS,
     SER_PVEL,
+    SER_PIMG,
     SER_PIST_X,
     SER_PIST_V,
     SER_PIST_F,
@@ -33,6 +34,7 @@ typedef struct run_writer {
     int ser[SER_COUNT];
     int n_pistons;
     int *piston_idx;
+    int probe_images; /* a periodic box with probes: /series/probe_image is written */
     double *row; /* scratch for one row of the widest series */
     xdmf *xmf;   /* the ParaView sidecar */
     /* what the file holds for sure: the steps of its last flushed snapshot and of its last

@@ -382,6 +382,53 @@ END_TEST
  * equal the given run's exactly, its contacts name the same pairs of input particles (and
  * walls), and without input_order its rows are the renumbered ones. `cdlab info` names the
  * renumbering. */
+/* In a periodic box the probes' positions are wrapped, and /series/probe_image counts their
+ * crossings (it was missing: a probe's path jumped by the period with nothing to unwrap it by);
+ * Run.probe_path() unwraps them. A disc pushed round a ring of 10: x = 3 + 0.01 n (n + 1) until
+ * it meets the other disc at step 25, wrapped past 10 at step 25. Without a periodic axis there
+ * is no probe_image, and probe_path() is probe_position. */
+START_TEST(io_probe_image_periodic)
+{
+    const char *base = "[system]\ndimension = 1\ndt = 0.1\nsteps = 40\n%s\n"
+                       "[particles]\ncount = 2\nradius = 0.5\nmass = 1\nspacing = 2\n"
+                       "[load]\nparticles = 1\nforce = 2 0 0\n[output]\nevery = 0\nprobes = 1 0\n";
+    char ini[1024], ring[32], line[32];
+    diag err = {{0}};
+    run_summary sum;
+    snprintf(ini, sizeof ini, base, "periodic = x\nbox_min = 0 0 0\nbox_max = 10 0 0");
+    ck_assert_msg(run_to_temp(ini, "ring.ini", ring, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    snprintf(ini, sizeof ini, base, "");
+    ck_assert_msg(run_to_temp(ini, "line.ini", line, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd ../tools && /usr/bin/python3 -c '\n"
+             "import numpy as np\n"
+             "from cdlab import Run\n"
+             "r, l = Run(\"%s\"), Run(\"%s\")\n"
+             "x, img, path = r.series(\"probe_position\"), r.series(\"probe_image\"), "
+             "r.probe_path()\n"
+             "n = np.arange(25)\n"
+             "assert np.allclose(path[:25, 0, 0], 3 + 0.01 * n * (n + 1), rtol=0, atol=1e-12)\n"
+             "assert img.shape == (41, 2, 3) and img[-1, 0, 0] == 1 and img[:25].max() == 0\n"
+             "assert (x >= 0).all() and (x < 10).all() and np.abs(np.diff(x[:, 0, 0])).max() > 5\n"
+             "assert np.abs(np.diff(path[:, :, 0], axis=0)).max() < 1\n"
+             "assert not l.has_series(\"probe_image\")\n"
+             "assert np.array_equal(l.probe_path(), l.series(\"probe_position\"))\n"
+             "print(\"unwrapped\")' 2>&1",
+             ring, line);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char out[4096] = "";
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(out, "unwrapped\n") == 0, "%s",
+                  out);
+    remove_output(ring);
+    remove_output(line);
+}
+END_TEST
+
 START_TEST(io_python_input_order)
 {
     const char *base = "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 0\nseed = 9\n"
@@ -872,6 +919,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_kinetic_energy_with_frozen_particles);
     tcase_add_test(tc, io_python_command_line);
     tcase_add_test(tc, io_python_input_order);
+    tcase_add_test(tc, io_probe_image_periodic);
     tcase_add_test(tc, io_step_groups_in_step_order);
     tcase_add_test(tc, io_h5compare_bits);
     tcase_add_test(tc, io_peak_rss_is_the_runs_own);

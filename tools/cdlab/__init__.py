@@ -8,6 +8,7 @@ With Debian's python3 and its python3-h5py, python3-numpy (python3-matplotlib fo
     r.params["solver.iterations"]          # resolved parameters, as strings
     r.p("system.dt", float)                # ... converted
     r.series("t"), r.series("kinetic_energy"), r.series("probe_position")
+    r.probe_path()                         # the probes' positions, unwrapped in a periodic box
     r.series_names()                        # what the file has
     r.energy()                             # DEM ledger: dict of arrays
     r.snapshot()                           # last snapshot: dict with positions, contacts, ...
@@ -69,6 +70,23 @@ class Run:
     def series(self, name):
         with h5py.File(self.path, "r") as f:
             return f["series/" + name][()]
+
+    def period(self):
+        """The periodic box's length along each axis, 0 along the others (system.periodic)."""
+        axes = self.params.get("system.periodic", "none").split()
+        if axes in ([], ["none"]):
+            return np.zeros(3)
+        lo = np.array(self.p("system.box_min").split(), dtype=float)
+        hi = np.array(self.p("system.box_max").split(), dtype=float)
+        return np.array([hi[a] - lo[a] if "xyz"[a] in axes else 0.0 for a in range(3)])
+
+    def probe_path(self):
+        """The probes' positions, rows x probes x 3, unwrapped in a periodic box (position +
+        probe_image x period; series/probe_position is wrapped into the box)."""
+        x = self.series("probe_position")
+        if self.has_series("probe_image"):
+            x = x + self.series("probe_image") * self.period()
+        return x
 
     def series_names(self):
         """Every per-step series of the file (those of /series/energy as energy/NAME)."""
