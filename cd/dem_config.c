@@ -106,6 +106,37 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
                                             "particles do not move along %c",
                                             dim, "xyz"[a], "xyz"[b], gab, "xyz"[a >= dim ? a : b]);
                 }
+        /* the periodic box neither turns nor deforms: a particle and its image a period L e_a
+         * away must move alike, so the motion may not depend on a periodic axis (G e_a = 0, a
+         * rotation only about that axis); else pairs across the boundary part or overlap for
+         * no reason (a rotating row of touching discs in a ring lost its boundary contact) */
+        const int *per = W->P.box.periodic;
+        const double wv[3] = {w.x, w.y, w.z};
+        for (int a = 0; a < 3; a++) {
+            if (!per[a])
+                continue;
+            for (int b = 0; b < 3; b++) {
+                if (d->drive == DRIVE_ROTATION && b != a && wv[b] != 0.0)
+                    return config_error(
+                        c, "drive", "rotation", err,
+                        "%c is periodic, and the box does not turn with the particles: a "
+                        "rotation about another axis (component %c = %g) moves a particle and "
+                        "its periodic image apart, so pairs across the boundary part or overlap "
+                        "unphysically; rotate about %c alone, or use a box without periodic axes",
+                        "xyz"[a], "xyz"[b], wv[b], "xyz"[a]);
+                if (d->drive == DRIVE_AFFINE && d->G[b][a] != 0.0)
+                    return config_error(
+                        c, "drive", "gradient", err,
+                        "%c is periodic, and the box does not deform with the particles: the "
+                        "entry G_%c%c (%g) moves a particle and its periodic image apart, so "
+                        "pairs across the boundary part or overlap unphysically; G's column %c "
+                        "(G_x%c, G_y%c, G_z%c) must be 0, while the columns of axes that are not "
+                        "periodic are free (a shear G_%cb along a periodic %c with b bounded by "
+                        "walls is fine)",
+                        "xyz"[a], "xyz"[b], "xyz"[a], d -> G[b][a], "xyz"[a], "xyz"[a], "xyz"[a],
+                        "xyz"[a], "xyz"[a], "xyz"[a]);
+            }
+        }
     } else if (config_section_line(c, "drive") >= 0) {
         return config_error(c, "drive", "motion", err,
                             "a [drive] section needs motion = rotation or affine");

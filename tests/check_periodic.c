@@ -547,16 +547,38 @@ START_TEST(errors_periodic_config)
         {3, "periodic = x y\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
          "[cylinder.c]\npoint = 0 0 0\naxis = 1 0 0\nradius = 9\nsurface = inside\n",
          "cylinder.c.axis: is not along y"},
+        /* a kinematic drive that moves a particle and its periodic image apart (the box does
+         * not turn or deform: a rotating row of touching discs in a ring lost its contact
+         * across the boundary): a rotation about another axis, a gradient column of a
+         * periodic axis */
+        {2, "periodic = x\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
+         "[drive]\nmotion = rotation\nrotation = 0 0 0.01\n",
+         "drive.rotation: x is periodic, and the box does not turn with the particles"},
+        {3, "periodic = x y\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
+         "[drive]\nmotion = affine\ngradient = 0 0.001 0 0 0 0 0 0 0\n",
+         "drive.gradient: y is periodic, and the box does not deform with the particles: the "
+         "entry G_xy (0.001)"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char ini[1024];
         snprintf(ini, sizeof ini, base, cases[k].dim, cases[k].sys, cases[k].part);
         diag err = {{0}};
-        status s = read_config_text(ini, "bad.ini", 0, &err);
+        status s = read_config_text(ini, "bad.ini", 1, &err);
         ck_assert_msg(s == CDLAB_ERR_CONFIG, "case %zu accepted", k);
         ck_assert_msg(strstr(err.msg, cases[k].expect), "case %zu: '%s' lacks '%s'", k, err.msg,
                       cases[k].expect);
         ck_assert_msg(strstr(err.msg, "bad.ini"), "case %zu: no file name in '%s'", k, err.msg);
+    }
+    /* what keeps the images together is taken: a rotation about the periodic axis, a shear
+     * along it whose gradient lies along a bounded axis */
+    const char *fine[] = {"[drive]\nmotion = rotation\nrotation = 0.01 0 0\n",
+                          "[drive]\nmotion = affine\ngradient = 0 0 0.001 0 0 0 0 0 -0.001\n"};
+    for (int k = 0; k < 2; k++) {
+        char ini[1024];
+        snprintf(ini, sizeof ini, base, 3, "periodic = x\nbox_min = 0 0 0\nbox_max = 9 9 9\n",
+                 fine[k]);
+        diag err = {{0}};
+        ck_assert_msg(read_config_text(ini, "fine.ini", 1, &err) == CDLAB_OK, "%d: %s", k, err.msg);
     }
 }
 END_TEST
