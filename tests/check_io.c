@@ -416,13 +416,8 @@ START_TEST(io_probe_image_periodic)
              "assert np.array_equal(l.probe_path(), l.series(\"probe_position\"))\n"
              "print(\"unwrapped\")' 2>&1",
              ring, line);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    char out[4096] = "";
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    int st = pclose(p);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(out, "unwrapped\n") == 0, "%s",
+    char out[4096];
+    ck_assert_msg(run_capture(cmd, out, sizeof out) == 0 && strcmp(out, "unwrapped\n") == 0, "%s",
                   out);
     remove_output(ring);
     remove_output(line);
@@ -460,13 +455,8 @@ START_TEST(io_python_input_order)
              "assert min(p[0] for p in pairs(a)) < 0\n"
              "print(\"same\")' 2>&1",
              given, spatial);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    char out[4096] = "";
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = '\0';
-    int st = pclose(p);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(out, "same\n") == 0, "%s", out);
+    char out[4096];
+    ck_assert_msg(run_capture(cmd, out, sizeof out) == 0 && strcmp(out, "same\n") == 0, "%s", out);
     /* cdlab info names the renumbering, and only where there was one */
     for (int k = 0; k < 2; k++) {
         char *text = NULL;
