@@ -116,6 +116,7 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
             if (!per[a])
                 continue;
             for (int b = 0; b < 3; b++) {
+                double gba = d->G[b][a];
                 if (d->drive == DRIVE_ROTATION && b != a && wv[b] != 0.0)
                     return config_error(
                         c, "drive", "rotation", err,
@@ -124,7 +125,7 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
                         "its periodic image apart, so pairs across the boundary part or overlap "
                         "unphysically; rotate about %c alone, or use a box without periodic axes",
                         "xyz"[a], "xyz"[b], wv[b], "xyz"[a]);
-                if (d->drive == DRIVE_AFFINE && d->G[b][a] != 0.0)
+                if (d->drive == DRIVE_AFFINE && gba != 0.0)
                     return config_error(
                         c, "drive", "gradient", err,
                         "%c is periodic, and the box does not deform with the particles: the "
@@ -133,8 +134,8 @@ static status read_drive(config *c, const world *W, dem_setup *d, diag *err)
                         "(G_x%c, G_y%c, G_z%c) must be 0, while the columns of axes that are not "
                         "periodic are free (a shear G_%cb along a periodic %c with b bounded by "
                         "walls is fine)",
-                        "xyz"[a], "xyz"[b], "xyz"[a], d -> G[b][a], "xyz"[a], "xyz"[a], "xyz"[a],
-                        "xyz"[a], "xyz"[a], "xyz"[a]);
+                        "xyz"[a], "xyz"[b], "xyz"[a], gba, "xyz"[a], "xyz"[a], "xyz"[a], "xyz"[a],
+                        "xyz"[a], "xyz"[a]);
             }
         }
     } else if (config_section_line(c, "drive") >= 0) {
