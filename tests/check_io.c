@@ -385,7 +385,8 @@ END_TEST
 /* In a periodic box the probes' positions are wrapped, and /series/probe_image counts their
  * crossings (it was missing: a probe's path jumped by the period with nothing to unwrap it by);
  * Run.probe_path() unwraps them. A disc pushed round a ring of 10: x = 3 + 0.01 n (n + 1) until
- * it meets the other disc at step 25, wrapped past 10 at step 25. Without a periodic axis there
+ * it meets the other disc at step 25, and wrapped past 10 a few steps later (by step 28).
+ * Without a periodic axis there
  * is no probe_image, and probe_path() is probe_position. */
 START_TEST(io_probe_image_periodic)
 {
