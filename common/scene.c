@@ -301,14 +301,16 @@ static status check_start_pairs(config *c, world *W, double max_frac, long max_p
 }
 
 /* particles.source = file: the file's path (relative to the config's directory), format and
- * tiling, and its particle count checked against particles.count. */
+ * tiling, and its particle count checked against particles.count (or taken as it, where count
+ * is left out: *count 0). */
 typedef struct file_source {
     char path[PATH_MAX];
     int fmt;
     double tile[3];
 } file_source;
 
-static status read_file_source(config *c, const particles *P, long count, file_source *f, diag *err)
+static status read_file_source(config *c, const particles *P, long *count, file_source *f,
+                               diag *err)
 {
     const char *sec = "particles";
     long tiles = 1;
@@ -349,15 +351,27 @@ static status read_file_source(config *c, const particles *P, long count, file_s
         return s;
     /* (per tile the count divided, cut to a whole number, read "holds 4100 particles per tile,
      * not 4100" for 65,601 spheres in 16 tiles, and "not 0" for more tiles than spheres) */
-    if (tiles == 1 && in_file != count)
+    double total = (double)in_file * (double)tiles;
+    if (*count == 0) { /* count left out: the file's, recorded as resolved */
+        if (total > SCENE_MAX_PARTICLES)
+            return config_error(c, sec, "tile", err,
+                                "the file %s holds %d particles, tiled %ld x %ld x %ld: %.0f "
+                                "particles, more than %ld",
+                                f->path, in_file, (long)f->tile[0], (long)f->tile[1],
+                                (long)f->tile[2], total, SCENE_MAX_PARTICLES);
+        *count = (long)total;
+        config_record(c, sec, "count", "%ld", *count);
+        return CDLAB_OK;
+    }
+    if (tiles == 1 && in_file != *count)
         return config_error(c, sec, "count", err, "the file %s holds %d particles, not %ld",
-                            f->path, in_file, count);
-    if ((double)in_file * (double)tiles != (double)count)
+                            f->path, in_file, *count);
+    if (total != (double)*count)
         return config_error(c, sec, "count", err,
                             "the file %s holds %d particles, tiled %ld x %ld x %ld: %.0f "
                             "particles, not %ld",
                             f->path, in_file, (long)f->tile[0], (long)f->tile[1], (long)f->tile[2],
-                            (double)in_file * (double)tiles, count);
+                            total, *count);
     return CDLAB_OK;
 }
 
@@ -555,13 +569,15 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     const char *sec = "particles";
     const char *sources[] = {"chain", "random", "file", NULL};
     int source;
-    long count;
     status s;
     file_source f = {.fmt = PARTICLE_FORMAT_XYZR, .tile = {1, 1, 1}};
+    long count = 0; /* left out with a file: the file's (read_file_source) */
+    if ((s = config_enum(c, sec, "source", 0, 0, sources, &source, err)))
+        return s;
     /* an empty system has nothing to simulate: refused rather than run */
-    if ((s = config_int(c, sec, "count", 1, 0, 1, SCENE_MAX_PARTICLES, &count, err)) ||
-        (s = config_enum(c, sec, "source", 0, 0, sources, &source, err)) ||
-        (source == 2 && (s = read_file_source(c, P, count, &f, err))))
+    int counted = source != 2 || config_has(c, sec, "count");
+    if ((counted && (s = config_int(c, sec, "count", 1, 0, 1, SCENE_MAX_PARTICLES, &count, err))) ||
+        (source == 2 && (s = read_file_source(c, P, &count, &f, err))))
         return s;
     pbox box = P->box;
     if ((s = particles_init(P, (int)count, P->dimension, err)))

@@ -237,6 +237,45 @@ START_TEST(errors_particle_files)
 }
 END_TEST
 
+/* particles.count may be left out with source = file: the file's particles (times the tiles),
+ * recorded in /parameters as the resolved count. Other sources still need it. */
+START_TEST(io_file_count_from_file)
+{
+    char txt[] = "/tmp/cdlab_pcountXXXXXX";
+    int fd = mkstemp(txt);
+    const char *rows = "0 0 0 0.5\n1 0 0 0.5\n";
+    ck_assert_int_eq(write(fd, rows, strlen(rows)), (long)strlen(rows));
+    close(fd);
+    const char *tiles[] = {
+        "", "tile = 2 1 1\n[system]\nperiodic = x\nbox_min = 0 0 0\nbox_max = 4 0 0\n"};
+    for (int k = 0; k < 2; k++) {
+        char ini[512];
+        snprintf(ini, sizeof ini,
+                 "[system]\ndimension = 3\ndt = 1\nsteps = 1\n[particles]\nsource = file\n"
+                 "file = %s\nmass = 1\n%s",
+                 txt, tiles[k]);
+        config c;
+        diag err = {{0}};
+        world W;
+        scene_info info;
+        ck_assert_int_eq(config_load_string(&c, ini, "test.ini", &err), CDLAB_OK);
+        ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "tiles %d: %s", k, err.msg);
+        ck_assert_int_eq(W.P.n, 2 * (k + 1));
+        const char *rec = NULL;
+        for (int j = 0; j < c.nres; j++)
+            if (strcmp(c.res[j].name, "particles.count") == 0)
+                rec = c.res[j].value;
+        ck_assert_msg(rec && strcmp(rec, k ? "4" : "2") == 0, "recorded '%s'", rec ? rec : "");
+        config_free(&c);
+        world_free(&W);
+    }
+    char *chain = replace(GOOD, "count = 3\n", "");
+    expect_error(chain, NULL, "missing required key particles.count");
+    free(chain);
+    unlink(txt);
+}
+END_TEST
+
 START_TEST(errors_set_overrides_file)
 {
     config c;
@@ -677,6 +716,7 @@ Suite *config_suite(void)
     TCase *tc = tcase_create("errors");
     tcase_add_test(tc, errors_good_config_passes);
     tcase_add_test(tc, errors_particle_files);
+    tcase_add_test(tc, io_file_count_from_file);
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_long_numbers_read_whole);
