@@ -546,6 +546,50 @@ START_TEST(errors_local_delta_not_small)
 }
 END_TEST
 
+/* Steps that end at solver.iterations without meeting the criterion are counted: the summary's
+ * unconverged_steps (and /summary@unconverged_steps) is the number of 0 rows of
+ * /series/converged after the start's; tests/memcheck/cd.ini's pile with 3 sweeps at most has
+ * some, and none with the file's 2000 (no test ran such a step through a run before). */
+START_TEST(io_unconverged_steps_counted)
+{
+    const char *pile =
+        "[system]\ndimension = 3\ndt = 0.02\nsteps = 60\nseed = 5\ngravity = 0 0 -10\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-8\niterations = %d\n"
+        "[particles]\nsource = random\ncount = 60\nradius_min = 0.4\nradius_max = 0.6\n"
+        "box_min = 0 0 0\nbox_max = 4 4 8\n[contact]\nfriction = 0.4\n"
+        "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
+        "[piston.top]\npoint = 0 0 8.5\nnormal = 0 0 -1\nmass = 5\nforce = 20\n"
+        "[output]\nevery = 0\n";
+    const int iterations[2] = {3, 2000};
+    for (int k = 0; k < 2; k++) {
+        char ini[1024], path[32];
+        snprintf(ini, sizeof ini, pile, iterations[k]);
+        run_summary sum;
+        diag err;
+        ck_assert_msg(run_to_temp(ini, "pile.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
+        double *conv;
+        long rows, zeros = 0;
+        long long stored;
+        ck_assert_msg(h5in_read_doubles(path, "/series/converged", &conv, &rows, &err) == CDLAB_OK,
+                      "%s", err.msg);
+        ck_assert_int_eq(rows, 61);
+        for (long r = 1; r < rows; r++)
+            zeros += conv[r] == 0.0;
+        free(conv);
+        h5in *h;
+        ck_assert_int_eq(h5in_open(&h, path, &err), CDLAB_OK);
+        ck_assert_int_eq(h5in_attr_int(h, "/summary", "unconverged_steps", &stored, &err),
+                         CDLAB_OK);
+        h5in_close(h);
+        ck_assert_msg(k == 0 ? zeros > 10 : zeros == 0, "%d sweeps: %ld unconverged rows",
+                      iterations[k], zeros);
+        ck_assert_int_eq(sum.unconverged_steps, zeros);
+        ck_assert_int_eq(stored, zeros);
+        remove_output(path);
+    }
+}
+END_TEST
+
 /* A sphere in a horizontal cylinder (inside surface) under gravity comes to rest at the bottom,
  * touching: its centre at distance R - r below the axis; and a sphere resting on top of a
  * cylinder's outside surface stays at R + r above it. */
@@ -1046,6 +1090,7 @@ Suite *cd_suite(void)
     tcase_add_test(tc, unit_force_steps_on_step_ends);
     tcase_add_test(tc, unit_missed_contacts_counted);
     tcase_add_test(tc, errors_local_delta_not_small);
+    tcase_add_test(tc, io_unconverged_steps_counted);
     tcase_add_test(tc, analytic_cylinder_rest);
     tcase_add_test(tc, unit_random_sweep_is_fresh_permutation);
     tcase_add_test(tc, unit_body_records_match_particle_arrays);
