@@ -428,10 +428,13 @@ void exchange_id_map_free(id_map *m)
     memset(m, 0, sizeof *m);
 }
 
+/* qsort's order: by key, equal keys in their input order (rec), as the merge leaves them;
+ * qsort itself promises no order for ties (glibc's happens to be a stable merge sort) */
 static int by_key(const void *a, const void *b)
 {
     uint64_t x = ((const keyed_ref *)a)->key, y = ((const keyed_ref *)b)->key;
-    return (x > y) - (x < y);
+    int r = ((const keyed_ref *)a)->rec, s = ((const keyed_ref *)b)->rec;
+    return x != y ? (x > y) - (x < y) : (r > s) - (r < s);
 }
 
 /* Merges the sorted runs src[start[r] .. start[r + 1]) pairwise into dst, then back, until one

@@ -82,6 +82,8 @@ typedef struct keyed_ref {
     uint64_t key;
     int rec;
 } keyed_ref;
+/* Sorts by key; equal keys end in their input order, which is rec's order where the caller
+ * numbers rec by input position (every caller does), whichever way the sort goes. */
 void keyed_sort(keyed_ref *kr, int n);
 /* The halo range of a run: the detection gap plus the largest diameter over all ranks
  * (collective); refused (who: the engine, for the message) unless below half of every period. */

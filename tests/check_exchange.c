@@ -17,32 +17,47 @@ static int by_key_ref(const void *a, const void *b)
     return x != y ? (x > y) - (x < y) : (r > s) - (r < s);
 }
 
-/* Sorted runs of random lengths (1 to 70 runs: merged; beyond 64: qsort), random keys, repeated
- * keys across runs, already sorted input: the keys come out in order, every record once. */
+/* Sorted runs of random lengths (1 to 64 runs: merged; beyond: qsort), random keys, repeated
+ * keys across runs, already sorted input: the keys come out in order, records of equal keys in
+ * their input order (the merge is stable; qsort broke such ties in its own order, so the result
+ * depended on the number of runs), every record once. The 100- and 300-run cases start each run
+ * below the last one's end, so that all their runs are seen (those of the 65- and 70-run cases
+ * joined up in part, and qsort never ran). */
 START_TEST(unit_keyed_sort_runs)
 {
     pcg32 rng;
     pcg32_seed(&rng, 21, 4);
     enum { N = 5000 };
     static keyed_ref kr[N], ref[N];
-    int cases[] = {1, 2, 3, 7, 64, 65, 70, 0};
+    int cases[] = {1, 2, 3, 7, 64, 65, 70, 100, 300, 0};
+    int apart = 0;
     for (int c = 0; cases[c] > 0; c++) {
         int runs = cases[c], n = 0;
+        uint64_t last = 0;
         for (int r = 0; r < runs; r++) {
-            int len = (int)pcg32_bounded(&rng, N / runs) + (r == 0);
+            int len = (int)pcg32_bounded(&rng, N / runs) + (r == 0 || runs >= 100);
             uint64_t key = pcg32_bounded(&rng, 1000);
+            if (runs >= 100 && r > 0) /* below the last run's end: a run of its own */
+                key = last > 0 ? pcg32_bounded(&rng, (uint32_t)last) : 0;
             for (int k = 0; k < len && n < N; k++) {
                 key += pcg32_bounded(&rng, 3); /* equal neighbours too */
                 kr[n] = (keyed_ref){key, n};
                 n++;
             }
+            last = key;
         }
+        int found = 1;
+        for (int k = 1; k < n; k++)
+            found += kr[k].key < kr[k - 1].key;
+        apart += runs >= 100 && found > 64;
         memcpy(ref, kr, (size_t)n * sizeof *kr);
         qsort(ref, (size_t)n, sizeof *ref, by_key_ref);
         keyed_sort(kr, n);
         int *seen = calloc((size_t)n, sizeof *seen);
         for (int k = 0; k < n; k++) {
             ck_assert_msg(kr[k].key == ref[k].key, "%d runs: key %d out of order", runs, k);
+            ck_assert_msg(kr[k].rec == ref[k].rec, "%d runs: record %d of key %llu out of order",
+                          runs, k, (unsigned long long)kr[k].key);
             ck_assert(kr[k].rec >= 0 && kr[k].rec < n);
             seen[kr[k].rec]++;
         }
@@ -50,6 +65,7 @@ START_TEST(unit_keyed_sort_runs)
             ck_assert_int_eq(seen[k], 1);
         free(seen);
     }
+    ck_assert_int_eq(apart, 2); /* the qsort path ran */
 }
 END_TEST
 
