@@ -434,6 +434,44 @@ static int run_cli_output(const char *args, char *out, size_t n)
     return run_binary(args, "2>&1", out, n);
 }
 
+/* Progress in a log file (standard error not a terminal): a line at the first step and at each
+ * tenth of the run, the last one "remaining 0 s"; none with --quiet. (The line at least every
+ * 5 minutes of a long run was checked by hand with the interval made small.) */
+START_TEST(io_progress_lines_in_a_log)
+{
+    char out[8192], path[] = "/tmp/cdlab_progressXXXXXX", args[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    for (int quiet = 0; quiet < 2; quiet++) {
+        snprintf(args, sizeof args, "run memcheck/cd.ini -o %s.h5 --overwrite%s", path,
+                 quiet ? " --quiet" : "");
+        ck_assert_int_eq(run_cli_output(args, out, sizeof out), 0);
+        int lines = 0;
+        const char *at = out, *last = NULL;
+        while ((at = strstr(at, "step ")) != NULL) {
+            if (at == out || at[-1] == '\n') {
+                lines++;
+                last = at;
+            }
+            at++;
+        }
+        if (quiet) {
+            ck_assert_msg(lines == 0, "%s", out);
+            continue;
+        }
+        ck_assert_msg(lines == 11, "%d progress lines:\n%s", lines, out);
+        ck_assert_msg(strncmp(strstr(out, "\nstep ") + 1, "step 1/60 ", 10) == 0, "%s", out);
+        ck_assert_msg(strstr(out, "\nstep 6/60 ") && strstr(out, "\nstep 54/60 "), "%s", out);
+        ck_assert_msg(strncmp(last, "step 60/60 ", 11) == 0 && strstr(last, "remaining 0 s\n"),
+                      "%s", out);
+    }
+    snprintf(args, sizeof args, "%s.h5", path);
+    remove_output(args);
+    unlink(path);
+}
+END_TEST
+
 /* Every command answers --help (and cdlab help COMMAND) on stdout with exit 0: what it does,
  * its usage and an example; --version gives the commit, the results epoch, OpenMP, the HDF5
  * version and whether libfclib loads. */
@@ -717,6 +755,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_good_config_passes);
     tcase_add_test(tc, errors_particle_files);
     tcase_add_test(tc, io_file_count_from_file);
+    tcase_add_test(tc, io_progress_lines_in_a_log);
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
     tcase_add_test(tc, errors_long_numbers_read_whole);

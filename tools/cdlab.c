@@ -236,6 +236,9 @@ static void fmt_time(char *buf, size_t n, double s)
         snprintf(buf, n, "%.1f h", s / 3600);
 }
 
+/* The longest a log file (standard error not a terminal) waits for a progress line. */
+#define PROGRESS_LOG_SECONDS 300.0
+
 static void show_progress(void *user, const run_progress *p)
 {
     progress_state *ps = user;
@@ -244,9 +247,11 @@ static void show_progress(void *user, const run_progress *p)
     update_rate(ps, p);
     int last = p->step == p->steps;
     int decile = p->steps > 0 ? (int)(10 * p->step / p->steps) : 10;
-    /* In place on a terminal (at most 10 updates a second); a line per 10% in a log file. */
+    /* In place on a terminal (at most 10 updates a second); in a log file a line per 10%, and
+     * one at least every PROGRESS_LOG_SECONDS (a day-long run said nothing for 2.4 hours) */
     if (ps->tty ? !(last || p->elapsed - ps->last_shown >= 0.1)
-                : !(last || decile > ps->last_decile))
+                : !(last || decile > ps->last_decile ||
+                    p->elapsed - ps->last_shown >= PROGRESS_LOG_SECONDS))
         return;
     ps->last_shown = p->elapsed;
     ps->last_decile = decile;
