@@ -743,6 +743,10 @@ START_TEST(errors_cli_exit_status_2)
     /* and a good run exits 0 */
     snprintf(args, sizeof args, "run %s -o %s/x.h5 --quiet", path, dir);
     ck_assert_int_eq(run_cli(args, out, sizeof out), 0);
+    /* info takes one file, and says so (it printed the usage alone) */
+    snprintf(args, sizeof args, "info %s/x.h5 %s/x.h5", dir, dir);
+    ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "cdlab info: expected one OUT.h5 (got 2 arguments)"), "%s", out);
     snprintf(args, sizeof args, "rm -rf %s", dir);
     ck_assert_int_eq(system(args), 0);
 }

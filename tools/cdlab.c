@@ -750,7 +750,8 @@ static int cdlab_main(int argc, char **argv)
     if (strcmp(argv[1], "check") == 0)
         return cmd_run(argc - 2, argv + 2, 1);
     if (strcmp(argv[1], "info") == 0) {
-        if (argc != 3) {
+        if (argc != 3) { /* it printed the usage alone, not what was wrong */
+            fprintf(stderr, "cdlab info: expected one OUT.h5 (got %d arguments)\n", argc - 2);
             usage(stderr);
             return 2;
         }
