@@ -410,10 +410,7 @@ START_TEST(unit_force_steps_on_step_ends)
     ck_assert(world_load_factor(&sm.W, sm.W.t) == 1.0);
     sim_close(&sm);
     char path[] = "/tmp/cdlab_stepsXXXXXX", cmd[256], out[4096];
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert(write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini));
-    close(fd);
+    temp_text_file(path, ini);
     snprintf(cmd, sizeof cmd, "%s check %s 2>&1", cdlab_bin(), path);
     ck_assert_int_eq(run_capture(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "piston.top: force 1, then 4 from step 4 (t = 0.4), the first step "
@@ -515,10 +512,7 @@ START_TEST(errors_local_delta_not_small)
         "[piston.top]\npoint = 0 0 8.5e-5\nnormal = 0 0 -1\nmass = 5e-15\nforce = 2e-14\n"
         "[output]\nevery = 0\n";
     char path[] = "/tmp/cdlab_deltaXXXXXX", out[64], cmd[512], text[4096];
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert(write(fd, scaled, strlen(scaled)) == (ssize_t)strlen(scaled));
-    close(fd);
+    temp_text_file(path, scaled);
     double mean[2];
     for (int k = 0; k < 2; k++) {
         snprintf(out, sizeof out, "%s.%d.h5", path, k);

@@ -242,10 +242,8 @@ END_TEST
 START_TEST(io_file_count_from_file)
 {
     char txt[] = "/tmp/cdlab_pcountXXXXXX";
-    int fd = mkstemp(txt);
     const char *rows = "0 0 0 0.5\n1 0 0 0.5\n";
-    ck_assert_int_eq(write(fd, rows, strlen(rows)), (long)strlen(rows));
-    close(fd);
+    temp_text_file(txt, rows);
     const char *tiles[] = {
         "", "tile = 2 1 1\n[system]\nperiodic = x\nbox_min = 0 0 0\nbox_max = 4 0 0\n"};
     for (int k = 0; k < 2; k++) {
@@ -261,11 +259,8 @@ START_TEST(io_file_count_from_file)
         ck_assert_int_eq(config_load_string(&c, ini, "test.ini", &err), CDLAB_OK);
         ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "tiles %d: %s", k, err.msg);
         ck_assert_int_eq(W.P.n, 2 * (k + 1));
-        const char *rec = NULL;
-        for (int j = 0; j < c.nres; j++)
-            if (strcmp(c.res[j].name, "particles.count") == 0)
-                rec = c.res[j].value;
-        ck_assert_msg(rec && strcmp(rec, k ? "4" : "2") == 0, "recorded '%s'", rec ? rec : "");
+        const char *rec = resolved_value(&c, "particles.count");
+        ck_assert_msg(strcmp(rec, k ? "4" : "2") == 0, "recorded '%s'", rec);
         config_free(&c);
         world_free(&W);
     }
@@ -368,12 +363,10 @@ END_TEST
 START_TEST(io_particle_file_forms)
 {
     char txt[] = "/tmp/cdlab_pformXXXXXX";
-    int fd = mkstemp(txt);
     const char *rows = "\xef\xbb\xbf"
                        "0 0 0 0.5 # the first\r\n\r\n\t# a comment line\r\n"
                        "3\t0.25\t-1e-3\t0.5\t\r\n  6 0 0 0.75#last\n";
-    ck_assert_int_eq(write(fd, rows, strlen(rows)), (long)strlen(rows));
-    close(fd);
+    temp_text_file(txt, rows);
     particles P;
     diag err = {{0}};
     int n;

@@ -193,12 +193,8 @@ START_TEST(errors_critical_dt)
     ck_assert_int_eq(dem_config_read(&c, &W, &info, NULL, &d, &err), CDLAB_OK);
     /* /parameters records the critical step in full, as every other number (it was "%.6g":
      * 0.00534522, 3.2e-9 off) */
-    const char *rec = NULL;
-    for (int k = 0; k < c.nres; k++)
-        if (strcmp(c.res[k].name, "dem.critical_dt") == 0)
-            rec = c.res[k].value;
-    ck_assert_msg(rec && strtod(rec, NULL) == d.dt_crit, "recorded '%s', %.17g", rec ? rec : "",
-                  d.dt_crit);
+    const char *rec = resolved_value(&c, "dem.critical_dt");
+    ck_assert_msg(*rec && strtod(rec, NULL) == d.dt_crit, "recorded '%s', %.17g", rec, d.dt_crit);
     config_free(&c);
     world_free(&W);
     /* a stiffness whose critical time step overflows its formula (-nan: any dt passed, even
@@ -694,10 +690,7 @@ START_TEST(io_drive_rotation_config)
     /* gravity and a load, which move nothing under the drive, are said (with --quiet too: they
      * were taken without a word); without them nothing is */
     char file[] = "/tmp/cdlab_driveXXXXXX", cmd[512], text[4096];
-    int fd = mkstemp(file);
-    ck_assert_int_ge(fd, 0);
-    ck_assert(write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini));
-    close(fd);
+    temp_text_file(file, ini);
     const char *sets[] = {"", "--set system.gravity=0,0,-10 --set load.particles=1 "
                               "--set load.force=1,0,0"};
     for (int k = 0; k < 2; k++) {

@@ -300,10 +300,7 @@ END_TEST
 START_TEST(fclib_export_not_reached_said)
 {
     char cfg[32] = "/tmp/cdlab_fcnXXXXXX", dir[32] = "/tmp/cdlab_fcdXXXXXX";
-    int fd = mkstemp(cfg);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, ini_fall, strlen(ini_fall)), (ssize_t)strlen(ini_fall));
-    close(fd);
+    temp_text_file(cfg, ini_fall);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char cmd[1024], out[8192];
     snprintf(cmd, sizeof cmd,

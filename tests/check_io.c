@@ -136,10 +136,8 @@ END_TEST
 START_TEST(io_kinetic_energy_with_frozen_particles)
 {
     char txt[] = "/tmp/cdlab_frXXXXXX";
-    int fd = mkstemp(txt);
     const char *rows = "0 0 0.5 1 0 0 0 0 0 0 1\n0 0 3 1 0 0 0 0 0 0 0\n";
-    ck_assert_int_eq(write(fd, rows, strlen(rows)), (long)strlen(rows));
-    close(fd);
+    temp_text_file(txt, rows);
     char ini[512];
     snprintf(ini, sizeof ini,
              "[system]\ndimension = 3\ndt = 0.01\nsteps = 10\ngravity = 0 0 -1\n"

@@ -7,6 +7,7 @@
 #include "run.h"
 #include "xdmf.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,9 +130,7 @@ order_taken scene_order_taken(const char *ini)
     ck_assert_int_eq(config_load_string(&c, ini, "order.ini", &err), CDLAB_OK);
     ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
     order_taken o = {info.order_auto, info.input_index != NULL, info.storage_spread, ""};
-    for (int k = 0; k < c.nres; k++)
-        if (strcmp(c.res[k].name, "particles.order") == 0)
-            snprintf(o.resolved, sizeof o.resolved, "%s", c.res[k].value);
+    snprintf(o.resolved, sizeof o.resolved, "%s", resolved_value(&c, "particles.order"));
     config_free(&c);
     scene_info_free(&info);
     world_free(&W);
@@ -166,6 +165,23 @@ void same_data(const char *a, const char *b, const char *const *names)
         free(x);
         free(y);
     }
+}
+
+const char *resolved_value(const config *c, const char *name)
+{
+    for (int k = 0; k < c->nres; k++)
+        if (strcmp(c->res[k].name, name) == 0)
+            return c->res[k].value;
+    return "";
+}
+
+void temp_text_file(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+    ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    ck_assert_msg(write(fd, text, len) == (ssize_t)len, "%s: cannot write", path);
+    close(fd);
 }
 
 const char *cdlab_bin(void)

@@ -94,6 +94,13 @@ void same_data(const char *a, const char *b, const char *const *names);
  * velocities, bit for bit. */
 void same_particles(const world *a, const world *b);
 
+/* The value config c records for NAME ("section.key") in /parameters; "" when none. */
+const char *resolved_value(const config *c, const char *name);
+
+/* Makes a fresh file from the mkstemp template path (its XXXXXX replaced) holding text; fails
+ * the test if it cannot. The caller unlinks it. */
+void temp_text_file(char *path, const char *text);
+
 /* Path of the cdlab binary for command-line tests (env CDLAB_BIN, default ../build/cdlab). */
 const char *cdlab_bin(void);
 
