@@ -1,9 +1,11 @@
 #include "generate.h"
 
 #include "config.h"
+#include "h5io.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,5 +203,123 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
         s = diag_set(err, CDLAB_ERR_IO, "%s: read error", path);
     fclose(f);
     *count = n;
+    return s;
+}
+
+/* The snapshot's rows in input order: the row of id k goes to input_index[k] (or to k). */
+static status output_rows(h5in *h, const char *path, const char *g, int n, int *to, diag *err)
+{
+    char ds[400];
+    snprintf(ds, sizeof ds, "%s/id", g);
+    status s = h5in_read(h, ds, H5IO_INT32, to, n, err);
+    int *index = NULL;
+    if (s == CDLAB_OK && h5in_exists(h, "/input_index")) {
+        long long m = 0;
+        index = malloc((size_t)n * sizeof *index);
+        if (!index)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading %s", path);
+        else if ((s = h5in_size(h, "/input_index", &m, err)) == CDLAB_OK && m != n)
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s: /input_index has %lld entries, not %d", path,
+                         m, n);
+        if (s == CDLAB_OK)
+            s = h5in_read(h, "/input_index", H5IO_INT32, index, n, err);
+    }
+    char *seen = s == CDLAB_OK ? calloc((size_t)n, 1) : NULL;
+    if (s == CDLAB_OK && !seen)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading %s", path);
+    for (int k = 0; k < n && s == CDLAB_OK; k++) {
+        int id = to[k], at = id >= 0 && id < n ? (index ? index[id] : id) : -1;
+        if (at < 0 || at >= n || seen[at]++)
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "%s: %s/id and /input_index do not number %d particles once each", path, g,
+                         n);
+        else
+            to[k] = at;
+    }
+    free(seen);
+    free(index);
+    return s;
+}
+
+status generate_load_output(particles *P, const char *path, long step, int *count, long *taken,
+                            diag *err)
+{
+    h5in *h;
+    status s = h5in_open(&h, path, err);
+    if (s != CDLAB_OK)
+        return s;
+    char name[256], last[256], g[320];
+    *count = 0;
+    if (!h5in_exists(h, "/parameters") || !h5in_exists(h, "/snapshots"))
+        s = diag_set(err, CDLAB_ERR_CONFIG,
+                     "%s: not a cdlab output with snapshots (no /parameters or /snapshots)", path);
+    if (s == CDLAB_OK)
+        s = h5in_last_child(h, "/snapshots", NULL, last, err);
+    if (s == CDLAB_OK) {
+        if (step >= 0)
+            snprintf(name, sizeof name, "%08ld", step);
+        else
+            snprintf(name, sizeof name, "%s", last);
+        snprintf(g, sizeof g, "/snapshots/%s", name);
+        if (!h5in_exists(h, g))
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s: no snapshot of step %ld (the last one is %s)",
+                         path, step, last);
+        else if (strcmp(name, last) == 0 && !h5in_exists(h, "/summary"))
+            s = diag_set(err, CDLAB_ERR_CONFIG,
+                         "%s: no /summary (its run was killed or is still running), so its last "
+                         "snapshot, of step %ld, may be cut short: name an earlier one with "
+                         "particles.snapshot",
+                         path, atol(name));
+    }
+    long long size = 0;
+    snprintf(g, sizeof g, "/snapshots/%s", name);
+    char ds[400];
+    if (s == CDLAB_OK) {
+        snprintf(ds, sizeof ds, "%s/radius", g);
+        s = h5in_size(h, ds, &size, err);
+    }
+    if (s == CDLAB_OK && (size < 1 || size > INT32_MAX))
+        s = diag_set(err, CDLAB_ERR_CONFIG, "%s: %s holds %lld particles", path, g, size);
+    int n = (int)size;
+    if (s == CDLAB_OK && P && n > P->n)
+        s = diag_set(err, CDLAB_ERR_CONFIG, "%s: more particles than expected (%d)", path, P->n);
+    if (s == CDLAB_OK && P) {
+        /* read whole, then placed row by row in input order */
+        double *x = malloc((size_t)n * 10 * sizeof *x);
+        int *to = malloc((size_t)n * sizeof *to);
+        const char *names[] = {"position", "velocity", "angular_velocity", "radius"};
+        if (!x || !to)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading %s", path);
+        for (int k = 0; k < 4 && s == CDLAB_OK; k++) {
+            snprintf(ds, sizeof ds, "%s/%s", g, names[k]);
+            s = h5in_read(h, ds, H5IO_DOUBLE, x + (size_t)3 * n * k, k < 3 ? 3L * n : n, err);
+        }
+        if (s == CDLAB_OK)
+            s = output_rows(h, path, g, n, to, err);
+        for (int k = 0; k < n && s == CDLAB_OK; k++) {
+            const double *p = x + 3 * (size_t)k, *v = p + 3 * (size_t)n, *w = v + 3 * (size_t)n,
+                         *r = x + 9 * (size_t)n + k;
+            int finite = 1;
+            for (int c = 0; c < 3; c++)
+                finite = finite && isfinite(p[c]) && isfinite(v[c]) && isfinite(w[c]);
+            if (!(r[0] > 0.0) || !finite) {
+                s = diag_set(err, CDLAB_ERR_CONFIG,
+                             "%s: %s: particle %d has a radius that is not > 0 or a value that is "
+                             "not finite",
+                             path, g, to[k]);
+                break;
+            }
+            int i = to[k];
+            P->x[i] = v3(p[0], p[1], p[2]);
+            P->v[i] = v3(v[0], v[1], v[2]);
+            P->w[i] = v3(w[0], w[1], w[2]);
+            P->r[i] = r[0];
+        }
+        free(x);
+        free(to);
+    }
+    h5in_close(h);
+    *count = s == CDLAB_OK ? n : 0;
+    *taken = s == CDLAB_OK ? atol(name) : -1;
     return s;
 }

@@ -15,9 +15,10 @@ status generate_random_box(particles *P, pcg32 *rng, double rmin, double rmax, v
                            diag *err);
 
 typedef enum particle_format {
-    PARTICLE_FORMAT_XYZR, /* x y z radius */
-    PARTICLE_FORMAT_CHUTE /* x y z diameter vx vy vz wx wy wz frozen (shared/bench/chute_cell.txt)
-                           */
+    PARTICLE_FORMAT_XYZR,  /* x y z radius */
+    PARTICLE_FORMAT_CHUTE, /* x y z diameter vx vy vz wx wy wz frozen (shared/bench/chute_cell.txt)
+                            */
+    PARTICLE_FORMAT_CDLAB  /* a snapshot of a cdlab output (generate_load_output) */
 } particle_format;
 
 /* Reads one particle per line in the given column format (blank lines and '#' comments
@@ -25,5 +26,14 @@ typedef enum particle_format {
  * otherwise P->n must be at least the count. */
 status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
                           diag *err);
+
+/* The particles of a snapshot of a cdlab output file (HDF5): positions, radii, velocities and
+ * angular velocities, in the input order of the run that wrote it (its /input_index where it
+ * renumbered them). step < 0: the last snapshot; a file without /summary (a run killed or still
+ * running) may have cut its last snapshot short, which is refused. Sets *count to its
+ * particles and *taken to its step. With P == NULL only counts; otherwise P->n must be at least
+ * the count. */
+status generate_load_output(particles *P, const char *path, long step, int *count, long *taken,
+                            diag *err);
 
 #endif

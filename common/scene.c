@@ -307,7 +307,20 @@ typedef struct file_source {
     char path[PATH_MAX];
     int fmt;
     double tile[3];
+    long snapshot; /* format = cdlab: the snapshot's step (-1: the last) */
 } file_source;
+
+/* The file's particles: counted (P NULL) or read into P; *n their number. */
+static status load_file_source(particles *P, file_source *f, int *n, diag *err)
+{
+    if (f->fmt != PARTICLE_FORMAT_CDLAB)
+        return generate_load_file(P, f->path, (particle_format)f->fmt, n, err);
+    long taken;
+    status s = generate_load_output(P, f->path, f->snapshot, n, &taken, err);
+    if (s == CDLAB_OK)
+        f->snapshot = taken;
+    return s;
+}
 
 static status read_file_source(config *c, const particles *P, long *count, file_source *f,
                                diag *err)
@@ -330,10 +343,18 @@ static status read_file_source(config *c, const particles *P, long *count, file_
             c, sec, "file", err,
             "the path (with the config file's folder) is longer than %zu characters",
             sizeof f->path - 1);
-    const char *formats[] = {"xyzr", "chute", NULL};
+    const char *formats[] = {"xyzr", "chute", "cdlab", NULL};
     const double one3[3] = {1, 1, 1};
+    const char *snapshot_keys[] = {"snapshot", NULL};
     if ((s = config_enum(c, sec, "format", 0, PARTICLE_FORMAT_XYZR, formats, &f->fmt, err)) ||
         (s = config_doubles(c, sec, "tile", 0, 3, one3, f->tile, err)))
+        return s;
+    f->snapshot = -1;
+    if (f->fmt != PARTICLE_FORMAT_CDLAB &&
+        (s = config_used_only_with(c, sec, snapshot_keys, "format = cdlab", err)))
+        return s;
+    if (f->fmt == PARTICLE_FORMAT_CDLAB && config_has(c, sec, "snapshot") &&
+        (s = config_int(c, sec, "snapshot", 1, 0, 0, LONG_MAX, &f->snapshot, err)))
         return s;
     const char axis[] = "xyz";
     for (int a = 0; a < 3; a++) {
@@ -347,8 +368,10 @@ static status read_file_source(config *c, const particles *P, long *count, file_
                                 axis[a], axis[a]);
         tiles *= (long)f->tile[a];
     }
-    if ((s = generate_load_file(NULL, f->path, (particle_format)f->fmt, &in_file, err)))
+    if ((s = load_file_source(NULL, f, &in_file, err)))
         return s;
+    if (f->fmt == PARTICLE_FORMAT_CDLAB) /* the step taken, where the last one was asked for */
+        config_record(c, sec, "snapshot", "%ld", f->snapshot);
     /* (per tile the count divided, cut to a whole number, read "holds 4100 particles per tile,
      * not 4100" for 65,601 spheres in 16 tiles, and "not 0" for more tiles than spheres) */
     double total = (double)in_file * (double)tiles;
@@ -424,12 +447,18 @@ static status place_random(config *c, particles *P, pcg32 *rng, diag *err)
 }
 
 /* particles.source = file: the file's particles, copied into every tile of the box. */
-static status place_from_file(config *c, particles *P, const file_source *f, diag *err)
+static status place_from_file(config *c, particles *P, file_source *f, diag *err)
 {
     int n, dim = P->dimension;
     status s;
-    if ((s = generate_load_file(P, f->path, (particle_format)f->fmt, &n, err)))
+    if ((s = load_file_source(P, f, &n, err)))
         return s;
+    /* read twice (counted, then placed): a file changed in between is not half taken */
+    if ((double)n * f->tile[0] * f->tile[1] * f->tile[2] != (double)P->n)
+        return config_error(c, "particles", "file", err,
+                            "%s: it held %d particles when counted, and %d now (changed while "
+                            "read?)",
+                            f->path, (int)(P->n / (f->tile[0] * f->tile[1] * f->tile[2])), n);
     /* copies of the cell, shifted by the cell's period (box / tile) */
     vec3 cell = v3(P->box.L.x / f->tile[0], P->box.L.y / f->tile[1], P->box.L.z / f->tile[2]);
     int k = n;

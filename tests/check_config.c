@@ -3,6 +3,7 @@
 #include "suites.h"
 
 #include "generate.h"
+#include "h5io.h"
 #include "parallel.h"
 #include "run.h"
 
@@ -427,6 +428,101 @@ static int run_cli_output(const char *args, char *out, size_t n)
     return run_binary(args, "2>&1", out, n);
 }
 
+/* particles.format = cdlab starts from a snapshot of another run: positions, radii, velocities
+ * and spins bit for bit, in that run's input order. The run here renumbers its 300 random discs
+ * (order = spatial), so the rows of its snapshots are not its input's: its first snapshot taken
+ * in given order is the random packing itself, its last (the default) matches the file row by
+ * row through /input_index. Refused: a step with no snapshot, `snapshot` with a text format,
+ * and the last snapshot of a file without /summary (a killed run's, maybe cut short). */
+START_TEST(io_start_from_output)
+{
+    const char *src = "[system]\ndimension = 2\ndt = 0.01\nsteps = 10\nseed = 3\ngravity = 0 -1 0\n"
+                      "[particles]\nsource = random\ncount = 300\nradius_min = 0.4\n"
+                      "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = 30 30 0\norder = %s\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n[output]\nevery = 0\n";
+    char ini[1024], out[32], path[64];
+    snprintf(ini, sizeof ini, src, "spatial");
+    run_summary sum;
+    diag err = {{0}};
+    ck_assert_msg(run_to_temp(ini, "src.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    /* the packing itself, in input order */
+    world R;
+    scene_info ri;
+    config c;
+    snprintf(ini, sizeof ini, src, "given");
+    ck_assert_int_eq(config_load_string(&c, ini, "src.ini", &err), CDLAB_OK);
+    ck_assert_msg(scene_build(&c, &R, &ri, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+    /* the last snapshot's rows, ids and the renumbering */
+    enum { N = 300 };
+    static double x[3 * N], v[3 * N];
+    int id[N], index[N];
+    h5in *h;
+    ck_assert_int_eq(h5in_open(&h, out, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read(h, "/snapshots/00000010/position", H5IO_DOUBLE, x, 3 * N, &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(h5in_read(h, "/snapshots/00000010/velocity", H5IO_DOUBLE, v, 3 * N, &err),
+                     CDLAB_OK);
+    ck_assert_int_eq(h5in_read(h, "/snapshots/00000010/id", H5IO_INT32, id, N, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read(h, "/input_index", H5IO_INT32, index, N, &err), CDLAB_OK);
+    h5in_close(h);
+    const char *from = "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\n"
+                       "[particles]\nsource = file\nformat = cdlab\nfile = %s\norder = given\n%s";
+    const char *snap[] = {"", "snapshot = 0\n"};
+    int moved = 0;
+    for (int k = 0; k < 2; k++) {
+        world W;
+        scene_info info;
+        snprintf(ini, sizeof ini, from, out, snap[k]);
+        ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
+        ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+        ck_assert_int_eq(W.P.n, N);
+        ck_assert_str_eq(resolved_value(&c, "particles.snapshot"), k ? "0" : "10");
+        ck_assert_str_eq(resolved_value(&c, "particles.count"), "300");
+        for (int r = 0; r < N; r++) {
+            int i = index[id[r]];
+            if (k == 0) {
+                ck_assert(memcmp(&W.P.x[i], &x[3 * r], sizeof(vec3)) == 0);
+                ck_assert(memcmp(&W.P.v[i], &v[3 * r], sizeof(vec3)) == 0);
+                moved += W.P.x[i].y != R.P.x[i].y;
+            } else {
+                ck_assert(memcmp(&W.P.x[i], &R.P.x[i], sizeof(vec3)) == 0);
+            }
+            ck_assert(W.P.r[i] == R.P.r[i]);
+        }
+        config_free(&c);
+        scene_info_free(&info);
+        world_free(&W);
+    }
+    ck_assert_int_gt(moved, N / 2); /* the last snapshot is not the start */
+    scene_info_free(&ri);
+    world_free(&R);
+    /* refusals */
+    snprintf(ini, sizeof ini, from, out, "snapshot = 5\n");
+    expect_error(ini, NULL, "no snapshot of step 5 (the last one is 00000010)");
+    snprintf(ini, sizeof ini, from, out, "");
+    char *t = replace(ini, "format = cdlab\n", "snapshot = 0\n");
+    expect_error(t, NULL, "particles.snapshot: is used only with format = cdlab");
+    free(t);
+    snprintf(path, sizeof path, "%s.killed", out);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "cp %s %s", out, path);
+    ck_assert_int_eq(system(cmd), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    ck_assert_int_ge(H5Ldelete(f, "/summary", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    snprintf(ini, sizeof ini, from, path, "");
+    expect_error(ini, NULL,
+                 "no /summary (its run was killed or is still running), so its last "
+                 "snapshot, of step 10, may be cut short");
+    snprintf(ini, sizeof ini, from, path, "snapshot = 0\n");
+    ck_assert_msg(validate(ini, NULL, &err) == CDLAB_OK, "%s", err.msg);
+    unlink(path);
+    remove_output(out);
+}
+END_TEST
+
 /* Progress in a log file (standard error not a terminal): a line at the first step and at each
  * tenth of the run, the last one "remaining 0 s"; none with --quiet. (The line at least every
  * 5 minutes of a long run was checked by hand with the interval made small.) */
@@ -752,6 +848,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_good_config_passes);
     tcase_add_test(tc, errors_particle_files);
     tcase_add_test(tc, io_file_count_from_file);
+    tcase_add_test(tc, io_start_from_output);
     tcase_add_test(tc, io_progress_lines_in_a_log);
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
