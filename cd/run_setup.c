@@ -461,6 +461,15 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                    "spatial (or auto, the default) renumbers them, which makes a large run's "
                    "steps faster (docs/config.md)",
                    S->info.storage_spread);
+    if (S->info.source_lost_periodic[0]) { /* said with --quiet too */
+        char line[600];
+        snprintf(line, sizeof line,
+                 "warning: the run that wrote particles.file was periodic along %s, this one is "
+                 "not: its positions were wrapped into its box, so particles that touched across "
+                 "that boundary now lie a period apart",
+                 S->info.source_lost_periodic);
+        engine_say_result(&notes, line);
+    }
     engine_say(&notes, "threads: %d of %d cores (%s)%s", S->threads, cdlab_cores(), S->threads_why,
                S->threads > cdlab_cores()
                    ? ": more threads than cores, so they take turns on the cores and every step "

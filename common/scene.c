@@ -1,6 +1,7 @@
 #include "scene.h"
 
 #include "generate.h"
+#include "h5io.h"
 #include "pcg32.h"
 
 #include <limits.h>
@@ -398,6 +399,20 @@ static status read_file_source(config *c, const particles *P, long *count, file_
     return CDLAB_OK;
 }
 
+/* The periodic axes of the run that wrote the snapshot (its /parameters) that this run lacks. */
+static void source_periodic(const particles *P, const char *path, scene_info *info)
+{
+    char *axes = NULL;
+    diag ignore;
+    int k = 0;
+    if (h5in_read_attr_string(path, "/parameters", "system.periodic", &axes, &ignore) == CDLAB_OK)
+        for (int a = 0; a < 3; a++)
+            if (strchr(axes, "xyz"[a]) && !P->box.periodic[a])
+                info->source_lost_periodic[k++] = "xyz"[a];
+    info->source_lost_periodic[k] = '\0';
+    free(axes);
+}
+
 /* particles.source = chain: equal disks along a line. */
 static status place_chain(config *c, particles *P, diag *err)
 {
@@ -608,6 +623,8 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     if ((counted && (s = config_int(c, sec, "count", 1, 0, 1, SCENE_MAX_PARTICLES, &count, err))) ||
         (source == 2 && (s = read_file_source(c, P, &count, &f, err))))
         return s;
+    if (source == 2 && f.fmt == PARTICLE_FORMAT_CDLAB)
+        source_periodic(P, f.path, info);
     pbox box = P->box;
     if ((s = particles_init(P, (int)count, P->dimension, err)))
         return s;

@@ -35,6 +35,9 @@ typedef struct scene_info {
      * (fewer than SCENE_ORDER_AUTO_N particles) */
     int order_auto;
     double storage_spread;
+    /* particles.format = cdlab: the periodic axes of the run whose snapshot was taken that are
+     * not periodic here ("" if none): its positions were wrapped into its box */
+    char source_lost_periodic[4];
 } scene_info;
 
 /* particles.order = auto renumbers the particles in spatial order from this many on, when

@@ -432,11 +432,13 @@ static int run_cli_output(const char *args, char *out, size_t n)
  * and spins bit for bit, in that run's input order. The run here renumbers its 300 random discs
  * (order = spatial), so the rows of its snapshots are not its input's: its first snapshot taken
  * in given order is the random packing itself, its last (the default) matches the file row by
- * row through /input_index. Refused: a step with no snapshot, `snapshot` with a text format,
+ * row through /input_index; its periodic axis, which this run lacks, is warned of. Refused: a
+ * step with no snapshot, `snapshot` with a text format,
  * and the last snapshot of a file without /summary (a killed run's, maybe cut short). */
 START_TEST(io_start_from_output)
 {
     const char *src = "[system]\ndimension = 2\ndt = 0.01\nsteps = 10\nseed = 3\ngravity = 0 -1 0\n"
+                      "periodic = x\nbox_min = 0 0 0\nbox_max = 30 30 0\n"
                       "[particles]\nsource = random\ncount = 300\nradius_min = 0.4\n"
                       "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = 30 30 0\norder = %s\n"
                       "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n[output]\nevery = 0\n";
@@ -479,6 +481,7 @@ START_TEST(io_start_from_output)
         ck_assert_int_eq(W.P.n, N);
         ck_assert_str_eq(resolved_value(&c, "particles.snapshot"), k ? "0" : "10");
         ck_assert_str_eq(resolved_value(&c, "particles.count"), "300");
+        ck_assert_str_eq(info.source_lost_periodic, "x"); /* this run is not periodic */
         for (int r = 0; r < N; r++) {
             int i = index[id[r]];
             if (k == 0) {
@@ -497,6 +500,18 @@ START_TEST(io_start_from_output)
     ck_assert_int_gt(moved, N / 2); /* the last snapshot is not the start */
     scene_info_free(&ri);
     world_free(&R);
+    /* the periodic axis the source had and this run lacks is said, with --quiet too */
+    char cfg[] = "/tmp/cdlab_fromXXXXXX", cmd[256], said[8192];
+    snprintf(ini, sizeof ini, from, out, "");
+    temp_text_file(cfg, ini);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s.h5 -q 2>&1", cdlab_bin(), cfg, cfg);
+    ck_assert_int_eq(run_capture(cmd, said, sizeof said), 0);
+    ck_assert_msg(strstr(said, "warning: the run that wrote particles.file was periodic along x, "
+                               "this one is not"),
+                  "%s", said);
+    snprintf(path, sizeof path, "%s.h5", cfg);
+    remove_output(path);
+    unlink(cfg);
     /* refusals */
     snprintf(ini, sizeof ini, from, out, "snapshot = 5\n");
     expect_error(ini, NULL, "no snapshot of step 5 (the last one is 00000010)");
@@ -505,7 +520,6 @@ START_TEST(io_start_from_output)
     expect_error(t, NULL, "particles.snapshot: is used only with format = cdlab");
     free(t);
     snprintf(path, sizeof path, "%s.killed", out);
-    char cmd[160];
     snprintf(cmd, sizeof cmd, "cp %s %s", out, path);
     ck_assert_int_eq(system(cmd), 0);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
