@@ -309,6 +309,7 @@ typedef struct file_source {
     int fmt;
     double tile[3];
     long snapshot; /* format = cdlab: the snapshot's step (-1: the last) */
+    int at_rest;   /* format = cdlab: velocities and spins set to 0 (snapshot_velocities off) */
 } file_source;
 
 /* The file's particles: counted (P NULL) or read into P; *n their number. */
@@ -320,6 +321,8 @@ static status load_file_source(particles *P, file_source *f, int *n, diag *err)
     status s = generate_load_output(P, f->path, f->snapshot, n, &taken, err);
     if (s == CDLAB_OK)
         f->snapshot = taken;
+    for (int i = 0; P && s == CDLAB_OK && f->at_rest && i < *n; i++)
+        P->v[i] = P->w[i] = v3_zero();
     return s;
 }
 
@@ -346,7 +349,7 @@ static status read_file_source(config *c, const particles *P, long *count, file_
             sizeof f->path - 1);
     const char *formats[] = {"xyzr", "chute", "cdlab", NULL};
     const double one3[3] = {1, 1, 1};
-    const char *snapshot_keys[] = {"snapshot", NULL};
+    const char *snapshot_keys[] = {"snapshot", "snapshot_velocities", NULL};
     if ((s = config_enum(c, sec, "format", 0, PARTICLE_FORMAT_XYZR, formats, &f->fmt, err)) ||
         (s = config_doubles(c, sec, "tile", 0, 3, one3, f->tile, err)))
         return s;
@@ -354,9 +357,13 @@ static status read_file_source(config *c, const particles *P, long *count, file_
     if (f->fmt != PARTICLE_FORMAT_CDLAB &&
         (s = config_used_only_with(c, sec, snapshot_keys, "format = cdlab", err)))
         return s;
-    if (f->fmt == PARTICLE_FORMAT_CDLAB && config_has(c, sec, "snapshot") &&
-        (s = config_int(c, sec, "snapshot", 1, 0, 0, LONG_MAX, &f->snapshot, err)))
+    int moving = 1;
+    if (f->fmt == PARTICLE_FORMAT_CDLAB &&
+        ((config_has(c, sec, "snapshot") &&
+          (s = config_int(c, sec, "snapshot", 1, 0, 0, LONG_MAX, &f->snapshot, err))) ||
+         (s = config_bool(c, sec, "snapshot_velocities", 0, 1, &moving, err))))
         return s;
+    f->at_rest = !moving;
     const char axis[] = "xyz";
     for (int a = 0; a < 3; a++) {
         if (!(f->tile[a] >= 1.0 && f->tile[a] <= 1e6 && f->tile[a] == floor(f->tile[a])))
