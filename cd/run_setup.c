@@ -444,6 +444,8 @@ void run_announce(const run_setup *S, const run_hooks *hk)
                cdlab_version, cdlab_git_commit, S->E.ops->name, W->P.n, W->P.dimension, W->n_walls,
                S->info.steps, W->dt, from);
     force_steps_said(S, &notes);
+    if (S->info.source_said[0])
+        engine_say(&notes, "%s", S->info.source_said);
     if (S->info.order_auto)
         engine_say(&notes,
                    "particles in spatial order (particles.order = auto: particles next to each "

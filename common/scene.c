@@ -630,8 +630,12 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
     if ((counted && (s = config_int(c, sec, "count", 1, 0, 1, SCENE_MAX_PARTICLES, &count, err))) ||
         (source == 2 && (s = read_file_source(c, P, &count, &f, err))))
         return s;
-    if (source == 2 && f.fmt == PARTICLE_FORMAT_CDLAB)
+    if (source == 2 && f.fmt == PARTICLE_FORMAT_CDLAB) {
         source_periodic(P, f.path, info);
+        snprintf(info->source_said, sizeof info->source_said,
+                 "particles: %ld from the snapshot of step %ld of %s (%s)", count, f.snapshot,
+                 f.path, f.at_rest ? "at rest" : "with its velocities");
+    }
     pbox box = P->box;
     if ((s = particles_init(P, (int)count, P->dimension, err)))
         return s;

@@ -38,6 +38,8 @@ typedef struct scene_info {
     /* particles.format = cdlab: the periodic axes of the run whose snapshot was taken that are
      * not periodic here ("" if none): its positions were wrapped into its box */
     char source_lost_periodic[4];
+    /* and where the particles came from, for the banner ("" for other sources) */
+    char source_said[4200];
 } scene_info;
 
 /* particles.order = auto renumbers the particles in spatial order from this many on, when

@@ -512,6 +512,11 @@ START_TEST(io_start_from_output)
     ck_assert_msg(strstr(said, "warning: the run that wrote particles.file was periodic along x, "
                                "this one is not"),
                   "%s", said);
+    snprintf(cmd, sizeof cmd, "%s check %s 2>&1", cdlab_bin(), cfg);
+    ck_assert_int_eq(run_capture(cmd, said, sizeof said), 0);
+    char want[128];
+    snprintf(want, sizeof want, "particles: 300 from the snapshot of step 10 of %s (with its", out);
+    ck_assert_msg(strstr(said, want), "%s", said);
     snprintf(path, sizeof path, "%s.h5", cfg);
     remove_output(path);
     unlink(cfg);
