@@ -298,6 +298,16 @@ static const struct {
 };
 #define SNAP_PARTICLE_DS (sizeof snap_particle_ds / sizeof snap_particle_ds[0])
 
+/* 1 where some particle is frozen: its snapshots have `frozen` too (so that a run started from
+ * one keeps them; without frozen particles the snapshots are as they were before it) */
+static int any_frozen(const particles *P)
+{
+    for (int i = 0; i < P->n; i++)
+        if (P->frozen[i])
+            return 1;
+    return 0;
+}
+
 static status snapshot_particles(h5out *h, const char *g, const particles *P, diag *err)
 {
     const void *data[SNAP_PARTICLE_DS] = {P->x, P->v, P->w, P->q, P->r, P->m, P->id, P->image};
@@ -310,7 +320,17 @@ static status snapshot_particles(h5out *h, const char *g, const particles *P, di
                              err)))
             return s;
     }
-    return CDLAB_OK;
+    if (!any_frozen(P))
+        return CDLAB_OK;
+    int32_t *frozen = malloc((size_t)P->n * sizeof *frozen);
+    if (!frozen)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
+    for (int i = 0; i < P->n; i++)
+        frozen[i] = P->frozen[i];
+    snprintf(path, sizeof path, "%s/frozen", g);
+    s = h5out_array(h, path, H5IO_INT32, 1, (long[]){P->n}, frozen, err);
+    free(frozen);
+    return s;
 }
 
 /* 4,096 contacts: 0.5 MB of records and 0.2 MB of rows (65,536 made the peak of a 65,600-sphere
@@ -434,6 +454,8 @@ double run_snapshot_bytes(const run_setup *S, long contacts)
                 values *= *c - '0';
         per_particle += 8.0 * values;
     }
+    if (any_frozen(&S->W.P))
+        per_particle += type_bytes(H5IO_INT32);
     return per_particle * S->W.P.n + per_contact * (double)contacts;
 }
 

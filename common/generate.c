@@ -296,6 +296,14 @@ status generate_load_output(particles *P, const char *path, long step, int *coun
         }
         if (s == CDLAB_OK)
             s = output_rows(h, path, g, n, to, err);
+        /* frozen flags: written where the run had frozen particles (since 2026-11-28) */
+        int32_t *frozen = NULL;
+        snprintf(ds, sizeof ds, "%s/frozen", g);
+        if (s == CDLAB_OK && h5in_exists(h, ds)) {
+            frozen = malloc((size_t)n * sizeof *frozen);
+            s = frozen ? h5in_read(h, ds, H5IO_INT32, frozen, n, err)
+                       : diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading %s", path);
+        }
         for (int k = 0; k < n && s == CDLAB_OK; k++) {
             const double *p = x + 3 * (size_t)k, *v = p + 3 * (size_t)n, *w = v + 3 * (size_t)n,
                          *r = x + 9 * (size_t)n + k;
@@ -314,7 +322,9 @@ status generate_load_output(particles *P, const char *path, long step, int *coun
             P->v[i] = v3(v[0], v[1], v[2]);
             P->w[i] = v3(w[0], w[1], w[2]);
             P->r[i] = r[0];
+            P->frozen[i] = frozen && frozen[k] != 0;
         }
+        free(frozen);
         free(x);
         free(to);
     }

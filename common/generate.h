@@ -27,12 +27,12 @@ typedef enum particle_format {
 status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
                           diag *err);
 
-/* The particles of a snapshot of a cdlab output file (HDF5): positions, radii, velocities and
- * angular velocities, in the input order of the run that wrote it (its /input_index where it
- * renumbered them). step < 0: the last snapshot; a file without /summary (a run killed or still
- * running) may have cut its last snapshot short, which is refused. Sets *count to its
- * particles and *taken to its step. With P == NULL only counts; otherwise P->n must be at least
- * the count. */
+/* The particles of a snapshot of a cdlab output file (HDF5): positions, radii, velocities,
+ * angular velocities and frozen flags (where it has them), in the input order of the run that wrote
+ * it (its /input_index where it renumbered them). step < 0: the last snapshot; a file without
+ * /summary (a run killed or still running) may have cut its last snapshot short, which is refused.
+ * Sets *count to its particles and *taken to its step. With P == NULL only counts; otherwise P->n
+ * must be at least the count. */
 status generate_load_output(particles *P, const char *path, long step, int *count, long *taken,
                             diag *err);
 

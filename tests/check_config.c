@@ -434,7 +434,8 @@ static int run_cli_output(const char *args, char *out, size_t n)
  * in given order is the random packing itself, its last (the default) matches the file row by
  * row through /input_index (with snapshot_velocities = false at rest); its periodic axis, which
  * this run lacks, is warned of. Refused: a step with no snapshot, `snapshot` with a text format,
- * and the last snapshot of a file without /summary (a killed run's, maybe cut short). */
+ * and the last snapshot of a file without /summary (a killed run's, maybe cut short). Frozen
+ * particles stay frozen. */
 START_TEST(io_start_from_output)
 {
     const char *src = "[system]\ndimension = 2\ndt = 0.01\nsteps = 10\nseed = 3\ngravity = 0 -1 0\n"
@@ -542,6 +543,32 @@ START_TEST(io_start_from_output)
     ck_assert_msg(validate(ini, NULL, &err) == CDLAB_OK, "%s", err.msg);
     unlink(path);
     remove_output(out);
+    /* frozen particles stay frozen: a row of 6 frozen discs under 6 free ones, from a chute-format
+     * file, run 5 steps and taken back */
+    char grid[] = "/tmp/cdlab_gridXXXXXX", lines[1024] = "";
+    for (int k = 0; k < 12; k++)
+        snprintf(lines + strlen(lines), sizeof lines - strlen(lines),
+                 "%g %g 0 0.9 0 0 0 0 0 0 %d\n", 0.5 + k % 6, 0.45 + k / 6, k < 6);
+    temp_text_file(grid, lines);
+    snprintf(ini, sizeof ini,
+             "[system]\ndimension = 2\ndt = 0.01\nsteps = 5\ngravity = 0 -1 0\n"
+             "[particles]\nsource = file\nformat = chute\nfile = %s\n",
+             grid);
+    ck_assert_msg(run_to_temp(ini, "grid.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    snprintf(ini, sizeof ini, from, out, "");
+    world W;
+    scene_info info;
+    ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
+    ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(W.P.n, 12);
+    for (int k = 0; k < 12; k++)
+        ck_assert_msg(W.P.frozen[k] == (k < 6) && (W.P.inv_m[k] == 0.0) == (k < 6), "particle %d",
+                      k);
+    config_free(&c);
+    scene_info_free(&info);
+    world_free(&W);
+    remove_output(out);
+    unlink(grid);
 }
 END_TEST
 

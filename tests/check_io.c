@@ -613,8 +613,8 @@ static void output_size_said(const char *note, long *snaps, long *ckpts, long *c
  * (run_checkpoint_bytes) equal to step 20's stored datasets with its contact records, and the
  * series' (run_series_row_bytes: 46 rows, one chunk each) to /series's, and the announced
  * whole (run_output_bytes) to the file's datasets but the walls' 48 bytes, plus the
- * checkpoint's copy: a CD run of disks on a floor, and DEM deformable discs (their stress,
- * strain and ellipses besides). */
+ * checkpoint's copy: a CD run of disks on a floor, DEM deformable discs (their stress,
+ * strain and ellipses besides), and CD discs on a frozen row (their `frozen` besides). */
 START_TEST(io_output_size_announced)
 {
     const char *base = "dimension = 2\ndt = 1e-3\nsteps = 45\nseed = 3\n"
@@ -624,12 +624,27 @@ START_TEST(io_output_size_announced)
                        "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n"
                        "[contact]\ndetect_gap = 0.3\n"
                        "[output]\nevery = 10\ncheckpoint_every = 20\n";
-    for (int m = 0; m < 2; m++) {
+    /* mode 2: CD, 30 discs on a 6 x 5 grid from a chute-format file, the bottom row frozen
+     * (the snapshots' `frozen`, 4 bytes per particle) */
+    char grid[] = "/tmp/cdlab_gridXXXXXX", lines[2048] = "", frozen_keys[128];
+    for (int k = 0; k < 30; k++)
+        snprintf(lines + strlen(lines), sizeof lines - strlen(lines),
+                 "%g %g 0 0.9 0 0 0 0 0 0 %d\n", 0.5 + k % 6, 0.45 + k / 6, k < 6);
+    temp_text_file(grid, lines);
+    snprintf(frozen_keys, sizeof frozen_keys,
+             "[particles]\nsource = file\nformat = chute\nfile = %s\n", grid);
+    for (int m = 0; m < 3; m++) {
         char ini[2048];
-        snprintf(ini, sizeof ini, "[system]\n%s%s%s", m ? "mode = dem\n" : "", base,
-                 m ? "[dem]\nk_n = 1e4\ndeformable = true\nyoung_modulus = 1e5\n"
-                     "poisson_ratio = 0.3\n"
-                   : "");
+        snprintf(ini, sizeof ini, "[system]\n%s%s%s", m == 1 ? "mode = dem\n" : "", base,
+                 m == 1 ? "[dem]\nk_n = 1e4\ndeformable = true\nyoung_modulus = 1e5\n"
+                          "poisson_ratio = 0.3\n"
+                        : "");
+        if (m == 2) {
+            char *t = strstr(ini, "[particles]"), *end = strstr(ini, "[plane.base]");
+            char tail[1024];
+            snprintf(tail, sizeof tail, "%s", end);
+            snprintf(t, sizeof ini - (size_t)(t - ini), "%s%s", frozen_keys, tail);
+        }
         config c;
         diag err = {{0}};
         ck_assert_int_eq(config_load_string(&c, ini, "size.ini", &err), CDLAB_OK);
@@ -667,6 +682,16 @@ START_TEST(io_output_size_announced)
         ck_assert_msg(stored == run_snapshot_bytes(&S, (long)dims[0]),
                       "mode %d: %.0f bytes stored, %.0f estimated", m, stored,
                       run_snapshot_bytes(&S, (long)dims[0]));
+        /* the frozen flags, in the snapshots of a run that has frozen particles only */
+        ck_assert_int_eq(H5Lexists(h, "/snapshots/00000010/frozen", H5P_DEFAULT) > 0, m == 2);
+        if (m == 2) {
+            int frozen[30];
+            d = H5Dopen2(h, "/snapshots/00000010/frozen", H5P_DEFAULT);
+            ck_assert_int_ge(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, frozen), 0);
+            H5Dclose(d);
+            for (int k = 0; k < 30; k++)
+                ck_assert_int_eq(frozen[k], k < 6);
+        }
         /* a checkpoint's datasets with its own contact count, and the series' 46 rows (one
          * chunk of each series), exactly */
         g = H5Gopen2(h, "/checkpoints/00000020", H5P_DEFAULT);
@@ -712,6 +737,7 @@ START_TEST(io_output_size_announced)
         run_setup_free(&S);
         remove_output(path);
     }
+    unlink(grid);
     /* the largest system.steps gives a positive size (LONG_MAX gave the series 0 B, one less
      * -775 EB), and one more is refused */
     const char *big[] = {"system.steps=9007199254740992", "system.steps=9007199254740993"};

@@ -78,16 +78,21 @@ def compare_values(a, b, rtol):
     return False, tuple(int(i) for i in idx), float(np.nanmax(np.where(same, 0.0, d)))
 
 
-def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=()):
+def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(), new_datasets=()):
     """Differences between two files (0: identical). new_keys: config keys that only the second
     file's /parameters echoes (keys a change added, with their defaults): listed, not counted.
     new_attrs: attribute names that a change added elsewhere (a checkpoint's recorded constants):
-    where only the second file has one, listed, not counted."""
+    where only the second file has one, listed, not counted. new_datasets: the same for datasets
+    by their last name (a snapshot's `frozen`)."""
     n_diff = 0
     with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
         ia, ib = walk(fa), walk(fb)
         for name in sorted(set(ia) | set(ib)):
             if skipped(name):
+                continue
+            if name not in ia and name.rsplit("/", 1)[-1] in new_datasets \
+                    and isinstance(ib[name], h5py.Dataset):
+                out.write(f"{name}: a new dataset, only in the second file (allowed)\n")
                 continue
             if name not in ia or name not in ib:
                 out.write(f"{name}: only in {'the first' if name in ia else 'the second'} file\n")
