@@ -276,7 +276,7 @@ status run_output_row(run_writer *w, run_setup *S, const engine_record *rec, dia
 /* bytes of a value of type t */
 static size_t type_bytes(h5type t)
 {
-    return t == H5IO_INT32 ? 4 : 8;
+    return t == H5IO_INT32 ? 4 : t == H5IO_UINT8 ? 1 : 8;
 }
 
 /* The particles' arrays of a snapshot: name, type, values per particle (run_snapshot_bytes
@@ -322,15 +322,8 @@ static status snapshot_particles(h5out *h, const char *g, const particles *P, di
     }
     if (!any_frozen(P))
         return CDLAB_OK;
-    int32_t *frozen = malloc((size_t)P->n * sizeof *frozen);
-    if (!frozen)
-        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing a snapshot");
-    for (int i = 0; i < P->n; i++)
-        frozen[i] = P->frozen[i];
     snprintf(path, sizeof path, "%s/frozen", g);
-    s = h5out_array(h, path, H5IO_INT32, 1, (long[]){P->n}, frozen, err);
-    free(frozen);
-    return s;
+    return h5out_array(h, path, H5IO_UINT8, 1, (long[]){P->n}, P->frozen, err);
 }
 
 /* 4,096 contacts: 0.5 MB of records and 0.2 MB of rows (65,536 made the peak of a 65,600-sphere
@@ -455,7 +448,7 @@ double run_snapshot_bytes(const run_setup *S, long contacts)
         per_particle += 8.0 * values;
     }
     if (any_frozen(&S->W.P))
-        per_particle += type_bytes(H5IO_INT32);
+        per_particle += type_bytes(H5IO_UINT8);
     return per_particle * S->W.P.n + per_contact * (double)contacts;
 }
 

@@ -297,11 +297,11 @@ status generate_load_output(particles *P, const char *path, long step, int *coun
         if (s == CDLAB_OK)
             s = output_rows(h, path, g, n, to, err);
         /* frozen flags: written where the run had frozen particles (since 2026-11-28) */
-        int32_t *frozen = NULL;
+        unsigned char *frozen = NULL;
         snprintf(ds, sizeof ds, "%s/frozen", g);
         if (s == CDLAB_OK && h5in_exists(h, ds)) {
-            frozen = malloc((size_t)n * sizeof *frozen);
-            s = frozen ? h5in_read(h, ds, H5IO_INT32, frozen, n, err)
+            frozen = malloc((size_t)n);
+            s = frozen ? h5in_read(h, ds, H5IO_UINT8, frozen, n, err)
                        : diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading %s", path);
         }
         for (int k = 0; k < n && s == CDLAB_OK; k++) {

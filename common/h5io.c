@@ -55,11 +55,12 @@ static hid_t mem_type(h5type t)
 {
     return t == H5IO_DOUBLE  ? H5T_NATIVE_DOUBLE
            : t == H5IO_INT32 ? H5T_NATIVE_INT32
+           : t == H5IO_UINT8 ? H5T_NATIVE_UINT8
                              : H5T_NATIVE_INT64;
 }
 static size_t type_size(h5type t)
 {
-    return t == H5IO_INT32 ? 4 : 8;
+    return t == H5IO_INT32 ? 4 : t == H5IO_UINT8 ? 1 : 8;
 }
 
 /* An HDF5 call failed: the message names the file, the operation and, where the operating

@@ -13,7 +13,7 @@
 
 typedef struct h5out h5out;
 
-typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64 } h5type;
+typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64, H5IO_UINT8 } h5type;
 
 status h5out_create(h5out **out, const char *path, diag *err);
 /* A writer with no file, for finding what the series of a writer's calls will take

@@ -625,7 +625,7 @@ START_TEST(io_output_size_announced)
                        "[contact]\ndetect_gap = 0.3\n"
                        "[output]\nevery = 10\ncheckpoint_every = 20\n";
     /* mode 2: CD, 30 discs on a 6 x 5 grid from a chute-format file, the bottom row frozen
-     * (the snapshots' `frozen`, 4 bytes per particle) */
+     * (the snapshots' `frozen`, a byte per particle) */
     char grid[] = "/tmp/cdlab_gridXXXXXX", lines[2048] = "", frozen_keys[128];
     for (int k = 0; k < 30; k++)
         snprintf(lines + strlen(lines), sizeof lines - strlen(lines),
