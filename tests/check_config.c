@@ -519,6 +519,11 @@ START_TEST(io_start_from_output)
     snprintf(want, sizeof want, "particles: 300 from the snapshot of step 10 of %s (with its", out);
     ck_assert_msg(strstr(said, want), "%s", said);
     snprintf(path, sizeof path, "%s.h5", cfg);
+    /* and tools/cdlab-py's summary of the run says it */
+    snprintf(cmd, sizeof cmd, "../tools/cdlab-py summary %s 2>&1", path);
+    ck_assert_int_eq(run_capture(cmd, said, sizeof said), 0);
+    snprintf(want, sizeof want, "  particles   from the snapshot of step 10 of %s\n", out);
+    ck_assert_msg(strstr(said, want), "%s", said);
     remove_output(path);
     unlink(cfg);
     /* refusals */

@@ -19,6 +19,10 @@ def cmd_summary(a):
     print(f"  system      {r.params.get('particles.count', '?')} particles, dimension "
           f"{r.params.get('system.dimension', '?')}, dt = {r.params.get('system.dt', '?')}, "
           f"{r.params.get('system.steps', '?')} steps")
+    if r.params.get("particles.format") == "cdlab":  # started from another run's snapshot
+        rest = "" if r.params.get("particles.snapshot_velocities", "true") == "true" else ", at rest"
+        print(f"  particles   from the snapshot of step {r.params.get('particles.snapshot', '?')} of "
+              f"{r.params.get('particles.file', '?')}{rest}")
     if r.input_index is not None:
         print("  order       spatial: particle ids renumbered along a space-filling curve; "
               "/input_index gives each id's input index (snapshot(input_order=True) in Python)")
