@@ -248,7 +248,7 @@ status generate_load_output(particles *P, const char *path, long step, int *coun
     status s = h5in_open(&h, path, err);
     if (s != CDLAB_OK)
         return s;
-    char name[256], last[256], g[320];
+    char name[256] = "", last[256] = "", g[320];
     *count = 0;
     if (!h5in_exists(h, "/parameters") || !h5in_exists(h, "/snapshots"))
         s = diag_set(err, CDLAB_ERR_CONFIG,
