@@ -546,6 +546,15 @@ START_TEST(io_start_from_output)
                  "snapshot, of step 10, may be cut short");
     snprintf(ini, sizeof ini, from, path, "snapshot = 0\n");
     ck_assert_msg(validate(ini, NULL, &err) == CDLAB_OK, "%s", err.msg);
+    /* an HDF5 file that is no cdlab output, and a file that is no HDF5 file */
+    f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    H5Fclose(f);
+    snprintf(ini, sizeof ini, from, path, "");
+    expect_error(ini, NULL, "not a cdlab output with snapshots (no /parameters or /snapshots)");
+    snprintf(ini, sizeof ini, from, "memcheck/cd.ini", "");
+    ck_assert_int_ne(validate(ini, NULL, &err), CDLAB_OK);
+    ck_assert_msg(strstr(err.msg, "memcheck/cd.ini: not an HDF5 file"), "%s", err.msg);
     unlink(path);
     remove_output(out);
     /* frozen particles stay frozen: a row of 6 frozen discs under 6 free ones, from a chute-format
