@@ -29,6 +29,7 @@ typedef struct cd_params {
     int warm_start;       /* start each step from the previous step's forces */
     double abort_overlap; /* stop when an overlap exceeds this fraction of the smaller radius
                              of the pair (0 disables the check) */
+    double stress_volume; /* V of /series/stress (0: the particles' bounding box each row) */
 } cd_params;
 
 cd_params cd_params_default(void);

@@ -16,7 +16,9 @@ status cd_config_read(config *c, cd_params *p, diag *err)
         (s = config_double(c, "solver", "delta", 0, p->delta, 0.0, 0, INFINITY, &p->delta, err)) ||
         (s = config_bool(c, "solver", "warm_start", 0, p->warm_start, &p->warm_start, err)) ||
         (s = config_double(c, "solver", "abort_overlap", 0, p->abort_overlap, 0.0, 0, INFINITY,
-                           &p->abort_overlap, err)))
+                           &p->abort_overlap, err)) ||
+        (s = config_double(c, "solver", "stress_volume", 0, p->stress_volume, 0.0, 0, INFINITY,
+                           &p->stress_volume, err)))
         return s;
     p->sweep = (sweep_order)sweep;
     p->crit = (criterion)crit;

@@ -35,6 +35,7 @@ typedef struct cd_engine {
     cd_mpi *M;
     world Wg;
     int ser_across, have_across;
+    int ser_stress;
 } cd_engine;
 
 #define CD_OF(e) ((cd_engine *)(e)->content)
@@ -279,7 +280,17 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
         (s = h5out_attr_double(h, g, "L", info->length, err)) ||
         (s = h5out_attr_double(h, g, "d_mean", info->d_mean, err)))
         return s;
-    if ((s = h5out_attr_double(h, g, "m_mean", info->m_mean, err)) || comm_size() == 1)
+    if ((s = h5out_attr_double(h, g, "m_mean", info->m_mean, err)))
+        return s;
+    long t33[2] = {3, 3};
+    if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &CD_OF(e)->ser_stress, err)) ||
+        (s = h5out_attr_string(h, "/series/stress", "definition",
+                               "Love-Weber sigma_ab = (1/V) sum f_a l_b over particle-particle "
+                               "contacts, f on p, l from p to q (tension positive); f: the "
+                               "contact force of the step (its impulse / dt)",
+                               err)) ||
+        (s = h5out_attr_double(h, "/series/stress", "volume", p->stress_volume, err)) ||
+        comm_size() == 1)
         return s;
     /* distributed: what the partition does to the sweep, and the boundary contacts' share */
     int colored = p->sweep == SWEEP_COLORED;
@@ -354,12 +365,30 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
     return s;
 }
 
+/* The Love-Weber stress of the particle-particle contacts, in list order: f = -R on body 0
+ * (i), l from i to j (as dem_stress). */
+static void cd_stress(const world *W, double V, double sigma[3][3])
+{
+    memset(sigma, 0, 9 * sizeof(double));
+    for (int k = 0; k < W->C.n; k++) {
+        const contact *c = &W->C.c[k];
+        if (c->i < 0 || (c->R.x == 0.0 && c->R.y == 0.0 && c->R.z == 0.0))
+            continue;
+        world_stress_add(sigma, v3_scale(c->R, -1.0),
+                         pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
+    }
+}
+
+/* The stress; in a distributed run (W: the state gathered on rank 0) the contacts across the
+ * ranks' boundaries. */
 static status cd_row(engine *e, h5out *h, const world *W, diag *err)
 {
-    (void)W;
     const cd_engine *E = CD_OF(e);
-    if (!E->have_across) /* one process: no series beyond the common ones */
-        return CDLAB_OK;
+    double sigma[3][3];
+    cd_stress(W, world_stress_volume(W, E->prm.stress_volume), sigma);
+    status s = h5out_series_append(h, E->ser_stress, &sigma[0][0], err);
+    if (s != CDLAB_OK || !E->have_across) /* one process: no boundary series */
+        return s;
     double f = E->M && E->M->counted > 0.0 ? E->M->across / E->M->counted : 0.0;
     return h5out_series_append(h, E->ser_across, &f, err);
 }

@@ -2067,10 +2067,6 @@ void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3
         if (c->i < 0 || !nonzero(R))
             continue;
         vec3 f = v3_scale(R, -1.0); /* force on p */
-        vec3 l = pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]);
-        double fa[3] = {f.x, f.y, f.z}, lb[3] = {l.x, l.y, l.z};
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                sigma[a][b] += fa[a] * lb[b] / V;
+        world_stress_add(sigma, f, pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
     }
 }

@@ -337,34 +337,6 @@ static status dem_engine_step(engine *e, world *W, engine_record *rec, diag *err
     return s;
 }
 
-/* The volume of the Love-Weber stress: as given, or the current bounding box of the particles
- * (area in dimension 2, length in dimension 1), whose extent along a periodic axis is the
- * period: the sum counts each contact of the cell once (a bounding box there reached a radius
- * past the cell on each side, 5% more area in the 40 x 40 chute). */
-static double stress_volume(const world *W, double given)
-{
-    if (given > 0.0)
-        return given;
-    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
-    for (int i = 0; i < W->P.n; i++) {
-        double r = W->P.r[i];
-        vec3 x = W->P.x[i];
-        lo = v3(fmin(lo.x, x.x - r), fmin(lo.y, x.y - r), fmin(lo.z, x.z - r));
-        hi = v3(fmax(hi.x, x.x + r), fmax(hi.y, x.y + r), fmax(hi.z, x.z + r));
-    }
-    if (W->P.n == 0)
-        return 1.0;
-    const pbox *B = &W->P.box;
-    double ext[3] = {B->periodic[0] ? B->L.x : hi.x - lo.x, B->periodic[1] ? B->L.y : hi.y - lo.y,
-                     B->periodic[2] ? B->L.z : hi.z - lo.z};
-    double V = ext[0];
-    if (W->P.dimension >= 2)
-        V *= ext[1];
-    if (W->P.dimension == 3)
-        V *= ext[2];
-    return V;
-}
-
 /* The energy ledger and the stress (a pass over the contacts: only for the rows written). */
 static status dem_row(engine *e, h5out *h, const world *W, diag *err)
 {
@@ -374,7 +346,7 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
         En->kin_trans, En->kin_rot, En->kin_piston,    En->elastic_n,   En->elastic_t,
         En->friction,  En->damping, En->work_external, En->work_piston, dem_energy_residual(En)};
     double sigma[3][3];
-    dem_stress(W, view_of(E), stress_volume(W, E->set.stress_volume), sigma);
+    dem_stress(W, view_of(E), world_stress_volume(W, E->set.stress_volume), sigma);
     status s;
     for (int k = 0; k < SER_N; k++)
         if ((s = h5out_series_append(h, E->ser[k], &v[k], err)))

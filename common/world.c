@@ -109,3 +109,39 @@ long first_step_after(double t, double dt)
         s++;
     return s;
 }
+
+/* The volume of the Love-Weber stress: as given, or the current bounding box of the particles
+ * (area in dimension 2, length in dimension 1), whose extent along a periodic axis is the
+ * period: the sum counts each contact of the cell once (a bounding box there reached a radius
+ * past the cell on each side, 5% more area in the 40 x 40 chute). */
+double world_stress_volume(const world *W, double given)
+{
+    if (given > 0.0)
+        return given;
+    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int i = 0; i < W->P.n; i++) {
+        double r = W->P.r[i];
+        vec3 x = W->P.x[i];
+        lo = v3(fmin(lo.x, x.x - r), fmin(lo.y, x.y - r), fmin(lo.z, x.z - r));
+        hi = v3(fmax(hi.x, x.x + r), fmax(hi.y, x.y + r), fmax(hi.z, x.z + r));
+    }
+    if (W->P.n == 0)
+        return 1.0;
+    const pbox *B = &W->P.box;
+    double ext[3] = {B->periodic[0] ? B->L.x : hi.x - lo.x, B->periodic[1] ? B->L.y : hi.y - lo.y,
+                     B->periodic[2] ? B->L.z : hi.z - lo.z};
+    double V = ext[0];
+    if (W->P.dimension >= 2)
+        V *= ext[1];
+    if (W->P.dimension == 3)
+        V *= ext[2];
+    return V;
+}
+
+void world_stress_add(double sigma[3][3], vec3 f, vec3 l, double V)
+{
+    double fa[3] = {f.x, f.y, f.z}, lb[3] = {l.x, l.y, l.z};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            sigma[a][b] += fa[a] * lb[b] / V;
+}

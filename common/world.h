@@ -47,6 +47,14 @@ double world_kinetic_energy(const world *W);
  * particle (or piston) whose energy is not finite, and the quantity. */
 status world_energy_error(const world *W, diag *err);
 
+/* The volume V of the Love-Weber stress sigma_ab = (1/V) sum f_a l_b (DEM's dem.stress_volume,
+ * CD's solver.stress_volume): given when > 0, else the current bounding box of the particles
+ * (area in dimension 2, length in 1) with the period as its extent along a periodic axis. */
+double world_stress_volume(const world *W, double given);
+/* One contact's term of that sum: sigma_ab += f_a l_b / V (f the force on body 0, l the branch
+ * vector from body 0 to body 1). */
+void world_stress_add(double sigma[3][3], vec3 f, vec3 l, double V);
+
 /* The first contact overlapping by more than frac of the smaller radius of its pair (of the
  * particle's radius against a wall) stops the run: CDLAB_ERR_NUMERIC with the step, the ids,
  * the overlap, the config key that sets frac, and hint appended (may be ""). */

@@ -356,6 +356,54 @@ START_TEST(analytic_piston_statics)
 }
 END_TEST
 
+/* /series/stress of that column at rest (run_simulation, rows every step): the 4 contacts
+ * between the disks each carry F = 2 along a branch of length 1, so sigma_xx = -4 F / V: -1.6
+ * with V the particles' extent 5, -4 with solver.stress_volume = 2 (to 1e-9 relative: the
+ * local criterion's tolerance); the other components 0 (1D). Its DEM twin (k_n 1e4, damped to
+ * rest) carries the same stress to 1e-4 (its overlaps F/k_n shorten the branches by 2e-4 and
+ * the extent by 8e-4). */
+START_TEST(analytic_stress_column)
+{
+    const char *ini =
+        "[system]\ndimension = 1\n%s\n"
+        "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+        "stress_volume = %s\n"
+        "[dem]\nk_n = 1e4\nk_t = 0\ndamping_normal = 0.5\n"
+        "[particles]\ncount = 5\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+        "[plane.base]\npoint = 0 0 0\nnormal = 1 0 0\n"
+        "[piston.top]\npoint = 5.2 0 0\nnormal = -1 0 0\nmass = 3\nforce = 2\n"
+        "[output]\nevery = 0\n";
+    const char *volume[] = {"0", "2", "0"};
+    const char *mode[] = {"dt = 0.01\nsteps = 400", "dt = 0.01\nsteps = 400",
+                          "mode = dem\ndt = 1e-3\nsteps = 20000"};
+    const double expect[] = {-1.6, -4.0, -1.6}, tol[] = {1e-9, 1e-9, 1e-4};
+    for (int k = 0; k < 3; k++) {
+        char text[1024], path[32];
+        snprintf(text, sizeof text, ini, mode[k], volume[k]);
+        diag err = {{0}};
+        run_summary sum;
+        ck_assert_msg(run_to_temp(text, "stress.ini", path, &sum, &err) == CDLAB_OK, "%d: %s", k,
+                      err.msg);
+        double *d, vol;
+        long n;
+        ck_assert_int_eq(h5in_read_doubles(path, "/series/stress", &d, &n, &err), CDLAB_OK);
+        ck_assert_int_eq(n, (k == 2 ? 20001 : 401) * 9);
+        h5in *h;
+        ck_assert_int_eq(h5in_open(&h, path, &err), CDLAB_OK);
+        ck_assert_int_eq(h5in_attr_double(h, "/series/stress", "volume", &vol, &err), CDLAB_OK);
+        h5in_close(h);
+        ck_assert_double_eq(vol, k == 1 ? 2.0 : 0.0);
+        const double *last = d + n - 9;
+        ck_assert_msg(fabs(last[0] - expect[k]) <= tol[k] * fabs(expect[k]), "%d: sigma_xx %.17g",
+                      k, last[0]);
+        for (int a = 1; a < 9; a++)
+            ck_assert_double_eq(last[a], 0.0);
+        free(d);
+        remove_output(path);
+    }
+}
+END_TEST
+
 /* A piston force step: after step_time the piston force changes and the new static force is
  * reached. */
 START_TEST(analytic_piston_force_step)
@@ -1080,6 +1128,7 @@ Suite *cd_suite(void)
     tcase_add_test(tc, analytic_wave_test_colored_sweep);
     tcase_add_test(tc, unit_colored_sweep_proper_colouring);
     tcase_add_test(tc, analytic_piston_statics);
+    tcase_add_test(tc, analytic_stress_column);
     tcase_add_test(tc, analytic_piston_force_step);
     tcase_add_test(tc, unit_force_steps_on_step_ends);
     tcase_add_test(tc, unit_missed_contacts_counted);

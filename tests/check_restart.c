@@ -118,6 +118,24 @@ static void check_restart_identical(const char *fmt, long n, long nw, long half)
     ck_assert_msg(fabs(mean - sum / (double)half) <= 1e-12 * (sum / (double)half),
                   "mean_sweeps %.17g, its rows' mean %.17g", mean, sum / (double)half);
     free(sw);
+    /* the stress series (both modes) goes on as the full run's: its rows from the checkpoint's
+     * (the CD pile's carry forces; the DEM piles may still be falling apart) */
+    double *sf, *sc;
+    long nf, nc;
+    ck_assert_msg(h5in_read_doubles(full, "/series/stress", &sf, &nf, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_msg(h5in_read_doubles(second, "/series/stress", &sc, &nc, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(nf, 9 * (2 * half + 1));
+    ck_assert_int_eq(nc, 9 * (half + 1));
+    ck_assert_msg(memcmp(sf + 9 * half, sc, (size_t)nc * sizeof *sc) == 0,
+                  "the continued stress rows differ");
+    ck_assert_msg(h5in_open(&f, second, &err) == CDLAB_OK, "%s", err.msg);
+    if (h5in_exists(f, "/elasticity"))
+        ck_assert(sc[nc - 9] < 0.0 && sc[nc - 5] < 0.0); /* sigma_xx, sigma_yy: 2D, compressed */
+    h5in_close(f);
+    free(sf);
+    free(sc);
     /* cdlab info shows where the continued run began and the engine's figures, each double
      * in full (it printed only /, /parameters, /build and /summary, floats to 10 digits) */
     {
