@@ -467,10 +467,10 @@ status run_output_snapshot(run_writer *w, const run_setup *S, diag *err)
     if ((s = h5out_flush(w->h, err)))
         return s;
     w->snapshot_step = W->step;
-    return w->xmf ? xdmf_add_snapshot(w->xmf, g, W->t, W->P.n, S->E.ops->contact_count(&S->E, W),
-                                      S->E.ops->snapshot_fields ? S->E.ops->snapshot_fields(&S->E)
-                                                                : NULL,
-                                      S->info.input_index && S->info.n_input == W->P.n, err)
+    return w->xmf ? xdmf_add_snapshot(
+                        w->xmf, g, W->t, W->P.n, S->E.ops->contact_count(&S->E, W),
+                        S->E.ops->snapshot_fields ? S->E.ops->snapshot_fields(&S->E) : NULL,
+                        S->info.input_index && S->info.n_input == W->P.n, any_frozen(&W->P), err)
                   : CDLAB_OK;
 }
 

@@ -199,27 +199,37 @@ status xdmf_create(xdmf **out, const char *path, const char *h5_path, diag *err)
     return CDLAB_OK;
 }
 
-/* <DataItem> of dataset `name` of group g */
-static void item(xdmf *x, text *b, const char *g, const char *name, const char *dims, int is_int,
+/* the datasets' number types: float64, int32, uint8 */
+enum { F64, I32, U8 };
+
+/* <DataItem> of dataset `name` of group g, of number type kind */
+static void item(xdmf *x, text *b, const char *g, const char *name, const char *dims, int kind,
                  const char *indent)
 {
     tadd(b,
          "%s<DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
          "%s:%s/%s</DataItem>\n",
-         indent, dims, is_int ? "Int" : "Float", is_int ? 4 : 8, x->h5_name, g, name);
+         indent, dims,
+         kind == I32  ? "Int"
+         : kind == U8 ? "UChar"
+                      : "Float",
+         kind == I32  ? 4
+         : kind == U8 ? 1
+                      : 8,
+         x->h5_name, g, name);
 }
 
 static void attribute(xdmf *x, text *b, const char *g, const char *name, const char *type,
-                      const char *center, const char *dims, int is_int)
+                      const char *center, const char *dims, int kind)
 {
     tadd(b, "     <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">\n",
          strrchr(name, '/') ? strrchr(name, '/') + 1 : name, type, center);
-    item(x, b, g, name, dims, is_int, "      ");
+    item(x, b, g, name, dims, kind, "      ");
     tadd(b, "     </Attribute>\n");
 }
 
 status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, const xdmf_field *extra,
-                         int input_index, diag *err)
+                         int input_index, int frozen, diag *err)
 {
     char d1[32], d3[48], c1[32], c2[48], c3[48], e3[48];
     snprintf(d1, sizeof d1, "%ld", n);
@@ -238,18 +248,20 @@ status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, cons
          "NodesPerElement=\"1\"/>\n"
          "    <Geometry GeometryType=\"XYZ\">\n",
          name, t, n);
-    item(x, b, g, "position", d3, 0, "     ");
+    item(x, b, g, "position", d3, F64, "     ");
     tadd(b, "    </Geometry>\n");
-    attribute(x, b, g, "radius", "Scalar", "Node", d1, 0);
-    attribute(x, b, g, "velocity", "Vector", "Node", d3, 0);
-    attribute(x, b, g, "angular_velocity", "Vector", "Node", d3, 0);
-    attribute(x, b, g, "id", "Scalar", "Node", d1, 1);
+    attribute(x, b, g, "radius", "Scalar", "Node", d1, F64);
+    attribute(x, b, g, "velocity", "Vector", "Node", d3, F64);
+    attribute(x, b, g, "angular_velocity", "Vector", "Node", d3, F64);
+    attribute(x, b, g, "id", "Scalar", "Node", d1, I32);
     if (input_index) /* one array for every snapshot: the input's index of each id */
-        attribute(x, b, "", "input_index", "Scalar", "Node", d1, 1);
+        attribute(x, b, "", "input_index", "Scalar", "Node", d1, I32);
+    if (frozen)
+        attribute(x, b, g, "frozen", "Scalar", "Node", d1, U8);
     for (const xdmf_field *e = extra; e && e->name[0]; e++) {
         char de[64];
         snprintf(de, sizeof de, "%ld%s%s", n, e->dims[0] ? " " : "", e->dims);
-        attribute(x, b, g, e->name, e->type, "Node", de, 0);
+        attribute(x, b, g, e->name, e->type, "Node", de, F64);
     }
     tadd(b, "   </Grid>\n");
     status s = append(x, b, err);
@@ -262,13 +274,13 @@ status xdmf_add_snapshot(xdmf *x, const char *g, double t, long n, long nc, cons
          "    <Topology TopologyType=\"Polyline\" NumberOfElements=\"%ld\" "
          "NodesPerElement=\"2\">\n",
          name, t, nc);
-    item(x, c, g, "contacts/line", c2, 1, "     ");
+    item(x, c, g, "contacts/line", c2, I32, "     ");
     tadd(c, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-    item(x, c, g, "contacts/endpoints", e3, 0, "     ");
+    item(x, c, g, "contacts/endpoints", e3, F64, "     ");
     tadd(c, "    </Geometry>\n");
-    attribute(x, c, g, "contacts/force_magnitude", "Scalar", "Cell", c1, 0);
-    attribute(x, c, g, "contacts/force", "Vector", "Cell", c3, 0);
-    attribute(x, c, g, "contacts/gap", "Scalar", "Cell", c1, 0);
+    attribute(x, c, g, "contacts/force_magnitude", "Scalar", "Cell", c1, F64);
+    attribute(x, c, g, "contacts/force", "Vector", "Cell", c3, F64);
+    attribute(x, c, g, "contacts/gap", "Scalar", "Cell", c1, F64);
     tadd(c, "   </Grid>\n");
     return CDLAB_OK;
 }

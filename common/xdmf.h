@@ -35,9 +35,10 @@ int xdmf_sidecar_names(const char *xmf_path, char *buf, size_t n);
 status xdmf_create(xdmf **x, const char *path, const char *h5_path, diag *err);
 /* Adds the snapshot in HDF5 group `group` (n particles, nc contacts) at time t, with the extra
  * particle fields (NULL: none); input_index nonzero: the file's /input_index (n values: the
- * particles were renumbered, particles.order) as each snapshot's attribute input_index. */
+ * particles were renumbered, particles.order) as each snapshot's attribute input_index; frozen
+ * nonzero: the snapshot's `frozen` flags (uint8) as its attribute frozen. */
 status xdmf_add_snapshot(xdmf *x, const char *group, double t, long n, long nc,
-                         const xdmf_field *extra, int input_index, diag *err);
+                         const xdmf_field *extra, int input_index, int frozen, diag *err);
 /* Writes the contacts collection and closes; safe on NULL. */
 status xdmf_close(xdmf *x, diag *err);
 

@@ -692,6 +692,17 @@ START_TEST(io_output_size_announced)
             for (int k = 0; k < 30; k++)
                 ck_assert_int_eq(frozen[k], k < 6);
         }
+        /* and in the XDMF sidecar, as a byte per particle (ParaView colours by it) */
+        char xmf[64], text[16384];
+        xdmf_sidecar_path(path, xmf, sizeof xmf);
+        FILE *fx = fopen(xmf, "r");
+        ck_assert_ptr_nonnull(fx);
+        text[fread(text, 1, sizeof text - 1, fx)] = 0;
+        fclose(fx);
+        ck_assert_msg((strstr(text, "<Attribute Name=\"frozen\" AttributeType=\"Scalar\" "
+                                    "Center=\"Node\">\n      <DataItem Dimensions=\"30\" "
+                                    "NumberType=\"UChar\" Precision=\"1\"") != NULL) == (m == 2),
+                      "mode %d: %s", m, text);
         /* a checkpoint's datasets with its own contact count, and the series' 46 rows (one
          * chunk of each series), exactly */
         g = H5Gopen2(h, "/checkpoints/00000020", H5P_DEFAULT);

@@ -1073,7 +1073,7 @@ START_TEST(io_sidecar_full_disk)
     while (s == CDLAB_OK && added < 1000) {
         char g[64];
         snprintf(g, sizeof g, "/snapshots/%08d", 10 * added);
-        s = xdmf_add_snapshot(x, g, 0.1 * added, 60, 50, NULL, 0, &err);
+        s = xdmf_add_snapshot(x, g, 0.1 * added, 60, 50, NULL, 0, 0, &err);
         added += s == CDLAB_OK;
     }
     ck_assert_int_eq(s, CDLAB_ERR_IO);
