@@ -420,6 +420,91 @@ static void source_periodic(const particles *P, const char *path, scene_info *in
     free(axes);
 }
 
+/* A "x y z" (or "x,y,z") value of the source run's /parameters into v: 1, or 0 where absent. */
+static int source_vec3(h5in *h, const char *key, vec3 *v)
+{
+    char *text = NULL;
+    diag ignore;
+    double a[3];
+    int got = 0;
+    if (h5in_attr_str(h, "/parameters", key, &text, &ignore) == CDLAB_OK) {
+        char *p = text, *end;
+        for (got = 0; got < 3; got++, p = end + (*end == ',')) {
+            a[got] = strtod(p, &end);
+            if (end == p)
+                break;
+        }
+    }
+    free(text);
+    if (got == 3)
+        *v = v3(a[0], a[1], a[2]);
+    return got == 3;
+}
+
+/* The source run's pistons at the snapshot's step (its /series/piston_position row of the
+ * snapshot's time, its /parameters' point and normal): this run's pistons of the same name and
+ * normal that start elsewhere along it are said, with the point that starts them there (the
+ * snapshot holds the particles only; a piston that starts higher falls onto the packing). */
+static void source_pistons(const world *W, const char *path, long step, scene_info *info)
+{
+    h5in *h;
+    diag ignore;
+    if (h5in_open(&h, path, &ignore) != CDLAB_OK)
+        return;
+    char *names = NULL, g[64];
+    double time, *t = NULL, *s = NULL;
+    long long rows = 0, values = 0;
+    snprintf(g, sizeof g, "/snapshots/%08ld", step);
+    if (h5in_attr_str(h, "/series/piston_position", "pistons", &names, &ignore) != CDLAB_OK ||
+        h5in_attr_double(h, g, "time", &time, &ignore) != CDLAB_OK ||
+        h5in_size(h, "/series/t", &rows, &ignore) != CDLAB_OK ||
+        h5in_size(h, "/series/piston_position", &values, &ignore) != CDLAB_OK || rows < 1 ||
+        values % rows != 0 || !(t = malloc((size_t)rows * sizeof *t)) ||
+        !(s = malloc((size_t)values * sizeof *s)) ||
+        h5in_read(h, "/series/t", H5IO_DOUBLE, t, (long)rows, &ignore) != CDLAB_OK ||
+        h5in_read(h, "/series/piston_position", H5IO_DOUBLE, s, (long)values, &ignore) !=
+            CDLAB_OK) {
+        free(names), free(t), free(s);
+        h5in_close(h);
+        return;
+    }
+    long np = (long)(values / rows), row = -1;
+    for (long r = 0; r < rows && row < 0; r++)
+        row = t[r] == time ? r : -1;
+    int said = 0, col = 0;
+    for (char *name = names, *next; row >= 0 && name && col < np; name = next, col++) {
+        next = strchr(name, ',');
+        if (next)
+            *next++ = '\0';
+        char key[128];
+        vec3 p0, n0;
+        const wall *w = NULL;
+        for (int k = 0; k < W->n_walls; k++)
+            if (W->walls[k].kind == WALL_PISTON && strcmp(W->walls[k].name, name) == 0)
+                w = &W->walls[k];
+        snprintf(key, sizeof key, "%s.point", name); /* name: piston.NAME */
+        int found = w && source_vec3(h, key, &p0);
+        snprintf(key, sizeof key, "%s.normal", name);
+        found = found && source_vec3(h, key, &n0) && v3_norm(n0) > 0.0;
+        if (!found || said == (int)(sizeof info->source_pistons / sizeof info->source_pistons[0]))
+            continue;
+        n0 = v3_scale(n0, 1.0 / v3_norm(n0));
+        double sk = s[row * np + col];
+        vec3 at = v3_add(p0, v3_scale(n0, sk)); /* the source plane's point at the step */
+        double d = v3_dot(v3_sub(at, w->p), w->n),
+               scale = fmax(1.0, fmax(v3_norm(at), v3_norm(w->p)));
+        if (!(v3_norm(v3_sub(n0, w->n)) <= 1e-12) || !(fabs(d) > 1e-12 * scale))
+            continue;
+        snprintf(info->source_pistons[said++], sizeof info->source_pistons[0],
+                 "notice: at step %ld the source run's %s stood %.6g from where this run's "
+                 "starts, along its normal (its s = %.17g there; the snapshot holds the "
+                 "particles only): to start it there, --set %s.point=%.17g,%.17g,%.17g",
+                 step, name, d, sk, name, at.x, at.y, at.z);
+    }
+    free(names), free(t), free(s);
+    h5in_close(h);
+}
+
 /* particles.source = chain: equal disks along a line. */
 static status place_chain(config *c, particles *P, diag *err)
 {
@@ -632,6 +717,8 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         return s;
     if (source == 2 && f.fmt == PARTICLE_FORMAT_CDLAB) {
         source_periodic(P, f.path, info);
+        snprintf(info->source_file, sizeof info->source_file, "%s", f.path);
+        info->source_step = f.snapshot;
         snprintf(info->source_said, sizeof info->source_said,
                  "particles: %ld from the snapshot of step %ld of %s (%s)", count, f.snapshot,
                  f.path, f.at_rest ? "at rest" : "with its velocities");
@@ -954,6 +1041,8 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
         (s = build_walls(c, W, (int)dim, mu, err)) || (s = build_load(c, W, err)) ||
         (s = order_particles(c, W, info, err)))
         return s;
+    if (info->source_file[0]) /* particles.format = cdlab: where the source run's pistons were */
+        source_pistons(W, info->source_file, info->source_step, info);
     double rmin = particles_min_radius(&W->P);
     /* Default candidate threshold: half the smallest radius, so that pairs approaching within a
      * step are already candidates (the shock law then decides if they touch). */

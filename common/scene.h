@@ -40,6 +40,11 @@ typedef struct scene_info {
     char source_lost_periodic[4];
     /* and where the particles came from, for the banner ("" for other sources) */
     char source_said[4200];
+    char source_file[4096]; /* and the file and step taken */
+    long source_step;
+    /* the pistons of this run that start elsewhere than the source run's piston of the same
+     * name stood at the snapshot's step: a banner line each ("" if none) */
+    char source_pistons[4][700];
 } scene_info;
 
 /* particles.order = auto renumbers the particles in spatial order from this many on, when

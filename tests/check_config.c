@@ -428,6 +428,64 @@ static int run_cli_output(const char *args, char *out, size_t n)
     return run_binary(args, "2>&1", out, n);
 }
 
+/* particles.format = cdlab takes the particles only: a piston of the source run's name and
+ * normal that starts elsewhere than the source's stood at the snapshot's step is said, with the
+ * point that starts it there (the source's point + s n, s from its /series/piston_position row
+ * of the snapshot's time), and nothing once that point is given (to the 17 digits said) or for
+ * a piston of another name. */
+START_TEST(io_start_from_output_piston)
+{
+    const char *src = "[system]\ndimension = 3\ndt = 0.02\nsteps = 30\nseed = 5\n"
+                      "gravity = 0 0 -10\n[particles]\nsource = random\ncount = 40\n"
+                      "radius_min = 0.4\nradius_max = 0.6\nbox_min = 0 0 0\nbox_max = 4 4 8\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                      "[piston.top]\npoint = 0.5 0 8.5\nnormal = 0 0 -2\nmass = 5\nforce = 20\n"
+                      "[output]\nevery = 10\n";
+    char out[32];
+    run_summary sum;
+    diag err = {{0}};
+    ck_assert_msg(run_to_temp(src, "src.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    double *t, *s;
+    long nt, ns;
+    ck_assert_int_eq(h5in_read_doubles(out, "/series/t", &t, &nt, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(out, "/series/piston_position", &s, &ns, &err), CDLAB_OK);
+    ck_assert_int_eq(nt, 31);
+    ck_assert_int_eq(ns, 31);
+    ck_assert_double_gt(s[20], 0.1); /* it fell */
+    const char *from = "[system]\ndimension = 3\ndt = 0.02\nsteps = 1\n"
+                       "[particles]\nsource = file\nformat = cdlab\nfile = %s\nsnapshot = 20\n"
+                       "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                       "[piston.%s]\npoint = %s\nnormal = 0 0 -1\nmass = 5\n";
+    char ini[1024], point[128] = "0.5 0 8.5";
+    for (int k = 0; k < 3; k++) {
+        config c;
+        world W;
+        scene_info info;
+        snprintf(ini, sizeof ini, from, out, k == 2 ? "lid" : "top", point);
+        ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
+        ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+        config_free(&c);
+        if (k == 0) {
+            const char *said = info.source_pistons[0],
+                       *set = strstr(said, "--set piston.top.point=");
+            ck_assert_msg(set && strstr(said, "at step 20 the source run's piston.top stood "),
+                          "%s", said);
+            double x, y, z;
+            ck_assert_int_eq(sscanf(set, "--set piston.top.point=%lf,%lf,%lf", &x, &y, &z), 3);
+            ck_assert(x == 0.5 && y == 0.0 && z == 8.5 - s[20]);
+            snprintf(point, sizeof point, "%s", set + strlen("--set piston.top.point="));
+        } else {
+            ck_assert_msg(info.source_pistons[0][0] == '\0', "%d: %s", k, info.source_pistons[0]);
+        }
+        world_free(&W);
+        scene_info_free(&info);
+    }
+    free(t);
+    free(s);
+    remove_output(out);
+}
+END_TEST
+
 /* particles.format = cdlab starts from a snapshot of another run: positions, radii, velocities
  * and spins bit for bit, in that run's input order. The run here renumbers its 300 random discs
  * (order = spatial), so the rows of its snapshots are not its input's: its first snapshot taken
@@ -912,6 +970,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, errors_particle_files);
     tcase_add_test(tc, io_file_count_from_file);
     tcase_add_test(tc, io_start_from_output);
+    tcase_add_test(tc, io_start_from_output_piston);
     tcase_add_test(tc, io_progress_lines_in_a_log);
     tcase_add_test(tc, errors_messages_name_key_and_line);
     tcase_add_test(tc, errors_set_overrides_file);
