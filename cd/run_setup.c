@@ -446,8 +446,9 @@ void run_announce(const run_setup *S, const run_hooks *hk)
     force_steps_said(S, &notes);
     if (S->info.source_said[0])
         engine_say(&notes, "%s", S->info.source_said);
+    /* (a restart's pistons are the checkpoint's) */
     for (size_t k = 0; k < sizeof S->info.source_pistons / sizeof S->info.source_pistons[0]; k++)
-        if (S->info.source_pistons[k][0])
+        if (S->info.source_pistons[k][0] && W->step == 0)
             engine_say(&notes, "%s", S->info.source_pistons[k]);
     if (S->info.order_auto)
         engine_say(&notes,
