@@ -441,18 +441,21 @@ static int source_vec3(h5in *h, const char *key, vec3 *v)
     return got == 3;
 }
 
-/* The source run's pistons at the snapshot's step (its /series/piston_position row of the
- * snapshot's time, its /parameters' point and normal): this run's pistons of the same name and
- * normal that start elsewhere along it are said, with the point that starts them there (the
- * snapshot holds the particles only; a piston that starts higher falls onto the packing). */
-static void source_pistons(const world *W, const char *path, long step, scene_info *info)
+/* The source run's pistons at the snapshot's step (its /series/piston_position and
+ * piston_velocity rows of the snapshot's time, its /parameters' point and normal): this run's
+ * pistons of the same name and normal that start elsewhere along it, or, where the particles
+ * take the snapshot's velocities (moving), at another velocity, are said, with the point and
+ * velocity that start them as the source's was (the snapshot holds the particles only; a piston
+ * that starts higher falls onto the packing). */
+static void source_pistons(const world *W, const char *path, long step, int moving,
+                           scene_info *info)
 {
     h5in *h;
     diag ignore;
     if (h5in_open(&h, path, &ignore) != CDLAB_OK)
         return;
     char *names = NULL, g[64];
-    double time, *t = NULL, *s = NULL;
+    double time, *t = NULL, *s = NULL, *u = NULL;
     long long rows = 0, values = 0;
     snprintf(g, sizeof g, "/snapshots/%08ld", step);
     if (h5in_attr_str(h, "/series/piston_position", "pistons", &names, &ignore) != CDLAB_OK ||
@@ -460,11 +463,13 @@ static void source_pistons(const world *W, const char *path, long step, scene_in
         h5in_size(h, "/series/t", &rows, &ignore) != CDLAB_OK ||
         h5in_size(h, "/series/piston_position", &values, &ignore) != CDLAB_OK || rows < 1 ||
         values % rows != 0 || !(t = malloc((size_t)rows * sizeof *t)) ||
-        !(s = malloc((size_t)values * sizeof *s)) ||
+        !(s = malloc((size_t)values * sizeof *s)) || !(u = malloc((size_t)values * sizeof *u)) ||
         h5in_read(h, "/series/t", H5IO_DOUBLE, t, (long)rows, &ignore) != CDLAB_OK ||
         h5in_read(h, "/series/piston_position", H5IO_DOUBLE, s, (long)values, &ignore) !=
+            CDLAB_OK ||
+        h5in_read(h, "/series/piston_velocity", H5IO_DOUBLE, u, (long)values, &ignore) !=
             CDLAB_OK) {
-        free(names), free(t), free(s);
+        free(names), free(t), free(s), free(u);
         h5in_close(h);
         return;
     }
@@ -489,19 +494,28 @@ static void source_pistons(const world *W, const char *path, long step, scene_in
         if (!found || said == (int)(sizeof info->source_pistons / sizeof info->source_pistons[0]))
             continue;
         n0 = v3_scale(n0, 1.0 / v3_norm(n0));
-        double sk = s[row * np + col];
+        double sk = s[row * np + col], uk = u[row * np + col];
         vec3 at = v3_add(p0, v3_scale(n0, sk)); /* the source plane's point at the step */
         double d = v3_dot(v3_sub(at, w->p), w->n),
                scale = fmax(1.0, fmax(v3_norm(at), v3_norm(w->p)));
-        if (!(v3_norm(v3_sub(n0, w->n)) <= 1e-12) || !(fabs(d) > 1e-12 * scale))
+        int elsewhere = fabs(d) > 1e-12 * scale,
+            other_speed = moving && fabs(uk - w->u) > 1e-12 * fmax(fabs(uk), fabs(w->u));
+        if (!(v3_norm(v3_sub(n0, w->n)) <= 1e-12) || (!elsewhere && !other_speed))
             continue;
+        char where[128] = "where this run's starts", speed[64] = "", set[256] = "";
+        if (elsewhere)
+            snprintf(where, sizeof where, "%.6g from where this run's starts, along its normal", d);
+        if (moving)
+            snprintf(speed, sizeof speed, ", moving at %.6g", uk);
+        if (other_speed)
+            snprintf(set, sizeof set, " --set %s.velocity=%.17g", name, uk);
         snprintf(info->source_pistons[said++], sizeof info->source_pistons[0],
-                 "notice: at step %ld the source run's %s stood %.6g from where this run's "
-                 "starts, along its normal (its s = %.17g there; the snapshot holds the "
-                 "particles only): to start it there, --set %s.point=%.17g,%.17g,%.17g",
-                 step, name, d, sk, name, at.x, at.y, at.z);
+                 "notice: at step %ld the source run's %s stood %s%s (its s = %.17g there; the "
+                 "snapshot holds the particles only): to start it as it was, --set "
+                 "%s.point=%.17g,%.17g,%.17g%s",
+                 step, name, where, speed, sk, name, at.x, at.y, at.z, set);
     }
-    free(names), free(t), free(s);
+    free(names), free(t), free(s), free(u);
     h5in_close(h);
 }
 
@@ -719,6 +733,7 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         source_periodic(P, f.path, info);
         snprintf(info->source_file, sizeof info->source_file, "%s", f.path);
         info->source_step = f.snapshot;
+        info->source_moving = !f.at_rest;
         snprintf(info->source_said, sizeof info->source_said,
                  "particles: %ld from the snapshot of step %ld of %s (%s)", count, f.snapshot,
                  f.path, f.at_rest ? "at rest" : "with its velocities");
@@ -1042,7 +1057,7 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
         (s = order_particles(c, W, info, err)))
         return s;
     if (info->source_file[0]) /* particles.format = cdlab: where the source run's pistons were */
-        source_pistons(W, info->source_file, info->source_step, info);
+        source_pistons(W, info->source_file, info->source_step, info->source_moving, info);
     double rmin = particles_min_radius(&W->P);
     /* Default candidate threshold: half the smallest radius, so that pairs approaching within a
      * step are already candidates (the shock law then decides if they touch). */

@@ -40,8 +40,9 @@ typedef struct scene_info {
     char source_lost_periodic[4];
     /* and where the particles came from, for the banner ("" for other sources) */
     char source_said[4200];
-    char source_file[4096]; /* and the file and step taken */
+    char source_file[4096]; /* and the file and step taken, the velocities taken or not */
     long source_step;
+    int source_moving;
     /* the pistons of this run that start elsewhere than the source run's piston of the same
      * name stood at the snapshot's step: a banner line each ("" if none) */
     char source_pistons[4][700];

@@ -429,10 +429,11 @@ static int run_cli_output(const char *args, char *out, size_t n)
 }
 
 /* particles.format = cdlab takes the particles only: a piston of the source run's name and
- * normal that starts elsewhere than the source's stood at the snapshot's step is said, with the
- * point that starts it there (the source's point + s n, s from its /series/piston_position row
- * of the snapshot's time), and nothing once that point is given (to the 17 digits said) or for
- * a piston of another name. */
+ * normal that starts elsewhere than the source's stood at the snapshot's step, or at another
+ * velocity where the particles take the snapshot's, is said, with the point and velocity that
+ * start it as it was (the source's point + s n and u, from its /series/piston_position and
+ * piston_velocity rows of the snapshot's time); nothing once they are given (to the 17 digits
+ * said), for a piston of another name, or at rest with that point. */
 START_TEST(io_start_from_output_piston)
 {
     const char *src = "[system]\ndimension = 3\ndt = 0.02\nsteps = 30\nseed = 5\n"
@@ -445,23 +446,27 @@ START_TEST(io_start_from_output_piston)
     run_summary sum;
     diag err = {{0}};
     ck_assert_msg(run_to_temp(src, "src.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
-    double *t, *s;
-    long nt, ns;
+    double *t, *s, *u;
+    long nt, ns, nu;
     ck_assert_int_eq(h5in_read_doubles(out, "/series/t", &t, &nt, &err), CDLAB_OK);
     ck_assert_int_eq(h5in_read_doubles(out, "/series/piston_position", &s, &ns, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_read_doubles(out, "/series/piston_velocity", &u, &nu, &err), CDLAB_OK);
     ck_assert_int_eq(nt, 31);
     ck_assert_int_eq(ns, 31);
+    ck_assert_int_eq(nu, 31);
     ck_assert_double_gt(s[20], 0.1); /* it fell */
+    ck_assert_double_ne(u[20], 0.0);
     const char *from = "[system]\ndimension = 3\ndt = 0.02\nsteps = 1\n"
                        "[particles]\nsource = file\nformat = cdlab\nfile = %s\nsnapshot = 20\n"
-                       "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
-                       "[piston.%s]\npoint = %s\nnormal = 0 0 -1\nmass = 5\n";
-    char ini[1024], point[128] = "0.5 0 8.5";
-    for (int k = 0; k < 3; k++) {
+                       "snapshot_velocities = %s\n[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                       "[piston.%s]\npoint = %s\nnormal = 0 0 -1\nmass = 5\nvelocity = %s\n";
+    char ini[1024], point[128] = "0.5 0 8.5", speed[64] = "0";
+    for (int k = 0; k < 4; k++) {
         config c;
         world W;
         scene_info info;
-        snprintf(ini, sizeof ini, from, out, k == 2 ? "lid" : "top", point);
+        snprintf(ini, sizeof ini, from, out, k == 3 ? "false" : "true", k == 2 ? "lid" : "top",
+                 point, k == 3 ? "0" : speed);
         ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
         ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
         config_free(&c);
@@ -470,10 +475,16 @@ START_TEST(io_start_from_output_piston)
                        *set = strstr(said, "--set piston.top.point=");
             ck_assert_msg(set && strstr(said, "at step 20 the source run's piston.top stood "),
                           "%s", said);
-            double x, y, z;
-            ck_assert_int_eq(sscanf(set, "--set piston.top.point=%lf,%lf,%lf", &x, &y, &z), 3);
-            ck_assert(x == 0.5 && y == 0.0 && z == 8.5 - s[20]);
+            double x, y, z, v;
+            ck_assert_int_eq(sscanf(set,
+                                    "--set piston.top.point=%lf,%lf,%lf --set "
+                                    "piston.top.velocity=%lf",
+                                    &x, &y, &z, &v),
+                             4);
+            ck_assert(x == 0.5 && y == 0.0 && z == 8.5 - s[20] && v == u[20]);
             snprintf(point, sizeof point, "%s", set + strlen("--set piston.top.point="));
+            *strchr(point, ' ') = '\0';
+            snprintf(speed, sizeof speed, "%s", strstr(set, "velocity=") + strlen("velocity="));
         } else {
             ck_assert_msg(info.source_pistons[0][0] == '\0', "%d: %s", k, info.source_pistons[0]);
         }
@@ -482,6 +493,7 @@ START_TEST(io_start_from_output_piston)
     }
     free(t);
     free(s);
+    free(u);
     remove_output(out);
 }
 END_TEST
