@@ -407,12 +407,12 @@ static status read_file_source(config *c, const particles *P, long *count, file_
 }
 
 /* The periodic axes of the run that wrote the snapshot (its /parameters) that this run lacks. */
-static void source_periodic(const particles *P, const char *path, scene_info *info)
+static void source_periodic(const particles *P, h5in *h, scene_info *info)
 {
     char *axes = NULL;
     diag ignore;
     int k = 0;
-    if (h5in_read_attr_string(path, "/parameters", "system.periodic", &axes, &ignore) == CDLAB_OK)
+    if (h5in_attr_str(h, "/parameters", "system.periodic", &axes, &ignore) == CDLAB_OK)
         for (int a = 0; a < 3; a++)
             if (strchr(axes, "xyz"[a]) && !P->box.periodic[a])
                 info->source_lost_periodic[k++] = "xyz"[a];
@@ -420,21 +420,17 @@ static void source_periodic(const particles *P, const char *path, scene_info *in
     free(axes);
 }
 
-/* A "x y z" (or "x,y,z") value of the source run's /parameters into v: 1, or 0 where absent. */
+/* An "x y z" value of the source run's /parameters (as config_vec3 records it) into v: 1, or 0
+ * where absent or not three numbers. */
 static int source_vec3(h5in *h, const char *key, vec3 *v)
 {
     char *text = NULL;
     diag ignore;
     double a[3];
     int got = 0;
-    if (h5in_attr_str(h, "/parameters", key, &text, &ignore) == CDLAB_OK) {
-        char *p = text, *end;
-        for (got = 0; got < 3; got++, p = end + (*end == ',')) {
-            a[got] = strtod(p, &end);
-            if (end == p)
-                break;
-        }
-    }
+    if (h5in_attr_str(h, "/parameters", key, &text, &ignore) == CDLAB_OK)
+        for (char *p = text, *end; got < 3 && config_read_number(p, &end, &a[got]) == 0; p = end)
+            got++;
     free(text);
     if (got == 3)
         *v = v3(a[0], a[1], a[2]);
@@ -447,13 +443,9 @@ static int source_vec3(h5in *h, const char *key, vec3 *v)
  * take the snapshot's velocities (moving), at another velocity, are said, with the point and
  * velocity that start them as the source's was (the snapshot holds the particles only; a piston
  * that starts higher falls onto the packing). */
-static void source_pistons(const world *W, const char *path, long step, int moving,
-                           scene_info *info)
+static void source_pistons(const world *W, h5in *h, long step, int moving, scene_info *info)
 {
-    h5in *h;
     diag ignore;
-    if (h5in_open(&h, path, &ignore) != CDLAB_OK)
-        return;
     char *names = NULL, g[64];
     double time, *t = NULL, *s = NULL, *u = NULL;
     long long rows = 0, values = 0;
@@ -470,7 +462,6 @@ static void source_pistons(const world *W, const char *path, long step, int movi
         h5in_read(h, "/series/piston_velocity", H5IO_DOUBLE, u, (long)values, &ignore) !=
             CDLAB_OK) {
         free(names), free(t), free(s), free(u);
-        h5in_close(h);
         return;
     }
     long np = (long)(values / rows), row = -1;
@@ -516,6 +507,18 @@ static void source_pistons(const world *W, const char *path, long step, int movi
                  step, name, where, speed, sk, name, at.x, at.y, at.z, set);
     }
     free(names), free(t), free(s), free(u);
+}
+
+/* What the run whose snapshot was taken (particles.format = cdlab) tells of this one: its
+ * periodic axes that this run lacks, its pistons (one opening of its file). */
+static void source_run(const world *W, scene_info *info)
+{
+    h5in *h;
+    diag ignore;
+    if (h5in_open(&h, info->source_file, &ignore) != CDLAB_OK)
+        return;
+    source_periodic(&W->P, h, info);
+    source_pistons(W, h, info->source_step, info->source_moving, info);
     h5in_close(h);
 }
 
@@ -730,7 +733,6 @@ static status build_particles(config *c, world *W, scene_info *info, pcg32 *rng,
         (source == 2 && (s = read_file_source(c, P, &count, &f, err))))
         return s;
     if (source == 2 && f.fmt == PARTICLE_FORMAT_CDLAB) {
-        source_periodic(P, f.path, info);
         snprintf(info->source_file, sizeof info->source_file, "%s", f.path);
         info->source_step = f.snapshot;
         info->source_moving = !f.at_rest;
@@ -1056,8 +1058,8 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
         (s = build_walls(c, W, (int)dim, mu, err)) || (s = build_load(c, W, err)) ||
         (s = order_particles(c, W, info, err)))
         return s;
-    if (info->source_file[0]) /* particles.format = cdlab: where the source run's pistons were */
-        source_pistons(W, info->source_file, info->source_step, info->source_moving, info);
+    if (info->source_file[0]) /* particles.format = cdlab */
+        source_run(W, info);
     double rmin = particles_min_radius(&W->P);
     /* Default candidate threshold: half the smallest radius, so that pairs approaching within a
      * step are already candidates (the shock law then decides if they touch). */
