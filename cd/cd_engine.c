@@ -35,7 +35,7 @@ typedef struct cd_engine {
     cd_mpi *M;
     world Wg;
     int ser_across, have_across;
-    int ser_stress;
+    int ser_stress[2]; /* /series/stress, stress_walls */
 } cd_engine;
 
 #define CD_OF(e) ((cd_engine *)(e)->content)
@@ -282,14 +282,8 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
         return s;
     if ((s = h5out_attr_double(h, g, "m_mean", info->m_mean, err)))
         return s;
-    long t33[2] = {3, 3};
-    if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &CD_OF(e)->ser_stress, err)) ||
-        (s = h5out_attr_string(h, "/series/stress", "definition",
-                               "Love-Weber sigma_ab = (1/V) sum f_a l_b over particle-particle "
-                               "contacts, f on p, l from p to q (tension positive); f: the "
-                               "contact force of the step (its impulse / dt)",
-                               err)) ||
-        (s = h5out_attr_double(h, "/series/stress", "volume", p->stress_volume, err)) ||
+    if ((s = engine_stress_series(h, "; f: the contact force of the step (its impulse / dt)",
+                                  p->stress_volume, CD_OF(e)->ser_stress, err)) ||
         comm_size() == 1)
         return s;
     /* distributed: what the partition does to the sweep, and the boundary contacts' share */
@@ -365,17 +359,24 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
     return s;
 }
 
-/* The Love-Weber stress of the particle-particle contacts, in list order: f = -R on body 0
- * (i), l from i to j (as dem_stress). */
-static void cd_stress(const world *W, double V, double sigma[3][3])
+/* The Love-Weber stress in list order: sigma[0] of the particle-particle contacts, f = -R on
+ * body 0 (i), l from i to j (as dem_stress); sigma[1] of the wall contacts, f = R on the
+ * particle (body 1), l from its centre to the contact point at the row's positions. */
+static void cd_stress(const world *W, double V, double sigma[2][3][3])
 {
-    memset(sigma, 0, 9 * sizeof(double));
+    memset(sigma, 0, 18 * sizeof(double));
     for (int k = 0; k < W->C.n; k++) {
         const contact *c = &W->C.c[k];
-        if (c->i < 0 || (c->R.x == 0.0 && c->R.y == 0.0 && c->R.z == 0.0))
+        if (c->R.x == 0.0 && c->R.y == 0.0 && c->R.z == 0.0)
             continue;
-        world_stress_add(sigma, v3_scale(c->R, -1.0),
-                         pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
+        if (c->i >= 0) {
+            world_stress_add(sigma[0], v3_scale(c->R, -1.0),
+                             pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
+        } else {
+            const wall *w = &W->walls[-1 - c->i];
+            contact_frame f = contact_frame_wall(w, w->s, W->P.x[c->j], W->P.r[c->j]);
+            world_stress_add(sigma[1], c->R, f.l1, V);
+        }
     }
 }
 
@@ -384,9 +385,9 @@ static void cd_stress(const world *W, double V, double sigma[3][3])
 static status cd_row(engine *e, h5out *h, const world *W, diag *err)
 {
     const cd_engine *E = CD_OF(e);
-    double sigma[3][3];
+    double sigma[2][3][3];
     cd_stress(W, world_stress_volume(W, E->prm.stress_volume), sigma);
-    status s = h5out_series_append(h, E->ser_stress, &sigma[0][0], err);
+    status s = engine_stress_row(h, E->ser_stress, sigma, err);
     if (s != CDLAB_OK || !E->have_across) /* one process: no boundary series */
         return s;
     double f = E->M && E->M->counted > 0.0 ? E->M->across / E->M->counted : 0.0;

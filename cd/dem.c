@@ -2058,15 +2058,26 @@ void dem_affine(const world *W, vec3 centre, double G[3][3], vec3 *du, vec3 *dth
     }
 }
 
-void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3])
+void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3],
+                double walls[3][3])
 {
     memset(sigma, 0, 9 * sizeof(double));
+    if (walls)
+        memset(walls, 0, 9 * sizeof(double));
     for (int k = 0; k < S->npair; k++) {
         const dem_pair *c = &S->pair[k];
-        const vec3 R = dem_pair_force(W, S, k);
-        if (c->i < 0 || !nonzero(R))
+        if (c->i < 0 && !walls)
             continue;
-        vec3 f = v3_scale(R, -1.0); /* force on p */
-        world_stress_add(sigma, f, pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
+        const vec3 R = dem_pair_force(W, S, k);
+        if (!nonzero(R))
+            continue;
+        if (c->i >= 0) {
+            vec3 f = v3_scale(R, -1.0); /* force on p */
+            world_stress_add(sigma, f, pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
+        } else { /* the contact point of the pair's record (deformable discs: the ellipse's) */
+            contact rec;
+            dem_contact_record(W, S, k, &rec);
+            world_stress_add(walls, R, contact_l1(&rec), V);
+        }
     }
 }

@@ -290,7 +290,9 @@ void dem_rigid_rotation(const world *W, vec3 centre, vec3 phi, vec3 *du, vec3 *d
 void dem_affine(const world *W, vec3 centre, double G[3][3], vec3 *du, vec3 *dth);
 /* Love-Weber stress of the particle-particle contacts (of the DEM pairs), sigma_ab = (1/V) sum f_a
  * l_b with f the force on p and l the branch vector from p to q (tension positive, as in Kuhn et
- * al. Fig. 6). */
-void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3]);
+ * al. Fig. 6); and, unless walls is NULL, the same sum over the contacts with walls, pistons and
+ * cylinders, f on the particle and l from its centre to the contact point. */
+void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3],
+                double walls[3][3]);
 
 #endif

@@ -33,7 +33,7 @@ typedef struct dem_engine {
     /* DEM draws no random numbers; checkpoint format 3 stores a stream in every checkpoint,
      * so the stream of system.seed is stored as it was seeded (the next format can drop it) */
     pcg32 rng;
-    int ser[SER_N], ser_stress;
+    int ser[SER_N], ser_stress[2]; /* /series/stress, stress_walls */
     int ser_bonds[2];  /* intact, broken (with dem.bond) */
     int ser_particles; /* the discs' strain energy (with dem.deformable) */
     /* distributed runs (more than one MPI rank, cd/dem_dist.c): the distribution, and on rank 0
@@ -246,14 +246,7 @@ static status dem_header(engine *e, h5out *h, const world *W, const scene_info *
     for (int k = 0; k < SER_N; k++)
         if ((s = h5out_series(h, energy_paths[k], H5IO_DOUBLE, 0, NULL, &E->ser[k], err)))
             return s;
-    long t33[2] = {3, 3};
-    if ((s = h5out_series(h, "/series/stress", H5IO_DOUBLE, 2, t33, &E->ser_stress, err)) ||
-        (s = h5out_attr_string(h, "/series/stress", "definition",
-                               "Love-Weber sigma_ab = (1/V) sum f_a l_b over particle-particle "
-                               "contacts, f on p, l from p to q (tension positive)",
-                               err)))
-        return s;
-    return h5out_attr_double(h, "/series/stress", "volume", E->set.stress_volume, err);
+    return engine_stress_series(h, NULL, E->set.stress_volume, E->ser_stress, err);
 }
 
 /* The step's record; its residual (the ledger's) is made for the rows written (dem_gather). */
@@ -345,8 +338,8 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
     double v[SER_N] = {
         En->kin_trans, En->kin_rot, En->kin_piston,    En->elastic_n,   En->elastic_t,
         En->friction,  En->damping, En->work_external, En->work_piston, dem_energy_residual(En)};
-    double sigma[3][3];
-    dem_stress(W, view_of(E), world_stress_volume(W, E->set.stress_volume), sigma);
+    double sigma[2][3][3];
+    dem_stress(W, view_of(E), world_stress_volume(W, E->set.stress_volume), sigma[0], sigma[1]);
     status s;
     for (int k = 0; k < SER_N; k++)
         if ((s = h5out_series_append(h, E->ser[k], &v[k], err)))
@@ -361,7 +354,7 @@ static status dem_row(engine *e, h5out *h, const world *W, diag *err)
             (s = h5out_series_append(h, E->ser_bonds[1], &broken, err)))
             return s;
     }
-    return h5out_series_append(h, E->ser_stress, &sigma[0][0], err);
+    return engine_stress_row(h, E->ser_stress, sigma, err);
 }
 
 static int dem_contact_count(const engine *e, const world *W)
@@ -688,6 +681,7 @@ static status dem_gather(engine *e, world *W, world **view, engine_record *rec, 
     if (s != CDLAB_OK)
         return s;
     rec->residual = ledger_residual(&E->S.E);
+    rec->balance = E->set.drive == DRIVE_NONE; /* a drive's work is not booked */
     if (!E->M)
         return CDLAB_OK;
     s = dem_mpi_gather(E->M, W, &E->S, &E->set.p, &E->Wg, &E->Sg, err);

@@ -132,13 +132,13 @@ status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err)
     s.d.p.law.twirl = twirl;
     double sig90[3][3];
     if (st == CDLAB_OK)
-        dem_stress(&s.W, &s.S, 1.0, out->sigma0);
+        dem_stress(&s.W, &s.S, 1.0, out->sigma0, NULL);
     for (int k = 0; k < 1000 && st == CDLAB_OK; k++) {
         dem_rigid_rotation(&s.W, centre, v3(0.5 * CDLAB_PI / 1000, 0, 0), du, dth);
         st = dem_kinematic_step(&s.W, &s.S, &s.d.p, du, dth, &ds, err);
     }
     if (st == CDLAB_OK) {
-        dem_stress(&s.W, &s.S, 1.0, sig90);
+        dem_stress(&s.W, &s.S, 1.0, sig90, NULL);
         /* sigma0' = Q^T sigma90 Q with Q the +90 deg rotation about x: (y, z) -> (-z, y) */
         double Q[3][3] = {{1, 0, 0}, {0, 0, -1}, {0, 1, 0}};
         double emax = 0.0, smax = 0.0;

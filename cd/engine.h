@@ -31,6 +31,10 @@ typedef struct engine_record {
     int n_contacts, n_active, n_sliding;
     double residual; /* the solver's residual, or the engine's own measure (DEM: the energy
                         ledger's relative residual) */
+    /* residual is an energy balance that should close (DEM's ledger, not under a kinematic
+     * drive): the run warns once where its size passes RUN_BALANCE_WARN, and /summary keeps
+     * the largest (energy_residual_max) */
+    int balance;
     double mean_overlap, max_overlap;
     double solve_seconds; /* wall time in the iterative solver */
     long rebuilds;        /* neighbour-list rebuilds so far (0: no neighbour list) */
@@ -161,6 +165,15 @@ extern const engine_ops *const engine_registry[];
 int engine_list_names(const char **names, int max);
 /* The engine of system.mode = name, or NULL. */
 const engine_ops *engine_find(const char *name);
+
+/* The stress series every engine writes (docs/output.md): /series/stress, the Love-Weber sum
+ * over the particle-particle contacts, and /series/stress_walls, the contacts with walls,
+ * pistons and cylinders (f on the particle, l from its centre to the contact point), both
+ * (steps+1) x 3 x 3 with the attribute volume (0: the particles' bounding box). force_note ends
+ * the definition of /series/stress (NULL: none). ser[0], ser[1]: their handles. */
+status engine_stress_series(h5out *h, const char *force_note, double volume, int ser[2], diag *err);
+/* One row of both: sigma[0] the particles', sigma[1] the walls'. */
+status engine_stress_row(h5out *h, const int ser[2], double sigma[2][3][3], diag *err);
 
 extern const engine_ops cd_engine_ops;  /* cd_engine.c */
 extern const engine_ops dem_engine_ops; /* dem_engine.c */

@@ -46,6 +46,7 @@ typedef struct run_state {
     double t0, sweeps_total;
     double present_checked; /* when OUT.h5.partial was last found still there */
     thread_tuner tuner;
+    run_summary *sum; /* the caller's, filled as the run goes */
 } run_state;
 
 status run_validate(config *c, const run_hooks *hk, diag *err)
@@ -129,6 +130,30 @@ static status prepare(run_state *R, diag *err)
     return s;
 }
 
+/* An energy balance in the record (DEM's ledger): its largest size kept for /summary, and a
+ * warning, once, where it passes RUN_BALANCE_WARN: energy the run made or lost that no term of
+ * the balance books, a numerical instability (rank 0, which writes the outputs). */
+static void check_balance(run_state *R, const world *W)
+{
+    if (!R->rec.balance)
+        return;
+    double r = fabs(R->rec.residual);
+    if (r > RUN_BALANCE_WARN && !(R->sum->balance_max > RUN_BALANCE_WARN)) {
+        char line[800];
+        snprintf(line, sizeof line,
+                 "warning: at step %ld the energy ledger's residual is %.3g of the energy the run "
+                 "was given (its initial energy and the work put in; /series/residual), above "
+                 "%g: the run made or lost energy that no term books, a numerical instability. "
+                 "The usual cause is a dt too large for the packing: the critical time step in "
+                 "the banner is a pair's estimate, and a particle with many stiff contacts, with "
+                 "dashpots more so, needs less (docs/config.md, [dem]). /summary@"
+                 "energy_residual_max keeps the largest",
+                 W->step, R->rec.residual, RUN_BALANCE_WARN);
+        engine_say_result(&R->notes, line);
+    }
+    R->sum->balance_max = fmax(R->sum->balance_max, r);
+}
+
 /* The outputs of this step that are due (a row of the series, a snapshot, a checkpoint). The
  * engine first makes what only outputs need (gather: DEM's energy ledger) and, in a distributed
  * run, gathers the state on rank 0 (collective), which writes it from a view of the set-up with
@@ -144,6 +169,7 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
         s = S->E.ops->gather(&S->E, &S->W, &view, &R->rec, err);
         if (s != CDLAB_OK || !view)
             return comm_agree(s, err);
+        check_balance(R, view);
         if (view != &S->W) {
             V = *S;
             V.W = *view;
@@ -463,6 +489,8 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
     R->of.fd = -1;
     R->w.snapshot_step = R->w.checkpoint_step = R->w.copy_step = R->w.row_step = -1;
     sum->copy_step = -1;
+    sum->balance_max = -1.0;
+    R->sum = sum;
     run_setup *S = &R->S;
     status s = run_setup_read(c, S, hk, err);
     if (s != CDLAB_OK) {

@@ -51,6 +51,12 @@ typedef struct run_hooks {
     double memory_limit;
 } run_hooks;
 
+/* The size of an energy balance's relative residual (engine_record.balance) past which a run
+ * warns: more than half the energy it was given is unaccounted for. Runs that are stable keep
+ * it far below (the studies' DEM runs: at most 0.11, the deformable discs' first-order lag at
+ * the ledger study's largest dt). */
+#define RUN_BALANCE_WARN 0.5
+
 typedef struct run_summary {
     int started; /* 0: failed during set-up (config, input files, output file) */
     long steps_done; /* the last step done, counted from the original start */
@@ -79,6 +85,9 @@ typedef struct run_summary {
      * within a step with no force), and the largest overlap they reached */
     long missed_contacts;
     double missed_overlap;
+    /* the largest |residual| of the rows whose record is an energy balance (DEM's ledger,
+     * relative to the initial energy plus the work put in); -1: no such row */
+    double balance_max;
     int iterative; /* the engine has an iterative solver (CD): sweeps and convergence */
     /* a distributed run: this rank's communication inside the steps (comm_stats: seconds in MPI,
      * messages, bytes sent, calls), and over the ranks (filled on every rank at the end): the

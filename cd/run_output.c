@@ -520,6 +520,8 @@ status run_output_summary(run_writer *w, const char *status_text, const run_summ
     h5out_attr_int(h, g, "unconverged_steps", sum->unconverged_steps, err);
     h5out_attr_int(h, g, "missed_contacts", sum->missed_contacts, err);
     h5out_attr_double(h, g, "missed_overlap", sum->missed_overlap, err);
+    if (sum->balance_max >= 0.0) /* an engine with an energy balance (DEM) */
+        h5out_attr_double(h, g, "energy_residual_max", sum->balance_max, err);
     /* the thread count at the end (an automatic run may have changed it) */
     h5out_attr_int(h, g, "threads", cdlab_threads(), err);
     return CDLAB_OK;

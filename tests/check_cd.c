@@ -359,9 +359,12 @@ END_TEST
 /* /series/stress of that column at rest (run_simulation, rows every step): the 4 contacts
  * between the disks each carry F = 2 along a branch of length 1, so sigma_xx = -4 F / V: -1.6
  * with V the particles' extent 5, -4 with solver.stress_volume = 2 (to 1e-9 relative: the
- * local criterion's tolerance); the other components 0 (1D). Its DEM twin (k_n 1e4, damped to
- * rest) carries the same stress to 1e-4 (its overlaps F/k_n shorten the branches by 2e-4 and
- * the extent by 8e-4). */
+ * local criterion's tolerance); the other components 0 (1D). /series/stress_walls: the wall's
+ * and the piston's contacts, F each along a lever of r = 0.5, -F / V: -0.4 and -1; the two
+ * together are the column's mean stress, -F L / V with L = 5 the length between the walls:
+ * -2 = -F (the piston's force, in 1D a stress) and -5. Its DEM twin (k_n 1e4, damped to rest)
+ * carries the same stresses to 1e-4, the walls' share to 5e-4 (its overlaps d = F/k_n shorten
+ * the branches and levers by d = 2e-4 and the extent by 4d). */
 START_TEST(analytic_stress_column)
 {
     const char *ini =
@@ -377,6 +380,7 @@ START_TEST(analytic_stress_column)
     const char *mode[] = {"dt = 0.01\nsteps = 400", "dt = 0.01\nsteps = 400",
                           "mode = dem\ndt = 1e-3\nsteps = 20000"};
     const double expect[] = {-1.6, -4.0, -1.6}, tol[] = {1e-9, 1e-9, 1e-4};
+    const double expect_walls[] = {-0.4, -1.0, -0.4}, tol_walls[] = {1e-9, 1e-9, 5e-4};
     for (int k = 0; k < 3; k++) {
         char text[1024], path[32];
         snprintf(text, sizeof text, ini, mode[k], volume[k]);
@@ -398,9 +402,146 @@ START_TEST(analytic_stress_column)
                       k, last[0]);
         for (int a = 1; a < 9; a++)
             ck_assert_double_eq(last[a], 0.0);
+        double *w;
+        long nw;
+        ck_assert_int_eq(h5in_read_doubles(path, "/series/stress_walls", &w, &nw, &err), CDLAB_OK);
+        ck_assert_int_eq(nw, n);
+        const double *lw = w + n - 9;
+        ck_assert_msg(fabs(lw[0] - expect_walls[k]) <= tol_walls[k] * fabs(expect_walls[k]),
+                      "%d: walls' sigma_xx %.17g", k, lw[0]);
+        double whole = expect[k] + expect_walls[k];
+        ck_assert_msg(fabs(last[0] + lw[0] - whole) <= tol[k] * fabs(whole), "%d: mean %.17g", k,
+                      last[0] + lw[0]);
+        for (int a = 1; a < 9; a++)
+            ck_assert_double_eq(lw[a], 0.0);
+        free(w);
         free(d);
         remove_output(path);
     }
+}
+END_TEST
+
+/* The packing of the two tests below: %s the mode's lines, %s the particles' file. */
+static const char box_ini[] =
+    "[system]\ndimension = 2\n%s\n"
+    "[solver]\ncriterion = local\nepsilon = 1e-12\ndelta = 1e-15\niterations = 5000\n"
+    "[dem]\nk_n = 1e4\nk_t = 1e4\ndamping_normal = 0.5\ndamping_tangential = 0.5\n"
+    "[contact]\nfriction = 0.3\n"
+    "[particles]\nsource = file\nfile = %s\nmass = 1\n"
+    "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\nfriction = 0\n"
+    "[plane.bottom]\npoint = 0 0 0\nnormal = 0 1 0\nfriction = 0\n"
+    "[piston.right]\npoint = 3 0 0\nnormal = -1 0 0\nmass = 2\nforce = 1\nfriction = 0\n"
+    "[piston.top]\npoint = 0 2 0\nnormal = 0 -1 0\nmass = 2\nforce = 3\nfriction = 0\n"
+    "[output]\nevery = 0\nseries_every = 100\n";
+static void box_particles(char *file)
+{
+    strcpy(file, "/tmp/cdlab_boxXXXXXX");
+    temp_text_file(file, "0.5 0.5 0 0.5\n1.5 0.5 0 0.5\n2.5 0.5 0 0.5\n"
+                         "0.5 1.5 0 0.5\n1.5 1.5 0 0.5\n2.5 1.5 0 0.5\n");
+}
+
+/* The mean stress of a 2D packing at rest is its boundary's: 3 x 2 disks of r = 0.5 in a square
+ * lattice filling [0, 3] x [0, 2], walls on the left and below, pistons pushing from the right
+ * (G = 1) and from above (F = 3); friction 0.3 between the disks, none on the walls. Whatever the
+ * forces inside (a rigid lattice under two pistons: not unique), each disk at rest balances its
+ * contacts, so stress + stress_walls = (1/V) sum over the wall contacts of f x_c (x_c on the
+ * walls): sigma_xx = -G W / V = -G / H = -1/2 and sigma_yy = -F H / V = -F / W = -1 with V = W H
+ * = 6 the particles' extent, sigma_xy = sigma_yx (the moments balance), the z row and column 0.
+ * CD to 1e-9 (the local criterion's tolerance); the DEM twin (k_n 1e4, damped to rest) to 2e-4
+ * (its overlaps F/k_n shift the contact points and the extent by up to 2e-4 relative), at
+ * dt = 1e-3, 0.42 of the printed critical time step (at 0.84 it is not stable: next test). */
+START_TEST(analytic_stress_box_mean)
+{
+    char file[64];
+    box_particles(file);
+    const char *mode[] = {"dt = 0.01\nsteps = 400", "mode = dem\ndt = 1e-3\nsteps = 20000"};
+    const double tol[] = {1e-9, 2e-4};
+    for (int k = 0; k < 2; k++) {
+        char text[1024], path[32];
+        snprintf(text, sizeof text, box_ini, mode[k], file);
+        diag err = {{0}};
+        run_summary sum;
+        ck_assert_msg(run_to_temp(text, "box.ini", path, &sum, &err) == CDLAB_OK, "%d: %s", k,
+                      err.msg);
+        double *d, *w;
+        long n, nw;
+        ck_assert_int_eq(h5in_read_doubles(path, "/series/stress", &d, &n, &err), CDLAB_OK);
+        ck_assert_int_eq(h5in_read_doubles(path, "/series/stress_walls", &w, &nw, &err), CDLAB_OK);
+        ck_assert_int_eq(nw, n);
+        double m[9];
+        for (int a = 0; a < 9; a++)
+            m[a] = d[n - 9 + a] + w[n - 9 + a];
+        const double xx = -0.5, yy = -1.0;
+        ck_assert_msg(fabs(m[0] - xx) <= tol[k], "%d: mean sigma_xx %.17g", k, m[0]);
+        ck_assert_msg(fabs(m[4] - yy) <= tol[k], "%d: mean sigma_yy %.17g", k, m[4]);
+        ck_assert_msg(fabs(m[1] - m[3]) <= tol[k], "%d: xy %.17g, yx %.17g", k, m[1], m[3]);
+        static const int zero[] = {2, 5, 6, 7, 8}; /* xz, yz and the z row */
+        for (int a = 0; a < 5; a++)
+            ck_assert_msg(m[zero[a]] == 0.0, "%d: component %d %.17g", k, zero[a], m[zero[a]]);
+        /* both parts carry load: the walls' is not the whole */
+        ck_assert(d[n - 9] < 0.0 && d[n - 5] < 0.0 && w[n - 9] < 0.0 && w[n - 5] < 0.0);
+        /* DEM: the ledger closes (a stable run: far below the warning's 0.5) */
+        h5in *h;
+        double rmax = -1.0;
+        ck_assert_int_eq(h5in_open(&h, path, &err), CDLAB_OK);
+        status a = h5in_attr_double(h, "/summary", "energy_residual_max", &rmax, &err);
+        h5in_close(h);
+        if (k == 0)
+            ck_assert_msg(a != CDLAB_OK, "a CD run has no energy balance");
+        else
+            ck_assert_msg(a == CDLAB_OK && rmax >= 0.0 && rmax < 1e-2, "residual %g", rmax);
+        free(d);
+        free(w);
+        remove_output(path);
+    }
+    remove(file);
+}
+END_TEST
+
+/* That packing's DEM twin at dt = 2e-3, 0.84 of the printed critical time step (a pair's
+ * estimate): the lattice's rotations, four frictional contacts and dashpots per disc, are not
+ * stable there. It did not blow up: the discs stayed in place, spinning at ~3e-5, while the
+ * contact forces alternated from step to step (the right piston's -1.2, -0.8 against its load 1:
+ * velocity Verlet's two half kicks average the cycle away) and the ledger booked friction work
+ * of 8 against 0.001 put in; the run said "done" and nothing else.
+ * Now the ledger's relative residual passing 0.5 is warned of (with -q too) and
+ * /summary@energy_residual_max keeps the largest. */
+START_TEST(io_dem_unstable_balance_warned)
+{
+    char file[64], ini[64] = "/tmp/cdlab_boxiniXXXXXX", out[] = "/tmp/cdlab_boxoutXXXXXX";
+    box_particles(file);
+    char text[1024], cmd[512], said[8192];
+    snprintf(text, sizeof text, box_ini, "mode = dem\ndt = 2e-3\nsteps = 4000", file);
+    temp_text_file(ini, text);
+    int fd = mkstemp(out);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(out);
+    snprintf(cmd, sizeof cmd, "%s run %s -q -o %s 2>&1", cdlab_bin(), ini, out);
+    ck_assert_int_eq(run_capture(cmd, said, sizeof said), 0);
+    const char *w = strstr(said, "warning: at step ");
+    ck_assert_msg(w && strstr(w, "the energy ledger's residual is ") &&
+                      strstr(w, "a numerical instability"),
+                  "%s", said);
+    long at = strtol(w + strlen("warning: at step "), NULL, 10);
+    ck_assert_msg(at > 0 && at % 100 == 0, "%s", said); /* a row's step */
+    ck_assert_msg(strstr(w + 1, "warning: at step ") == NULL, "said once: %s", said);
+    h5in *h;
+    diag err = {{0}};
+    double rmax, *r;
+    long n;
+    ck_assert_int_eq(h5in_open(&h, out, &err), CDLAB_OK);
+    ck_assert_int_eq(h5in_attr_double(h, "/summary", "energy_residual_max", &rmax, &err), CDLAB_OK);
+    h5in_close(h);
+    ck_assert_int_eq(h5in_read_doubles(out, "/series/residual", &r, &n, &err), CDLAB_OK);
+    double big = 0.0;
+    for (long k = 0; k < n; k++)
+        big = fmax(big, fabs(r[k]));
+    ck_assert_msg(rmax > 10.0 && rmax == big, "%g against the series' %g", rmax, big);
+    free(r);
+    remove_output(out);
+    unlink(ini);
+    remove(file);
 }
 END_TEST
 
@@ -1129,6 +1270,8 @@ Suite *cd_suite(void)
     tcase_add_test(tc, unit_colored_sweep_proper_colouring);
     tcase_add_test(tc, analytic_piston_statics);
     tcase_add_test(tc, analytic_stress_column);
+    tcase_add_test(tc, analytic_stress_box_mean);
+    tcase_add_test(tc, io_dem_unstable_balance_warned);
     tcase_add_test(tc, analytic_piston_force_step);
     tcase_add_test(tc, unit_force_steps_on_step_ends);
     tcase_add_test(tc, unit_missed_contacts_counted);
