@@ -442,7 +442,8 @@ static int source_vec3(h5in *h, const char *key, vec3 *v)
  * pistons of the same name and normal that start elsewhere along it, or, where the particles
  * take the snapshot's velocities (moving), at another velocity, are said, with the point and
  * velocity that start them as the source's was (the snapshot holds the particles only; a piston
- * that starts higher falls onto the packing). */
+ * that starts higher falls onto the packing); where the series has no row at the snapshot's
+ * step, that it is not known. */
 static void source_pistons(const world *W, h5in *h, long step, int moving, scene_info *info)
 {
     diag ignore;
@@ -468,7 +469,7 @@ static void source_pistons(const world *W, h5in *h, long step, int moving, scene
     for (long r = 0; r < rows && row < 0; r++)
         row = t[r] == time ? r : -1;
     int said = 0, col = 0;
-    for (char *name = names, *next; row >= 0 && name && col < np; name = next, col++) {
+    for (char *name = names, *next; name && col < np; name = next, col++) {
         next = strchr(name, ',');
         if (next)
             *next++ = '\0';
@@ -484,6 +485,14 @@ static void source_pistons(const world *W, h5in *h, long step, int moving, scene
         found = found && source_vec3(h, key, &n0) && v3_norm(n0) > 0.0;
         if (!found || said == (int)(sizeof info->source_pistons / sizeof info->source_pistons[0]))
             continue;
+        if (row < 0) { /* output.series_every skipped the snapshot's step */
+            snprintf(info->source_pistons[said++], sizeof info->source_pistons[0],
+                     "notice: where the source run's %s stood at step %ld is not known: its "
+                     "series has no row at that step (its output.series_every), and the "
+                     "snapshot holds the particles only; this run's starts at its own point",
+                     name, step);
+            continue;
+        }
         n0 = v3_scale(n0, 1.0 / v3_norm(n0));
         double sk = s[row * np + col], uk = u[row * np + col];
         vec3 at = v3_add(p0, v3_scale(n0, sk)); /* the source plane's point at the step */

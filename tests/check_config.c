@@ -433,7 +433,8 @@ static int run_cli_output(const char *args, char *out, size_t n)
  * velocity where the particles take the snapshot's, is said, with the point and velocity that
  * start it as it was (the source's point + s n and u, from its /series/piston_position and
  * piston_velocity rows of the snapshot's time); nothing once they are given (to the 17 digits
- * said), for a piston of another name, or at rest with that point. */
+ * said), for a piston of another name, or at rest with that point. A source whose series has
+ * no row at the snapshot's step (output.series_every) cannot tell: that is said instead. */
 START_TEST(io_start_from_output_piston)
 {
     const char *src = "[system]\ndimension = 3\ndt = 0.02\nsteps = 30\nseed = 5\n"
@@ -494,6 +495,25 @@ START_TEST(io_start_from_output_piston)
     free(t);
     free(s);
     free(u);
+    remove_output(out);
+    /* a source whose series skipped the snapshot's step (rows every 7): not known, said so */
+    char skip[1024];
+    snprintf(skip, sizeof skip, "%sseries_every = 7\n", src);
+    ck_assert_msg(run_to_temp(skip, "src.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    snprintf(ini, sizeof ini, from, out, "true", "top", "0.5 0 8.5", "0");
+    config c;
+    world W;
+    scene_info info;
+    ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
+    ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+    ck_assert_str_eq(info.source_pistons[0],
+                     "notice: where the source run's piston.top stood at step 20 is not known: "
+                     "its series has no row at that step (its output.series_every), and the "
+                     "snapshot holds the particles only; this run's starts at its own point");
+    ck_assert(info.source_pistons[1][0] == '\0');
+    world_free(&W);
+    scene_info_free(&info);
     remove_output(out);
 }
 END_TEST
