@@ -54,6 +54,16 @@ int stdout_write_error(void)
     return errno ? errno : EIO;
 }
 
+int stdout_checked_exit(const char *program, int rc)
+{
+    int e = stdout_write_error();
+    if (e) {
+        fprintf(stderr, "%s: cannot write the standard output: %s\n", program, strerror(e));
+        rc = rc ? rc : 1;
+    }
+    return rc;
+}
+
 const char *format_bytes(double bytes, char *buf, size_t n)
 {
     static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};

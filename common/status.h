@@ -45,6 +45,10 @@ status diag_set(diag *d, status s, const char *fmt, ...)
  * failed (a full disk under `cdlab-lab fig4 > fig4.csv`: the programs had ended with 0, the file
  * cut short). Flushes stdout; call at the end of main. */
 int stdout_write_error(void);
+/* The end of a program's main: its exit status rc, or where its standard output could not be
+ * written out (stdout_write_error) the error said on stderr ("PROGRAM: cannot write the
+ * standard output: ...") and 1 unless rc already failed. */
+int stdout_checked_exit(const char *program, int rc);
 
 /* An amount of memory or disk for a message, in decimal units with three significant digits:
  * "812 B", "40.1 MB", "1.66 GB", "100 kB" (kB = 10^3 bytes, MB = 10^6, ...). Writes into buf

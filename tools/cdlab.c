@@ -805,11 +805,7 @@ int main(int argc, char **argv)
     } else {
         rc = cdlab_main(argc, argv);
     }
-    int e = stdout_write_error();
-    if (e) {
-        fprintf(stderr, "cdlab: cannot write the standard output: %s\n", strerror(e));
-        rc = rc ? rc : 1;
-    }
+    rc = stdout_checked_exit("cdlab", rc);
     comm_finalize();
     return rc;
 }

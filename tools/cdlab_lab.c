@@ -439,12 +439,7 @@ int main(int argc, char **argv)
         comm_finalize();
         return 2;
     }
-    int rc = lab_main(argc, argv);
-    int e = stdout_write_error();
-    if (e) {
-        fprintf(stderr, "cdlab-lab: cannot write the standard output: %s\n", strerror(e));
-        rc = rc ? rc : 1;
-    }
+    int rc = stdout_checked_exit("cdlab-lab", lab_main(argc, argv));
     comm_finalize();
     return rc;
 }
