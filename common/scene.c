@@ -485,6 +485,9 @@ static void source_pistons(const world *W, h5in *h, long step, int moving, scene
         found = found && source_vec3(h, key, &n0) && v3_norm(n0) > 0.0;
         if (!found || said == (int)(sizeof info->source_pistons / sizeof info->source_pistons[0]))
             continue;
+        n0 = v3_scale(n0, 1.0 / v3_norm(n0));
+        if (!(v3_norm(v3_sub(n0, w->n)) <= 1e-12)) /* another piston */
+            continue;
         if (row < 0) { /* output.series_every skipped the snapshot's step */
             snprintf(info->source_pistons[said++], sizeof info->source_pistons[0],
                      "notice: where the source run's %s stood at step %ld is not known: its "
@@ -493,14 +496,13 @@ static void source_pistons(const world *W, h5in *h, long step, int moving, scene
                      name, step);
             continue;
         }
-        n0 = v3_scale(n0, 1.0 / v3_norm(n0));
         double sk = s[row * np + col], uk = u[row * np + col];
         vec3 at = v3_add(p0, v3_scale(n0, sk)); /* the source plane's point at the step */
         double d = v3_dot(v3_sub(at, w->p), w->n),
                scale = fmax(1.0, fmax(v3_norm(at), v3_norm(w->p)));
         int elsewhere = fabs(d) > 1e-12 * scale,
             other_speed = moving && fabs(uk - w->u) > 1e-12 * fmax(fabs(uk), fabs(w->u));
-        if (!(v3_norm(v3_sub(n0, w->n)) <= 1e-12) || (!elsewhere && !other_speed))
+        if (!elsewhere && !other_speed)
             continue;
         char where[128] = "where this run's starts", speed[64] = "", set[256] = "";
         if (elsewhere)
