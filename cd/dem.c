@@ -667,11 +667,12 @@ static void damping_work_before(world *W, dem_solver *S)
 /* Dashpot force on body 0 of pair (i, j) in frame f1 (Kuhn et al. end of sec. 2, Cundall &
  * Strack contact damping): (c_n du_n n + c_t du_t)/dt from the step's relative movement, c
  * from dem.damping (a fraction of c_cr = 2 sqrt(m_eff k) is Rojek et al.'s eq. 11); the first
- * half of its work is added to *work (see damping_work_before for the second). */
+ * half of its work is added to *work (see damping_work_before for the second). sliding: the
+ * pair slides in the step (dem.damping_tangential_sliding = false then drops c_t). */
 static inline vec3 dashpot_force(const world *W, const dem_solver *S, const dem_params *p, int i,
-                                 int j, contact_frame f1, double *work)
+                                 int j, contact_frame f1, int sliding, double *work)
 {
-    double cn = p->damp_n, ct = p->damp_t;
+    double cn = p->damp_n, ct = sliding && p->damp_t_stick_only ? 0.0 : p->damp_t;
     if (p->damp_rate) {
         double m = dashpot_mass(W, i, j);
         cn *= m;
@@ -719,7 +720,7 @@ static inline void bond_force(world *W, dem_solver *S, int *cur, const dem_param
     dem_bond_force(&L, &in, &out);
     vec3 f = v3_axpy(out.f_n, f1.n, out.f_t), fd = v3_zero(); /* on body 0 */
     if (p->damp_n > 0.0 || p->damp_t > 0.0) {
-        fd = dashpot_force(W, S, p, i, j, f1, &diss[1]);
+        fd = dashpot_force(W, S, p, i, j, f1, 0, &diss[1]);
         f = v3_add(f, fd);
     }
     double zeta = -f1.gap, e_n = 0.5 * k_n * in.h * in.h, e_t = 0.5 * k_t * v3_norm2(ut);
@@ -803,7 +804,7 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     dem_contact_law(&law, &in, &out);
     vec3 f = out.f, fd = v3_zero();
     if (zeta_new >= 0.0 && (p->damp_n > 0.0 || p->damp_t > 0.0)) {
-        fd = dashpot_force(W, S, p, i, j, f1, &diss[1]);
+        fd = dashpot_force(W, S, p, i, j, f1, out.sliding, &diss[1]);
         f = v3_add(f, fd);
     }
     c->fd = fd;
@@ -1220,8 +1221,9 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
 {
     int np = S->npair, nb = n_blocks(np), wbb = S->wb / DEM_BLOCK, nown = n_own(W, S);
     int nwb = (np + S->wb - 1) / S->wb;
-    /* pairs4 covers rigid particles (not the ellipses of deformable discs) */
-    const int quad = !S->ell && !S->one_by_one;
+    /* pairs4 covers rigid particles (not the ellipses of deformable discs), and dashpots that
+     * do not depend on the law's sliding flag (their force is made before slides4's law) */
+    const int quad = !S->ell && !S->one_by_one && !(p->damp_t > 0.0 && p->damp_t_stick_only);
     /* the Kuhn law's sliding pairs of each chunk four at a time (slides4) */
     const int kuhn = p->law.tangential == DEM_KUHN;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a

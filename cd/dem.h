@@ -17,6 +17,11 @@ typedef struct dem_params {
     double damp_n, damp_t; /* dashpots: fractions of c_cr, absolute, or rates (see below) */
     int damp_absolute;     /* damp_n, damp_t are dashpot constants c (force / velocity) */
     int damp_rate;         /* damp_n, damp_t are rates gamma: c = m_eff gamma (LAMMPS style) */
+    /* dem.damping_tangential_sliding = false: the tangential dashpot acts only on contacts that
+     * stick in the step (the law's sliding flag clear), so that a sliding contact's tangential
+     * force is the friction slider's alone; 0: it acts on every touching contact (Kuhn et al.'s
+     * contact damping added to the law's force) */
+    int damp_t_stick_only;
     double abort_overlap;  /* stop when an overlap exceeds this fraction of the smaller radius
                               (of the particle's radius against a wall); 0: never */
     /* bonded contacts (Rojek et al. eqs. 1-11, cd/dem_bond.h): every particle pair closer than

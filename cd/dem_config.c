@@ -234,8 +234,10 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         p->damp_absolute = dm == 1;
         p->damp_rate = dm == 2;
     }
+    int sliding = 1;
     if ((s = config_double(c, S, "damping_tangential", 0, 0.0, 0.0, 0, INFINITY, &p->damp_t,
                            err)) ||
+        (s = config_bool(c, S, "damping_tangential_sliding", 0, 1, &sliding, err)) ||
         (s = config_enum(c, S, "tangential", 0, 0, tang, &t, err)) ||
         (s = config_bool(c, S, "projection", 0, 1, &p->law.projection, err)) ||
         (s = config_bool(c, S, "twirl", 0, 1, &p->law.twirl, err)) ||
@@ -245,6 +247,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
                            &p->abort_overlap, err)))
         return s;
     p->law.tangential = (dem_tangential)t;
+    p->damp_t_stick_only = !sliding;
     double any_mu = W->detect.mu;
     for (int k = 0; k < W->n_walls; k++)
         any_mu = fmax(any_mu, W->walls[k].mu);

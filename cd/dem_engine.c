@@ -115,6 +115,20 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                : p->damp_absolute ? "absolute"
                                   : "fraction of critical",
                p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+    double any_mu = W->detect.mu;
+    for (int k = 0; k < W->n_walls; k++)
+        any_mu = fmax(any_mu, W->walls[k].mu);
+    if (p->damp_t > 0.0 && any_mu > 0.0)
+        engine_say(notes, "%s",
+                   p->damp_t_stick_only
+                       ? "DEM: the tangential dashpot acts on sticking contacts only "
+                         "(dem.damping_tangential_sliding = false): a sliding contact's "
+                         "tangential force is the friction limit's"
+                       : "DEM: the tangential dashpot also acts on sliding contacts "
+                         "(dem.damping_tangential_sliding = true, Kuhn et al.'s contact "
+                         "damping): their tangential force exceeds the friction limit by c_t "
+                         "times the sliding speed, so fast sliding stops sooner than friction "
+                         "alone would stop it (docs/config.md)");
     if (p->bond)
         engine_say(notes,
                    "DEM: bonds between the particle pairs closer than %g at the start (springs "
@@ -199,7 +213,8 @@ static void dem_constants(const engine *e, double k[ENGINE_CONSTANTS])
     k[2] = p->damp_n;
     k[3] = p->damp_t;
     k[4] = p->law.tangential * 1000 + p->law.projection * 100 + p->law.twirl * 10 +
-           p->damp_absolute * 2 + p->damp_rate + p->bond * 10000 + p->deformable * 100000;
+           p->damp_absolute * 2 + p->damp_rate + p->bond * 10000 + p->deformable * 100000 +
+           p->damp_t_stick_only * 1000000;
     /* each 0 where its option is off (a restart may not turn an option on or off: k[4]) */
     k[5] = p->deformable ? p->young : 0.0;
     k[6] = p->deformable ? p->poisson : 0.0;
