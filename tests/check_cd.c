@@ -539,6 +539,12 @@ START_TEST(io_dem_unstable_balance_warned)
         big = fmax(big, fabs(r[k]));
     ck_assert_msg(rmax > 10.0 && rmax == big, "%g against the series' %g", rmax, big);
     free(r);
+    /* and tools/cdlab-py's summary says it */
+    snprintf(cmd, sizeof cmd, "../tools/cdlab-py summary %s 2>&1", out);
+    ck_assert_int_eq(run_capture(cmd, said, sizeof said), 0);
+    ck_assert_msg(strstr(said, "  energy      the ledger's residual up to ") &&
+                      strstr(said, "a numerical instability"),
+                  "%s", said);
     remove_output(out);
     unlink(ini);
     remove(file);

@@ -45,6 +45,11 @@ def cmd_summary(a):
                 print(f"  missed      {s['missed_contacts']} contacts met unseen by the detection, "
                       f"overlapping by up to {float(s.get('missed_overlap', float('nan'))):.3g} "
                       "(contact.detect_gap too small for dt)")
+        if "energy_residual_max" in s:  # DEM: the energy ledger's balance
+            worst = float(s["energy_residual_max"])
+            verdict = ("; above 0.5: energy that no term books, a numerical instability "
+                       "(docs/config.md, [dem])" if worst > 0.5 else "")
+            print(f"  energy      the ledger's residual up to {worst:.3g} of the energy given{verdict}")
     else:
         print("  status      no /summary: the run was killed or is still running")
     t = r.series("t")
