@@ -17,6 +17,8 @@
 #ifndef CDLAB_CD_CONTACT_PROBLEM_H
 #define CDLAB_CD_CONTACT_PROBLEM_H
 
+#include <limits.h>
+
 #include "world.h"
 
 typedef struct contact_problem {
@@ -64,5 +66,10 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
 /* Loads libfclib (dlopen, once); CDLAB_ERR_ARG naming the library when it cannot be loaded.
  * Called when an export is planned, so that a run that cannot write it is refused at its start. */
 status contact_problem_fclib_load(diag *err);
+/* The partial files of earlier exports to path (PATH.PID.partial, contact_problem_write_fclib)
+ * whose process is gone on this machine (a killed export leaves its own): line k of the notice
+ * for each in said[k] (at most max); their count. Nothing is removed. */
+#define STALE_NOTICE_MAX (PATH_MAX + 512)
+int contact_problem_stale_partials(const char *path, char said[][STALE_NOTICE_MAX], int max);
 
 #endif

@@ -209,6 +209,10 @@ static status cd_plan_export(engine *e, long step, const char *path, const char 
     status s = comm_rank() == 0 ? contact_problem_fclib_load(err) : CDLAB_OK;
     if (s != CDLAB_OK)
         return s;
+    char stale[4][STALE_NOTICE_MAX];
+    int ns = comm_rank() == 0 ? contact_problem_stale_partials(path, stale, 4) : 0;
+    for (int k = 0; k < ns; k++)
+        engine_say(notes, "%s", stale[k]);
     cd_engine *E = CD_OF(e);
     E->export_step = step;
     snprintf(E->export_path, sizeof E->export_path, "%s", path);

@@ -13,8 +13,12 @@
 #include "outfile.h"
 
 #include <fclib.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -146,6 +150,40 @@ static int write_in_child(struct fclib_local *prob, struct fclib_solution *sol, 
     if (!ok)
         child_reason(text, why, why_n);
     return ok;
+}
+
+int contact_problem_stale_partials(const char *path, char said[][STALE_NOTICE_MAX], int max)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path + (slash == path)), path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t len = strlen(base);
+    int n = 0;
+    for (struct dirent *e; n < max && (e = readdir(d)) != NULL;) {
+        const char *name = e->d_name, *digits = name + len + 1;
+        if (strncmp(name, base, len) != 0 || name[len] != '.')
+            continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(digits, &end, 10);
+        if (end == digits || *digits < '0' || *digits > '9' || errno ||
+            strcmp(end, ".partial") != 0 || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) /* running, or not ours to ask */
+            continue;
+        snprintf(said[n++], STALE_NOTICE_MAX,
+                 "notice: %s%s%s: the partial file of an export that was killed (its process "
+                 "%ld is gone); cdlab does not use it: remove it",
+                 slash ? dir : "", slash && strcmp(dir, "/") != 0 ? "/" : "", name, pid);
+    }
+    closedir(d);
+    return n;
 }
 
 status contact_problem_write_fclib(const contact_problem *cp, const char *path,
