@@ -88,6 +88,15 @@ class Run:
             x = x + self.series("probe_image") * self.period()
         return x
 
+    def mean_stress(self):
+        """The particles' mean stress per row, rows x 3 x 3: /series/stress (the contacts
+        between particles) plus /series/stress_walls (those with walls, pistons, cylinders).
+        A file written before 2026-11-29 has no stress_walls: KeyError, not its stress alone."""
+        if not self.has_series("stress_walls"):
+            raise KeyError(f"{self.path}: no /series/stress_walls (written before 2026-11-29), so "
+                           "its mean stress is not known from the series")
+        return self.series("stress") + self.series("stress_walls")
+
     def series_names(self):
         """Every per-step series of the file (those of /series/energy as energy/NAME)."""
         names = []
