@@ -334,8 +334,21 @@ static status loop(run_state *R, run_summary *sum, diag *err)
             sum->timed_steps++;
         }
         R->sweeps_total += R->rec.sweeps;
-        if (!R->rec.converged)
+        if (!R->rec.converged) {
+            /* said once, with --quiet too: its forces are not the solver's tolerance's */
+            if (sum->unconverged_steps == 0) {
+                char line[600];
+                snprintf(line, sizeof line,
+                         "warning: step %ld did not converge: the solver's criterion was not met "
+                         "within its %d sweeps (solver.iterations), and the run goes on with the "
+                         "last sweep's forces. /summary@unconverged_steps counts every such step "
+                         "(/series/converged marks those with a row): raise solver.iterations, or "
+                         "loosen solver.epsilon",
+                         W->step, R->rec.sweeps);
+                engine_say_result(&R->notes, line);
+            }
             sum->unconverged_steps++;
+        }
         if (R->rec.missed > 0) {
             /* said once, with --quiet too: the run goes on, its file counts them all */
             if (sum->missed_contacts == 0) {

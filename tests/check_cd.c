@@ -751,7 +751,8 @@ END_TEST
 /* Steps that end at solver.iterations without meeting the criterion are counted: the summary's
  * unconverged_steps (and /summary@unconverged_steps) is the number of 0 rows of
  * /series/converged after the start's; tests/memcheck/cd.ini's pile with 3 sweeps at most has
- * some, and none with the file's 2000 (no test ran such a step through a run before). */
+ * some, and none with the file's 2000 (no test ran such a step through a run before). The
+ * first is warned of, with -q too (before 2026-11-29 only the end's line said it, not with -q). */
 START_TEST(io_unconverged_steps_counted)
 {
     const char *pile =
@@ -788,6 +789,23 @@ START_TEST(io_unconverged_steps_counted)
         ck_assert_int_eq(sum.unconverged_steps, zeros);
         ck_assert_int_eq(stored, zeros);
         remove_output(path);
+        /* the program says the first one, with -q too, and nothing where there is none */
+        char cfg[] = "/tmp/cdlab_ucXXXXXX", out[64], cmd[512], said[4096];
+        temp_text_file(cfg, ini);
+        snprintf(out, sizeof out, "%s.h5", cfg);
+        snprintf(cmd, sizeof cmd, "%s run %s -o %s -q 2>&1", cdlab_bin(), cfg, out);
+        ck_assert_int_eq(run_capture(cmd, said, sizeof said), 0);
+        const char *w = strstr(said, "warning: step ");
+        if (k == 0)
+            ck_assert_msg(w &&
+                              strstr(w, " did not converge: the solver's criterion was not met "
+                                        "within its 3 sweeps (solver.iterations)") &&
+                              !strstr(w + 1, "warning: step "),
+                          "%s", said);
+        else
+            ck_assert_msg(said[0] == '\0', "%s", said);
+        remove_output(out);
+        unlink(cfg);
     }
 }
 END_TEST
