@@ -384,10 +384,8 @@ START_TEST(analytic_stress_column)
     for (int k = 0; k < 3; k++) {
         char text[1024], path[32];
         snprintf(text, sizeof text, ini, mode[k], volume[k]);
+        run_ok(text, "stress.ini", path);
         diag err = {{0}};
-        run_summary sum;
-        ck_assert_msg(run_to_temp(text, "stress.ini", path, &sum, &err) == CDLAB_OK, "%d: %s", k,
-                      err.msg);
         double *d, vol;
         long n;
         ck_assert_int_eq(h5in_read_doubles(path, "/series/stress", &d, &n, &err), CDLAB_OK);
@@ -459,10 +457,8 @@ START_TEST(analytic_stress_box_mean)
     for (int k = 0; k < 2; k++) {
         char text[1024], path[32];
         snprintf(text, sizeof text, box_ini, mode[k], file);
+        run_ok(text, "box.ini", path);
         diag err = {{0}};
-        run_summary sum;
-        ck_assert_msg(run_to_temp(text, "box.ini", path, &sum, &err) == CDLAB_OK, "%d: %s", k,
-                      err.msg);
         double *d, *w;
         long n, nw;
         ck_assert_int_eq(h5in_read_doubles(path, "/series/stress", &d, &n, &err), CDLAB_OK);
@@ -835,10 +831,8 @@ START_TEST(analytic_rolling_pendulum)
         int dem = k / 2, rolls = k % 2;
         char text[1024], path[32];
         snprintf(text, sizeof text, ini, mode[dem], rolls ? 0.5 : 0.0, file, dem ? 10 : 1);
+        run_ok(text, "track.ini", path);
         diag err = {{0}};
-        run_summary sum;
-        ck_assert_msg(run_to_temp(text, "track.ini", path, &sum, &err) == CDLAB_OK, "%d: %s", k,
-                      err.msg);
         double *t, *x;
         long nt, nx;
         ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &t, &nt, &err), CDLAB_OK);

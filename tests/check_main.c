@@ -121,6 +121,13 @@ status run_to_temp(const char *ini, const char *name, char *path, run_summary *s
     return run_to_temp_from(ini, name, NULL, path, sum, err);
 }
 
+void run_ok(const char *ini, const char *name, char *path)
+{
+    run_summary sum;
+    diag err = {{0}};
+    ck_assert_msg(run_to_temp(ini, name, path, &sum, &err) == CDLAB_OK, "%s: %s", name, err.msg);
+}
+
 order_taken scene_order_taken(const char *ini)
 {
     config c;

@@ -69,6 +69,8 @@ void dsim_close(dsim *s);
 /* Runs INI text (named name in messages) through run_simulation into a fresh temporary file whose
  * path (32 bytes) is returned in path; the caller unlinks it. */
 status run_to_temp(const char *ini, const char *name, char *path, run_summary *sum, diag *err);
+/* The same, the run required to succeed (the config's name and the message on failure). */
+void run_ok(const char *ini, const char *name, char *path);
 /* The same, continuing from the last checkpoint of restart (NULL: a new run). */
 status run_to_temp_from(const char *ini, const char *name, const char *restart, char *path,
                         run_summary *sum, diag *err);
