@@ -463,14 +463,11 @@ START_TEST(io_start_from_output_piston)
                        "[piston.%s]\npoint = %s\nnormal = 0 0 -1\nmass = 5\nvelocity = %s\n";
     char ini[1024], point[128] = "0.5 0 8.5", speed[64] = "0";
     for (int k = 0; k < 4; k++) {
-        config c;
         world W;
         scene_info info;
         snprintf(ini, sizeof ini, from, out, k == 3 ? "false" : "true", k == 2 ? "lid" : "top",
                  point, k == 3 ? "0" : speed);
-        ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
-        ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
-        config_free(&c);
+        build_from_string(ini, &W, &info, NULL);
         if (k == 0) {
             const char *said = info.source_pistons[0],
                        *set = strstr(said, "--set piston.top.point=");
@@ -501,12 +498,9 @@ START_TEST(io_start_from_output_piston)
     snprintf(skip, sizeof skip, "%sseries_every = 7\n", src);
     ck_assert_msg(run_to_temp(skip, "src.ini", out, &sum, &err) == CDLAB_OK, "%s", err.msg);
     snprintf(ini, sizeof ini, from, out, "true", "top", "0.5 0 8.5", "0");
-    config c;
     world W;
     scene_info info;
-    ck_assert_int_eq(config_load_string(&c, ini, "from.ini", &err), CDLAB_OK);
-    ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
-    config_free(&c);
+    build_from_string(ini, &W, &info, NULL);
     ck_assert_str_eq(info.source_pistons[0],
                      "notice: where the source run's piston.top stood at step 20 is not known: "
                      "its series has no row at that step (its output.series_every), and the "
@@ -543,9 +537,7 @@ START_TEST(io_start_from_output)
     scene_info ri;
     config c;
     snprintf(ini, sizeof ini, src, "given");
-    ck_assert_int_eq(config_load_string(&c, ini, "src.ini", &err), CDLAB_OK);
-    ck_assert_msg(scene_build(&c, &R, &ri, &err) == CDLAB_OK, "%s", err.msg);
-    config_free(&c);
+    build_from_string(ini, &R, &ri, NULL);
     /* the last snapshot's rows, ids and the renumbering */
     enum { N = 300 };
     static double x[3 * N], v[3 * N];

@@ -419,12 +419,9 @@ START_TEST(io_order_spatial_is_sorted_input)
     diag err = {{0}};
     ck_assert_msg(run_to_temp(ini, "order.ini", a, &sum, &err) == CDLAB_OK, "%s", err.msg);
     /* the same particles, listed in the order the run gave them */
-    config c;
     world W;
     scene_info info;
-    ck_assert_int_eq(config_load_string(&c, ini, "order.ini", &err), CDLAB_OK);
-    ck_assert_msg(scene_build(&c, &W, &info, &err) == CDLAB_OK, "%s", err.msg);
-    config_free(&c);
+    build_from_string(ini, &W, &info, NULL);
     int fd = mkstemp(list);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");

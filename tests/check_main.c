@@ -22,7 +22,7 @@ void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p
     ck_assert_msg(s == CDLAB_OK, "config: %s", err.msg);
     s = scene_build(&c, W, info, &err);
     ck_assert_msg(s == CDLAB_OK, "scene: %s", err.msg);
-    s = cd_config_read(&c, p, &err);
+    s = p ? cd_config_read(&c, p, &err) : CDLAB_OK;
     ck_assert_msg(s == CDLAB_OK, "solver: %s", err.msg);
     config_free(&c);
 }

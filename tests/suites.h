@@ -32,7 +32,8 @@ Suite *decomp_suite(void);
 Suite *xsum_suite(void);
 Suite *exchange_suite(void);
 
-/* Builds a world and solver parameters from INI text; fails the test on error. */
+/* Builds a world and solver parameters (p NULL: the world alone) from INI text; fails the test
+ * on error. */
 void build_from_string(const char *ini, world *W, scene_info *info, cd_params *p);
 /* A world with its solver, built from INI text, for tests that step it themselves. */
 typedef struct sim {
