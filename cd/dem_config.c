@@ -248,10 +248,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         return s;
     p->law.tangential = (dem_tangential)t;
     p->damp_t_stick_only = !sliding;
-    double any_mu = W->detect.mu;
-    for (int k = 0; k < W->n_walls; k++)
-        any_mu = fmax(any_mu, W->walls[k].mu);
-    if (any_mu > 0.0 && !(p->law.k_t > 0.0))
+    if (world_max_friction(W) > 0.0 && !(p->law.k_t > 0.0))
         return config_error(c, S, "k_t", err,
                             "friction is used but k_t = 0 (no tangential force could arise): "
                             "give dem.k_t > 0");

@@ -115,10 +115,7 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                : p->damp_absolute ? "absolute"
                                   : "fraction of critical",
                p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
-    double any_mu = W->detect.mu;
-    for (int k = 0; k < W->n_walls; k++)
-        any_mu = fmax(any_mu, W->walls[k].mu);
-    if (p->damp_t > 0.0 && any_mu > 0.0)
+    if (p->damp_t > 0.0 && world_max_friction(W) > 0.0)
         engine_say(notes, "%s",
                    p->damp_t_stick_only
                        ? "DEM: the tangential dashpot acts on sticking contacts only "

@@ -114,6 +114,14 @@ long first_step_after(double t, double dt)
  * (area in dimension 2, length in dimension 1), whose extent along a periodic axis is the
  * period: the sum counts each contact of the cell once (a bounding box there reached a radius
  * past the cell on each side, 5% more area in the 40 x 40 chute). */
+double world_max_friction(const world *W)
+{
+    double mu = W->detect.mu;
+    for (int k = 0; k < W->n_walls; k++)
+        mu = fmax(mu, W->walls[k].mu);
+    return mu;
+}
+
 double world_stress_volume(const world *W, double given)
 {
     if (given > 0.0)

@@ -47,6 +47,9 @@ double world_kinetic_energy(const world *W);
  * particle (or piston) whose energy is not finite, and the quantity. */
 status world_energy_error(const world *W, diag *err);
 
+/* The largest friction coefficient of any contact the world can make: particles' and walls'. */
+double world_max_friction(const world *W);
+
 /* The volume V of the Love-Weber stress sigma_ab = (1/V) sum f_a l_b (DEM's dem.stress_volume,
  * CD's solver.stress_volume): given when > 0, else the current bounding box of the particles
  * (area in dimension 2, length in 1) with the period as its extent along a periodic axis. */
