@@ -110,10 +110,6 @@ long first_step_after(double t, double dt)
     return s;
 }
 
-/* The volume of the Love-Weber stress: as given, or the current bounding box of the particles
- * (area in dimension 2, length in dimension 1), whose extent along a periodic axis is the
- * period: the sum counts each contact of the cell once (a bounding box there reached a radius
- * past the cell on each side, 5% more area in the 40 x 40 chute). */
 double world_max_friction(const world *W)
 {
     double mu = W->detect.mu;
@@ -122,6 +118,10 @@ double world_max_friction(const world *W)
     return mu;
 }
 
+/* The volume of the Love-Weber stress: as given, or the current bounding box of the particles
+ * (area in dimension 2, length in dimension 1), whose extent along a periodic axis is the
+ * period: the sum counts each contact of the cell once (a bounding box there reached a radius
+ * past the cell on each side, 5% more area in the 40 x 40 chute). */
 double world_stress_volume(const world *W, double given)
 {
     if (given > 0.0)
