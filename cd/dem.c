@@ -76,6 +76,7 @@ static status ensure(dem_solver *S, const world *W, const dem_params *p, diag *e
 {
     S->k_n = p->law.k_n;
     S->dashpots = p->damp_n > 0.0 || p->damp_t > 0.0;
+    S->lammps = p->law.tangential == DEM_LAMMPS;
     if (W->P.n > S->cap || !S->F || (p->deformable && !S->ell)) {
         int cap = W->P.n > 32 ? 2 * W->P.n : 64;
         vec3 **arrays[] = {&S->F, &S->T};
@@ -477,12 +478,26 @@ static inline vec3 relative_movement(const world *W, const dem_solver *S, int i,
                   v3_sub(v3_cross(move_dth(W, S, j), l1), v3_cross(dth_p, l0)));
 }
 
+/* The lever arms of LAMMPS's granular pair styles and walls: the radii along the normal (the
+ * contact point on each body's surface), not the middle of the overlap. a0 = 0 for a wall. */
+static inline contact_frame radius_arms(contact_frame f, double a0, double a1)
+{
+    f.a0 = a0;
+    f.a1 = a1;
+    f.l0 = v3_scale(f.n, a0);
+    f.l1 = v3_scale(f.n, -a1);
+    return f;
+}
+
 /* Frame of two particles at separation d: with their radii, or for deformable discs with
- * their ellipses' reaches along the line of centres. */
+ * their ellipses' reaches along the line of centres (dem.tangential = lammps: lever arms the
+ * radii). */
 static inline contact_frame frame_particles(const world *W, const dem_solver *S, int i, int j,
                                             vec3 d)
 {
     const particles *P = &W->P;
+    if (S->lammps)
+        return radius_arms(contact_frame_particles(d, P->r[i], P->r[j]), P->r[i], P->r[j]);
     if (!S->ell)
         return contact_frame_particles(d, P->r[i], P->r[j]);
     double dist = v3_norm(d);
@@ -492,11 +507,14 @@ static inline contact_frame frame_particles(const world *W, const dem_solver *S,
 }
 
 /* Frame of wall w (at position s) and particle j at x: with its radius, or for a deformable
- * disc with its reach along the wall's normal there. */
+ * disc with its reach along the wall's normal there (dem.tangential = lammps: lever arm the
+ * radius). */
 static inline contact_frame frame_wall(const dem_solver *S, const wall *w, double s, int j, vec3 x,
                                        double r)
 {
     contact_frame f = contact_frame_wall(w, s, x, r);
+    if (S->lammps)
+        return radius_arms(f, 0.0, r);
     return S->ell ? contact_frame_wall(w, s, x, dem_deform_reach(&S->ell[j], f.n)) : f;
 }
 
@@ -664,24 +682,34 @@ static void damping_work_before(world *W, dem_solver *S)
     xsum_merge(&S->acc[DEM_ACC_DAMPING], &d);
 }
 
+/* The dashpot constants c_n, c_t of pair (i, j) from dem.damping (a fraction of
+ * c_cr = 2 sqrt(m_eff k) is Rojek et al.'s eq. 11). sliding: the pair slides in the step
+ * (dem.damping_tangential_sliding = false then drops c_t). */
+static inline void dashpot_constants(const world *W, const dem_params *p, int i, int j, int sliding,
+                                     double *cn, double *ct)
+{
+    *cn = p->damp_n;
+    *ct = sliding && p->damp_t_stick_only ? 0.0 : p->damp_t;
+    if (p->damp_rate) {
+        double m = dashpot_mass(W, i, j);
+        *cn *= m;
+        *ct *= m;
+    } else if (!p->damp_absolute) {
+        double m = dashpot_mass(W, i, j);
+        *cn *= 2.0 * sqrt(m * p->law.k_n);
+        *ct *= 2.0 * sqrt(m * p->law.k_t);
+    }
+}
+
 /* Dashpot force on body 0 of pair (i, j) in frame f1 (Kuhn et al. end of sec. 2, Cundall &
  * Strack contact damping): (c_n du_n n + c_t du_t)/dt from the step's relative movement, c
- * from dem.damping (a fraction of c_cr = 2 sqrt(m_eff k) is Rojek et al.'s eq. 11); the first
- * half of its work is added to *work (see damping_work_before for the second). sliding: the
- * pair slides in the step (dem.damping_tangential_sliding = false then drops c_t). */
+ * from dashpot_constants; the first half of its work is added to *work (see
+ * damping_work_before for the second). */
 static inline vec3 dashpot_force(const world *W, const dem_solver *S, const dem_params *p, int i,
                                  int j, contact_frame f1, int sliding, double *work)
 {
-    double cn = p->damp_n, ct = sliding && p->damp_t_stick_only ? 0.0 : p->damp_t;
-    if (p->damp_rate) {
-        double m = dashpot_mass(W, i, j);
-        cn *= m;
-        ct *= m;
-    } else if (!p->damp_absolute) {
-        double m = dashpot_mass(W, i, j);
-        cn *= 2.0 * sqrt(m * p->law.k_n);
-        ct *= 2.0 * sqrt(m * p->law.k_t);
-    }
+    double cn, ct;
+    dashpot_constants(W, p, i, j, sliding, &cn, &ct);
     vec3 du_rel = relative_movement(W, S, i, j, f1.l0, f1.l1);
     double dun = v3_dot(du_rel, f1.n);
     vec3 dut = v3_axpy(-dun, f1.n, du_rel);
@@ -750,6 +778,98 @@ static inline void bond_force(world *W, dem_solver *S, int *cur, const dem_param
     acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
 }
 
+/* The relative movement v dt of body 1 against body 0 at the contact from the velocities of
+ * now (dem.tangential = lammps at the start, where the step has no movement). */
+static inline vec3 velocity_movement(const world *W, int i, int j, vec3 l0, vec3 l1)
+{
+    const particles *P = &W->P;
+    double dt = W->dt;
+    vec3 du_p = v3_zero(), dth_p = v3_zero();
+    if (i >= 0) {
+        du_p = v3_scale(P->v[i], dt);
+        dth_p = v3_scale(P->w[i], dt);
+    } else if (W->walls[-1 - i].kind == WALL_PISTON) {
+        du_p = v3_scale(W->walls[-1 - i].n, W->walls[-1 - i].u * dt);
+    }
+    return v3_add(v3_sub(v3_scale(P->v[j], dt), du_p),
+                  v3_sub(v3_cross(v3_scale(P->w[j], dt), l1), v3_cross(dth_p, l0)));
+}
+
+/* dem.tangential = lammps: LAMMPS's pair gran/hooke/history (and fix wall/gran's
+ * hooke/history) as its source computes them, in cdlab's conventions (forces on body 0,
+ * movements of body 1 against it, n from body 0 to body 1; LAMMPS's shear history is
+ * -f_spring/k_t), for pair k (c) touching now in frame f1 (radius_arms):
+ * - the step's relative movement at lever arms of the radii along the normal of now (LAMMPS:
+ *   the half-step velocities times dt), no mid-step arms, no twirl;
+ * - the spring: the last spring force plus k_t times the tangential movement, turned into the
+ *   tangent plane of now (its normal part removed, its length not restored);
+ * - the dashpots' constants as dashpot_constants makes them, on the same movement;
+ * - the friction limit mu |f_n| is taken on the normal force with its dashpot,
+ *   k_n zeta - c_n du_n/dt, and caps the spring and the tangential dashpot together: their
+ *   sum is scaled back onto the limit and the spring takes the difference (LAMMPS:
+ *   shear = (fn/fs)(shear + m gamma_t v_t/k_t) - m gamma_t v_t/k_t); with no history at all,
+ *   no tangential force;
+ * - at the start (S->moves = DEM_MOVES_ZERO: dem_start) the dashpots act on the initial
+ *   velocities and the history does not move, as LAMMPS's setup makes a run's first forces.
+ * The ledger: the dashpots' work as dashpot_force books it (fd, half now, half after the next
+ * step); the spring's as the conventional law's (the trapezoid over the tangential movement,
+ * what the elastic energy |f_t|^2/(2 k_t) does not keep is friction's). A pair apart now ends
+ * as contact_force ends it. */
+static inline __attribute__((always_inline)) void
+lammps_force(world *W, dem_solver *S, int *cur, const dem_params *p, int k, dem_pair *c,
+             contact_frame f1, int was_touching, double *acc, double diss[2])
+{
+    int i = c->i, j = c->j;
+    double zeta = -f1.gap, k_t = p->law.k_t, dt = W->dt;
+    double mu = i >= 0 ? W->detect.mu : W->walls[-1 - i].mu;
+    vec3 n = f1.n, ft_old = was_touching ? c->ft : v3_zero();
+    c->zeta = zeta;
+    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
+    if (zeta < 0.0) { /* apart now: no force; the spring's energy is friction's */
+        c->ft = v3_zero();
+        c->fd = v3_zero();
+        if (k_t > 0.0)
+            diss[0] += v3_norm2(ft_old) / (2.0 * k_t);
+        return;
+    }
+    vec3 du = relative_movement(W, S, i, j, f1.l0, f1.l1); /* zero at the start */
+    vec3 dv = S->moves == DEM_MOVES_ZERO ? velocity_movement(W, i, j, f1.l0, f1.l1) : du;
+    double cn = 0.0, ct = 0.0;
+    if (p->damp_n > 0.0 || p->damp_t > 0.0)
+        dashpot_constants(W, p, i, j, 0, &cn, &ct);
+    double dvn = v3_dot(dv, n), dun = v3_dot(du, n);
+    vec3 fdn = v3_scale(n, cn * dvn / dt), fdt = v3_scale(v3_axpy(-dvn, n, dv), ct / dt);
+    double fn = p->law.k_n * zeta - cn * dvn / dt; /* compressive, with the dashpot */
+    vec3 dxi = v3_axpy(-dun, n, du);
+    vec3 grown = v3_axpy(k_t, dxi, ft_old);
+    vec3 spring = v3_reject(grown, n);
+    vec3 fs = v3_add(spring, fdt);
+    double limit = mu * fabs(fn), fs_len = v3_norm(fs);
+    int sliding = fs_len > limit;
+    if (sliding && v3_norm2(grown) > 0.0) {
+        spring = v3_sub(v3_scale(fs, limit / fs_len), fdt);
+    } else if (sliding) {
+        spring = v3_zero();
+        fdt = v3_zero();
+    }
+    if (!(k_t > 0.0)) /* no spring (frictionless): nothing stored */
+        spring = v3_zero();
+    vec3 fd = v3_add(fdn, fdt);
+    vec3 f = v3_add(v3_axpy(-(p->law.k_n * zeta), n, spring), fd);
+    diss[1] += 0.5 * v3_dot(fd, du);
+    if (k_t > 0.0)
+        diss[0] += v3_dot(dxi, v3_scale(v3_add(ft_old, spring), 0.5)) -
+                   (v3_norm2(spring) - v3_norm2(ft_old)) / (2.0 * k_t);
+    c->ft = spring;
+    c->fd = fd;
+    deliver(S, cur, n_own(W, S), k, i, j, f, f1);
+    if (v3_norm2(f) > 0.0) {
+        acc[BLK_ACTIVE] += 1.0;
+        acc[BLK_OVERLAP] += zeta;
+    }
+    acc[BLK_SLIDING] += sliding;
+}
+
 /* Force of pair k (c) at the end of a step from the step's movements: the contact force on
  * body 1 and its torques on both bodies (deformable discs: the stress terms) delivered to the
  * particles (deliver), the history into c, the statistics into acc[] and the energy dissipated
@@ -785,6 +905,10 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     contact_frame f0 = was_touching ? frame_start(W, S, i, j, d) : f1;
     if (book && was_touching && nonzero(c->fd))
         diss[1] += dashpot_second_half(W, S, c, f0);
+    if (S->lammps) {
+        lammps_force(W, S, cur, p, k, c, f1, was_touching, acc, diss);
+        return;
+    }
     dem_law law = p->law;
     law.mu = i >= 0 ? W->detect.mu : W->walls[-1 - i].mu;
     dem_contact_in in;
@@ -1222,8 +1346,10 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     int np = S->npair, nb = n_blocks(np), wbb = S->wb / DEM_BLOCK, nown = n_own(W, S);
     int nwb = (np + S->wb - 1) / S->wb;
     /* pairs4 covers rigid particles (not the ellipses of deformable discs), and dashpots that
-     * do not depend on the law's sliding flag (their force is made before slides4's law) */
-    const int quad = !S->ell && !S->one_by_one && !(p->damp_t > 0.0 && p->damp_t_stick_only);
+     * do not depend on the law's sliding flag (their force is made before slides4's law), with
+     * cdlab's laws (not lammps_force) */
+    const int quad =
+        !S->ell && !S->one_by_one && !S->lammps && !(p->damp_t > 0.0 && p->damp_t_stick_only);
     /* the Kuhn law's sliding pairs of each chunk four at a time (slides4) */
     const int kuhn = p->law.tangential == DEM_KUHN;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
@@ -1740,7 +1866,8 @@ void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)
     c->key = contact_pair_key(pr->i, pr->j, &W->P, W->n_walls);
     c->mu = pr->i >= 0 ? W->detect.mu : W->walls[-1 - pr->i].mu;
     c->R = dem_pair_force(W, S, k);
-    if (S->ell) { /* deformable discs: the gap between the ellipses */
+    if (S->ell || S->lammps) { /* deformable discs: the gap between the ellipses; lammps: the
+                                   lever arms of the radii */
         contact_frame f = frame_now(W, S, pr->i, pr->j, pair_separation(W, pr->i, pr->j));
         c->gap = f.gap;
         c->a0 = f.a0;

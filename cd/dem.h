@@ -211,6 +211,9 @@ typedef struct dem_solver {
     dem_dist *dist;
     int started; /* forces at t = 0 computed */
     int one_by_one; /* every pair through contact_force, none four at a time (tests compare) */
+    /* dem.tangential = lammps (lammps_force in cd/dem.c): lever arms of the radii, as LAMMPS's
+     * gran/hooke/history takes them, in the forces, the torques and the contact records */
+    int lammps;
     dem_energy E;
     /* the cumulative terms of the ledger, exactly: this process's contributions since the start
      * (dissipated by friction and broken bonds, by the dashpots; the work of gravity and the

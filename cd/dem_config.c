@@ -210,7 +210,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
     d->p = dem_params_default();
     dem_params *p = &d->p;
     const char *S = "dem";
-    const char *tang[] = {"kuhn", "conventional", NULL},
+    const char *tang[] = {"kuhn", "conventional", "lammps", NULL},
                *dmode[] = {"fraction", "absolute", "rate", NULL};
     int t, dm = 0;
     long from_cd = 0;
@@ -235,12 +235,16 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         p->damp_rate = dm == 2;
     }
     int sliding = 1;
+    if ((s = config_enum(c, S, "tangential", 0, 0, tang, &t, err)))
+        return s;
+    /* LAMMPS's law has its own tangential rules: the history turned into the new tangent plane
+     * (the projection), no twirl, the dashpot inside the friction cap */
+    int lammps = t == DEM_LAMMPS;
     if ((s = config_double(c, S, "damping_tangential", 0, 0.0, 0.0, 0, INFINITY, &p->damp_t,
                            err)) ||
         (s = config_bool(c, S, "damping_tangential_sliding", 0, 1, &sliding, err)) ||
-        (s = config_enum(c, S, "tangential", 0, 0, tang, &t, err)) ||
         (s = config_bool(c, S, "projection", 0, 1, &p->law.projection, err)) ||
-        (s = config_bool(c, S, "twirl", 0, 1, &p->law.twirl, err)) ||
+        (s = config_bool(c, S, "twirl", 0, !lammps, &p->law.twirl, err)) ||
         (s = config_double(c, S, "eps", 0, 1e-12, 0.0, 1, 1e-3, &p->law.eps, err)) ||
         (s = config_bool(c, S, "allow_unstable_dt", 0, 0, &d->allow_unstable, err)) ||
         (s = config_double(c, S, "abort_overlap", 0, p->abort_overlap, 0.0, 0, INFINITY,
@@ -248,6 +252,20 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         return s;
     p->law.tangential = (dem_tangential)t;
     p->damp_t_stick_only = !sliding;
+    if (lammps && !p->law.projection)
+        return config_error(
+            c, S, "projection", err,
+            "tangential = lammps always turns the tangential history into the new "
+            "tangent plane (LAMMPS's gran/hooke/history): leave dem.projection out");
+    if (lammps && p->law.twirl)
+        return config_error(c, S, "twirl", err,
+                            "tangential = lammps has no twirl (LAMMPS's gran/hooke/history): "
+                            "leave dem.twirl out");
+    if (lammps && p->damp_t_stick_only)
+        return config_error(c, S, "damping_tangential_sliding", err,
+                            "with tangential = lammps the tangential dashpot acts on every "
+                            "touching contact, inside the friction limit (LAMMPS's "
+                            "gran/hooke/history): leave this key out");
     if (world_max_friction(W) > 0.0 && !(p->law.k_t > 0.0))
         return config_error(c, S, "k_t", err,
                             "friction is used but k_t = 0 (no tangential force could arise): "
@@ -258,6 +276,12 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
     if ((s = read_drive(c, W, d, err)) || (s = read_bonds(c, W, p, err)) ||
         (s = read_deformable(c, W, info, p, err)))
         return s;
+    if (lammps && (p->bond || p->deformable))
+        return config_error(c, S, p->bond ? "bond" : "deformable", err,
+                            "tangential = lammps is LAMMPS's law of frictional contacts between "
+                            "rigid spheres; %s use cdlab's own laws (tangential = kuhn or "
+                            "conventional)",
+                            p->bond ? "bonds" : "deformable discs");
     d->dt_crit = dem_critical_dt(W, p);
     /* -nan or 0 where the stiffness and the damping overflow its formula (k_n = 1e308): the
      * comparison below then let any dt through, and the run went on without a word */

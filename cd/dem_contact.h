@@ -11,7 +11,9 @@
 
 #include "vec3.h"
 
-typedef enum dem_tangential { DEM_KUHN, DEM_CONVENTIONAL } dem_tangential;
+/* DEM_LAMMPS: LAMMPS's pair gran/hooke/history, computed in cd/dem.c (lammps_force), not by
+ * dem_contact_law */
+typedef enum dem_tangential { DEM_KUHN, DEM_CONVENTIONAL, DEM_LAMMPS } dem_tangential;
 
 typedef struct dem_law {
     double k_n, k_t, mu;

@@ -106,16 +106,25 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
     (void)info;
     const dem_setup *d = &DEM_OF(e)->set;
     const dem_params *p = &d->p;
+    const char *law = p->law.tangential == DEM_KUHN           ? "kuhn"
+                      : p->law.tangential == DEM_CONVENTIONAL ? "conventional"
+                                                              : "lammps";
     engine_say(notes,
                "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
                "dashpots %s n = %g, t = %g%s",
-               p->law.k_n, p->law.k_t, p->law.tangential == DEM_KUHN ? "kuhn" : "conventional",
-               p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
+               p->law.k_n, p->law.k_t, law, p->law.projection ? "on" : "off",
+               p->law.twirl ? "on" : "off",
                p->damp_rate       ? "rate (c = m_eff gamma)"
                : p->damp_absolute ? "absolute"
                                   : "fraction of critical",
                p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
-    if (p->damp_t > 0.0 && world_max_friction(W) > 0.0)
+    if (p->law.tangential == DEM_LAMMPS)
+        engine_say(notes, "DEM: tangential = lammps: LAMMPS's gran/hooke/history (lever arms of "
+                          "the radii, the history turned into the new tangent plane, the friction "
+                          "limit on the normal force with its dashpot, capping the tangential "
+                          "spring and dashpot together; the first forces with the initial "
+                          "velocities in the dashpots; docs/physics.md)");
+    else if (p->damp_t > 0.0 && world_max_friction(W) > 0.0)
         engine_say(notes, "%s",
                    p->damp_t_stick_only
                        ? "DEM: the tangential dashpot acts on sticking contacts only "

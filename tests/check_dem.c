@@ -225,6 +225,80 @@ START_TEST(analytic_sliding_pair)
 }
 END_TEST
 
+/* dem.tangential = lammps against LAMMPS itself: the chute benchmark's cell (4,100 spheres, 100
+ * of them a frozen rough base, periodic in x and y, gravity tilted 26 deg), 1,000 steps from
+ * its flowing state, beside Debian's LAMMPS (29 Sep 2021 - Update 2, package
+ * 20220106.git7586adbb6a+ds1-2+b2): bench/lammps/in.chute3d with -var rx 1 -var ry 1
+ * -var nwarm 0 -var nsteps 1000, thermo every 100 steps printed with "%.17g": its kinetic
+ * energy (ke), rotational energy (compute erotate/sphere) and contacts (compute contact/atom's
+ * mean times N/2), below; the second table with pair_style's dampflag 1 (gamma_t = gamma_n/2 =
+ * 25: the tangential dashpot inside the friction cap). Both energies within 1e-9 relative
+ * and the contacts within one at every row (measured: 2.7e-15 and 1.6e-13 at step 100,
+ * 1.1e-11 and 7.5e-11 at step 1,000 as round-off grows in the flow; the contacts equal). The
+ * kuhn and conventional laws differ from LAMMPS's by their model (the contact point in the
+ * middle of the overlap, the friction limit on the elastic force, the first forces without
+ * dashpots): 3.5e-5 and 2.3e-5 at step 100 on the full chute, experiments/lammps. */
+static const double lammps_chute_ref[2][11][4] = {
+    {{0, 67.020330660304751, 3.142641551709648, 6863},
+     {100, 67.541173619429188, 3.3090385339068145, 6658},
+     {200, 67.83720316263144, 3.2853643670151693, 6511},
+     {300, 68.299864625309567, 3.2994882681273694, 6413},
+     {400, 68.934625874823766, 3.3055348662912287, 6286},
+     {500, 69.656827328420945, 3.3295263329478075, 6217},
+     {600, 70.601184258362053, 3.3600647480359545, 6038},
+     {700, 71.742768885124704, 3.3740110055846859, 5868},
+     {800, 72.978222242775217, 3.3382295617997211, 5694},
+     {900, 74.427833011430039, 3.2756111950947933, 5492},
+     {1000, 75.993567316621991, 3.21099043505837, 5202}},
+    {{0, 67.020330660304751, 3.142641551709648, 6863},
+     {100, 67.450492602049493, 3.2347681161629667, 6696},
+     {200, 67.700253856518358, 3.197525818101612, 6591},
+     {300, 68.105620750843741, 3.2145497115679675, 6522},
+     {400, 68.673582812223032, 3.2450299053994316, 6445},
+     {500, 69.31685143734299, 3.296640841716346, 6366},
+     {600, 70.183409775783545, 3.312626958877313, 6214},
+     {700, 71.19490467876318, 3.3171741169555613, 6049},
+     {800, 72.323657333247226, 3.3439809371646065, 5862},
+     {900, 73.6393824960589, 3.2909765325843616, 5725},
+     {1000, 75.056725797591014, 3.233433342851761, 5508}}};
+
+START_TEST(reference_lammps_chute)
+{
+    static const char *INI =
+        "[system]\nmode = dem\ndimension = 3\ndt = 1e-4\nsteps = 1000\n"
+        "gravity = 0.4383711467890774 0 -0.898794046299167\nperiodic = x y\n"
+        "box_min = 0 0 -0.5\nbox_max = 10 10 42\n"
+        "[particles]\nsource = file\nformat = chute\nfile = ../bench/data/chute_cell.txt\n"
+        "density = 1\n[contact]\nfriction = 0.5\ndetect_gap = 0.1\n"
+        "[dem]\nk_n = 2e5\nk_t = 57142.857142857145\ndamping = rate\ndamping_normal = 50\n"
+        "damping_tangential = %g\ntangential = lammps\n";
+    for (int damped = 0; damped < 2; damped++) {
+        char ini[1024];
+        snprintf(ini, sizeof ini, INI, damped ? 25.0 : 0.0);
+        dsim s;
+        dsim_open(&s, ini);
+        ck_assert_int_eq(s.W.P.n, 4100);
+        dsim_start(&s);
+        for (int row = 1; row <= 10; row++) {
+            const double *ref = lammps_chute_ref[damped][row];
+            dsim_steps(&s, 100);
+            double et = s.S.E.kin_trans / ref[1] - 1.0, er = s.S.E.kin_rot / ref[2] - 1.0;
+            ck_assert_msg(fabs(et) <= 1e-9 && fabs(er) <= 1e-9 &&
+                              abs(s.st.n_active - (int)ref[3]) <= 1,
+                          "gamma_t %g, step %g: kinetic %.17g (LAMMPS %.17g), rotational %.17g "
+                          "(%.17g), contacts %d (%g)",
+                          damped ? 25.0 : 0.0, ref[0], s.S.E.kin_trans, ref[1], s.S.E.kin_rot,
+                          ref[2], s.st.n_active, ref[3]);
+            if (row == 1 || row == 10)
+                fprintf(stderr,
+                        "  lammps law, gamma_t %g, step %g: kinetic %+.2e, rotational %+.2e\n",
+                        damped ? 25.0 : 0.0, ref[0], et, er);
+        }
+        dsim_close(&s);
+    }
+}
+END_TEST
+
 /* The 1D wave test in DEM with stiffness_from_cd = 40 (random-sweep q): omega within 5% and
  * tau within 20% of eqs. (58) and (60) (measured -1.0% and +2.0%). */
 START_TEST(analytic_dem_wave_twin)
@@ -321,6 +395,53 @@ START_TEST(errors_critical_dt)
         ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
         ck_assert_int_eq(dem_config_read(&c, &W, &info, NULL, &d, &err), CDLAB_ERR_CONFIG);
         ck_assert_msg(strstr(err.msg, bad[k][3]), "%s: %s", bad[k][0], err.msg);
+        config_free(&c);
+        world_free(&W);
+    }
+}
+END_TEST
+
+/* dem.tangential = lammps has its own tangential rules: the keys that would change them are
+ * refused by name, not ignored (projection off, twirl on, the dashpot spared on sliding
+ * contacts), and so are bonds and deformable discs; without them the twirl is recorded off. */
+START_TEST(errors_lammps_law_keys)
+{
+    const char *ini = "[system]\nmode = dem\ndimension = 2\ndt = 1e-3\nsteps = 1\n"
+                      "[dem]\nk_n = 1e4\ntangential = lammps\n[contact]\nfriction = 0.3\n"
+                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n";
+    const char *bad[][2] = {
+        {"dem.projection=false", "dem.projection: tangential = lammps always turns"},
+        {"dem.twirl=true", "dem.twirl: tangential = lammps has no twirl"},
+        {"dem.damping_tangential_sliding=false",
+         "dem.damping_tangential_sliding: with tangential = lammps the tangential dashpot acts"},
+        {"dem.bond=true", "dem.bond: tangential = lammps is LAMMPS's law of frictional contacts "
+                          "between rigid spheres; bonds use"},
+        {"dem.deformable=true", "dem.deformable: tangential = lammps is LAMMPS's law"},
+        {NULL, NULL}};
+    for (int k = 0; k < 6; k++) {
+        config c;
+        diag err = {{0}};
+        world W;
+        scene_info info;
+        dem_setup d;
+        ck_assert_int_eq(config_load_string(&c, ini, "dem.ini", &err), CDLAB_OK);
+        if (bad[k][0])
+            ck_assert_int_eq(config_set(&c, bad[k][0], &err), CDLAB_OK);
+        if (k == 4) { /* the discs' own keys, so that the law is what is refused */
+            ck_assert_int_eq(config_set(&c, "dem.young_modulus=1e6", &err), CDLAB_OK);
+            ck_assert_int_eq(config_set(&c, "dem.poisson_ratio=0.3", &err), CDLAB_OK);
+        }
+        ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
+        status s = dem_config_read(&c, &W, &info, NULL, &d, &err);
+        if (bad[k][0]) {
+            ck_assert_int_eq(s, CDLAB_ERR_CONFIG);
+            ck_assert_msg(strstr(err.msg, bad[k][1]), "%s: %s", bad[k][0], err.msg);
+        } else {
+            ck_assert_msg(s == CDLAB_OK, "%s", err.msg);
+            ck_assert_int_eq(d.p.law.tangential, DEM_LAMMPS);
+            ck_assert(d.p.law.projection && !d.p.law.twirl);
+            ck_assert_str_eq(resolved_value(&c, "dem.twirl"), "false");
+        }
         config_free(&c);
         world_free(&W);
     }
@@ -1148,6 +1269,7 @@ Suite *dem_suite(void)
     tcase_add_test(ta, analytic_dem_restitution);
     tcase_add_test(ta, analytic_dem_slide_to_roll);
     tcase_add_test(ta, analytic_dem_wave_twin);
+    tcase_add_test(ta, reference_lammps_chute);
     suite_add_tcase(s, ta);
     TCase *tio = tcase_create("io");
     tcase_set_timeout(tio, 120);
@@ -1161,6 +1283,7 @@ Suite *dem_suite(void)
     suite_add_tcase(s, tio);
     TCase *tr = tcase_create("errors");
     tcase_add_test(tr, errors_critical_dt);
+    tcase_add_test(tr, errors_lammps_law_keys);
     tcase_add_test(tr, unit_quat_integrate_n_matches);
     tcase_add_test(tr, unit_pair_lanes_match_one_by_one);
     tcase_add_test(tr, unit_slide4_matches_law);

@@ -14,7 +14,7 @@ START_TEST(slow_experiments_quick)
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "make experiments QUICK=1 failed (see build/experiments_quick.log)");
     const char *names[] = {"chain1d", "piston2d",     "cd_vs_dem", "convergence",
-                           "kuhn",    "sliding_pair", "ddem"};
+                           "kuhn",    "sliding_pair", "ddem",      "lammps"};
     for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
         char path[256];
         snprintf(path, sizeof path, "../experiments/%s/summary_quick.md", names[k]);

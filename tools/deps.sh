@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config libhdf5-dev check libinih-dev libfclib-dev libopenmpi-dev openmpi-bin
       python3-numpy python3-scipy python3-matplotlib python3-h5py)
-# extra packages for one target (make bench: lammps for the side-by-side timing)
+# extra packages for one target (make bench: lammps for the side-by-side timing; experiments/lammps:
+# lammps to compare with)
 # shellcheck disable=SC2206
 pkgs+=(${CDLAB_EXTRA_PKGS:-})
 missing=()

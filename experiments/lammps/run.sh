@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# lammps: cdlab's DEM beside LAMMPS on the chute benchmark (bench/chute.ini and
+# bench/lammps/in.chute3d: 65,600 spheres on a frozen rough base, periodic in x and y, gravity
+# tilted 26 deg, k_n = 2e5, k_t = 2/7 k_n, normal dashpot m_eff 50, mu = 0.5, dt = 1e-4), 2,100
+# steps from the same flowing state: Debian's LAMMPS (pair gran/hooke/history) without and with
+# its tangential dashpot (dampflag 0, 1), cdlab's dem.tangential = lammps for both, and cdlab's
+# own laws (kuhn, conventional) for the first. Kinetic and rotational energies and contacts every
+# 100 steps; analyze.py compares them. Installs Debian's lammps where it is missing.
+# QUICK=1: one cell of the chute (4,100 spheres), 1,000 steps.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+CDLAB="${CDLAB:-$root/build/cdlab}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+CDLAB_EXTRA_PKGS=lammps bash "$root/tools/deps.sh"
+if [ "${QUICK:-}" = 1 ]; then
+    out="$here/out_quick" rx=1 steps=1000
+    cell=(--set particles.tile="1 1 1" --set particles.count=4100 --set system.box_max="10 10 42")
+else
+    out="$here/out" rx=4 steps=2100 cell=()
+fi
+mkdir -p "$out"
+cp "$root/bench/lammps/in.chute3d" "$root/bench/lammps/data.chute3d" "$out/"
+for damp in 0 1; do
+    echo "lammps: LAMMPS, dampflag $damp"
+    (cd "$out" && lmp -in in.chute3d -var rx $rx -var ry $rx -var nwarm 0 -var nsteps $steps \
+        -var thermo 100 -var dampflag $damp -log lammps_damp$damp.log > /dev/null)
+done
+run() { # name, then --set options
+    local name="$1"
+    shift
+    echo "lammps: cdlab, $name"
+    "$CDLAB" run "$root/bench/chute.ini" -o "$out/cdlab_$name.h5" --overwrite --quiet \
+        --set system.steps=$steps "${cell[@]}" "$@"
+}
+run lammps_damp0 --set dem.tangential=lammps
+run lammps_damp1 --set dem.tangential=lammps --set dem.damping_tangential=25
+run kuhn --set dem.tangential=kuhn
+run conventional --set dem.tangential=conventional
+"$PYTHON" "$here/analyze.py" --out "$out" $([ "${QUICK:-}" = 1 ] && echo --quick)
+echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"
