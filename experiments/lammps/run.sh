@@ -4,8 +4,10 @@
 # tilted 26 deg, k_n = 2e5, k_t = 2/7 k_n, normal dashpot m_eff 50, mu = 0.5, dt = 1e-4), 2,100
 # steps from the same flowing state: Debian's LAMMPS (pair gran/hooke/history) without and with
 # its tangential dashpot (dampflag 0, 1), cdlab's dem.tangential = lammps for both, and cdlab's
-# own laws (kuhn, conventional) for the first. Kinetic and rotational energies and contacts every
-# 100 steps; analyze.py compares them. Installs Debian's lammps where it is missing.
+# own laws (kuhn, conventional) for the first; and 360 spheres in a box of five frictional walls
+# (walls.ini, in.walls: LAMMPS's fix wall/gran), 4,000 steps. Kinetic and rotational energies and
+# contacts every 100 (200) steps; analyze.py compares them. Installs Debian's lammps where it is
+# missing.
 # QUICK=1: one cell of the chute (4,100 spheres), 1,000 steps.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -37,5 +39,15 @@ run lammps_damp0 --set dem.tangential=lammps
 run lammps_damp1 --set dem.tangential=lammps --set dem.damping_tangential=25
 run kuhn --set dem.tangential=kuhn
 run conventional --set dem.tangential=conventional
+# 360 spheres in a box of five frictional walls (LAMMPS: fix wall/gran), the same in both runs
+awk '!/^#/ && NF == 11 { n++; a[n] = n " 1 " $4 " 1 " $1 " " $2 " " $3; v[n] = n " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 }
+     END { print "experiments/lammps/walls.txt\n\n" n " atoms\n1 atom types\n\n-0.5 8.5 xlo xhi\n-0.5 8.5 ylo yhi\n-0.5 16 zlo zhi\n\nAtoms # sphere\n"
+           for (i = 1; i <= n; i++) print a[i]; print "\nVelocities\n"; for (i = 1; i <= n; i++) print v[i] }' \
+    "$here/walls.txt" > "$out/data.walls"
+cp "$here/in.walls" "$out/"
+echo "lammps: LAMMPS, walls"
+(cd "$out" && lmp -in in.walls -log lammps_walls.log > /dev/null)
+echo "lammps: cdlab, walls"
+"$CDLAB" run "$here/walls.ini" -o "$out/cdlab_walls.h5" --overwrite --quiet
 "$PYTHON" "$here/analyze.py" --out "$out" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"
