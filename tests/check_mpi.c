@@ -250,7 +250,8 @@ END_TEST
 /* The DEM chute benchmark (bench/chute.ini) reduced to one 4,100-sphere tile, 200 steps (the
  * frozen rough base, periodic x and y, the Kuhn law, rate dashpots): 2, 3 and 4 ranks write the
  * one-process final state bit for bit (positions, velocities, spins, orientations, contact
- * forces, the stress and overlap series, the energy ledger, the checkpoint's forces). */
+ * forces, the stress and overlap series, the energy ledger, the checkpoint's forces); and with
+ * dem.tangential = lammps and a tangential dashpot, 3 ranks. */
 START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
 {
     char one[] = "/tmp/cdlab_mpich1XXXXXX", many[] = "/tmp/cdlab_mpichPXXXXXX";
@@ -258,12 +259,6 @@ START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
     close(fd);
     fd = mkstemp(many);
     close(fd);
-    const char *sets = "--set particles.tile=1,1,1 --set particles.count=4100 "
-                       "--set system.box_max=10,10,42 --set system.steps=200 --set output.every=0";
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd ../bench && %s run chute.ini -o %s --overwrite --quiet %s",
-             cdlab_bin(), one, sets);
-    ck_assert_int_eq(run_shell(cmd), 0);
     const char *exact[] = {"/snapshots/00000200/position",
                            "/snapshots/00000200/velocity",
                            "/snapshots/00000200/angular_velocity",
@@ -276,13 +271,27 @@ START_TEST(determinism_mpi_chute_tile_2_to_4_ranks)
                            "/checkpoints/00000200/dem_F",
                            "/checkpoints/00000200/dem_T",
                            NULL};
-    for (int np = 2; np <= 4; np++) {
-        snprintf(cmd, sizeof cmd,
-                 "cd ../bench && " MPIRUN "-np %d %s run chute.ini -o %s --overwrite --quiet %s",
-                 np, cdlab_bin(), many, sets);
+    /* the bench's law on 2 to 4 ranks; LAMMPS's law (dem.tangential = lammps, its lever arms and
+     * friction cap, with a tangential dashpot) on 3 */
+    const char *law[] = {"", "--set dem.tangential=lammps --set dem.damping_tangential=25"};
+    for (int l = 0; l < 2; l++) {
+        char sets[512], cmd[1024];
+        snprintf(sets, sizeof sets,
+                 "--set particles.tile=1,1,1 --set particles.count=4100 "
+                 "--set system.box_max=10,10,42 --set system.steps=200 --set output.every=0 %s",
+                 law[l]);
+        snprintf(cmd, sizeof cmd, "cd ../bench && %s run chute.ini -o %s --overwrite --quiet %s",
+                 cdlab_bin(), one, sets);
         ck_assert_int_eq(run_shell(cmd), 0);
-        same_data(one, many, exact);
-        same_data(one, many, dem_ledger_series);
+        for (int np = l ? 3 : 2; np <= (l ? 3 : 4); np++) {
+            snprintf(cmd, sizeof cmd,
+                     "cd ../bench && " MPIRUN
+                     "-np %d %s run chute.ini -o %s --overwrite --quiet %s",
+                     np, cdlab_bin(), many, sets);
+            ck_assert_int_eq(run_shell(cmd), 0);
+            same_data(one, many, exact);
+            same_data(one, many, dem_ledger_series);
+        }
     }
     remove_output(one);
     remove_output(many);
