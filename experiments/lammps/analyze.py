@@ -118,12 +118,16 @@ def main():
                            "energies ≤ 1e-4 relative, contacts within 0.1% (round-off grown by the "
                            "flow's chaos; cdlab's own laws differ by 10⁻³–10⁻²)",
                            et <= 1e-4 and er <= 1e-4 and dc <= 1e-3 * ref_c))
-    wsteps, wrel, _ = compare(lammps_rows(os.path.join(a.out, "lammps_walls.log")),
-                              cdlab_rows(os.path.join(a.out, "cdlab_walls.h5")))
-    we, wr = np.max(np.abs(wrel[:, 0])), np.max(np.abs(wrel[:, 1]))
-    checks.append((f"walls: 360 spheres in a box of five frictional walls, lammps law against LAMMPS's "
-                   f"fix wall/gran (dampflag 1), steps 0–{wsteps[-1]}",
-                   f"energies {we:.1e}, {wr:.1e}", "≤ 1e-9 relative (round-off)", we <= 1e-9 and wr <= 1e-9))
+    boxes = {"walls": ("360 spheres in a box of five frictional walls", "fix wall/gran", 1.0),
+             # LAMMPS's compute erotate/sphere takes 0.4 m r^2 in 2D too: the discs' is 5/4 of it
+             "discs": ("120 discs (2D) in a box of three frictional walls", "fix nve/sphere disc, fix wall/gran",
+                       1.25)}
+    for case, (what, how, rot) in boxes.items():
+        ref = {s: (e[0], rot * e[1], e[2]) for s, e in lammps_rows(os.path.join(a.out, f"lammps_{case}.log")).items()}
+        wsteps, wrel, _ = compare(ref, cdlab_rows(os.path.join(a.out, f"cdlab_{case}.h5")))
+        we, wr = np.max(np.abs(wrel[:, 0])), np.max(np.abs(wrel[:, 1]))
+        checks.append((f"{case}: {what}, lammps law against LAMMPS ({how}, dampflag 1), steps 0–{wsteps[-1]}",
+                       f"energies {we:.1e}, {wr:.1e}", "≤ 1e-9 relative (round-off)", we <= 1e-9 and wr <= 1e-9))
     for name in ("kuhn", "conventional"):
         steps, rel, dc = res[name]
         k = int(np.argmax(np.abs(rel[:, 0])))
@@ -155,7 +159,8 @@ def main():
           f"{size}, from the same flowing state (`bench/chute.ini`, `bench/lammps/in.chute3d`), run by {ver} "
           "with `pair_style gran/hooke/history` and by cdlab; the translational and rotational kinetic energies "
           "and the contacts every 100 steps; and 360 spheres thrown about in a box of five frictional walls "
-          "(`walls.ini`, LAMMPS's `fix wall/gran`, 4,000 steps). `dem.tangential = lammps` is LAMMPS's law in cdlab (docs/physics.md): "
+          "(`walls.ini`, LAMMPS's `fix wall/gran`) and 120 discs in 2D (`discs.ini`), 4,000 steps each. "
+          "`dem.tangential = lammps` is LAMMPS's law in cdlab (docs/physics.md): "
           "lever arms of the radii, the tangential history turned into the new tangent plane, the friction limit "
           "on the normal force with its dashpot, capping the tangential spring and dashpot together, and a run's "
           "first forces with the initial velocities in the dashpots. With it the two codes agree to round-off "
@@ -172,9 +177,10 @@ def main():
     md += ["", f"![cdlab beside LAMMPS]({os.path.relpath(os.path.join(a.out, png), here)})", ""]
     inputs = [os.path.join(root, "bench", "chute.ini"), os.path.join(root, "bench", "data", "chute_cell.txt"),
               os.path.join(root, "bench", "lammps", "in.chute3d"), os.path.join(root, "bench", "lammps", "data.chute3d")]
-    inputs += [os.path.join(here, f) for f in ("walls.ini", "walls.txt", "in.walls")]
+    inputs += [os.path.join(here, f) for f in ("walls.ini", "walls.txt", "in.walls", "discs.ini", "discs.txt",
+                                                "in.discs")]
     md += stamp(CDLAB, inputs=inputs,
-                runs=[os.path.join(a.out, f"cdlab_{k}.h5") for k in list(runs) + ["walls"]])
+                runs=[os.path.join(a.out, f"cdlab_{k}.h5") for k in list(runs) + list(boxes)])
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     print(f"lammps: {'pass' if all(c[3] for c in checks) else 'FAIL'}")

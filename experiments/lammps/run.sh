@@ -5,7 +5,8 @@
 # steps from the same flowing state: Debian's LAMMPS (pair gran/hooke/history) without and with
 # its tangential dashpot (dampflag 0, 1), cdlab's dem.tangential = lammps for both, and cdlab's
 # own laws (kuhn, conventional) for the first; and 360 spheres in a box of five frictional walls
-# (walls.ini, in.walls: LAMMPS's fix wall/gran), 4,000 steps. Kinetic and rotational energies and
+# (walls.ini, in.walls: LAMMPS's fix wall/gran) and 120 discs in 2D (discs.ini, in.discs), 4,000
+# steps each. Kinetic and rotational energies and
 # contacts every 100 (200) steps; analyze.py compares them. Installs Debian's lammps where it is
 # missing.
 # QUICK=1: one cell of the chute (4,100 spheres), 1,000 steps.
@@ -39,15 +40,23 @@ run lammps_damp0 --set dem.tangential=lammps
 run lammps_damp1 --set dem.tangential=lammps --set dem.damping_tangential=25
 run kuhn --set dem.tangential=kuhn
 run conventional --set dem.tangential=conventional
-# 360 spheres in a box of five frictional walls (LAMMPS: fix wall/gran), the same in both runs
-awk '!/^#/ && NF == 11 { n++; a[n] = n " 1 " $4 " 1 " $1 " " $2 " " $3; v[n] = n " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 }
-     END { print "experiments/lammps/walls.txt\n\n" n " atoms\n1 atom types\n\n-0.5 8.5 xlo xhi\n-0.5 8.5 ylo yhi\n-0.5 16 zlo zhi\n\nAtoms # sphere\n"
-           for (i = 1; i <= n; i++) print a[i]; print "\nVelocities\n"; for (i = 1; i <= n; i++) print v[i] }' \
-    "$here/walls.txt" > "$out/data.walls"
-cp "$here/in.walls" "$out/"
-echo "lammps: LAMMPS, walls"
-(cd "$out" && lmp -in in.walls -log lammps_walls.log > /dev/null)
-echo "lammps: cdlab, walls"
-"$CDLAB" run "$here/walls.ini" -o "$out/cdlab_walls.h5" --overwrite --quiet
+# a particle file of cdlab's chute format as a LAMMPS data file (the numbers' text copied):
+# particles FILE, box lines ("LO HI xlo xhi" ...), data file
+lammps_data() {
+    awk -v box="$2" '!/^#/ && NF == 11 { n++; a[n] = n " 1 " $4 " 1 " $1 " " $2 " " $3; v[n] = n " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 }
+         END { print "experiments/lammps/" FILENAME "\n\n" n " atoms\n1 atom types\n\n" box "\n\nAtoms # sphere\n"
+               for (i = 1; i <= n; i++) print a[i]; print "\nVelocities\n"; for (i = 1; i <= n; i++) print v[i] }' "$1" > "$3"
+}
+# 360 spheres in a box of five frictional walls, 120 discs in a box of three (LAMMPS: fix
+# wall/gran; the discs in 2D), the same in both codes
+(cd "$here" && lammps_data walls.txt $'-0.5 8.5 xlo xhi\n-0.5 8.5 ylo yhi\n-0.5 16 zlo zhi' "$out/data.walls")
+(cd "$here" && lammps_data discs.txt $'-0.5 13.5 xlo xhi\n-0.5 17 ylo yhi\n-0.5 0.5 zlo zhi' "$out/data.discs")
+cp "$here/in.walls" "$here/in.discs" "$out/"
+for case in walls discs; do
+    echo "lammps: LAMMPS, $case"
+    (cd "$out" && lmp -in in.$case -log lammps_$case.log > /dev/null)
+    echo "lammps: cdlab, $case"
+    "$CDLAB" run "$here/$case.ini" -o "$out/cdlab_$case.h5" --overwrite --quiet
+done
 "$PYTHON" "$here/analyze.py" --out "$out" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"
