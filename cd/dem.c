@@ -467,15 +467,21 @@ static inline void body0_move(const world *W, const dem_solver *S, int i, vec3 *
     *dth = v3_zero();
 }
 
-/* Relative movement of q with respect to p at the contact (Kuhn et al. eq. 5) for the step's
- * movements, with the given lever arms. */
+/* Relative movement of q with respect to p at the contact (Kuhn et al. eq. 5) from their
+ * translations and rotations, with the lever arms l0 (of p) and l1 (of q). */
+static inline vec3 movement_at_contact(vec3 du_p, vec3 dth_p, vec3 du_q, vec3 dth_q, vec3 l0,
+                                       vec3 l1)
+{
+    return v3_add(v3_sub(du_q, du_p), v3_sub(v3_cross(dth_q, l1), v3_cross(dth_p, l0)));
+}
+
+/* The same for the step's movements of the pair (i, j). */
 static inline vec3 relative_movement(const world *W, const dem_solver *S, int i, int j, vec3 l0,
                                      vec3 l1)
 {
     vec3 du_p, dth_p;
     body0_move(W, S, i, &du_p, &dth_p);
-    return v3_add(v3_sub(move_du(W, S, j), du_p),
-                  v3_sub(v3_cross(move_dth(W, S, j), l1), v3_cross(dth_p, l0)));
+    return movement_at_contact(du_p, dth_p, move_du(W, S, j), move_dth(W, S, j), l0, l1);
 }
 
 /* The lever arms of LAMMPS's granular pair styles and walls: the radii along the normal (the
@@ -562,6 +568,18 @@ static double dashpot_mass(const world *W, int i, int j)
 static inline int nonzero(vec3 a)
 {
     return a.x != 0.0 || a.y != 0.0 || a.z != 0.0;
+}
+
+/* A pair's statistics of the step into acc: active (its force is not zero) with its overlap,
+ * sliding, and the largest overlap. */
+static inline void tally_pair(double *acc, int active, double zeta, int sliding)
+{
+    if (active) {
+        acc[BLK_ACTIVE] += 1.0;
+        acc[BLK_OVERLAP] += num_max(zeta, 0.0);
+    }
+    acc[BLK_SLIDING] += sliding;
+    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
 }
 
 /* Does this process count pair c in the sums of energies and statistics? In a distributed run
@@ -773,9 +791,7 @@ static inline void bond_force(world *W, dem_solver *S, int *cur, const dem_param
         diss[0] += released - e_n - e_t;
     }
     deliver(S, cur, n_own(W, S), k, i, j, f, f1);
-    acc[BLK_ACTIVE] += 1.0;
-    acc[BLK_OVERLAP] += num_max(zeta, 0.0);
-    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
+    tally_pair(acc, 1, zeta, 0);
 }
 
 /* The relative movement v dt of body 1 against body 0 at the contact from the velocities of
@@ -791,8 +807,7 @@ static inline vec3 velocity_movement(const world *W, int i, int j, vec3 l0, vec3
     } else if (W->walls[-1 - i].kind == WALL_PISTON) {
         du_p = v3_scale(W->walls[-1 - i].n, W->walls[-1 - i].u * dt);
     }
-    return v3_add(v3_sub(v3_scale(P->v[j], dt), du_p),
-                  v3_sub(v3_cross(v3_scale(P->w[j], dt), l1), v3_cross(dth_p, l0)));
+    return movement_at_contact(du_p, dth_p, v3_scale(P->v[j], dt), v3_scale(P->w[j], dt), l0, l1);
 }
 
 /* dem.tangential = lammps: LAMMPS's pair gran/hooke/history (and fix wall/gran's
@@ -826,12 +841,12 @@ static __attribute__((noinline)) void lammps_force(world *W, dem_solver *S, int 
     double mu = i >= 0 ? W->detect.mu : W->walls[-1 - i].mu;
     vec3 n = f1.n, ft_old = was_touching ? c->ft : v3_zero();
     c->zeta = zeta;
-    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta);
     if (zeta < 0.0) { /* apart now: no force; the spring's energy is friction's */
         c->ft = v3_zero();
         c->fd = v3_zero();
         if (k_t > 0.0)
             diss[0] += v3_norm2(ft_old) / (2.0 * k_t);
+        tally_pair(acc, 0, zeta, 0);
         return;
     }
     vec3 du = relative_movement(W, S, i, j, f1.l0, f1.l1); /* zero at the start */
@@ -865,11 +880,7 @@ static __attribute__((noinline)) void lammps_force(world *W, dem_solver *S, int 
     c->ft = spring;
     c->fd = fd;
     deliver(S, cur, n_own(W, S), k, i, j, f, f1);
-    if (v3_norm2(f) > 0.0) {
-        acc[BLK_ACTIVE] += 1.0;
-        acc[BLK_OVERLAP] += zeta;
-    }
-    acc[BLK_SLIDING] += sliding;
+    tally_pair(acc, v3_norm2(f) > 0.0, zeta, sliding);
 }
 
 /* Force of pair k (c) at the end of a step from the step's movements: the contact force on
@@ -939,12 +950,7 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
     if (zeta_new >= 0.0) /* apart: the law's force is zero (its sign bits are not kept) */
         deliver(S, cur, n_own(W, S), k, i, j, f, f1);
     diss[0] += out.dW_t_irrev;
-    if (v3_norm2(f) > 0.0) {
-        acc[BLK_ACTIVE] += 1.0;
-        acc[BLK_OVERLAP] += num_max(zeta_new, 0.0);
-    }
-    acc[BLK_SLIDING] += out.sliding;
-    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], zeta_new);
+    tally_pair(acc, v3_norm2(f) > 0.0, zeta_new, out.sliding);
 }
 
 /* Four pairs at once (issue 19): the common case of contact_force, a pair of rigid particles
@@ -1201,12 +1207,7 @@ apply4(dem_solver *S, int *cur, int nown, int k, const quad_out *q, double *acc,
     deliver_terms(S, cur, nown, k, c->i, c->j, q->R, q->t1, q->t0, no_stress);
     diss[0] = q->diss[0];
     diss[1] = q->diss[1];
-    if (q->active) {
-        acc[BLK_ACTIVE] += 1.0;
-        acc[BLK_OVERLAP] += num_max(q->zeta, 0.0);
-    }
-    acc[BLK_SLIDING] += q->sliding;
-    acc[BLK_MAX_OVERLAP] = num_max(acc[BLK_MAX_OVERLAP], q->zeta);
+    tally_pair(acc, q->active, q->zeta, q->sliding);
 }
 
 /* Deformable discs: the shapes (ellipses) of the stresses in S->sig, the largest reach beyond a

@@ -203,6 +203,8 @@ static status read_deformable(config *c, const world *W, const scene_info *info,
     return CDLAB_OK;
 }
 
+const char *const dem_tangential_names[] = {"kuhn", "conventional", "lammps", NULL};
+
 status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err)
 {
@@ -210,8 +212,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
     d->p = dem_params_default();
     dem_params *p = &d->p;
     const char *S = "dem";
-    const char *tang[] = {"kuhn", "conventional", "lammps", NULL},
-               *dmode[] = {"fraction", "absolute", "rate", NULL};
+    const char *dmode[] = {"fraction", "absolute", "rate", NULL};
     int t, dm = 0;
     long from_cd = 0;
     status s;
@@ -235,7 +236,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         p->damp_rate = dm == 2;
     }
     int sliding = 1;
-    if ((s = config_enum(c, S, "tangential", 0, 0, tang, &t, err)))
+    if ((s = config_enum(c, S, "tangential", 0, 0, dem_tangential_names, &t, err)))
         return s;
     /* LAMMPS's law has its own tangential rules: the history turned into the new tangent plane
      * (the projection), no twirl, the dashpot inside the friction cap */

@@ -30,6 +30,9 @@ typedef struct dem_setup {
  * criterion is fixed), cd_sweep (its sweep) and cd_dt (the file's system.dt, the CD run's,
  * before any --set). Refuses (CDLAB_ERR_CONFIG) a dt above the critical one unless
  * dem.allow_unstable_dt. */
+/* dem.tangential's words, in dem_tangential's order (NULL-terminated) */
+extern const char *const dem_tangential_names[];
+
 status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err);
 

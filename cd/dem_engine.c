@@ -106,14 +106,11 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
     (void)info;
     const dem_setup *d = &DEM_OF(e)->set;
     const dem_params *p = &d->p;
-    const char *law = p->law.tangential == DEM_KUHN           ? "kuhn"
-                      : p->law.tangential == DEM_CONVENTIONAL ? "conventional"
-                                                              : "lammps";
     engine_say(notes,
                "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
                "dashpots %s n = %g, t = %g%s",
-               p->law.k_n, p->law.k_t, law, p->law.projection ? "on" : "off",
-               p->law.twirl ? "on" : "off",
+               p->law.k_n, p->law.k_t, dem_tangential_names[p->law.tangential],
+               p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
                p->damp_rate       ? "rate (c = m_eff gamma)"
                : p->damp_absolute ? "absolute"
                                   : "fraction of critical",

@@ -225,6 +225,38 @@ START_TEST(analytic_sliding_pair)
 }
 END_TEST
 
+/* Runs INI text (what, n particles) from its start and compares it every `every` steps with
+ * LAMMPS's thermo rows ref[1..rows-1] = {step, kinetic, rotational, contacts}: both energies
+ * within tol relative (the rotational times rot: LAMMPS's 2D convention), the contacts within
+ * one (ref < 0: not compared; LAMMPS counts the particle pairs only). Prints the first and last
+ * rows' differences; returns the wall contacts counted at the rows. */
+static int lammps_rows_match(const char *ini, const char *what, int n, const double (*ref)[4],
+                             int rows, int every, double rot, double tol)
+{
+    dsim s;
+    dsim_open(&s, ini);
+    ck_assert_int_eq(s.W.P.n, n);
+    dsim_start(&s);
+    int wall_contacts = 0;
+    for (int row = 1; row < rows; row++) {
+        const double *r = ref[row];
+        dsim_steps(&s, every);
+        double et = s.S.E.kin_trans / r[1] - 1.0, er = s.S.E.kin_rot / (rot * r[2]) - 1.0;
+        ck_assert_msg(
+            fabs(et) <= tol && fabs(er) <= tol && (r[3] < 0 || abs(s.st.n_active - (int)r[3]) <= 1),
+            "%s, step %g: kinetic %.17g (LAMMPS %.17g), rotational %.17g (%g times "
+            "%.17g), contacts %d (%g)",
+            what, r[0], s.S.E.kin_trans, r[1], s.S.E.kin_rot, rot, r[2], s.st.n_active, r[3]);
+        if (row == 1 || row == rows - 1)
+            fprintf(stderr, "  lammps law, %s, step %g: kinetic %+.2e, rotational %+.2e\n", what,
+                    r[0], et, er);
+        for (int k = 0; k < s.S.npair; k++)
+            wall_contacts += s.S.pair[k].i < 0 && s.S.pair[k].zeta >= 0.0;
+    }
+    dsim_close(&s);
+    return wall_contacts;
+}
+
 /* dem.tangential = lammps against LAMMPS itself: the chute benchmark's cell (4,100 spheres, 100
  * of them a frozen rough base, periodic in x and y, gravity tilted 26 deg), 1,000 steps from
  * its flowing state, beside Debian's LAMMPS (29 Sep 2021 - Update 2, package
@@ -276,26 +308,8 @@ START_TEST(reference_lammps_chute)
     for (int damped = 0; damped < 2; damped++) {
         char ini[1024];
         snprintf(ini, sizeof ini, INI, damped ? 25.0 : 0.0);
-        dsim s;
-        dsim_open(&s, ini);
-        ck_assert_int_eq(s.W.P.n, 4100);
-        dsim_start(&s);
-        for (int row = 1; row <= 10; row++) {
-            const double *ref = lammps_chute_ref[damped][row];
-            dsim_steps(&s, 100);
-            double et = s.S.E.kin_trans / ref[1] - 1.0, er = s.S.E.kin_rot / ref[2] - 1.0;
-            ck_assert_msg(fabs(et) <= 1e-9 && fabs(er) <= 1e-9 &&
-                              abs(s.st.n_active - (int)ref[3]) <= 1,
-                          "gamma_t %g, step %g: kinetic %.17g (LAMMPS %.17g), rotational %.17g "
-                          "(%.17g), contacts %d (%g)",
-                          damped ? 25.0 : 0.0, ref[0], s.S.E.kin_trans, ref[1], s.S.E.kin_rot,
-                          ref[2], s.st.n_active, ref[3]);
-            if (row == 1 || row == 10)
-                fprintf(stderr,
-                        "  lammps law, gamma_t %g, step %g: kinetic %+.2e, rotational %+.2e\n",
-                        damped ? 25.0 : 0.0, ref[0], et, er);
-        }
-        dsim_close(&s);
+        lammps_rows_match(ini, damped ? "chute, gamma_t 25" : "chute, gamma_t 0", 4100,
+                          lammps_chute_ref[damped], 11, 100, 1.0, 1e-9);
     }
 }
 END_TEST
@@ -321,34 +335,6 @@ static const char *lammps_study_ini(const char *name)
     return ini;
 }
 
-/* Runs experiments/lammps/NAME.ini (n particles) from its start and compares its kinetic
- * energies every `every` steps with LAMMPS's rows ref[1..rows-1] = {step, kinetic, rotational}
- * (the rotational times rot: LAMMPS's 2D convention), within tol relative. Returns the wall
- * contacts counted at the rows (the walls took part). */
-static int lammps_box_matches(const char *name, int n, const double (*ref)[3], int rows, int every,
-                              double rot, double tol)
-{
-    dsim s;
-    dsim_open(&s, lammps_study_ini(name));
-    ck_assert_int_eq(s.W.P.n, n);
-    dsim_start(&s);
-    int wall_contacts = 0;
-    for (int row = 1; row < rows; row++) {
-        dsim_steps(&s, every);
-        double et = s.S.E.kin_trans / ref[row][1] - 1.0,
-               er = s.S.E.kin_rot / (rot * ref[row][2]) - 1.0;
-        ck_assert_msg(fabs(et) <= tol && fabs(er) <= tol,
-                      "%s, step %g: kinetic %.17g (LAMMPS %.17g), rotational %.17g (%g times "
-                      "%.17g)",
-                      name, ref[row][0], s.S.E.kin_trans, ref[row][1], s.S.E.kin_rot, rot,
-                      ref[row][2]);
-        for (int k = 0; k < s.S.npair; k++)
-            wall_contacts += s.S.pair[k].i < 0 && s.S.pair[k].zeta >= 0.0;
-    }
-    dsim_close(&s);
-    return wall_contacts;
-}
-
 /* LAMMPS's walls: experiments/lammps/walls.ini (360 spheres thrown about in a box of five
  * frictional walls, mu 0.3 on the walls and 0.5 between spheres, with both dashpots) against
  * LAMMPS's fix wall/gran hooke/history (experiments/lammps/in.walls, the same LAMMPS): both
@@ -356,18 +342,19 @@ static int lammps_box_matches(const char *name, int n, const double (*ref)[3], i
  * most: a gas with few contacts, so round-off hardly grows). */
 START_TEST(reference_lammps_walls)
 {
-    static const double ref[11][3] = {{0, 288.82699205483897, 29.298632597758246},
-                                      {400, 289.54717719690547, 29.298632597758246},
-                                      {800, 281.29668568031218, 33.074501836041541},
-                                      {1200, 265.39738452122134, 41.468618835076249},
-                                      {1600, 243.37305975726167, 54.855971073426488},
-                                      {2000, 229.60545053510222, 60.986339299388305},
-                                      {2400, 222.32201372591544, 61.008193343174504},
-                                      {2800, 211.52809729309664, 63.027289398721422},
-                                      {3200, 204.74258590843351, 63.84114014072626},
-                                      {3600, 199.5465150010053, 66.118830236653352},
-                                      {4000, 191.8996905068301, 68.536337780155804}};
-    ck_assert_int_gt(lammps_box_matches("walls", 360, ref, 11, 400, 1.0, 1e-11), 0);
+    static const double ref[11][4] = {{0, 288.82699205483897, 29.298632597758246, -1},
+                                      {400, 289.54717719690547, 29.298632597758246, -1},
+                                      {800, 281.29668568031218, 33.074501836041541, -1},
+                                      {1200, 265.39738452122134, 41.468618835076249, -1},
+                                      {1600, 243.37305975726167, 54.855971073426488, -1},
+                                      {2000, 229.60545053510222, 60.986339299388305, -1},
+                                      {2400, 222.32201372591544, 61.008193343174504, -1},
+                                      {2800, 211.52809729309664, 63.027289398721422, -1},
+                                      {3200, 204.74258590843351, 63.84114014072626, -1},
+                                      {3600, 199.5465150010053, 66.118830236653352, -1},
+                                      {4000, 191.8996905068301, 68.536337780155804, -1}};
+    ck_assert_int_gt(
+        lammps_rows_match(lammps_study_ini("walls"), "walls", 360, ref, 11, 400, 1.0, 1e-11), 0);
 }
 END_TEST
 
@@ -379,16 +366,17 @@ END_TEST
  * 4,000 (measured: 7.8e-16 and 4.4e-16 at most). */
 START_TEST(reference_lammps_discs)
 {
-    static const double ref[9][3] = {{0, 58.809438112514393, 3.0580843126867738},
-                                     {500, 58.986920072031431, 3.0580843126867738},
-                                     {1000, 55.987482032017382, 4.0474173127303912},
-                                     {1500, 53.630862463101764, 4.4395342256253114},
-                                     {2000, 51.483036367979516, 5.0184499802447133},
-                                     {2500, 49.591121673233118, 5.9881141850881123},
-                                     {3000, 47.400571393797136, 6.7426820251529911},
-                                     {3500, 45.416421705690034, 7.4202412648254397},
-                                     {4000, 45.281934586151145, 7.0333960286883075}};
-    ck_assert_int_gt(lammps_box_matches("discs", 120, ref, 9, 500, 1.25, 1e-12), 0);
+    static const double ref[9][4] = {{0, 58.809438112514393, 3.0580843126867738, -1},
+                                     {500, 58.986920072031431, 3.0580843126867738, -1},
+                                     {1000, 55.987482032017382, 4.0474173127303912, -1},
+                                     {1500, 53.630862463101764, 4.4395342256253114, -1},
+                                     {2000, 51.483036367979516, 5.0184499802447133, -1},
+                                     {2500, 49.591121673233118, 5.9881141850881123, -1},
+                                     {3000, 47.400571393797136, 6.7426820251529911, -1},
+                                     {3500, 45.416421705690034, 7.4202412648254397, -1},
+                                     {4000, 45.281934586151145, 7.0333960286883075, -1}};
+    ck_assert_int_gt(
+        lammps_rows_match(lammps_study_ini("discs"), "discs", 120, ref, 9, 500, 1.25, 1e-12), 0);
 }
 END_TEST
 
