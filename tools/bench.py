@@ -30,7 +30,10 @@ bench/results/<date>-<commit>-<section>.md). On a copy without .git, BENCH_COMMI
 BENCH_DIRTY=1), BENCH_CC and BENCH_RESULTS (the folder) say what git, gcc and the tree would.
 
 `tools/bench.py --against OLD_BINARY` runs only the CD and DEM rows, with OLD_BINARY and
-$CDLAB alternating, for a change that should not cost time (bench/results/*-side-by-side.md)."""
+$CDLAB alternating, for a change that should not cost time (bench/results/*-side-by-side.md);
+with it BENCH_ROWS=cd or dem runs those rows only, BENCH_ROWS=goals the figures of issue 19's
+goals (the chute at 1 and 2 threads with its peak memory, the random sweep and the colored
+step at 10^6 disks), so that a goal a run reads "no" can be told the machine's or the code's."""
 import datetime
 import os
 import platform
@@ -613,55 +616,95 @@ def side_by_side(old, tmp):
     """The CD and DEM rows with two builds, alternating run by run (the machine's drift hits
     both alike): `tools/bench.py --against OLD_BINARY` (a change that should not cost time)."""
     builds = [("old", old), ("new", CDLAB)]
+    # (name, config, extra arguments, threads, [(figure, function of the summary)], a goal's)
     cases = []
+    updates = ("contact updates/s", lambda s: float(s["contact_updates"]) / float(s["solve_seconds"]))
     for dim, ns in [(2, 100), (2, 316), (3, 22), (3, 46)]:
         lat = os.path.join(tmp, f"lat{dim}_{ns}.txt")
         n = lattice(dim, ns, lat)
         for sweep, threads in (("random", 1), ("colored", 2)):
             ini = os.path.join(tmp, f"b{dim}_{ns}_{sweep}.ini")
             write_text(ini, config(dim, ns, n, lat, sweep, 50, 2))
-            cases.append((f"CD {dim}D {n}, {sweep}, {threads} thread(s), contact updates/s", ini, [], threads,
-                          lambda s: float(s["contact_updates"]) / float(s["solve_seconds"])))
+            cases.append((f"CD {dim}D {n}, {sweep}, {threads} thread(s)", ini, [], threads, [updates], False))
     chute = os.path.join(root, "bench", "chute.ini")
+    chute_rate = ("particle-steps/s", lambda s: 64000 * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
+    chute_bytes = ("peak RSS, bytes per particle", lambda s: int(s["peak_rss_kib"]) * 1024 / 65600)
     for law in ("kuhn", "conventional"):
         for threads in (1, 2):
-            cases.append((f"DEM chute, {law}, {threads} thread(s), particle-steps/s", chute,
+            cases.append((f"DEM chute, {law}, {threads} thread(s)", chute,
                           ["--set", f"dem.tangential={law}", "--set", "system.steps=2100",
                            "--set", "output.timing_warmup=100"], threads,
-                          lambda s: 64000 * int(s["timed_steps"]) / float(s["timed_step_seconds"])))
-    # BENCH_ROWS=cd or dem: only those; BENCH_REPS: runs per build (default 3)
+                          [chute_rate] + ([chute_bytes] if threads == 1 else []), True))
     only = os.environ.get("BENCH_ROWS", "all")
-    cases = [c for c in cases if only == "all" or c[0].lower().startswith(only)]
+    if only not in ("all", "cd", "dem", "goals"):
+        raise SystemExit(f"BENCH_ROWS={only}: it takes all, cd, dem or goals")
+    if only in ("all", "cd", "goals"):
+        # the scaling section's 10^6 cases: the random sweep (2 steps) and the colored sweep's
+        # whole step (steps 2-4 of 4)
+        lat = os.path.join(tmp, "lat2_1000.txt")
+        n = lattice(2, 1000, lat)
+        ini = os.path.join(tmp, "b2_1000_random.ini")
+        write_text(ini, config(2, 1000, n, lat, "random", 10, 2))
+        cases.append((f"CD 2D {n}, random, 1 thread(s)", ini, [], 1, [updates], True))
+        ini = os.path.join(tmp, "b2_1000_colored.ini")
+        write_text(ini, config(2, 1000, n, lat, "colored", 10, 4))
+        for threads in (1, 2):
+            cases.append((f"CD 2D {n}, colored whole step, {threads} thread(s)", ini,
+                          ["--set", "output.timing_warmup=1"], threads,
+                          [("steps/s", lambda s: int(s["timed_steps"]) / float(s["timed_step_seconds"]))], True))
+    # BENCH_ROWS=cd or dem: only those, goals: the goals' figures; BENCH_REPS: runs per build
+    cases = [c for c in cases if only == "all" or (c[5] if only == "goals" else c[0].lower().startswith(only))]
     reps = int(os.environ.get("BENCH_REPS", "3"))
     rows = []
-    for name, ini, extra, threads, rate in cases:
-        got = {b: [] for b, _ in builds}
+    speeds = {}  # (name, build): the first figure's runs, for the thread ratios
+    for name, ini, extra, threads, figures, _ in cases:
+        got = {(b, f): [] for b, _ in builds for f, _ in figures}
         for rep in range(reps):
             for b, binary in builds:
                 h5 = os.path.join(tmp, "o.h5")
                 run([binary, "run", ini, "-o", h5, "--overwrite", "--quiet"] + extra, threads)
-                got[b].append(rate(Run(h5).summary))
-        o, n_ = statistics.median(got["old"]), statistics.median(got["new"])
-        spread = max(got["old"] + got["new"]) / min(got["old"] + got["new"])
-        rows.append((name, o, n_, n_ / o, spread))
-        print(f"{name}: old {o:.3e}, new {n_:.3e}, new/old {n_ / o:.3f} (all {2 * reps} runs within {spread:.2f}x)",
-              flush=True)
+                summary = Run(h5).summary
+                for f, fn in figures:
+                    got[(b, f)].append(fn(summary))
+        for f, _ in figures:
+            old_runs, new_runs = got[("old", f)], got[("new", f)]
+            o, n_ = statistics.median(old_runs), statistics.median(new_runs)
+            spread = max(old_runs + new_runs) / min(old_runs + new_runs)
+            rows.append((f"{name}, {f}", o, n_, n_ / o, spread))
+            print(f"{name}, {f}: old {o:.3e}, new {n_:.3e}, new/old {n_ / o:.3f} "
+                  f"(all {2 * reps} runs within {spread:.2f}x)", flush=True)
+        speeds[name] = (got[("old", figures[0][0])], got[("new", figures[0][0])])
+    # 2 threads over 1 for each build: the ratio of the medians (the two counts' runs are minutes
+    # apart here, not paired as in the bench's sections); spread: the two builds' ratios
+    for name in list(speeds):
+        if "2 thread(s)" not in name or name.replace("2 thread(s)", "1 thread(s)") not in speeds:
+            continue
+        one, two = speeds[name.replace("2 thread(s)", "1 thread(s)")], speeds[name]
+        ratio = [statistics.median(two[k]) / statistics.median(one[k]) for k in (0, 1)]
+        spread = max(ratio) / min(ratio)
+        label = name.replace("2 thread(s)", "2 threads over 1 (ratio of the medians)")
+        rows.append((label, ratio[0], ratio[1], ratio[1] / ratio[0], spread))
+        print(f"{label}: old {ratio[0]:.3f}, new {ratio[1]:.3f}", flush=True)
     return rows
+
+
+def binary_build(binary):
+    """The commit and compiler flags a cdlab binary says it was built from (`cdlab --version`)."""
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split("\n")
+    field = {l.split(" ", 1)[0]: l.split(" ", 1)[1] for l in version[1:] if " " in l}
+    return field.get("commit", "?"), field.get("cflags", "?")
 
 
 def main_against(old):
     t_start = time.time()
-    commit = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    version = subprocess.run([old, "--version"], capture_output=True, text=True).stdout.split("\n")
-    old_commit = next((l for l in version if l.startswith("commit")), version[0])
+    (commit, flags), (old_commit, old_flags) = binary_build(CDLAB), binary_build(old)
     with tempfile.TemporaryDirectory() as tmp:
         rows = side_by_side(old, tmp)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
                platform.processor())
     date = datetime.date.today().isoformat()
-    md = [f"# cdlab side by side {date}: commit {commit} against {old_commit}", "",
-          f"- machine: {cpu}, {os.cpu_count()} cores; flags: `{os.environ.get('BENCH_FLAGS', '?')}` (both builds)",
+    md = [f"# cdlab side by side {date}: commit {commit} ({CDLAB}) against commit {old_commit} ({old})", "",
+          f"- machine: {cpu}, {os.cpu_count()} cores; flags: new `{flags}`, old `{old_flags}`",
           f"- each row: median of {os.environ.get('BENCH_REPS', '3')} runs per build, the builds alternating run by "
           f"run; spread: the largest over the smallest of all runs of the row; rows: "
           f"{os.environ.get('BENCH_ROWS', 'all')}; wall time {(time.time() - t_start) / 60:.1f} min", "",
