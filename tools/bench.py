@@ -31,7 +31,7 @@ BENCH_DIRTY=1), BENCH_CC and BENCH_RESULTS (the folder) say what git, gcc and th
 
 `tools/bench.py --against OLD_BINARY` runs only the CD and DEM rows, with OLD_BINARY and
 $CDLAB alternating, for a change that should not cost time (bench/results/*-side-by-side.md);
-with it BENCH_ROWS=cd or dem runs those rows only, BENCH_ROWS=goals the figures of issue 19's
+with it BENCH_ROWS=cd or dem runs those rows only (cd with the 10^6 cases), BENCH_ROWS=goals the figures of issue 19's
 goals (the chute at 1 and 2 threads with its peak memory, the random sweep and the colored
 step at 10^6 disks), so that a goal a run reads "no" can be told the machine's or the code's."""
 import datetime
@@ -614,7 +614,10 @@ def small_runs(tmp, out):
 
 def side_by_side(old, tmp):
     """The CD and DEM rows with two builds, alternating run by run (the machine's drift hits
-    both alike): `tools/bench.py --against OLD_BINARY` (a change that should not cost time)."""
+    both alike): `tools/bench.py --against OLD_BINARY` (a change that should not cost time, or a
+    figure that moved between two bench runs). BENCH_ROWS: all (the default), cd (the CD
+    lattices and the 10^6 cases), dem (the chute), goals (the goals' figures: the chute, its
+    one-thread peak memory, the 10^6 cases); each build's 2-thread ratios where both counts ran."""
     builds = [("old", old), ("new", CDLAB)]
     # (name, config, extra arguments, threads, [(figure, function of the summary)], a goal's)
     cases = []
@@ -656,7 +659,7 @@ def side_by_side(old, tmp):
     cases = [c for c in cases if only == "all" or (c[5] if only == "goals" else c[0].lower().startswith(only))]
     reps = int(os.environ.get("BENCH_REPS", "3"))
     rows = []
-    speeds = {}  # (name, build): the first figure's runs, for the thread ratios
+    speeds = {}  # name: (old build's runs, new build's runs) of its first figure, for the ratios
     for name, ini, extra, threads, figures, _ in cases:
         got = {(b, f): [] for b, _ in builds for f, _ in figures}
         for rep in range(reps):
@@ -709,7 +712,7 @@ def main_against(old):
           f"run; spread: the largest over the smallest of all runs of the row; rows: "
           f"{os.environ.get('BENCH_ROWS', 'all')}; wall time {(time.time() - t_start) / 60:.1f} min", "",
           "| case | old | new | new/old | spread |", "|---|---|---|---|---|"]
-    md += [f"| {r[0]} | {r[1]:.3e} | {r[2]:.3e} | {r[3]:.3f} | {r[4]:.2f} |" for r in rows]
+    md += [f"| {r[0]} | {r[1]:.4g} | {r[2]:.4g} | {r[3]:.3f} | {r[4]:.2f} |" for r in rows]
     path = os.path.join(root, "bench", "results",
                         f"{date}-{commit}-side-by-side{'-' + os.environ['BENCH_ROWS'] if 'BENCH_ROWS' in os.environ else ''}.md")
     write_text(path, "\n".join(md) + "\n")
