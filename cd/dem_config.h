@@ -24,15 +24,15 @@ typedef struct dem_setup {
     double cd_dt;         /* with from_cd: the CD run's time step */
 } dem_setup;
 
+/* dem.tangential's words, in dem_tangential's order (NULL-terminated) */
+extern const char *const dem_tangential_names[];
+
 /* dt is the run's time step; info gives the mean particle mass for stiffness_from_cd.
  * twin: the CD run this config also describes (system.mode = dem on a CD config), or NULL; it
  * gives the defaults of stiffness_from_cd (its N_I, when dem.k_n is not given and its
  * criterion is fixed), cd_sweep (its sweep) and cd_dt (the file's system.dt, the CD run's,
  * before any --set). Refuses (CDLAB_ERR_CONFIG) a dt above the critical one unless
  * dem.allow_unstable_dt. */
-/* dem.tangential's words, in dem_tangential's order (NULL-terminated) */
-extern const char *const dem_tangential_names[];
-
 status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err);
 
