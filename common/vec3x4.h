@@ -13,8 +13,7 @@
 #endif
 
 /* Lanes pass between inline functions only, never across a call: the note that a 32-byte
- * vector argument's ABI depends on AVX does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
+ * vector argument's ABI depends on AVX does not apply (the Makefile's -Wno-psabi). */
 
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4m __attribute__((vector_size(32))); /* a lane mask: all ones or zeros */
