@@ -1012,6 +1012,53 @@ static inline __attribute__((always_inline)) vv3 moves4(const world *W, const de
     return vv3_scale(vv3_gather(vel, idx), dt);
 }
 
+/* The four pairs kk[0..3]: their bodies, minimum-image separations, last dashpot and
+ * tangential forces and overlaps, in lanes. */
+static inline __attribute__((always_inline)) void gather4(const world *W, const dem_solver *S,
+                                                          const int *kk, int *ii, int *jj, vv3 *d,
+                                                          vv3 *fdo, vv3 *fto, v4d *zeta_old)
+{
+    const particles *P = &W->P;
+    for (int l = 0; l < 4; l++) {
+        const dem_pair *c = &S->pair[kk[l]];
+        ii[l] = c->i;
+        jj[l] = c->j;
+        vec3 dl = pbox_delta(&P->box, P->x[c->i], P->x[c->j]);
+        d->x[l] = dl.x;
+        d->y[l] = dl.y;
+        d->z[l] = dl.z;
+        fdo->x[l] = c->fd.x;
+        fdo->y[l] = c->fd.y;
+        fdo->z[l] = c->fd.z;
+        fto->x[l] = c->ft.x;
+        fto->y[l] = c->ft.y;
+        fto->z[l] = c->ft.z;
+        (*zeta_old)[l] = c->zeta;
+    }
+}
+
+/* dashpot_constants of four particle pairs (ii, jj), not sliding */
+static inline __attribute__((always_inline)) void dashpot_constants4(const world *W,
+                                                                     const dem_params *p,
+                                                                     const int *ii, const int *jj,
+                                                                     v4d *cn, v4d *ct)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    *cn = zero + p->damp_n;
+    *ct = zero + p->damp_t;
+    if (p->damp_rate || !p->damp_absolute) {
+        v4d w = v4_gather(W->P.inv_m, ii) + v4_gather(W->P.inv_m, jj);
+        v4d m = V4_SELECT(w > 0.0, 1.0 / w, zero);
+        if (p->damp_rate) {
+            *cn *= m;
+            *ct *= m;
+        } else {
+            *cn *= 2.0 * v4_sqrt(m * p->law.k_n);
+            *ct *= 2.0 * v4_sqrt(m * p->law.k_t);
+        }
+    }
+}
+
 /* The chunk's sliding pairs that pairs4 left (qo[dl[0..nd-1]], their slide_in in sl beside
  * them), four at a time through slide4, then what pairs4 does after the law: the dashpot's
  * force added, the force on body 1 and its torques. A lane slide4 did not make goes through
@@ -1053,28 +1100,12 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
                    int book, quad_out *o, slide_in *sl)
 {
     const particles *P = &W->P;
-    const dem_pair *pr = S->pair;
     const dem_law *L = &p->law;
     const v4d zero = {0.0, 0.0, 0.0, 0.0};
     int ii[4], jj[4];
     vv3 d, fdo, fto;
     v4d zeta_old;
-    for (int l = 0; l < 4; l++) {
-        const dem_pair *c = &pr[kk[l]];
-        ii[l] = c->i;
-        jj[l] = c->j;
-        vec3 dl = pbox_delta(&P->box, P->x[c->i], P->x[c->j]);
-        d.x[l] = dl.x;
-        d.y[l] = dl.y;
-        d.z[l] = dl.z;
-        fdo.x[l] = c->fd.x;
-        fdo.y[l] = c->fd.y;
-        fdo.z[l] = c->fd.z;
-        fto.x[l] = c->ft.x;
-        fto.y[l] = c->ft.y;
-        fto.z[l] = c->ft.z;
-        zeta_old[l] = c->zeta;
-    }
+    gather4(W, S, kk, ii, jj, &d, &fdo, &fto, &zeta_old);
     v4d ri = v4_gather(P->r, ii), rj = v4_gather(P->r, jj);
     vv3 dui = moves4(W, S, P->v, S->du, ii), duj = moves4(W, S, P->v, S->du, jj);
     vv3 dthi = moves4(W, S, P->w, S->dth, ii), dthj = moves4(W, S, P->w, S->dth, jj);
@@ -1150,18 +1181,8 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
     /* the dashpot (dashpot_force) */
     vv3 fd = {zero, zero, zero};
     if (p->damp_n > 0.0 || p->damp_t > 0.0) {
-        v4d cn = zero + p->damp_n, ct = zero + p->damp_t;
-        if (p->damp_rate || !p->damp_absolute) {
-            v4d w = v4_gather(P->inv_m, ii) + v4_gather(P->inv_m, jj);
-            v4d m = V4_SELECT(w > 0.0, 1.0 / w, zero);
-            if (p->damp_rate) {
-                cn *= m;
-                ct *= m;
-            } else {
-                cn *= 2.0 * v4_sqrt(m * k_n);
-                ct *= 2.0 * v4_sqrt(m * k_t);
-            }
-        }
+        v4d cn, ct;
+        dashpot_constants4(W, p, ii, jj, &cn, &ct);
         vv3 du_rel = relmove4(dui, duj, dthi, dthj, l0, l1);
         v4d dun = vv3_dot(du_rel, n);
         vv3 dut = vv3_axpy(-dun, n, du_rel);
@@ -1191,6 +1212,88 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
                                .ft_old = vv3_lane(fto, l), .fd = vv3_lane(fd, l),
                                .l0 = vv3_lane(l0, l), .l1 = vv3_lane(l1, l), .dzeta = dzeta[l],
                                .zeta_old = zeta_old[l], .zeta_new = zeta_new[l], .spin = spin[l]};
+    }
+}
+
+/* dem.tangential = lammps, four pairs at once: contact_force's common case (rigid particles
+ * touching before and after the step, their movements those of the velocities) through
+ * lammps_force, each lane with its operations in their order (the same bits:
+ * unit_pair_lanes_match_one_by_one). A lane apart now is marked and its pair goes through
+ * contact_force after all; nothing is written here. */
+static void lammps4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,
+                    int book, quad_out *o)
+{
+    const particles *P = &W->P;
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    int ii[4], jj[4];
+    vv3 d, fdo, fto;
+    v4d zeta_old;
+    gather4(W, S, kk, ii, jj, &d, &fdo, &fto, &zeta_old);
+    (void)zeta_old; /* touching: the pass's case */
+    v4d ri = v4_gather(P->r, ii), rj = v4_gather(P->r, jj);
+    vv3 dui = moves4(W, S, P->v, S->du, ii), duj = moves4(W, S, P->v, S->du, jj);
+    vv3 dthi = moves4(W, S, P->w, S->dth, ii), dthj = moves4(W, S, P->w, S->dth, jj);
+    /* frames of now and of the step's start, with the radii as lever arms (radius_arms) */
+    vv3 n, l0, l1, n0, l00, l01;
+    v4d gap, gap0;
+    frame4(d, ri, rj, &n, &l0, &l1, &gap);
+    frame4(vv3_sub(d, vv3_sub(duj, dui)), ri, rj, &n0, &l00, &l01, &gap0);
+    (void)gap0;
+    l0 = vv3_scale(n, ri);
+    l1 = vv3_scale(n, -rj);
+    l00 = vv3_scale(n0, ri);
+    l01 = vv3_scale(n0, -rj);
+    v4d zeta = -gap;
+    /* the second half of the last dashpot force's work */
+    v4d diss1 = zero;
+    if (book) {
+        v4m has = (fdo.x != 0.0) | (fdo.y != 0.0) | (fdo.z != 0.0);
+        v4d sh = 0.5 * vv3_dot(fdo, relmove4(dui, duj, dthi, dthj, l00, l01));
+        diss1 = V4_SELECT(has, zero + sh, zero);
+    }
+    const double k_n = p->law.k_n, k_t = p->law.k_t, dt = W->dt, mu = W->detect.mu;
+    vv3 du = relmove4(dui, duj, dthi, dthj, l0, l1);
+    v4d cn = zero, ct = zero;
+    if (p->damp_n > 0.0 || p->damp_t > 0.0)
+        dashpot_constants4(W, p, ii, jj, &cn, &ct);
+    v4d dun = vv3_dot(du, n);
+    vv3 fdn = vv3_scale(n, cn * dun / dt), fdt = vv3_scale(vv3_axpy(-dun, n, du), ct / dt);
+    v4d fn = k_n * zeta - cn * dun / dt;
+    vv3 dxi = vv3_axpy(-dun, n, du);
+    vv3 grown = vv3_axpy(zero + k_t, dxi, fto);
+    vv3 spring = vv3_axpy(-vv3_dot(grown, n), n, grown);
+    vv3 fs = vv3_add(spring, fdt);
+    v4d limit = mu * v4_abs(fn), fs_len = v4_sqrt(vv3_dot(fs, fs));
+    v4m sliding = fs_len > limit, grew = vv3_dot(grown, grown) > 0.0;
+    vv3 capped = vv3_sub(vv3_scale(fs, limit / fs_len), fdt), none = {zero, zero, zero};
+    spring = VV3_SELECT(sliding, VV3_SELECT(grew, capped, none), spring);
+    fdt = VV3_SELECT(sliding & ~grew, none, fdt);
+    if (!(k_t > 0.0))
+        spring = none;
+    vv3 fd = vv3_add(fdn, fdt);
+    vv3 f = vv3_add(vv3_axpy(-(k_n * zeta), n, spring), fd);
+    diss1 += 0.5 * vv3_dot(fd, du);
+    v4d diss0 = zero;
+    if (k_t > 0.0)
+        diss0 = zero + (vv3_dot(dxi, vv3_scale(vv3_add(fto, spring), zero + 0.5)) -
+                        (vv3_dot(spring, spring) - vv3_dot(fto, fto)) / (2.0 * k_t));
+    vv3 R = vv3_scale(f, zero - 1.0);
+    vv3 t1 = vv3_cross(l1, R), t0 = vv3_cross(l0, R);
+    v4m active = vv3_dot(f, f) > 0.0, ok = zeta >= 0.0;
+    for (int l = 0; l < 4; l++) {
+        quad_out *q = &o[l];
+        q->ok = ok[l] != 0;
+        q->active = active[l] != 0;
+        q->R = vv3_lane(R, l);
+        q->t1 = vv3_lane(t1, l);
+        q->t0 = vv3_lane(t0, l);
+        q->fd = vv3_lane(fd, l);
+        q->ft = vv3_lane(spring, l);
+        q->zeta = zeta[l];
+        q->diss[0] = diss0[l];
+        q->diss[1] = diss1[l];
+        q->sliding = sliding[l] != 0;
+        q->slide = 0;
     }
 }
 
@@ -1350,9 +1453,11 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
     int nwb = (np + S->wb - 1) / S->wb;
     /* pairs4 covers rigid particles (not the ellipses of deformable discs), and dashpots that
      * do not depend on the law's sliding flag (their force is made before slides4's law), with
-     * cdlab's laws (not lammps_force) */
+     * cdlab's laws; lammps4 the lammps law's (rigid particles: its only case) after the start
+     * (whose dashpots act on the velocities) */
     const int quad =
-        !S->ell && !S->one_by_one && !S->lammps && !(p->damp_t > 0.0 && p->damp_t_stick_only);
+        !S->ell && !S->one_by_one &&
+        (S->lammps ? S->moves != DEM_MOVES_ZERO : !(p->damp_t > 0.0 && p->damp_t_stick_only));
     /* the Kuhn law's sliding pairs of each chunk four at a time (slides4) */
     const int kuhn = p->law.tangential == DEM_KUHN;
     /* the sums start at +0: those of the particles that sum in the pass, and the side rows (a
@@ -1411,7 +1516,10 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
                         int kk[4];
                         for (int l = 0; l < 4; l++)
                             kk[l] = cand[q + l < nc ? q + l : nc - 1];
-                        pairs4(W, S, p, kk, book, &qo[q], kuhn ? &sl[q] : NULL);
+                        if (S->lammps)
+                            lammps4(W, S, p, kk, book, &qo[q]);
+                        else
+                            pairs4(W, S, p, kk, book, &qo[q], kuhn ? &sl[q] : NULL);
                     }
                     if (kuhn) {
                         int dl[QUAD_CHUNK], nd = 0;

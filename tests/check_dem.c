@@ -1344,13 +1344,15 @@ END_TEST
 
 /* The pass's pairs four at a time give what every pair through contact_force gives, bit for
  * bit, under the Kuhn law, the conventional law (whose sliding lanes pairs4 hands to
- * dem_contact_law one by one: gcov found no test running them) and without projection and
- * twirl. */
+ * dem_contact_law one by one: gcov found no test running them), without projection and
+ * twirl, and under the lammps law (lammps4), with its dashpots as fractions of the critical
+ * ones and as rates. */
 START_TEST(unit_pair_lanes_match_one_by_one)
 {
-    const char *laws[] = {"", "[dem]\ntangential = conventional\n",
-                          "[dem]\nprojection = false\ntwirl = false\n"};
-    for (int v = 0; v < 3; v++) {
+    const char *laws[] = {
+        "", "[dem]\ntangential = conventional\n", "[dem]\nprojection = false\ntwirl = false\n",
+        "[dem]\ntangential = lammps\n", "[dem]\ntangential = lammps\ndamping = rate\n"};
+    for (int v = 0; v < 5; v++) {
         char ini[1024];
         snprintf(ini, sizeof ini, "%s%s", LANES, laws[v]);
         dsim a, b;
