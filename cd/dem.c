@@ -956,8 +956,8 @@ static inline __attribute__((always_inline)) void contact_force(world *W, dem_so
 /* Four pairs at once (issue 19): the common case of contact_force, a pair of rigid particles
  * touching before and after the step and twirled by less than 1e-2 rad, made for four pairs in
  * the lanes of vec3x4.h, each lane with contact_force's operations in their order (the same
- * bits: tools/identity.py); the law of a sliding pair runs alone (dem_contact_law), or under
- * the Kuhn law with the chunk's other sliding pairs, four at a time (slides4). A lane
+ * bits: tools/identity.py); the conventional law's sliding pairs in the same lanes, the Kuhn
+ * law's with the chunk's other sliding pairs, four at a time (slides4). A lane
  * outside that case (apart now, new, a larger twirl) is marked and its pair goes through
  * contact_force after all; nothing is written here. What contact_force would have written and
  * added, for the pass to apply in list order: */
@@ -1137,6 +1137,12 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
     v4m ok = (zeta_new >= 0.0) & (zeta_old > 0.0) & (k_n * zeta_old > 0.0);
     v4m slide = v4_sqrt(vv3_dot(ft, ft)) > limit;
     v4d dW_t = zero + 0.5 * vv3_dot(dxi, vv3_add(fto, ft));
+    if (!sl) { /* the conventional law's sliding lanes: the trial force scaled onto the limit */
+        vv3 onto = vv3_scale(ft, limit / v4_sqrt(vv3_dot(ft, ft)));
+        v4d dW_slid = vv3_dot(dxi, vv3_scale(vv3_add(fto, onto), zero + 0.5));
+        ft = VV3_SELECT(slide, onto, ft);
+        dW_t = V4_SELECT(slide, dW_slid, dW_t);
+    }
     if (L->projection)
         ft = vv3_axpy(-vv3_dot(ft, n), n, ft);
     v4d spin = zero;
@@ -1149,34 +1155,16 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
     v4d rev = k_t > 0.0 ? (vv3_dot(ft, ft) - vv3_dot(fto, fto)) / (2.0 * k_t) : zero;
     v4d diss0 = zero + (dW_t - rev);
     /* a sliding lane (a third of the chute's touching pairs): under the Kuhn law left to
-     * slides4 (sl; the rest of the pair's lane made here is not used); otherwise the law itself
-     * one pair at a time, with the lanes' movements and lever arms; the dashpot and the delivery
-     * in lanes */
+     * slides4 (sl; the rest of the pair's lane made here is not used), under the conventional
+     * law made above; the dashpot and the delivery in lanes */
     int sliding[4] = {0, 0, 0, 0}, later[4] = {0, 0, 0, 0};
     for (int l = 0; l < 4; l++) {
         if (!(ok[l] && slide[l]))
             continue;
-        if (sl) {
+        if (sl)
             later[l] = 1;
-            continue;
-        }
-        dem_law law = *L;
-        law.mu = mu;
-        dem_contact_in in = {.zeta_new = zeta_new[l], .zeta_old = zeta_old[l],
-                             .ft_old = vv3_lane(fto, l), .n = vv3_lane(n, l),
-                             .du_p = vv3_lane(dui, l), .du_q = vv3_lane(duj, l),
-                             .dth_p = vv3_lane(dthi, l), .dth_q = vv3_lane(dthj, l),
-                             .r_p = vv3_lane(r_p, l), .r_q = vv3_lane(r_q, l)};
-        dem_contact_out out;
-        dem_contact_law(&law, &in, &out);
-        ft.x[l] = out.ft.x;
-        ft.y[l] = out.ft.y;
-        ft.z[l] = out.ft.z;
-        f.x[l] = out.f.x;
-        f.y[l] = out.f.y;
-        f.z[l] = out.f.z;
-        diss0[l] = 0.0 + out.dW_t_irrev;
-        sliding[l] = out.sliding;
+        else
+            sliding[l] = 1;
     }
     /* the dashpot (dashpot_force) */
     vv3 fd = {zero, zero, zero};

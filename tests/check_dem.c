@@ -1343,10 +1343,10 @@ START_TEST(unit_slide4_matches_law)
 END_TEST
 
 /* The pass's pairs four at a time give what every pair through contact_force gives, bit for
- * bit, under the Kuhn law, the conventional law (whose sliding lanes pairs4 hands to
- * dem_contact_law one by one: gcov found no test running them), without projection and
- * twirl, and under the lammps law (lammps4), with its dashpots as fractions of the critical
- * ones and as rates. */
+ * bit, under the Kuhn law, the conventional law (its sliding lanes too, which pairs4 makes in
+ * lanes: it failed for the limit's scale taken as a product with the inverse length), without
+ * projection and twirl, and under the lammps law (lammps4), with its dashpots as fractions of
+ * the critical ones and as rates. */
 START_TEST(unit_pair_lanes_match_one_by_one)
 {
     const char *laws[] = {
