@@ -1012,29 +1012,50 @@ static inline __attribute__((always_inline)) vv3 moves4(const world *W, const de
     return vv3_scale(vv3_gather(vel, idx), dt);
 }
 
-/* The four pairs kk[0..3]: their bodies, minimum-image separations, last dashpot and
- * tangential forces and overlaps, in lanes. */
-static inline __attribute__((always_inline)) void gather4(const world *W, const dem_solver *S,
-                                                          const int *kk, int *ii, int *jj, vv3 *d,
-                                                          vv3 *fdo, vv3 *fto, v4d *zeta_old)
+/* What pairs4 and lammps4 start from for the four pairs kk[0..3]: their bodies, last dashpot
+ * and tangential forces and overlaps, radii and movements, and their frames (contact_frame_
+ * particles) of now and of the step's start, from the minimum-image separations. */
+typedef struct quad_lanes {
+    int ii[4], jj[4];
+    vv3 fdo, fto;
+    v4d zeta_old, ri, rj;
+    vv3 dui, duj, dthi, dthj;
+    vv3 n, l0, l1;    /* now */
+    vv3 n0, l00, l01; /* at the step's start */
+    v4d gap;
+} quad_lanes;
+
+static inline __attribute__((always_inline)) void quad_begin(const world *W, const dem_solver *S,
+                                                             const int *kk, quad_lanes *q)
 {
     const particles *P = &W->P;
+    vv3 d;
     for (int l = 0; l < 4; l++) {
         const dem_pair *c = &S->pair[kk[l]];
-        ii[l] = c->i;
-        jj[l] = c->j;
+        q->ii[l] = c->i;
+        q->jj[l] = c->j;
         vec3 dl = pbox_delta(&P->box, P->x[c->i], P->x[c->j]);
-        d->x[l] = dl.x;
-        d->y[l] = dl.y;
-        d->z[l] = dl.z;
-        fdo->x[l] = c->fd.x;
-        fdo->y[l] = c->fd.y;
-        fdo->z[l] = c->fd.z;
-        fto->x[l] = c->ft.x;
-        fto->y[l] = c->ft.y;
-        fto->z[l] = c->ft.z;
-        (*zeta_old)[l] = c->zeta;
+        d.x[l] = dl.x;
+        d.y[l] = dl.y;
+        d.z[l] = dl.z;
+        q->fdo.x[l] = c->fd.x;
+        q->fdo.y[l] = c->fd.y;
+        q->fdo.z[l] = c->fd.z;
+        q->fto.x[l] = c->ft.x;
+        q->fto.y[l] = c->ft.y;
+        q->fto.z[l] = c->ft.z;
+        q->zeta_old[l] = c->zeta;
     }
+    q->ri = v4_gather(P->r, q->ii);
+    q->rj = v4_gather(P->r, q->jj);
+    q->dui = moves4(W, S, P->v, S->du, q->ii);
+    q->duj = moves4(W, S, P->v, S->du, q->jj);
+    q->dthi = moves4(W, S, P->w, S->dth, q->ii);
+    q->dthj = moves4(W, S, P->w, S->dth, q->jj);
+    v4d gap0;
+    frame4(d, q->ri, q->rj, &q->n, &q->l0, &q->l1, &q->gap);
+    frame4(vv3_sub(d, vv3_sub(q->duj, q->dui)), q->ri, q->rj, &q->n0, &q->l00, &q->l01, &gap0);
+    (void)gap0;
 }
 
 /* dashpot_constants of four particle pairs (ii, jj), not sliding */
@@ -1056,6 +1077,44 @@ static inline __attribute__((always_inline)) void dashpot_constants4(const world
             *cn *= 2.0 * v4_sqrt(m * p->law.k_n);
             *ct *= 2.0 * v4_sqrt(m * p->law.k_t);
         }
+    }
+}
+
+/* dashpot_second_half of four pairs (zero where the last dashpot force was zero), as the
+ * dashpot work's first term of the step */
+static inline __attribute__((always_inline)) v4d dashpot_second_half4(const quad_lanes *q)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    v4m has = (q->fdo.x != 0.0) | (q->fdo.y != 0.0) | (q->fdo.z != 0.0);
+    v4d sh = 0.5 * vv3_dot(q->fdo, relmove4(q->dui, q->duj, q->dthi, q->dthj, q->l00, q->l01));
+    return V4_SELECT(has, zero + sh, zero);
+}
+
+/* Four pairs' results into o (quad_out): whether each lane is the pass's case (ok), the force f
+ * on body 0 as the force on body 1 with its torques at the lever arms l0, l1, the dashpot and
+ * tangential forces, the overlap, the step's friction and dashpot work, sliding. */
+static inline __attribute__((always_inline)) void quad_store(quad_out *o, v4m ok, vv3 f, vv3 l0,
+                                                             vv3 l1, vv3 fd, vv3 ft, v4d zeta,
+                                                             v4d diss0, v4d diss1,
+                                                             const int *sliding)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    vv3 R = vv3_scale(f, zero - 1.0);
+    vv3 t1 = vv3_cross(l1, R), t0 = vv3_cross(l0, R);
+    v4m active = vv3_dot(f, f) > 0.0;
+    for (int l = 0; l < 4; l++) {
+        quad_out *q = &o[l];
+        q->ok = ok[l] != 0;
+        q->active = active[l] != 0;
+        q->R = vv3_lane(R, l);
+        q->t1 = vv3_lane(t1, l);
+        q->t0 = vv3_lane(t0, l);
+        q->fd = vv3_lane(fd, l);
+        q->ft = vv3_lane(ft, l);
+        q->zeta = zeta[l];
+        q->diss[0] = diss0[l];
+        q->diss[1] = diss1[l];
+        q->sliding = sliding[l];
     }
 }
 
@@ -1099,60 +1158,43 @@ static void slides4(const dem_params *p, double mu, const slide_in *sl, const in
 static void pairs4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,
                    int book, quad_out *o, slide_in *sl)
 {
-    const particles *P = &W->P;
     const dem_law *L = &p->law;
     const v4d zero = {0.0, 0.0, 0.0, 0.0};
-    int ii[4], jj[4];
-    vv3 d, fdo, fto;
-    v4d zeta_old;
-    gather4(W, S, kk, ii, jj, &d, &fdo, &fto, &zeta_old);
-    v4d ri = v4_gather(P->r, ii), rj = v4_gather(P->r, jj);
-    vv3 dui = moves4(W, S, P->v, S->du, ii), duj = moves4(W, S, P->v, S->du, jj);
-    vv3 dthi = moves4(W, S, P->w, S->dth, ii), dthj = moves4(W, S, P->w, S->dth, jj);
-    /* frames of now and of the step's start */
-    vv3 n, l0, l1, n0, l00, l01;
-    v4d gap, gap0;
-    frame4(d, ri, rj, &n, &l0, &l1, &gap);
-    frame4(vv3_sub(d, vv3_sub(duj, dui)), ri, rj, &n0, &l00, &l01, &gap0);
-    (void)n0;
-    (void)gap0;
-    v4d zeta_new = -gap;
-    /* the second half of the last dashpot force's work */
-    v4d diss1 = zero;
-    if (book) {
-        v4m has = (fdo.x != 0.0) | (fdo.y != 0.0) | (fdo.z != 0.0);
-        v4d sh = 0.5 * vv3_dot(fdo, relmove4(dui, duj, dthi, dthj, l00, l01));
-        diss1 = V4_SELECT(has, zero + sh, zero);
-    }
+    quad_lanes q;
+    quad_begin(W, S, kk, &q);
+    v4d zeta_new = -q.gap;
+    v4d diss1 = book ? dashpot_second_half4(&q) : zero;
     /* the law (dem_contact_law): touching before, lines 19-21 and 45 without slip, then
      * lines 48-53 */
     const double k_n = L->k_n, k_t = L->k_t, mu = W->detect.mu;
-    vv3 r_p = vv3_scale(vv3_add(l0, l00), zero + 0.5), r_q = vv3_scale(vv3_add(l1, l01), zero + 0.5);
-    vv3 du = vv3_add(vv3_sub(duj, dui), vv3_sub(vv3_cross(dthj, r_q), vv3_cross(dthi, r_p)));
-    v4d dzeta = -vv3_dot(du, n);
-    vv3 dxi = vv3_axpy(dzeta, n, du);
+    vv3 r_p = vv3_scale(vv3_add(q.l0, q.l00), zero + 0.5),
+        r_q = vv3_scale(vv3_add(q.l1, q.l01), zero + 0.5);
+    vv3 du =
+        vv3_add(vv3_sub(q.duj, q.dui), vv3_sub(vv3_cross(q.dthj, r_q), vv3_cross(q.dthi, r_p)));
+    v4d dzeta = -vv3_dot(du, q.n);
+    vv3 dxi = vv3_axpy(dzeta, q.n, du);
     v4d fn_new = k_n * zeta_new;
-    vv3 ft = vv3_axpy(zero + k_t, dxi, fto);
+    vv3 ft = vv3_axpy(zero + k_t, dxi, q.fto);
     v4d limit = mu * fn_new;
-    v4m ok = (zeta_new >= 0.0) & (zeta_old > 0.0) & (k_n * zeta_old > 0.0);
+    v4m ok = (zeta_new >= 0.0) & (q.zeta_old > 0.0) & (k_n * q.zeta_old > 0.0);
     v4m slide = v4_sqrt(vv3_dot(ft, ft)) > limit;
-    v4d dW_t = zero + 0.5 * vv3_dot(dxi, vv3_add(fto, ft));
+    v4d dW_t = zero + 0.5 * vv3_dot(dxi, vv3_add(q.fto, ft));
     if (!sl) { /* the conventional law's sliding lanes: the trial force scaled onto the limit */
         vv3 onto = vv3_scale(ft, limit / v4_sqrt(vv3_dot(ft, ft)));
-        v4d dW_slid = vv3_dot(dxi, vv3_scale(vv3_add(fto, onto), zero + 0.5));
+        v4d dW_slid = vv3_dot(dxi, vv3_scale(vv3_add(q.fto, onto), zero + 0.5));
         ft = VV3_SELECT(slide, onto, ft);
         dW_t = V4_SELECT(slide, dW_slid, dW_t);
     }
     if (L->projection)
-        ft = vv3_axpy(-vv3_dot(ft, n), n, ft);
+        ft = vv3_axpy(-vv3_dot(ft, q.n), q.n, ft);
     v4d spin = zero;
     if (L->twirl) {
-        spin = 0.5 * vv3_dot(vv3_add(dthi, dthj), n);
+        spin = 0.5 * vv3_dot(vv3_add(q.dthi, q.dthj), q.n);
         ok &= (spin < 1e-2) & (spin > -1e-2);
-        ft = twirl4(ft, n, spin);
+        ft = twirl4(ft, q.n, spin);
     }
-    vv3 f = vv3_axpy(-fn_new, n, ft);
-    v4d rev = k_t > 0.0 ? (vv3_dot(ft, ft) - vv3_dot(fto, fto)) / (2.0 * k_t) : zero;
+    vv3 f = vv3_axpy(-fn_new, q.n, ft);
+    v4d rev = k_t > 0.0 ? (vv3_dot(ft, ft) - vv3_dot(q.fto, q.fto)) / (2.0 * k_t) : zero;
     v4d diss0 = zero + (dW_t - rev);
     /* a sliding lane (a third of the chute's touching pairs): under the Kuhn law left to
      * slides4 (sl; the rest of the pair's lane made here is not used), under the conventional
@@ -1170,36 +1212,28 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
     vv3 fd = {zero, zero, zero};
     if (p->damp_n > 0.0 || p->damp_t > 0.0) {
         v4d cn, ct;
-        dashpot_constants4(W, p, ii, jj, &cn, &ct);
-        vv3 du_rel = relmove4(dui, duj, dthi, dthj, l0, l1);
-        v4d dun = vv3_dot(du_rel, n);
-        vv3 dut = vv3_axpy(-dun, n, du_rel);
-        fd = vv3_scale(vv3_axpy(cn * dun, n, vv3_scale(dut, ct)), zero + 1.0 / W->dt);
+        dashpot_constants4(W, p, q.ii, q.jj, &cn, &ct);
+        vv3 du_rel = relmove4(q.dui, q.duj, q.dthi, q.dthj, q.l0, q.l1);
+        v4d dun = vv3_dot(du_rel, q.n);
+        vv3 dut = vv3_axpy(-dun, q.n, du_rel);
+        fd = vv3_scale(vv3_axpy(cn * dun, q.n, vv3_scale(dut, ct)), zero + 1.0 / W->dt);
         diss1 += 0.5 * vv3_dot(fd, du_rel);
         f = vv3_add(f, fd);
     }
-    vv3 R = vv3_scale(f, zero - 1.0);
-    vv3 t1 = vv3_cross(l1, R), t0 = vv3_cross(l0, R);
-    v4m active = vv3_dot(f, f) > 0.0;
+    quad_store(o, ok, f, q.l0, q.l1, fd, ft, zeta_new, diss0, diss1, sliding);
     for (int l = 0; l < 4; l++) {
-        quad_out *q = &o[l];
-        q->ok = ok[l] != 0;
-        q->active = active[l] != 0;
-        q->R = vv3_lane(R, l);
-        q->t1 = vv3_lane(t1, l);
-        q->t0 = vv3_lane(t0, l);
-        q->fd = vv3_lane(fd, l);
-        q->ft = vv3_lane(ft, l);
-        q->zeta = zeta_new[l];
-        q->diss[0] = diss0[l];
-        q->diss[1] = diss1[l];
-        q->sliding = sliding[l];
-        q->slide = later[l];
+        o[l].slide = later[l];
         if (later[l])
-            sl[l] = (slide_in){.n = vv3_lane(n, l), .dxi = vv3_lane(dxi, l),
-                               .ft_old = vv3_lane(fto, l), .fd = vv3_lane(fd, l),
-                               .l0 = vv3_lane(l0, l), .l1 = vv3_lane(l1, l), .dzeta = dzeta[l],
-                               .zeta_old = zeta_old[l], .zeta_new = zeta_new[l], .spin = spin[l]};
+            sl[l] = (slide_in){.n = vv3_lane(q.n, l),
+                               .dxi = vv3_lane(dxi, l),
+                               .ft_old = vv3_lane(q.fto, l),
+                               .fd = vv3_lane(fd, l),
+                               .l0 = vv3_lane(q.l0, l),
+                               .l1 = vv3_lane(q.l1, l),
+                               .dzeta = dzeta[l],
+                               .zeta_old = q.zeta_old[l],
+                               .zeta_new = zeta_new[l],
+                               .spin = spin[l]};
     }
 }
 
@@ -1211,45 +1245,27 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
 static void lammps4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,
                     int book, quad_out *o)
 {
-    const particles *P = &W->P;
     const v4d zero = {0.0, 0.0, 0.0, 0.0};
-    int ii[4], jj[4];
-    vv3 d, fdo, fto;
-    v4d zeta_old;
-    gather4(W, S, kk, ii, jj, &d, &fdo, &fto, &zeta_old);
-    (void)zeta_old; /* touching: the pass's case */
-    v4d ri = v4_gather(P->r, ii), rj = v4_gather(P->r, jj);
-    vv3 dui = moves4(W, S, P->v, S->du, ii), duj = moves4(W, S, P->v, S->du, jj);
-    vv3 dthi = moves4(W, S, P->w, S->dth, ii), dthj = moves4(W, S, P->w, S->dth, jj);
-    /* frames of now and of the step's start, with the radii as lever arms (radius_arms) */
-    vv3 n, l0, l1, n0, l00, l01;
-    v4d gap, gap0;
-    frame4(d, ri, rj, &n, &l0, &l1, &gap);
-    frame4(vv3_sub(d, vv3_sub(duj, dui)), ri, rj, &n0, &l00, &l01, &gap0);
-    (void)gap0;
-    l0 = vv3_scale(n, ri);
-    l1 = vv3_scale(n, -rj);
-    l00 = vv3_scale(n0, ri);
-    l01 = vv3_scale(n0, -rj);
-    v4d zeta = -gap;
-    /* the second half of the last dashpot force's work */
-    v4d diss1 = zero;
-    if (book) {
-        v4m has = (fdo.x != 0.0) | (fdo.y != 0.0) | (fdo.z != 0.0);
-        v4d sh = 0.5 * vv3_dot(fdo, relmove4(dui, duj, dthi, dthj, l00, l01));
-        diss1 = V4_SELECT(has, zero + sh, zero);
-    }
+    quad_lanes q;
+    quad_begin(W, S, kk, &q);
+    /* the radii as lever arms (radius_arms) */
+    q.l0 = vv3_scale(q.n, q.ri);
+    q.l1 = vv3_scale(q.n, -q.rj);
+    q.l00 = vv3_scale(q.n0, q.ri);
+    q.l01 = vv3_scale(q.n0, -q.rj);
+    v4d zeta = -q.gap;
+    v4d diss1 = book ? dashpot_second_half4(&q) : zero;
     const double k_n = p->law.k_n, k_t = p->law.k_t, dt = W->dt, mu = W->detect.mu;
-    vv3 du = relmove4(dui, duj, dthi, dthj, l0, l1);
+    vv3 du = relmove4(q.dui, q.duj, q.dthi, q.dthj, q.l0, q.l1);
     v4d cn = zero, ct = zero;
     if (p->damp_n > 0.0 || p->damp_t > 0.0)
-        dashpot_constants4(W, p, ii, jj, &cn, &ct);
-    v4d dun = vv3_dot(du, n);
-    vv3 fdn = vv3_scale(n, cn * dun / dt), fdt = vv3_scale(vv3_axpy(-dun, n, du), ct / dt);
+        dashpot_constants4(W, p, q.ii, q.jj, &cn, &ct);
+    v4d dun = vv3_dot(du, q.n);
+    vv3 fdn = vv3_scale(q.n, cn * dun / dt), fdt = vv3_scale(vv3_axpy(-dun, q.n, du), ct / dt);
     v4d fn = k_n * zeta - cn * dun / dt;
-    vv3 dxi = vv3_axpy(-dun, n, du);
-    vv3 grown = vv3_axpy(zero + k_t, dxi, fto);
-    vv3 spring = vv3_axpy(-vv3_dot(grown, n), n, grown);
+    vv3 dxi = vv3_axpy(-dun, q.n, du);
+    vv3 grown = vv3_axpy(zero + k_t, dxi, q.fto);
+    vv3 spring = vv3_axpy(-vv3_dot(grown, q.n), q.n, grown);
     vv3 fs = vv3_add(spring, fdt);
     v4d limit = mu * v4_abs(fn), fs_len = v4_sqrt(vv3_dot(fs, fs));
     v4m sliding = fs_len > limit, grew = vv3_dot(grown, grown) > 0.0;
@@ -1259,30 +1275,18 @@ static void lammps4(const world *W, const dem_solver *S, const dem_params *p, co
     if (!(k_t > 0.0))
         spring = none;
     vv3 fd = vv3_add(fdn, fdt);
-    vv3 f = vv3_add(vv3_axpy(-(k_n * zeta), n, spring), fd);
+    vv3 f = vv3_add(vv3_axpy(-(k_n * zeta), q.n, spring), fd);
     diss1 += 0.5 * vv3_dot(fd, du);
     v4d diss0 = zero;
     if (k_t > 0.0)
-        diss0 = zero + (vv3_dot(dxi, vv3_scale(vv3_add(fto, spring), zero + 0.5)) -
-                        (vv3_dot(spring, spring) - vv3_dot(fto, fto)) / (2.0 * k_t));
-    vv3 R = vv3_scale(f, zero - 1.0);
-    vv3 t1 = vv3_cross(l1, R), t0 = vv3_cross(l0, R);
-    v4m active = vv3_dot(f, f) > 0.0, ok = zeta >= 0.0;
+        diss0 = zero + (vv3_dot(dxi, vv3_scale(vv3_add(q.fto, spring), zero + 0.5)) -
+                        (vv3_dot(spring, spring) - vv3_dot(q.fto, q.fto)) / (2.0 * k_t));
+    int slid[4];
     for (int l = 0; l < 4; l++) {
-        quad_out *q = &o[l];
-        q->ok = ok[l] != 0;
-        q->active = active[l] != 0;
-        q->R = vv3_lane(R, l);
-        q->t1 = vv3_lane(t1, l);
-        q->t0 = vv3_lane(t0, l);
-        q->fd = vv3_lane(fd, l);
-        q->ft = vv3_lane(spring, l);
-        q->zeta = zeta[l];
-        q->diss[0] = diss0[l];
-        q->diss[1] = diss1[l];
-        q->sliding = sliding[l] != 0;
-        q->slide = 0;
+        slid[l] = sliding[l] != 0;
+        o[l].slide = 0;
     }
+    quad_store(o, zeta >= 0.0, f, q.l0, q.l1, fd, spring, zeta, diss0, diss1, slid);
 }
 
 /* What contact_force does after the law for a pair of pairs4 (lane q): its history, the
