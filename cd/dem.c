@@ -1013,8 +1013,8 @@ static inline __attribute__((always_inline)) vv3 moves4(const world *W, const de
 }
 
 /* What pairs4 and lammps4 start from for the four pairs kk[0..3]: their bodies, last dashpot
- * and tangential forces and overlaps, radii and movements, and their frames (contact_frame_
- * particles) of now and of the step's start, from the minimum-image separations. */
+ * and tangential forces and overlaps, radii and movements, and their frames of now and of the
+ * step's start (frame4: contact_frame_particles) from the minimum-image separations. */
 typedef struct quad_lanes {
     int ii[4], jj[4];
     vv3 fdo, fto;

@@ -11,7 +11,8 @@
 2. DEM chute (bench/chute.ini, the LAMMPS "chute" system tiled 4 x 4: 65,600 spheres),
    particle-steps per second of the 64,000 mobile spheres over 2000 steps after 100 warm-up
    steps, Kuhn law (projection, twirl) and conventional law, 1 and 2 threads, and the lammps
-   law (LAMMPS's own computation in cdlab, no goal) at 1 thread; the same system in LAMMPS (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed; after
+   law (LAMMPS's own computation in cdlab, no goal) at 1 thread; the same system in LAMMPS
+   (bench/lammps/in.chute3d, Debian's lmp, one process) when lmp is installed; after
    each Kuhn pair, two one-thread runs side by side against one alone (what the machine's two
    cores give: the 2-thread ratio's ceiling in the same minutes).
 3. Scaling: CD step time against particle count, 2D lattices of 1e3 to 1e6 disks, N_I = 10;
