@@ -190,12 +190,14 @@ def chute_cases(tmp, out):
     paired = {}
     file_kib = []
     side = []  # per rep: two one-thread runs side by side, each over one alone (lone_and_together)
-    for law in ("kuhn", "conventional"):
+    # the lammps law (LAMMPS's gran/hooke/history in cdlab: the same computation as LAMMPS's run
+    # below) at one thread: no goal, the like-for-like figure beside the Kuhn law's
+    for law, counts in (("kuhn", (1, 2)), ("conventional", (1, 2)), ("lammps", (1,))):
         # 1 and 2 threads alternate, rep by rep, so that a drift of the machine's speed over the
         # minutes weighs on both alike; the 2-thread figure is the median of the reps' ratios
-        rates, rss = {1: [], 2: []}, {1: [], 2: []}
+        rates, rss = {t: [] for t in counts}, {t: [] for t in counts}
         for rep in range(3):
-            for threads in (1, 2):
+            for threads in counts:
                 h5 = os.path.join(tmp, "chute.h5")
                 # the program's and its libraries' pages, sampled in the one-thread Kuhn runs
                 memory = {} if law == "kuhn" and threads == 1 else None
@@ -212,24 +214,13 @@ def chute_cases(tmp, out):
                 # 2-thread ratio's ceiling (this VM's second core has at times added no memory
                 # bandwidth, and the ratio swung by 20% from one hour to the next)
                 side.append(lone_and_together(tmp, 2))
-        paired[law] = [b / a for a, b in zip(rates[1], rates[2])]
-        for threads in (1, 2):
+        if 2 in counts:
+            paired[law] = [b / a for a, b in zip(rates[1], rates[2])]
+        for threads in counts:
             row = (law, threads, statistics.median(rates[threads]), statistics.median(rss[threads]), rebuilds)
             rows.append(row)
             print(f"DEM chute {law}, {threads} thread(s): {row[2]:.3e} particle-steps/s, peak RSS {row[3] / 1024:.0f} MiB",
                   flush=True)
-    # the lammps law (LAMMPS's gran/hooke/history in cdlab: the same computation as LAMMPS's
-    # run below), one thread: no goal, the like-for-like figure beside the Kuhn law's
-    rates_l, rss_l = [], []
-    for rep in range(3):
-        h5 = os.path.join(tmp, "chute.h5")
-        run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set", "dem.tangential=lammps",
-             "--set", "system.steps=2100", "--set", "output.timing_warmup=100"], 1)
-        s = Run(h5).summary
-        rates_l.append(mobile * int(s["timed_steps"]) / float(s["timed_step_seconds"]))
-        rss_l.append(int(s["peak_rss_kib"]))
-    rows.append(("lammps", 1, statistics.median(rates_l), statistics.median(rss_l), int(s["neighbour_rebuilds"])))
-    print(f"DEM chute lammps, 1 thread: {rows[-1][2]:.3e} particle-steps/s", flush=True)
     lmp = shutil.which("lmp")
     lrate = []
     if lmp:
