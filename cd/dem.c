@@ -978,15 +978,21 @@ typedef struct quad_out {
                        sliding and active not made yet; its slide_in beside it) */
 } quad_out;
 
-/* contact_frame_particles, four at a time: the normal, the lever arms l0, l1 and the gap */
-static inline __attribute__((always_inline)) void frame4(vv3 d, v4d ri, v4d rj, vv3 *n, vv3 *l0,
-                                                         vv3 *l1, v4d *gap)
+/* contact_frame_particles, four at a time: the normal, the lever arms l0, l1 and the gap;
+ * radius: the lever arms of radius_arms (the radii) instead of the middle of the gap */
+static inline __attribute__((always_inline)) void frame4(vv3 d, v4d ri, v4d rj, int radius, vv3 *n,
+                                                         vv3 *l0, vv3 *l1, v4d *gap)
 {
     const v4d zero = {0.0, 0.0, 0.0, 0.0}, one = zero + 1.0;
     v4d dist = v4_sqrt(vv3_dot(d, d));
     v4m pos = dist > 0.0;
     *n = VV3_SELECT(pos, vv3_scale(d, one / dist), ((vv3){one, zero, zero}));
     *gap = dist - ri - rj;
+    if (radius) {
+        *l0 = vv3_scale(*n, ri);
+        *l1 = vv3_scale(*n, -rj);
+        return;
+    }
     v4d half = 0.5 * *gap;
     *l0 = vv3_scale(*n, ri + half);
     *l1 = vv3_scale(*n, -(rj + half));
@@ -1014,7 +1020,8 @@ static inline __attribute__((always_inline)) vv3 moves4(const world *W, const de
 
 /* What pairs4 and lammps4 start from for the four pairs kk[0..3]: their bodies, last dashpot
  * and tangential forces and overlaps, radii and movements, and their frames of now and of the
- * step's start (frame4: contact_frame_particles) from the minimum-image separations. */
+ * step's start (frame4: contact_frame_particles; radius: the lever arms of radius_arms) from
+ * the minimum-image separations. */
 typedef struct quad_lanes {
     int ii[4], jj[4];
     vv3 fdo, fto;
@@ -1025,8 +1032,8 @@ typedef struct quad_lanes {
     v4d gap;
 } quad_lanes;
 
-static inline __attribute__((always_inline)) void quad_begin(const world *W, const dem_solver *S,
-                                                             const int *kk, quad_lanes *q)
+static inline __attribute__((always_inline)) void
+quad_begin(const world *W, const dem_solver *S, const int *kk, int radius, quad_lanes *q)
 {
     const particles *P = &W->P;
     vv3 d;
@@ -1053,8 +1060,9 @@ static inline __attribute__((always_inline)) void quad_begin(const world *W, con
     q->dthi = moves4(W, S, P->w, S->dth, q->ii);
     q->dthj = moves4(W, S, P->w, S->dth, q->jj);
     v4d gap0;
-    frame4(d, q->ri, q->rj, &q->n, &q->l0, &q->l1, &q->gap);
-    frame4(vv3_sub(d, vv3_sub(q->duj, q->dui)), q->ri, q->rj, &q->n0, &q->l00, &q->l01, &gap0);
+    frame4(d, q->ri, q->rj, radius, &q->n, &q->l0, &q->l1, &q->gap);
+    frame4(vv3_sub(d, vv3_sub(q->duj, q->dui)), q->ri, q->rj, radius, &q->n0, &q->l00, &q->l01,
+           &gap0);
     (void)gap0;
 }
 
@@ -1161,7 +1169,7 @@ static void pairs4(const world *W, const dem_solver *S, const dem_params *p, con
     const dem_law *L = &p->law;
     const v4d zero = {0.0, 0.0, 0.0, 0.0};
     quad_lanes q;
-    quad_begin(W, S, kk, &q);
+    quad_begin(W, S, kk, 0, &q);
     v4d zeta_new = -q.gap;
     v4d diss1 = book ? dashpot_second_half4(&q) : zero;
     /* the law (dem_contact_law): touching before, lines 19-21 and 45 without slip, then
@@ -1247,12 +1255,7 @@ static void lammps4(const world *W, const dem_solver *S, const dem_params *p, co
 {
     const v4d zero = {0.0, 0.0, 0.0, 0.0};
     quad_lanes q;
-    quad_begin(W, S, kk, &q);
-    /* the radii as lever arms (radius_arms) */
-    q.l0 = vv3_scale(q.n, q.ri);
-    q.l1 = vv3_scale(q.n, -q.rj);
-    q.l00 = vv3_scale(q.n0, q.ri);
-    q.l01 = vv3_scale(q.n0, -q.rj);
+    quad_begin(W, S, kk, 1, &q); /* the radii as lever arms (radius_arms) */
     v4d zeta = -q.gap;
     v4d diss1 = book ? dashpot_second_half4(&q) : zero;
     const double k_n = p->law.k_n, k_t = p->law.k_t, dt = W->dt, mu = W->detect.mu;
