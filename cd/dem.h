@@ -169,7 +169,9 @@ typedef struct dem_solver {
      * the failed state's row then remakes each pair's force from its state (dem_pair_force)
      * instead of reading an index of the old list */
     int indexed;
-    vec3 *side; /* per side row: force on body 1, its torque on body 1 and on body 0 */
+    /* per side row: force on body 1, its torque on body 1 and on body 0 (zeroed each step in
+     * the pass, a block's rows by the thread that runs it) */
+    vec3 *side;
     int nside, side_cap;
     int *strad;      /* the straddlers, with their contact sides in contact order: */
     int *sadj_start; /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 r + 1 when body 1 */
