@@ -51,6 +51,7 @@ void dem_solver_free(dem_solver *S)
     free(S->piston_F);
     free(S->piston_ds);
     free(S->home);
+    free(S->wbs);
     free(S->side_pair);
     free(S->side);
     free(S->strad);
@@ -158,18 +159,40 @@ static inline int n_own(const world *W, const dem_solver *S)
     return S->dist ? S->n_owned : W->P.n;
 }
 
-/* Pairs per block of the force write-back, a multiple of DEM_BLOCK (S->wb, set at each rebuild).
- * The results do not depend on it (a particle's sum runs in key order whether it is made in
- * the pass or gathered), so it may follow the list's length and the thread count: one block
- * on one thread, else about DEM_WB_PER_THREAD blocks per thread to share (dynamically), and no
- * fewer than DEM_WB_MIN pairs each. Larger blocks leave fewer straddlers (chute, 65,600
- * spheres: 48% of the particles at 1,024 pairs, 23% at 4,096, 16% at 16,384, none but the
- * wall pairs' in one block), hence fewer side rows and less of the gather (7% of the chute's
- * step on one thread with 4,096-pair blocks). Chute on 2 threads, ms per step (alternating):
- * 2 blocks per thread 4.56-4.95, 4 4.77-5.17, 8 5.26-5.42; not measured beyond 2 threads,
- * where more blocks may balance better. */
+/* The blocks of the force write-back: nwb runs of whole DEM_BLOCKs of the list (S->wbs, made at
+ * each rebuild). The results do not depend on them (a particle's sum runs in key order whether
+ * it is made in the pass or gathered), so they may follow the list and the thread count: one
+ * block on one thread, else wb_per_thread blocks per thread to share (dynamically), and no
+ * more blocks than DEM_WB_MIN pairs fill. Larger blocks leave fewer straddlers (chute, 65,600
+ * spheres: 48% of the particles at 1,024 pairs, 23% at 4,096, 16% at 16,384, 9% at 60,000, 4%
+ * at 120,000, none but the wall pairs' in one block), hence fewer side rows and less of the
+ * gather (7% of the chute's step on one thread with 4,096-pair blocks).
+ * The blocks hold equal shares of the pairs' weights: DEM_WB_TOUCH_WEIGHT for a pair that
+ * touches at the rebuild (its force is made every step until it parts), 1 for one apart (a
+ * distance test), so that a block of a packing's dense part is not the one the others wait for.
+ * Measured on 2 threads (ms per step, whole runs alternating): the chute, 2 blocks per thread
+ * 4.56-4.95, 4 4.77-5.17, 8 5.26-5.42 (2026-11-24, equal pair counts); 1 block per thread
+ * 13.41-13.95 against 2 per thread 14.09-14.46 (2026-11-29, a slower VM; the gather 0.13
+ * against 0.33 ms). The chute's 64,000 mobile spheres with those of y > 20 shrunk by 3% (listed
+ * pairs apart there): 1 block per thread 6.79-7.26 with equal pair counts, 5.78-6.28 with the
+ * weights, 2 per thread with equal counts 5.88-6.48. On 16 threads (a lent machine,
+ * 2026-11-26, equal counts) 1 block per thread was the slower: step 2,048 against 1,980 us. */
 #define DEM_WB_MIN (4 * DEM_BLOCK)
-#define DEM_WB_PER_THREAD 2
+#define DEM_WB_TOUCH_WEIGHT 8
+static int wb_per_thread(int threads)
+{
+    return threads <= 2 ? 1 : 2;
+}
+static inline int wb_weight(const world *W, const dem_pair *c)
+{
+    if (c->zeta >= 0.0)
+        return DEM_WB_TOUCH_WEIGHT;
+    if (c->i < 0)
+        return 1;
+    double reach = W->P.r[c->i] + W->P.r[c->j];
+    vec3 d = pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]);
+    return v3_norm2(d) < reach * reach ? DEM_WB_TOUCH_WEIGHT : 1;
+}
 
 /* Whether pair k writes a side row: a pair with a wall, a straddler (home -1) or a bond. */
 static inline int needs_side_row(const dem_solver *S, const int *home, int nown, int k)
@@ -186,21 +209,39 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
 {
     int n = W->P.n, np = S->npair, nown = n_own(W, S);
     const dem_pair *pr = S->pair;
-    int threads = cdlab_threads();
-    int wb = threads == 1 ? (np + DEM_BLOCK - 1) / DEM_BLOCK * DEM_BLOCK
-                          : np / (DEM_WB_PER_THREAD * threads) / DEM_BLOCK * DEM_BLOCK;
-    S->wb = wb > DEM_WB_MIN ? wb : DEM_WB_MIN;
+    int threads = cdlab_threads(), nwb = threads == 1 ? 1 : wb_per_thread(threads) * threads;
+    if (nwb > (np + DEM_WB_MIN - 1) / DEM_WB_MIN)
+        nwb = np > DEM_WB_MIN ? (np + DEM_WB_MIN - 1) / DEM_WB_MIN : 1;
     int *home = grow_array(S->home, &S->home_cap, n + 1, sizeof *home);
     if (home)
         S->home = home;
-    if (!home)
+    int *wbs = grow_array(S->wbs, &S->wbs_cap, nwb + 1, sizeof *wbs);
+    if (wbs)
+        S->wbs = wbs;
+    if (!home || !wbs)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the DEM write-back (%d pairs)", np);
+    /* the blocks' starts: block m starts at the first DEM_BLOCK before which the weights reach
+     * m / nwb of their sum */
+    long long total = 0, sum = 0;
+    for (int k = 0; k < np; k++)
+        total += wb_weight(W, &pr[k]);
+    wbs[0] = 0;
+    for (int c = 0, m = 1; m < nwb; c++) {
+        while (m < nwb && sum * nwb >= total * m)
+            wbs[m++] = c * DEM_BLOCK < np ? c * DEM_BLOCK : np;
+        for (int k = c * DEM_BLOCK; k < (c + 1) * DEM_BLOCK && k < np; k++)
+            sum += wb_weight(W, &pr[k]);
+    }
+    wbs[nwb] = np;
+    S->nwb = nwb;
     /* home: -2 (no pair yet), the block of the particle's pairs, or -1 */
     for (int i = 0; i < n; i++)
         home[i] = -2;
     int nwall = 0;
-    for (int k = 0; k < np; k++) {
-        int b = k / S->wb, body[2] = {pr[k].i, pr[k].j};
+    for (int k = 0, b = 0; k < np; k++) {
+        while (k >= wbs[b + 1])
+            b++;
+        int body[2] = {pr[k].i, pr[k].j};
         nwall += pr[k].i < 0;
         for (int e = 0; e < 2; e++) {
             int q = body[e];
@@ -643,7 +684,8 @@ static inline __attribute__((always_inline)) void deliver_terms(dem_solver *S, i
 {
     while (S->side_pair[*cur] < k) /* INT_MAX after the last row */
         (*cur)++;
-    int b = k / S->wb, row = S->side_pair[*cur] == k ? *cur : -1;
+    /* a particle of pair k with a block has it in k's block (all its pairs are there) */
+    int row = S->side_pair[*cur] == k ? *cur : -1;
     if (row >= 0) {
         S->side[3 * row] = R;
         S->side[3 * row + 1] = t1;
@@ -651,14 +693,14 @@ static inline __attribute__((always_inline)) void deliver_terms(dem_solver *S, i
         if (S->ell)
             memcpy(&S->side_sig[6 * row], g, 6 * sizeof *g);
     }
-    if (j < nown && S->home[j] == b) {
+    if (j < nown && S->home[j] >= 0) {
         S->F[j] = v3_add(S->F[j], R);
         S->T[j] = v3_add(S->T[j], t1);
         if (S->ell)
             for (int q = 0; q < 3; q++)
                 S->sig[3 * j + q] += g[q];
     }
-    if (i >= 0 && i < nown && S->home[i] == b) {
+    if (i >= 0 && i < nown && S->home[i] >= 0) {
         S->F[i] = v3_sub(S->F[i], R);
         S->T[i] = v3_sub(S->T[i], t0);
         if (S->ell)
@@ -1445,8 +1487,8 @@ static _Thread_local xsum_bins step_bins[2];
  * stress). */
 static void compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
-    int np = S->npair, nb = n_blocks(np), wbb = S->wb / DEM_BLOCK, nown = n_own(W, S);
-    int nwb = (np + S->wb - 1) / S->wb;
+    int np = S->npair, nb = n_blocks(np), nown = n_own(W, S), nwb = S->nwb;
+    const int *wbs = S->wbs;
     /* pairs4 covers rigid particles (not the ellipses of deformable discs), and dashpots that
      * do not depend on the law's sliding flag (their force is made before slides4's law), with
      * cdlab's laws; lammps4 the lammps law's (rigid particles: its only case) after the start
@@ -1478,19 +1520,19 @@ static void compute_forces(world *W, dem_solver *S, const dem_params *p, int boo
         xsum_bins *fric_bins = &step_bins[0], *damp_bins = &step_bins[1];
 #pragma omp for schedule(dynamic, 1)
         for (int w = 0; w < nwb; w++) {
-            int b_end = (w + 1) * wbb < nb ? (w + 1) * wbb : nb, cur = side_row_from(S, w * S->wb);
+            int b_end = n_blocks(wbs[w + 1]), cur = side_row_from(S, wbs[w]);
             /* the block's side rows zeroed by the thread that writes them next: they grow with
              * the write-back blocks (chute, 2 threads: 35,500 rows, 2.6 MB), and zeroed with the
              * particles' sums before the pass they took 0.35-0.43 ms of its 14 ms step, now
              * 0.16-0.17 with the pass 0.1-0.35 ms shorter all the same (2026-11-29) */
-            int row_end = b_end * DEM_BLOCK < np ? side_row_from(S, b_end * DEM_BLOCK) : nside;
+            int row_end = wbs[w + 1] < np ? side_row_from(S, wbs[w + 1]) : nside;
             if (row_end > cur) {
                 memset(&S->side[3 * cur], 0, (size_t)(row_end - cur) * 3 * sizeof *S->side);
                 if (S->ell)
                     memset(&S->side_sig[6 * cur], 0,
                            (size_t)(row_end - cur) * 6 * sizeof *S->side_sig);
             }
-            for (int b = w * wbb; b < b_end; b++) {
+            for (int b = wbs[w] / DEM_BLOCK; b < b_end; b++) {
                 double acc[DEM_NSUM] = {0, 0, 0, -INFINITY, 0};
                 int end = (b + 1) * DEM_BLOCK < np ? (b + 1) * DEM_BLOCK : np;
                 int live[DEM_BLOCK];

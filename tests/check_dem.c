@@ -1383,6 +1383,59 @@ START_TEST(unit_pair_lanes_match_one_by_one)
 }
 END_TEST
 
+/* The force write-back's blocks (cd/dem.c, build_writeback) follow the thread count: 4,000
+ * polydisperse spheres settling on a plane in a periodic box (22,000 pairs, 2,800 touching), their
+ * pairs in 1 block on 1 thread, 2 blocks on 2 (one per thread) and 6 on 3 (two per thread), each
+ * whole DEM_BLOCKs of the list, with straddlers gathered from side rows;
+ * positions, velocities, orientations, forces, the pairs and the ledger after 600 steps compared
+ * with memcmp against the one-thread run. */
+START_TEST(unit_writeback_blocks_match_one_thread)
+{
+    const char *ini =
+        "[system]\nmode = dem\ndimension = 3\ndt = 1e-3\nsteps = 1\nseed = 8\n"
+        "gravity = 3 0 -30\nperiodic = x y\nbox_min = 0 0 -1\nbox_max = 12 12 31\n"
+        "[dem]\nk_n = 2e4\nk_t = 8e3\ndamping_normal = 0.3\n"
+        "[contact]\nfriction = 0.3\ndetect_gap = 0.5\n"
+        "[particles]\nsource = random\ncount = 4000\nradius_min = 0.3\nradius_max = 0.5\n"
+        "box_min = 0 0 0\nbox_max = 12 12 29\n"
+        "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n";
+    int saved = cdlab_threads();
+    const int threads[3] = {1, 2, 3}, blocks[3] = {1, 2, 6};
+    dsim s[3];
+    for (int t = 0; t < 3; t++) {
+        cdlab_set_threads(threads[t]);
+        dsim_open(&s[t], ini);
+        dsim_steps(&s[t], 600);
+        const dem_solver *S = &s[t].S;
+        ck_assert_int_eq(S->nwb, blocks[t]);
+        ck_assert_int_eq(S->wbs[0], 0);
+        ck_assert_int_eq(S->wbs[S->nwb], S->npair);
+        for (int b = 1; b < S->nwb; b++) {
+            ck_assert_int_eq(S->wbs[b] % 1024, 0);
+            ck_assert_int_gt(S->wbs[b], S->wbs[b - 1]);
+        }
+        if (t > 0)
+            ck_assert_msg(S->nstrad > 50, "%d threads: %d straddlers", threads[t], S->nstrad);
+    }
+    cdlab_set_threads(saved);
+    ck_assert_int_gt(s[0].S.npair, 5 * 4096); /* 6 blocks of at least 4,096 pairs */
+    ck_assert_int_gt(s[0].st.n_active, 2000);
+    int n = s[0].W.P.n;
+    for (int t = 1; t < 3; t++) {
+        same_particles(&s[0].W, &s[t].W);
+        ck_assert_int_eq(memcmp(s[0].W.P.q, s[t].W.P.q, (size_t)n * 4 * sizeof *s[0].W.P.q), 0);
+        ck_assert_int_eq(memcmp(s[0].S.F, s[t].S.F, (size_t)n * sizeof *s[0].S.F), 0);
+        ck_assert_int_eq(memcmp(s[0].S.T, s[t].S.T, (size_t)n * sizeof *s[0].S.T), 0);
+        ck_assert_int_eq(s[0].S.npair, s[t].S.npair);
+        ck_assert_int_eq(
+            memcmp(s[0].S.pair, s[t].S.pair, (size_t)s[0].S.npair * sizeof *s[0].S.pair), 0);
+        ck_assert_int_eq(memcmp(&s[0].S.E, &s[t].S.E, sizeof s[0].S.E), 0);
+    }
+    for (int t = 0; t < 3; t++)
+        dsim_close(&s[t]);
+}
+END_TEST
+
 Suite *dem_suite(void)
 {
     Suite *s = suite_create("dem");
@@ -1417,6 +1470,7 @@ Suite *dem_suite(void)
     tcase_add_test(tr, errors_lammps_law_keys);
     tcase_add_test(tr, unit_quat_integrate_n_matches);
     tcase_add_test(tr, unit_pair_lanes_match_one_by_one);
+    tcase_add_test(tr, unit_writeback_blocks_match_one_thread);
     tcase_add_test(tr, unit_slide4_matches_law);
     tcase_add_test(tr, unit_start_pairs_first_list);
     tcase_add_test(tr, unit_order_spatial_renumbers);
