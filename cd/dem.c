@@ -223,7 +223,7 @@ static status build_writeback(dem_solver *S, const world *W, diag *err)
     /* the blocks' starts: block m starts at the first DEM_BLOCK before which the weights reach
      * m / nwb of their sum */
     long long total = 0, sum = 0;
-    for (int k = 0; k < np; k++)
+    for (int k = 0; k < np && nwb > 1; k++) /* one block needs no weights */
         total += wb_weight(W, &pr[k]);
     wbs[0] = 0;
     for (int c = 0, m = 1; m < nwb; c++) {
