@@ -143,8 +143,14 @@ experiments: deps
 BENCH_OPT := -O3 -march=native -g
 bench:
 	@CDLAB_EXTRA_PKGS=lammps bash tools/deps.sh
-	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab
-	BENCH_FLAGS="$(CSTD) $(BENCH_OPT) $(OMPFLAG)" CDLAB=$(CURDIR)/build-release/cdlab $(PYTHON) tools/bench.py
+	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab build-release/probe
+	BENCH_FLAGS="$(CSTD) $(BENCH_OPT) $(OMPFLAG)" CDLAB=$(CURDIR)/build-release/cdlab \
+	    PROBE=$(CURDIR)/build-release/probe $(PYTHON) tools/bench.py
+
+# The machine's memory and core figures beside each bench run (bench/probe.c, tools/bench.py).
+$(BUILD)/probe: bench/probe.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $< -o $@ -lm
 
 gallery:
 	$(PYTHON) tools/gallery.py
@@ -217,7 +223,7 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/targets.h $(BUILD)/libcdlab.a
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $< $(BUILD)/libcdlab.a -o $@ $(LDLIBS_ALL)
 
 format:
-	clang-format -i common/*.[ch] cd/*.[ch] tools/*.c tests/*.[ch]
+	clang-format -i common/*.[ch] cd/*.[ch] tools/*.c tests/*.[ch] bench/*.c
 
 clean:
 	rm -rf build build-debug build-fuzz

@@ -3,7 +3,8 @@
 # packages.
 #
 #   bash bench/many-core.sh pack          # here: a portable release build in build-dev/ (x86-64-v3,
-#                                         # not native) with its shared libraries in build-dev/lib;
+#                                         # not native) and the machine probe (bench/probe.c, in the
+#                                         # results' header) with their shared libraries in build-dev/lib;
 #                                         # with Open MPI's runtime (build-dev/ompi: mpirun, its
 #                                         # components and help files) and Debian's LAMMPS
 #                                         # (build-dev/lammps.tar.xz) when they are installed here
@@ -39,7 +40,7 @@ begin() {
 }
 case "${1:-}" in
 pack)
-    make --no-print-directory BUILD=build-dev OPT="-O3 -march=x86-64-v3 -g" build-dev/cdlab || exit 1
+    make --no-print-directory BUILD=build-dev OPT="-O3 -march=x86-64-v3 -g" build-dev/cdlab build-dev/probe || exit 1
     rm -rf build-dev/lib && mkdir -p build-dev/lib
     copy_libs build-dev/cdlab build-dev/lib
     # Open MPI's runtime, moved (OPAL_PREFIX; PMIx's components by path): orterun, the components
@@ -99,7 +100,7 @@ open('$tmp/c.ini', 'w').write(bench.config(2, 316, 99856, '$tmp/l.txt', 'colored
     set -o pipefail
     BENCH_SECONDS=${BENCH_SECONDS:-inf} BENCH_ONLY=threads BENCH_COMMIT=$commit BENCH_DIRTY=$(grep -c dirty build-dev/commit) \
         BENCH_CC="$(cat build-dev/compiler)" BENCH_FLAGS="-O3 -march=x86-64-v3 -g -fopenmp" \
-        BENCH_RESULTS="$out" CDLAB=$cdlab PYTHONUNBUFFERED=1 $py tools/bench.py 2>&1 |
+        BENCH_RESULTS="$out" CDLAB=$cdlab PROBE=$PWD/build-dev/probe PYTHONUNBUFFERED=1 $py tools/bench.py 2>&1 |
         grep -v "^$" | tee "$out/bench.log" | awk "/^## Profile/ {s = 1} /^written/ {s = 0} !s" | grep -E "^threads:|^\| [0-9]+ \||^\| DEM|^\| CD|written"
     ;;
 ranks)
@@ -143,8 +144,8 @@ open('$tmp/c.ini', 'w').write(bench.config(3, 46, 97336, '$tmp/l.txt', 'colored'
     set -o pipefail
     BENCH_ONLY=mpi BENCH_RANKS="$ranks" BENCH_MPIRUN=$mpirun BENCH_LMP=$lmp BENCH_COMMIT=$commit \
         BENCH_DIRTY=$(grep -c dirty build-dev/commit) BENCH_CC="$(cat build-dev/compiler)" \
-        BENCH_FLAGS="-O3 -march=x86-64-v3 -g -fopenmp" BENCH_RESULTS="$out" CDLAB=$cdlab PYTHONUNBUFFERED=1 \
-        $py tools/bench.py 2>&1 | grep -v "^$" | tee "$out/bench.log" |
+        BENCH_FLAGS="-O3 -march=x86-64-v3 -g -fopenmp" BENCH_RESULTS="$out" CDLAB=$cdlab PROBE=$PWD/build-dev/probe \
+        PYTHONUNBUFFERED=1 $py tools/bench.py 2>&1 | grep -v "^$" | tee "$out/bench.log" |
         awk "/^## Profile/ {s = 1} /^written/ {s = 0} !s" | grep -E "^mpi:|^\| DEM|^\| CD|written"
     rc=$?
     rm -rf "$tmp"

@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """cdlab benchmarks (make bench), issue 5. Writes bench/results/<date>-<commit>.md.
 
+0. The machine (bench/probe.c, at the bench's start and end, in the results' header): memory
+   bandwidth (a triad) on one and on all threads, random 64-byte lines read per second, load
+   latency, a dependent arithmetic chain. This VM's speed changes from day to day (threefold
+   between 2026-11-28 and 2026-11-29); these say by how much, beside the figures.
 1. CD sweep throughput: contact updates per second (contacts x sweeps / solver time) on dense
    packings, 2D 1e4 and 1e5 disks, 3D 1e4 and 1e5 spheres, fixed N_I = 50, random sweep (the
    reference) and colored sweep, at 1 and 2 threads; whole step per particle.
@@ -54,6 +58,7 @@ from textfile import write_text  # noqa: E402
 from cdlab import Run  # noqa: E402
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build-release", "cdlab"))
+PROBE = os.environ.get("PROBE", os.path.join(root, "build-release", "probe"))
 
 # The figures each section measures that a goal names (issue 19); main() puts them beside their
 # goals at the top of the results file.
@@ -143,6 +148,31 @@ def run(args, threads, memory=None):
     status = wait_or_kill(p, memory)
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({status})")
+
+
+def probe():
+    """The machine's figures now (bench/probe.c), or None where the probe is not built or fails."""
+    if not os.path.exists(PROBE):
+        return None
+    p = subprocess.run([PROBE], capture_output=True, text=True, preexec_fn=die_with_parent)
+    if p.returncode != 0:
+        print(f"bench: {PROBE} failed: {p.stderr.strip()}", flush=True)
+        return None
+    return {k: float(v) for k, v in (line.split() for line in p.stdout.strip().split("\n"))}
+
+
+def probe_lines(start, end):
+    """The results header's line on the machine, from the probe at the bench's start and end."""
+    if not start:
+        return [f"- the machine's own figures: not measured ({PROBE} not built; make bench builds it)"]
+
+    def both(key, fmt):
+        return fmt.format(start[key]) + (f" → {fmt.format(end[key])}" if end else "")
+    return [f"- the machine in this run (bench/probe.c at the bench's start → its end; compare them between "
+            f"results files before taking a figure's move for the code's): memory triad {both('triad_1', '{:.1f}')} "
+            f"GB/s on one thread, {both('triad_all', '{:.1f}')} GB/s on {int(start['threads'])}; random 64-byte lines "
+            f"{both('lines_1', '{:.3g}')} per s; load latency {both('latency_ns', '{:.0f}')} ns; a dependent "
+            f"division and root {both('chain_ns', '{:.2f}')} ns"]
 
 
 def cd_cases(tmp, out):
@@ -709,8 +739,10 @@ def binary_build(binary):
 def main_against(old):
     t_start = time.time()
     (commit, flags), (old_commit, old_flags) = binary_build(CDLAB), binary_build(old)
+    machine = probe()
     with tempfile.TemporaryDirectory() as tmp:
         rows = side_by_side(old, tmp)
+    machine_end = probe() if machine else None
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
                platform.processor())
     date = datetime.date.today().isoformat()
@@ -718,7 +750,8 @@ def main_against(old):
           f"- machine: {cpu}, {os.cpu_count()} cores; flags: new `{flags}`, old `{old_flags}`",
           f"- each row: median of {os.environ.get('BENCH_REPS', '3')} runs per build, the builds alternating run by "
           f"run; spread: the largest over the smallest of all runs of the row; rows: "
-          f"{os.environ.get('BENCH_ROWS', 'all')}; wall time {(time.time() - t_start) / 60:.1f} min", "",
+          f"{os.environ.get('BENCH_ROWS', 'all')}; wall time {(time.time() - t_start) / 60:.1f} min",
+          *probe_lines(machine, machine_end), "",
           "| case | old | new | new/old | spread |", "|---|---|---|---|---|"]
     md += [f"| {r[0]} | {r[1]:.4g} | {r[2]:.4g} | {r[3]:.3f} | {r[4]:.2f} |" for r in rows]
     path = os.path.join(root, "bench", "results",
@@ -791,11 +824,13 @@ def main():
     t_start = time.time()
     out = []
     only = os.environ.get("BENCH_ONLY")  # e.g. BENCH_ONLY=mpi: that section alone
+    machine = probe()
     with tempfile.TemporaryDirectory() as tmp:
         for name, section in (("small", small_runs), ("cd", cd_cases), ("chute", chute_cases),
                               ("scaling", scaling), ("mpi", mpi_cases), ("threads", threads_cases)):
             if only == name or (not only and (name != "threads" or (os.cpu_count() or 1) > 2)):
                 section(tmp, out)
+    machine_end = probe() if machine else None
     if "BENCH_COMMIT" in os.environ:  # a copy without .git (a lent machine): the commit built, and how
         commit, dirty = os.environ["BENCH_COMMIT"], os.environ.get("BENCH_DIRTY") == "1"
     else:
@@ -813,7 +848,8 @@ def main():
             f"- compiler: {cc}; flags: `{flags}`",
             f"- every figure: median of 3 runs (the thread ratios: of 3 paired runs, the thread counts "
             f"alternating, with their range; the threads section: of {FIG.get('threads_reps', os.environ.get('BENCH_REPS', '3'))}); "
-            f"`make bench` wall time {(time.time() - t_start) / 60:.1f} min", ""]
+            f"`make bench` wall time {(time.time() - t_start) / 60:.1f} min",
+            *probe_lines(machine, machine_end), ""]
     md = head + goals_table() + out
     notes = os.path.join(root, "bench", "PROFILE.md")
     if os.path.exists(notes):  # the profile and what was tried, for the targets not met
