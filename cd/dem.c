@@ -2353,17 +2353,18 @@ void dem_stress(const world *W, const dem_solver *S, double V, double sigma[3][3
         const dem_pair *c = &S->pair[k];
         if (c->i < 0 && !walls)
             continue;
+        const vec3 R = dem_pair_force(W, S, k);
+        if (!nonzero(R))
+            continue;
         if (c->i >= 0) {
-            const vec3 R = dem_pair_force(W, S, k);
-            if (nonzero(R)) /* f on p */
-                world_stress_add(sigma, v3_scale(R, -1.0),
-                                 pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
-        } else { /* the force and contact point of the pair's record (deformable discs: the
-                    ellipse's) */
+            vec3 f = v3_scale(R, -1.0); /* force on p */
+            world_stress_add(sigma, f, pbox_delta(&W->P.box, W->P.x[c->i], W->P.x[c->j]), V);
+        } else { /* the contact point of the pair's record (deformable discs: the ellipse's;
+                    its force is the side row's again, a cheap lookup: testing it first spares
+                    the record's geometry for the wall pairs apart) */
             contact rec;
             dem_contact_record(W, S, k, &rec);
-            if (nonzero(rec.R))
-                world_stress_add(walls, rec.R, contact_l1(&rec), V);
+            world_stress_add(walls, R, contact_l1(&rec), V);
         }
     }
 }

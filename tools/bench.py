@@ -164,7 +164,8 @@ def probe():
 def probe_lines(start, end):
     """The results header's line on the machine, from the probe at the bench's start and end."""
     if not start:
-        return [f"- the machine's own figures: not measured ({PROBE} not built; make bench builds it)"]
+        return [f"- the machine's own figures: not measured ({PROBE} " +
+                ("failed: see the bench's output)" if os.path.exists(PROBE) else "not built; make bench builds it)")]
 
     def both(key, fmt):
         return fmt.format(start[key]) + (f" → {fmt.format(end[key])}" if end else "")
