@@ -21,7 +21,8 @@
    cores give: the 2-thread ratio's ceiling in the same minutes).
 3. Scaling: CD step time against particle count, 2D lattices of 1e3 to 1e6 disks, N_I = 10;
    log-log slope; peak memory (max RSS) per particle and per contact; the colored sweep's whole
-   step at 10^6 disks (steps 2-4 of 4) at 1 and 2 threads.
+   step at 10^6 disks (steps 2-4 of 4) at 1 and 2 threads, and after each pair two one-thread
+   runs of it side by side against one alone (the 2-thread ratio's ceiling in the same minutes).
 4. MPI: 1 -> 2 ranks (one thread each) for the DEM chute and the CD colored sweep on 97,336
    spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18). BENCH_RANKS="1 2 4 8 16" runs those
    rank counts instead (a many-core machine: bench/many-core.sh ranks); BENCH_MPIRUN and
@@ -368,8 +369,12 @@ def scaling(tmp, out):
     # of MB of page faults, are paid once in a long run: they made the 2-step figure swing)
     lat = os.path.join(tmp, "s1000.txt")
     write_text(os.path.join(tmp, "c1000.ini"), config(2, 1000, rows[-1][0], lat, "colored", 10, 4))
-    # 1 and 2 threads alternate rep by rep (as the chute's); the figure: the median of the ratios
+    # 1 and 2 threads alternate rep by rep (as the chute's); the figure: the median of the ratios.
+    # After each pair, two one-thread runs of the case side by side, each against one alone: what
+    # the machine's two cores give this step in the same minutes (its sweeps stream the contact
+    # records, and this VM's second core has at times added little memory bandwidth)
     per = {1: [], 2: []}
+    side = []
     for rep in range(3):
         for threads in (1, 2):
             h5 = os.path.join(tmp, "c.h5")
@@ -377,12 +382,16 @@ def scaling(tmp, out):
                  "--set", "output.timing_warmup=1"], threads)
             s = Run(h5).summary
             per[threads].append(float(s["timed_step_seconds"]) / int(s["timed_steps"]))
+        side.append(lone_and_together(tmp, 2, os.path.join(tmp, "c1000.ini"), ("output.timing_warmup=1",)))
     col = {threads: statistics.median(per[threads]) for threads in (1, 2)}
     for threads in (1, 2):
         print(f"scaling: colored 10^6, {threads} thread(s): {col[threads]:.3f} s per step", flush=True)
     ratios = [a / b for a, b in zip(per[1], per[2])]
     FIG["cd_colored_1e6_2threads"] = statistics.median(ratios)
     SPREAD["cd_colored_1e6_2threads"] = (min(ratios), max(ratios))
+    FIG["cd_side_by_side_2"] = (statistics.median([sum(v) for v in side]),
+                                statistics.median([2 * min(v) for v in side]))
+    SPREAD["cd_side_by_side_2"] = (min(sum(v) for v in side), max(sum(v) for v in side))
     out += ["## 3. Scaling (CD, 2D lattices written in random order, renumbered from 10⁵ on by particles.order = auto; N_I = 10, random sweep, 1 thread)", "",
             "| particles | contacts | s per step | ns per particle-step | contact updates/s | peak RSS (MiB) |",
             "|---|---|---|---|---|---|"]
@@ -395,7 +404,11 @@ def scaling(tmp, out):
             f"left out): {col[1]:.3f} s at 1 thread, "
             f"{col[2]:.3f} s at 2 (medians); the median of 3 paired runs' ratios "
             f"{FIG['cd_colored_1e6_2threads']:.2f}× ({SPREAD['cd_colored_1e6_2threads'][0]:.2f}–"
-            f"{SPREAD['cd_colored_1e6_2threads'][1]:.2f}×).", ""]
+            f"{SPREAD['cd_colored_1e6_2threads'][1]:.2f}×). The machine's two cores in the same minutes (after "
+            f"each pair, two one-thread runs of the case side by side, each against one run alone just before): "
+            f"together {FIG['cd_side_by_side_2'][0]:.2f}× the work of one (median of 3, "
+            f"{SPREAD['cd_side_by_side_2'][0]:.2f}–{SPREAD['cd_side_by_side_2'][1]:.2f}×), "
+            f"{FIG['cd_side_by_side_2'][1]:.2f}× at the slower's pace.", ""]
     return slope
 
 
@@ -408,19 +421,20 @@ def thread_counts():
     return counts + ([cores] if counts[-1] != cores else [])
 
 
-def lone_and_together(tmp, n):
-    """The machine's own ceiling for n threads: n one-thread chute runs at once (500 timed steps
-    after 100), each against one run alone just before. Returns the n runs' speeds over the lone
-    run's: their sum is the work n copies of the one-thread program do over one, their minimum
-    what a step that waits for its slowest thread could show at best (the cores share caches and
-    the bus, and on a virtual machine do not all run alike)."""
-    ini = os.path.join(root, "bench", "chute.ini")
+def lone_and_together(tmp, n, ini=None, sets=("system.steps=600", "output.timing_warmup=100")):
+    """The machine's own ceiling for n threads: n one-thread runs at once, each against one run
+    alone just before; by default the chute (500 timed steps after 100), or the config ini with
+    the --set values sets (their summaries' timed steps per second). Returns the n runs' speeds
+    over the lone run's: their sum is the work n copies of the one-thread program do over one,
+    their minimum what a step that waits for its slowest thread could show at best (the cores
+    share caches and the bus, and on a virtual machine do not all run alike)."""
+    ini = ini or os.path.join(root, "bench", "chute.ini")
     env = dict(os.environ, OMP_NUM_THREADS="1")
 
     def start(k):
         h5 = os.path.join(tmp, f"side{k}.h5")
-        return h5, subprocess.Popen([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet", "--set",
-                                     "system.steps=600", "--set", "output.timing_warmup=100"], env=env,
+        return h5, subprocess.Popen([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"]
+                                    + [a for v in sets for a in ("--set", v)], env=env,
                                     preexec_fn=die_with_parent)
 
     def speeds(runs):
@@ -762,8 +776,11 @@ def main_against(old):
     print(f"written: {path}")
 
 
-def goals_table():
-    """Issue 19's goals beside this run's figures (those its sections measured)."""
+def goals_table(machine=None, machine_end=None):
+    """Issue 19's goals beside this run's figures (those its sections measured); machine and
+    machine_end: the probe's figures at the bench's start and end (None: not measured)."""
+    lines = " → ".join(f"{m['lines_1']:.3g}" for m in (machine, machine_end) if m) if machine else None
+    cap = " → ".join(f"{m['lines_1'] / 4:.3g}" for m in (machine, machine_end) if m) if machine else None
     ceiling = ""
     if "side_by_side" in FIG:
         total, slowest = FIG["side_by_side"]
@@ -778,13 +795,18 @@ def goals_table():
               + (f"; here 2 one-thread runs side by side do {FIG['side_by_side_2'][0]:.2f}× the work of one, "
                  f"{FIG['side_by_side_2'][1]:.2f}× at the slower's pace" if "side_by_side_2" in FIG else ""),
               "dem_2threads", ">=", 1.8, "{:.2f}×"),
-             ("CD colored, whole step at 10⁶ disks, 2 threads over 1 (stands in for 10× at 16)",
+             ("CD colored, whole step at 10⁶ disks, 2 threads over 1 (stands in for 10× at 16)"
+              + (f"; here 2 one-thread runs side by side do {FIG['cd_side_by_side_2'][0]:.2f}× the work of one, "
+                 f"{FIG['cd_side_by_side_2'][1]:.2f}× at the slower's pace" if "cd_side_by_side_2" in FIG else ""),
               "cd_colored_1e6_2threads", ">=", 1.8, "{:.2f}×"),
              (f"DEM chute, {FIG.get('top_threads', 16)} threads over 1 (goal at 16){ceiling}", "dem_top_threads", ">=", 13,
               "{:.2f}×"),
              (f"CD colored, whole step at 10⁶ disks, {FIG.get('top_threads', 16)} threads over 1 (goal at 16)",
               "cd_colored_1e6_top_threads", ">=", 10, "{:.2f}×"),
-             ("CD random sweep at 10⁶ disks written in random order (particles.order = auto), updates/s", "cd_random_1e6", ">=", 1.5e7, "{:.3g}"),
+             ("CD random sweep at 10⁶ disks written in random order (particles.order = auto), updates/s"
+              + (f"; the machine's random 64-byte lines (the probe at the bench's start → end: {lines}), 4 per "
+                 f"update (a 128-byte contact record, two 64-byte bodies), allow at most {cap}" if lines else ""),
+              "cd_random_1e6", ">=", 1.5e7, "{:.3g}"),
              ("CD step time over 10³–10⁶ disks, log-log slope", "cd_slope", "within", (0.9, 1.1), "{:.3f}")]
     rows = ["## Goals (issue 19) beside this run's figures", "",
             "| goal | target | measured | met |", "|---|---|---|---|"]
@@ -851,7 +873,7 @@ def main():
             f"alternating, with their range; the threads section: of {FIG.get('threads_reps', os.environ.get('BENCH_REPS', '3'))}); "
             f"`make bench` wall time {(time.time() - t_start) / 60:.1f} min",
             *probe_lines(machine, machine_end), ""]
-    md = head + goals_table() + out
+    md = head + goals_table(machine, machine_end) + out
     notes = os.path.join(root, "bench", "PROFILE.md")
     if os.path.exists(notes):  # the profile and what was tried, for the targets not met
         md += ["", "## Profile, what was tried, best figures (bench/PROFILE.md)", "",
