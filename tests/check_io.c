@@ -542,6 +542,35 @@ START_TEST(io_failure_keeps_file_readable)
 }
 END_TEST
 
+/* A CD run whose velocities overflow (a load of 1e308 on a mass of 1e-10) stops at that step
+ * with a message naming the step and the particle (stable id), and the file holds its series up
+ * to that step. */
+START_TEST(io_cd_non_finite_stops)
+{
+    const char *ini = "[system]\ndimension = 2\ndt = 1\nsteps = 5\n"
+                      "[particles]\ncount = 3\nradius = 0.5\nmass = 1e-10\norigin = 0.5 0.5 0\n"
+                      "[load]\nparticles = -1\nforce = 1e308 0 0\n";
+    char path[32];
+    diag err = {{0}};
+    run_summary sum;
+    status s = run_to_temp(ini, "nonfinite.ini", path, &sum, &err);
+    ck_assert_int_eq(s, CDLAB_ERR_NUMERIC);
+    ck_assert_msg(strstr(err.msg, "step 1: particle 2 has a non-finite position or velocity"), "%s",
+                  err.msg);
+    ck_assert_int_eq(sum.steps_done, 1);
+    double *d;
+    long n;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(n, 2); /* steps 0 and 1 */
+    free(d);
+    char *v;
+    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
+    ck_assert_msg(strstr(v, "non-finite"), "%s", v);
+    free(v);
+    remove_output(path);
+}
+END_TEST
+
 /* output.series_every: rows at steps 0, 10, 20 and the last (25). */
 START_TEST(io_series_every)
 {
@@ -950,6 +979,7 @@ Suite *io_suite(void)
     tcase_add_test(tc, io_h5compare_bits);
     tcase_add_test(tc, io_peak_rss_is_the_runs_own);
     tcase_add_test(tc, io_failure_keeps_file_readable);
+    tcase_add_test(tc, io_cd_non_finite_stops);
     tcase_add_test(tc, io_series_every);
     tcase_add_test(tc, io_xdmf_sidecar_matches_file);
     tcase_add_test(tc, io_output_size_announced);
