@@ -512,6 +512,23 @@ START_TEST(io_peak_rss_is_the_runs_own)
 }
 END_TEST
 
+/* A run that stopped at a failed step: its file holds a series row for every step up to and
+ * including that one, and its summary's status says why (status_part); the file is removed. */
+static void assert_stopped_file(const char *path, const run_summary *sum, const char *status_part)
+{
+    diag err = {{0}};
+    double *d;
+    long n;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(n, sum->steps_done + 1);
+    free(d);
+    char *v;
+    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
+    ck_assert_msg(strstr(v, status_part), "%s", v);
+    free(v);
+    remove_output(path);
+}
+
 /* A run that blows up stops with a message naming the step and keeps what it wrote. */
 START_TEST(io_failure_keeps_file_readable)
 {
@@ -529,16 +546,7 @@ START_TEST(io_failure_keeps_file_readable)
     ck_assert_int_eq(s, CDLAB_ERR_NUMERIC);
     ck_assert_ptr_nonnull(strstr(err.msg, "exceeds solver.abort_overlap"));
     ck_assert_int_eq(sum.started, 1);
-    double *d;
-    long n;
-    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
-    ck_assert_int_eq(n, sum.steps_done + 1); /* every step up to and including the failed one */
-    free(d);
-    char *v;
-    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
-    ck_assert_ptr_nonnull(strstr(v, "abort_overlap"));
-    free(v);
-    remove_output(path);
+    assert_stopped_file(path, &sum, "abort_overlap");
 }
 END_TEST
 
@@ -558,16 +566,7 @@ START_TEST(io_cd_non_finite_stops)
     ck_assert_msg(strstr(err.msg, "step 1: particle 2 has a non-finite position or velocity"), "%s",
                   err.msg);
     ck_assert_int_eq(sum.steps_done, 1);
-    double *d;
-    long n;
-    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
-    ck_assert_int_eq(n, 2); /* steps 0 and 1 */
-    free(d);
-    char *v;
-    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
-    ck_assert_msg(strstr(v, "non-finite"), "%s", v);
-    free(v);
-    remove_output(path);
+    assert_stopped_file(path, &sum, "non-finite");
 }
 END_TEST
 
