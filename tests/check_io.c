@@ -512,23 +512,6 @@ START_TEST(io_peak_rss_is_the_runs_own)
 }
 END_TEST
 
-/* A run that stopped at a failed step: its file holds a series row for every step up to and
- * including that one, and its summary's status says why (status_part); the file is removed. */
-static void assert_stopped_file(const char *path, const run_summary *sum, const char *status_part)
-{
-    diag err = {{0}};
-    double *d;
-    long n;
-    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
-    ck_assert_int_eq(n, sum->steps_done + 1);
-    free(d);
-    char *v;
-    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
-    ck_assert_msg(strstr(v, status_part), "%s", v);
-    free(v);
-    remove_output(path);
-}
-
 /* A run that blows up stops with a message naming the step and keeps what it wrote. */
 START_TEST(io_failure_keeps_file_readable)
 {

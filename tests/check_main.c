@@ -152,6 +152,21 @@ void remove_output(const char *path)
     unlink(xmf);
 }
 
+void assert_stopped_file(const char *path, const run_summary *sum, const char *status_part)
+{
+    diag err = {{0}};
+    double *d;
+    long n;
+    ck_assert_int_eq(h5in_read_doubles(path, "/series/t", &d, &n, &err), CDLAB_OK);
+    ck_assert_int_eq(n, sum->steps_done + 1);
+    free(d);
+    char *v;
+    ck_assert_int_eq(h5in_read_attr_string(path, "/summary", "status", &v, &err), CDLAB_OK);
+    ck_assert_msg(strstr(v, status_part), "%s", v);
+    free(v);
+    remove_output(path);
+}
+
 void same_data(const char *a, const char *b, const char *const *names)
 {
     for (int k = 0; names[k]; k++) {

@@ -78,6 +78,9 @@ status run_to_temp_from(const char *ini, const char *name, const char *restart, 
 
 /* Removes an output file and its XDMF sidecar (or any file: a missing sidecar is fine). */
 void remove_output(const char *path);
+/* A run that stopped at a failed step: its file holds a series row for every step up to and
+ * including that one, and its summary's status says why (status_part); the file is removed. */
+void assert_stopped_file(const char *path, const run_summary *sum, const char *status_part);
 
 /* What particles.order decided for the scene of config text ini (built, then freed): auto's
  * choice (scene_info.order_auto), whether the particles were renumbered (input_index set),

@@ -286,8 +286,8 @@ def chute_cases(tmp, out):
     c1 = [r[2] for r in rows if r[0] == "conventional" and r[1] == 1][0]
     FIG["dem_2threads"] = statistics.median(paired["kuhn"])
     SPREAD["dem_2threads"] = (min(paired["kuhn"]), max(paired["kuhn"]))
-    FIG["side_by_side_2"] = (statistics.median([sum(v) for v in side]), statistics.median([2 * min(v) for v in side]))
-    SPREAD["side_by_side_2"] = (min(sum(v) for v in side), max(sum(v) for v in side))
+    two_cores = side_by_side_figures("side_by_side_2", side, "two one-thread chute runs side by side, 500 timed "
+                                     "steps after 100")
     FIG["dem_conventional_over_kuhn"] = c1 / k1
     FIG["dem_bytes_65600"] = [r[3] for r in rows if r[0] == "kuhn" and r[1] == 1][0] * 1024 / 65600
     FIG["dem_kuhn_rate"] = k1
@@ -319,13 +319,9 @@ def chute_cases(tmp, out):
                 f"{FIG['dem_lammps_law_over_lammps']:.2f}×.", ""]
     else:
         out += ["", "LAMMPS not installed (lmp not found): no side-by-side figure.", ""]
-    total, slowest = FIG["side_by_side_2"]
     out += [f"2 threads / 1 thread (Kuhn): {FIG['dem_2threads']:.2f}× (target ≥ 1.8×; median of 3 paired runs, "
-            f"{SPREAD['dem_2threads'][0]:.2f}–{SPREAD['dem_2threads'][1]:.2f}×). The machine's two cores in the same "
-            f"minutes (after each pair, two one-thread chute runs side by side, 500 timed steps after 100, each "
-            f"against one run alone just before): together {total:.2f}× the work of one (median of 3, "
-            f"{SPREAD['side_by_side_2'][0]:.2f}–{SPREAD['side_by_side_2'][1]:.2f}×), {slowest:.2f}× at the slower's "
-            f"pace, the ceiling of a 2-thread step that waits for its slower thread.", ""]
+            f"{SPREAD['dem_2threads'][0]:.2f}–{SPREAD['dem_2threads'][1]:.2f}×). {two_cores}, the ceiling of a "
+            f"2-thread step that waits for its slower thread.", ""]
     if file_kib:
         FIG["dem_file_bytes_65600"] = statistics.median(file_kib) * 1024 / 65600
         out += [f"Of the peak RSS per particle at 65,600 spheres, the program's and its shared libraries' "
@@ -389,9 +385,7 @@ def scaling(tmp, out):
     ratios = [a / b for a, b in zip(per[1], per[2])]
     FIG["cd_colored_1e6_2threads"] = statistics.median(ratios)
     SPREAD["cd_colored_1e6_2threads"] = (min(ratios), max(ratios))
-    FIG["cd_side_by_side_2"] = (statistics.median([sum(v) for v in side]),
-                                statistics.median([2 * min(v) for v in side]))
-    SPREAD["cd_side_by_side_2"] = (min(sum(v) for v in side), max(sum(v) for v in side))
+    two_cores = side_by_side_figures("cd_side_by_side_2", side, "two one-thread runs of the case side by side")
     out += ["## 3. Scaling (CD, 2D lattices written in random order, renumbered from 10⁵ on by particles.order = auto; N_I = 10, random sweep, 1 thread)", "",
             "| particles | contacts | s per step | ns per particle-step | contact updates/s | peak RSS (MiB) |",
             "|---|---|---|---|---|---|"]
@@ -404,11 +398,7 @@ def scaling(tmp, out):
             f"left out): {col[1]:.3f} s at 1 thread, "
             f"{col[2]:.3f} s at 2 (medians); the median of 3 paired runs' ratios "
             f"{FIG['cd_colored_1e6_2threads']:.2f}× ({SPREAD['cd_colored_1e6_2threads'][0]:.2f}–"
-            f"{SPREAD['cd_colored_1e6_2threads'][1]:.2f}×). The machine's two cores in the same minutes (after "
-            f"each pair, two one-thread runs of the case side by side, each against one run alone just before): "
-            f"together {FIG['cd_side_by_side_2'][0]:.2f}× the work of one (median of 3, "
-            f"{SPREAD['cd_side_by_side_2'][0]:.2f}–{SPREAD['cd_side_by_side_2'][1]:.2f}×), "
-            f"{FIG['cd_side_by_side_2'][1]:.2f}× at the slower's pace.", ""]
+            f"{SPREAD['cd_colored_1e6_2threads'][1]:.2f}×). {two_cores}.", ""]
     return slope
 
 
@@ -419,6 +409,17 @@ def thread_counts():
     while counts[-1] * 2 <= cores:
         counts.append(counts[-1] * 2)
     return counts + ([cores] if counts[-1] != cores else [])
+
+
+def side_by_side_figures(key, side, runs):
+    """FIG[key], SPREAD[key] from the reps' lone_and_together(tmp, 2, ...) results: the median of
+    the work two copies did over one (its range), and of twice the slower's pace. Returns the
+    section's sentence on them; runs: what ran side by side."""
+    FIG[key] = (statistics.median([sum(v) for v in side]), statistics.median([2 * min(v) for v in side]))
+    SPREAD[key] = (min(sum(v) for v in side), max(sum(v) for v in side))
+    return (f"The machine's two cores in the same minutes (after each pair, {runs}, each against one run alone "
+            f"just before): together {FIG[key][0]:.2f}× the work of one (median of 3, {SPREAD[key][0]:.2f}–"
+            f"{SPREAD[key][1]:.2f}×), {FIG[key][1]:.2f}× at the slower's pace")
 
 
 def lone_and_together(tmp, n, ini=None, sets=("system.steps=600", "output.timing_warmup=100")):
@@ -779,8 +780,13 @@ def main_against(old):
 def goals_table(machine=None, machine_end=None):
     """Issue 19's goals beside this run's figures (those its sections measured); machine and
     machine_end: the probe's figures at the bench's start and end (None: not measured)."""
-    lines = " → ".join(f"{m['lines_1']:.3g}" for m in (machine, machine_end) if m) if machine else None
-    cap = " → ".join(f"{m['lines_1'] / 4:.3g}" for m in (machine, machine_end) if m) if machine else None
+    probes = [m for m in (machine, machine_end) if m]
+    lines = " → ".join(f"{m['lines_1']:.3g}" for m in probes)
+    cap = " → ".join(f"{m['lines_1'] / 4:.3g}" for m in probes)
+
+    def two_copies(key):  # the 2-thread rows' ceiling in the same minutes (side_by_side_figures)
+        return (f"; here 2 one-thread runs side by side do {FIG[key][0]:.2f}× the work of one, "
+                f"{FIG[key][1]:.2f}× at the slower's pace" if key in FIG else "")
     ceiling = ""
     if "side_by_side" in FIG:
         total, slowest = FIG["side_by_side"]
@@ -791,13 +797,10 @@ def goals_table(machine=None, machine_end=None):
              ("DEM chute, conventional law over Kuhn (faster still)", "dem_conventional_over_kuhn", ">", 1.0, "{:.2f}×"),
              ("DEM memory at 65,600 spheres, bytes per particle (peak RSS)", "dem_bytes_65600", "<=", 500, "{:.0f}"),
              ("DEM memory at 1,049,600 spheres, bytes per particle (peak RSS)", "dem_bytes_1e6", "<=", 500, "{:.0f}"),
-             ("DEM chute, 2 threads over 1 (stands in for 13× at 16)"
-              + (f"; here 2 one-thread runs side by side do {FIG['side_by_side_2'][0]:.2f}× the work of one, "
-                 f"{FIG['side_by_side_2'][1]:.2f}× at the slower's pace" if "side_by_side_2" in FIG else ""),
+             ("DEM chute, 2 threads over 1 (stands in for 13× at 16)" + two_copies("side_by_side_2"),
               "dem_2threads", ">=", 1.8, "{:.2f}×"),
              ("CD colored, whole step at 10⁶ disks, 2 threads over 1 (stands in for 10× at 16)"
-              + (f"; here 2 one-thread runs side by side do {FIG['cd_side_by_side_2'][0]:.2f}× the work of one, "
-                 f"{FIG['cd_side_by_side_2'][1]:.2f}× at the slower's pace" if "cd_side_by_side_2" in FIG else ""),
+              + two_copies("cd_side_by_side_2"),
               "cd_colored_1e6_2threads", ">=", 1.8, "{:.2f}×"),
              (f"DEM chute, {FIG.get('top_threads', 16)} threads over 1 (goal at 16){ceiling}", "dem_top_threads", ">=", 13,
               "{:.2f}×"),
