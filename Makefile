@@ -8,6 +8,7 @@
 #   make check-asan the whole suite under AddressSanitizer + UBSan (build-debug/); `debug` too
 #   make check-tsan ThreadSanitizer (clang, libomp + Archer) on the threaded runs at 2 and 4 threads
 #   make fuzz       libFuzzer on the config and particle-file readers (FUZZ_SECONDS each)
+#   make check-faults one failed write at a time over every write of a short CD and DEM run
 #   make memcheck   valgrind on a short CD, a short DEM and a short bonded deformable-disc run
 #   make render     a 2D packing rendered with ParaView from its XDMF sidecar (build/render/)
 #   make format     clang-format the tree
@@ -51,7 +52,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: experiments-status FORCE all deps check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: experiments-status FORCE all deps check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -188,6 +189,16 @@ fuzz:
 	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
 	    build-fuzz/fuzz_config build-fuzz/fuzz_particles build-fuzz/fuzz_checkpoint
 	bash tools/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+# Every write of a short CD and a short DEM run made to fail in turn (strace's fault injection:
+# EIO at every write, ENOSPC at every FAULT_EVERY-th): no run may end "completed" with a file
+# other than the fault-free run's, and a failed one says what its file holds
+# (tools/faultsweep.py). CI runs it.
+FAULT_EVERY ?= 3
+check-faults: deps
+	$(MAKE) --no-print-directory $(BUILD)/cdlab
+	$(PYTHON) tools/faultsweep.py $(BUILD)/cdlab --errors EIO
+	$(PYTHON) tools/faultsweep.py $(BUILD)/cdlab --errors ENOSPC --every $(FAULT_EVERY)
 
 # valgrind memcheck on a short CD run (with an FCLIB export), a short DEM run and a short bonded
 # deformable-disc run (its particles renumbered: particles.order = spatial); any error or leak

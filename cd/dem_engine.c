@@ -34,8 +34,8 @@ typedef struct dem_engine {
      * so the stream of system.seed is stored as it was seeded (the next format can drop it) */
     pcg32 rng;
     int ser[SER_N], ser_stress[2]; /* /series/stress, stress_walls */
-    int ser_bonds[2];  /* intact, broken (with dem.bond) */
-    int ser_particles; /* the discs' strain energy (with dem.deformable) */
+    int ser_bonds[2];              /* intact, broken (with dem.bond) */
+    int ser_particles;             /* the discs' strain energy (with dem.deformable) */
     /* distributed runs (more than one MPI rank, cd/dem_dist.c): the distribution, and on rank 0
      * the gathered world and state the output reports */
     dem_mpi *M;
@@ -80,7 +80,7 @@ static engine_memory dem_memory(config *c, int dimension)
 }
 
 static status dem_read(engine *e, config *c, const world *W, const scene_info *info,
-                       const equiv_twin *twin, char *note, size_t note_n, diag *err)
+                       equiv_twin *twin, char *note, size_t note_n, diag *err)
 {
     dem_engine *E = calloc(1, sizeof *E);
     if (!E)
@@ -92,6 +92,9 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
     status s = dem_config_read(c, W, info, twin, &E->set, err);
     if (s != CDLAB_OK)
         return s;
+    /* the twin runs the CD run's physical time: the pipeline scales its steps */
+    if (E->set.from_cd > 0 && twin && twin->present && E->set.cd_dt != W->dt)
+        twin->time_ratio = E->set.cd_dt / W->dt;
     if (E->set.from_cd > 0 && twin && twin->present)
         snprintf(note, note_n,
                  "; this is the DEM twin of its CD run (dem.stiffness_from_cd = %d, cd_sweep = "
@@ -114,7 +117,10 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
                p->damp_rate       ? "rate (c = m_eff gamma)"
                : p->damp_absolute ? "absolute"
                                   : "fraction of critical",
-               p->damp_n, p->damp_t, d->from_cd ? " (from the CD equivalence, eqs. 67-68)" : "");
+               p->damp_n, p->damp_t,
+               d->from_cd ? " (from the CD equivalence, eqs. 67-68; the tangential ones times "
+                            "m_t/m_n, the tangential block's share: docs/physics.md)"
+                          : "");
     if (p->law.tangential == DEM_LAMMPS)
         engine_say(notes, "DEM: tangential = lammps: LAMMPS's gran/hooke/history (lever arms of "
                           "the radii, the history turned into the new tangent plane, the friction "
@@ -651,6 +657,15 @@ static status dem_checkpoint_read(engine *e, h5in *h, const char *g, const char 
     RD("dem_energy", &S->E, ne);
     RD("dem_wall_path", &S->wall_path, 1);
 #undef RD
+    /* the forces and the ledger, as finite as the run keeps them */
+    if (s == CDLAB_OK &&
+        (!engine_all_finite(&S->F[0].x, 3 * n) || !engine_all_finite(&S->T[0].x, 3 * n) ||
+         !engine_all_finite(S->path, n) || !engine_all_finite(S->piston_F, W->n_walls) ||
+         !engine_all_finite((const double *)&S->E, ne) || !isfinite(S->wall_path)))
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s: corrupt checkpoint %s: a force, torque, path or energy row holds a "
+                     "value that is not finite",
+                     file, g);
     if (s == CDLAB_OK)
         s = read_exact_ledger(h, g, file, S, err);
     /* the skin the checkpoint's neighbour list was built with; a checkpoint written before

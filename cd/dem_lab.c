@@ -100,7 +100,7 @@ static void dsetup_close(dsetup *s)
     scene_info_free(&s->info);
 }
 
-status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err)
+status lab_kuhn_fig6(int projection, int twirl, int increments, lab_fig6 *out, diag *err)
 {
     const char *ini = "[system]\nmode = dem\ndimension = 3\ndt = 1\nsteps = 1\nseed = 4\n"
                       "[dem]\nk_n = 1e4\nk_t = 1e4\nallow_unstable_dt = true\n"
@@ -133,8 +133,8 @@ status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err)
     double sig90[3][3];
     if (st == CDLAB_OK)
         dem_stress(&s.W, &s.S, 1.0, out->sigma0, NULL);
-    for (int k = 0; k < 1000 && st == CDLAB_OK; k++) {
-        dem_rigid_rotation(&s.W, centre, v3(0.5 * CDLAB_PI / 1000, 0, 0), du, dth);
+    for (int k = 0; k < increments && st == CDLAB_OK; k++) {
+        dem_rigid_rotation(&s.W, centre, v3(0.5 * CDLAB_PI / increments, 0, 0), du, dth);
         st = dem_kinematic_step(&s.W, &s.S, &s.d.p, du, dth, &ds, err);
     }
     if (st == CDLAB_OK) {

@@ -34,7 +34,9 @@ typedef struct lab_fig6 {
     double sigma0[3][3], sigma_back[3][3], error;
     int contacts;
 } lab_fig6;
-status lab_kuhn_fig6(int projection, int twirl, lab_fig6 *out, diag *err);
+/* The 90 deg rotation in `increments` equal rigid increments (the paper's 1000: 1.6e-3 rad
+ * each). */
+status lab_kuhn_fig6(int projection, int twirl, int increments, lab_fig6 *out, diag *err);
 
 /* The sliding pair of docs/physics.md: d = 1 mm spheres, overlap 0.1 d, mu = 0.3, k_n = k_t = 1e9,
  * upper sphere at 1 mm/s right 0.5 s, left 0.5 s, right 0.5 s; dt = 5 ms, 300 rows. */

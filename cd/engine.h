@@ -100,8 +100,8 @@ typedef struct engine_ops {
     /* reads its sections for a run on world W: *e->content set; note: appended to the notice
      * about another engine's sections when this config also describes that engine's run
      * (twin: its description, from that engine's read_other) */
-    status (*read)(engine *e, config *c, const world *W, const scene_info *info,
-                   const equiv_twin *twin, char *note, size_t note_n, diag *err);
+    status (*read)(engine *e, config *c, const world *W, const scene_info *info, equiv_twin *twin,
+                   char *note, size_t note_n, diag *err);
     /* its sections in a run of another engine: their values checked, nothing kept but what
      * the equivalence needs (twin). NULL: only their key names are checked. */
     status (*read_other)(config *c, equiv_twin *twin, diag *err);

@@ -112,3 +112,11 @@ int engine_all_finite(const double *v, long n)
             return 0;
     return 1;
 }
+
+int engine_all_bounded(const double *v, long n, double bound)
+{
+    for (long k = 0; k < n; k++)
+        if (!(fabs(v[k]) <= bound))
+            return 0;
+    return 1;
+}

@@ -35,5 +35,9 @@ status engine_checkpoint_gap(h5in *h, const char *g, const char *attr, const cha
                              double dflt, double *gap, diag *err);
 /* Whether every value of an array is finite. */
 int engine_all_finite(const double *v, long n);
+/* Every value finite and of magnitude at most bound (a restored state gets the loader's limit,
+ * SCENE_MAX_MAGNITUDE: a checkpoint's position of 1e308 was accepted where a particle file's
+ * was refused). */
+int engine_all_bounded(const double *v, long n, double bound);
 
 #endif

@@ -32,6 +32,12 @@ equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m)
     return e;
 }
 
+double equiv_tangential_ratio(int dimension)
+{
+    double beta = dimension == 3 ? 0.4 : 0.5; /* particles.c: I = beta m r^2 */
+    return beta / (1.0 + beta);
+}
+
 double equiv_critical_dt(double k, double c, double m)
 {
     double omega = 2.0 * sqrt(k / m);

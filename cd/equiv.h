@@ -46,6 +46,12 @@ typedef struct equiv_figures {
 /* For N_I sweeps per step, time step dt, particle diameter d and mass m. */
 equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m);
 
+/* The tangential block's figures over the normal ones: m_t/m_n (eqs. 17-18) for two equal
+ * particles, or a particle and a wall, with lever arms of their radius and moments of inertia
+ * beta m r^2: beta/(1 + beta), 1/3 for discs (beta = 1/2), 2/7 for spheres (beta = 2/5). The
+ * DEM twin's k_t and tangential dashpot are kappa and gamma times it (dem_config.c). */
+double equiv_tangential_ratio(int dimension);
+
 /* Critical time step of the explicit (velocity-Verlet) integration of one contact of stiffness
  * k and absolute dashpot c on mass m: 2/omega (sqrt(1 + xi^2) - xi), omega = 2 sqrt(k/m),
  * xi = c omega / (2 k). */
@@ -57,7 +63,12 @@ double equiv_critical_dt(double k, double c, double m);
 typedef struct equiv_twin {
     int present; /* the config describes a CD run */
     sweep_order sweep;
-    int iterations; /* N_I of a fixed-count criterion; 0 for the local or global criterion */
+    int iterations;        /* N_I of a fixed-count criterion; 0 for the local or global criterion */
+    const char *criterion; /* the CD run's criterion's name ("fixed", "local", "global") */
+    /* set by the engine that runs the twin: the CD run's time step over its own, so that the
+     * run pipeline can run the CD run's physical time (its steps and output cadences scaled);
+     * 0 where the steps are the CD run's (not a twin, or the same time step) */
+    double time_ratio;
 } equiv_twin;
 
 #endif

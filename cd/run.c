@@ -42,7 +42,8 @@ typedef struct run_state {
     state_def sdef;
     engine_record rec; /* the last step's (or the start's) */
     char fclib_path[OUTFILE_PATH_MAX];
-    long first; /* the first step index of this run (a restart's checkpoint step) */
+    char fd_path[64]; /* OUT.h5.partial by its descriptor (outfile_fd_path): read back so */
+    long first;       /* the first step index of this run (a restart's checkpoint step) */
     double t0, sweeps_total;
     double present_checked; /* when OUT.h5.partial was last found still there */
     thread_tuner tuner;
@@ -71,8 +72,7 @@ static status check_restart_export(run_state *R, diag *err)
         s = run_checkpoint_read(hk->restart, S, &R->sdef, err);
         char copy[OUTFILE_PATH_MAX + 16];
         outfile_checkpoint_path(hk->restart, copy, sizeof copy);
-        if (s == CDLAB_ERR_IO && access(copy, F_OK) == 0 &&
-            !outfile_same(copy, hk->restart)) {
+        if (s == CDLAB_ERR_IO && access(copy, F_OK) == 0 && !outfile_same(copy, hk->restart)) {
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);
             diag_set(err, s, "%s; %s beside it holds a copy of its last checkpoint: --restart %s",
@@ -114,7 +114,10 @@ static status prepare(run_state *R, diag *err)
         (s = outfile_claim(&R->of, S->out.file, R->hk && R->hk->overwrite, err)) == CDLAB_OK) {
         claimed = 1;
         R->w.of = &R->of;
+        outfile_fd_path(R->of.fd, R->fd_path, sizeof R->fd_path);
         if ((s = h5out_create(&R->w.h, R->of.partial, err)) == CDLAB_OK &&
+            (h5out_read_back_as(R->w.h, R->fd_path), s = outfile_present(&R->of, err)) ==
+                CDLAB_OK &&
             (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)
             s = xdmf_create(&R->w.xmf, R->of.xmf_partial, R->of.final, err);
     }
@@ -186,7 +189,7 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
         R->present_checked = now;
         s = outfile_present(R->w.of, err);
         diag why; /* the state of now kept where it can be: the checkpoint's copy */
-        if (s != CDLAB_OK && run_checkpoint_copy(&R->w, S, &R->sdef, &why) == CDLAB_OK) {
+        if (s != CDLAB_OK && run_checkpoint_copy(&R->w, S, &R->sdef, &R->rec, &why) == CDLAB_OK) {
             size_t used = strlen(err->msg);
             snprintf(err->msg + used, sizeof err->msg - used, "; %s holds the state of step %ld",
                      R->of.ckpt, S->W.step);
@@ -203,12 +206,12 @@ static status output(run_state *R, int row, int snapshot, int checkpoint, diag *
     if (s == CDLAB_OK && snapshot)
         s = run_output_snapshot(&R->w, S, err);
     if (s == CDLAB_OK && checkpoint)
-        s = run_checkpoint_write(&R->w, S, &R->sdef, err);
+        s = run_checkpoint_write(&R->w, S, &R->sdef, &R->rec, err);
     if (s == CDLAB_OK && checkpoint && R->w.of) {
         /* a copy that cannot be written (a full disk: the next output's room stops the run)
          * leaves the older copy, and the run goes on with its file whole; said every time */
         diag why;
-        if (run_checkpoint_copy(&R->w, S, &R->sdef, &why) != CDLAB_OK) {
+        if (run_checkpoint_copy(&R->w, S, &R->sdef, &R->rec, &why) != CDLAB_OK) {
             char line[DIAG_MSG_MAX + OUTFILE_PATH_MAX + 256];
             snprintf(line, sizeof line,
                      "warning: the copy of the checkpoint of step %ld could not be written "
@@ -230,8 +233,18 @@ static status begin(run_state *R, diag *err)
     const run_hooks *hk = R->hk;
     status s = CDLAB_OK;
     R->rec = (engine_record){.converged = 1};
+    if (hk && hk->restart && S->has_restart_row)
+        R->rec = S->restart_row;
     if (hk && hk->restart) {
         engine_say(&R->notes, "restart: continuing from step %ld of %s", W->step, hk->restart);
+        if (S->restart_skipped[0]) { /* printed with --quiet too */
+            char line[sizeof S->restart_skipped + 120];
+            snprintf(line, sizeof line,
+                     "restart: warning: later checkpoints passed over, as they do not hold what "
+                     "was written to them: %s",
+                     S->restart_skipped);
+            engine_say_result(&R->notes, line);
+        }
         if (S->restart_unchecked[0])
             engine_say(&R->notes,
                        "restart: note: its checkpoint (an older cdlab's) does not record %s: a "
@@ -438,8 +451,69 @@ static void write_rank_figures(run_writer *w, const double *all, int P, diag *er
     free(col);
 }
 
-/* /summary, the file closed, OUT.h5.partial renamed (or kept beside an older OUT.h5). The
- * first error's message is kept. */
+/* The step of the last series row the closed file was proven to hold (its time over dt);
+ * -1 where none. */
+static long proven_row_step(const char *path, long long rows, double dt)
+{
+    double *t = NULL;
+    long n = 0;
+    diag tmp;
+    long step = -1;
+    if (rows > 0 && dt > 0.0 && h5in_read_doubles(path, "/series/t", &t, &n, &tmp) == CDLAB_OK &&
+        n >= rows)
+        step = lround(t[rows - 1] / dt);
+    free(t);
+    return step;
+}
+
+/* A file that a failed write, or its reading back after the close, did not leave whole: its
+ * /summary written again (the file opened anew) with how the run ended and what the file was
+ * proven to hold, from the ledger of the close. The caller's message (err) gains what
+ * happened to the summary. */
+static void mark_unwhole(run_state *R, const h5ledger *L, run_summary *sum, diag *err)
+{
+    const run_setup *S = &R->S;
+    long long rows = h5ledger_rows_ok(L, "/series/t");
+    sum->verified = L != NULL;
+    sum->rows_held = rows;
+    sum->snapshot_step = (long)h5ledger_last_whole_step(L, "/snapshots", NULL);
+    sum->checkpoint_step = (long)h5ledger_last_whole_step(L, "/checkpoints", "complete");
+    sum->row_step = proven_row_step(R->fd_path, rows, S->W.dt);
+    char holds[400], text[DIAG_MSG_MAX + 512], snap[64], ckpt[64];
+    snprintf(snap, sizeof snap,
+             sum->snapshot_step >= 0 ? "its snapshots to step %ld" : "no snapshot",
+             sum->snapshot_step);
+    snprintf(ckpt, sizeof ckpt,
+             sum->checkpoint_step >= 0 ? "its checkpoints to step %ld" : "no checkpoint",
+             sum->checkpoint_step);
+    snprintf(holds, sizeof holds,
+             "read back after its close, the file holds %lld series row%s (to step %ld), %s and %s",
+             rows > 0 ? rows : 0, rows == 1 ? "" : "s", sum->row_step, snap, ckpt);
+    snprintf(text, sizeof text, "failed: %s; %s", err->msg, holds);
+    run_writer w = R->w;
+    diag e2;
+    status s = outfile_present(&R->of, &e2);
+    if (s == CDLAB_OK && (s = h5out_open(&w.h, R->fd_path, &e2)) == CDLAB_OK)
+        h5out_read_back_as(w.h, R->fd_path);
+    if (s == CDLAB_OK && w.h) {
+        run_output_summary(&w, text, sum, R->rec.rebuilds, &e2);
+        h5out_attr_int(w.h, "/summary", "rows_held", rows, &e2);
+        h5out_attr_int(w.h, "/summary", "snapshot_held", sum->snapshot_step, &e2);
+        h5out_attr_int(w.h, "/summary", "checkpoint_held", sum->checkpoint_step, &e2);
+        s = h5out_close(w.h, &e2);
+    }
+    size_t used = strlen(err->msg);
+    if (s == CDLAB_OK)
+        snprintf(err->msg + used, sizeof err->msg - used, " (%s; its /summary says so)", holds);
+    else
+        snprintf(err->msg + used, sizeof err->msg - used,
+                 " (%s; its /summary could not be written: %s)", holds, e2.msg);
+}
+
+/* /summary, the file closed and read back, OUT.h5.partial renamed (or kept beside an older
+ * OUT.h5). The first error's message is kept. A run calls itself completed in /summary
+ * before the close; where the close or the reading back then fails, the summary is written
+ * again to say so (mark_unwhole). */
 static status finish(run_state *R, status s, run_summary *sum, diag *err)
 {
     sum->wall_seconds = run_now_seconds() - R->t0;
@@ -457,21 +531,30 @@ static status finish(run_state *R, status s, run_summary *sum, diag *err)
     if (comm_rank() != 0) /* the files are rank 0's; its status is everyone's */
         return comm_agree(s, err);
     diag tmp;
+    /* the sidecar first: a failure there is the run's, and /summary says so */
+    status s2 = xdmf_close(R->w.xmf, s == CDLAB_OK ? err : &tmp);
+    R->w.xmf = NULL;
+    if (s == CDLAB_OK)
+        s = s2;
     diag *e2 = s == CDLAB_OK ? err : &tmp;
     run_output_summary(&R->w, s == CDLAB_OK ? "completed" : err->msg, sum, R->rec.rebuilds, e2);
-    status s2 = h5out_close(R->w.h, e2);
+    h5ledger *L = NULL;
+    s2 = h5out_close_checked(R->w.h, &L, e2);
+    R->w.h = NULL;
     /* closed whole: the file holds its checkpoints, and their copy goes once the file is on
      * disk (outfile_commit); otherwise the copy stays, the restart that cannot be lost */
     int closed_whole = s2 == CDLAB_OK;
-    if (s == CDLAB_OK)
-        s = s2;
-    s2 = xdmf_close(R->w.xmf, s == CDLAB_OK ? err : &tmp);
     if (s == CDLAB_OK)
         s = s2;
     /* what the file holds for sure, for the caller's message */
     sum->snapshot_step = R->w.snapshot_step;
     sum->checkpoint_step = R->w.checkpoint_step;
     sum->row_step = R->w.row_step;
+    sum->rows_held = -1;
+    sum->verified = closed_whole;
+    if (!closed_whole)
+        mark_unwhole(R, L, sum, err);
+    h5ledger_free(L);
     int kept = 0;
     s2 = outfile_commit(&R->of, s == CDLAB_OK, &kept, s == CDLAB_OK ? err : &tmp);
     sum->closed_whole = closed_whole && s2 == CDLAB_OK;

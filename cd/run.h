@@ -58,7 +58,7 @@ typedef struct run_hooks {
 #define RUN_BALANCE_WARN 0.5
 
 typedef struct run_summary {
-    int started; /* 0: failed during set-up (config, input files, output file) */
+    int started;     /* 0: failed during set-up (config, input files, output file) */
     long steps_done; /* the last step done, counted from the original start */
     long first_step; /* the step this run started from: 0, or a restart's checkpoint step; the
                         figures below are this run's, over its steps_done - first_step steps */
@@ -70,10 +70,14 @@ typedef struct run_summary {
     char out_file[PATH_MAX + 32]; /* where the output is: OUT.h5, or OUT.h5.partial when the run did
                            not complete and an older OUT.h5 was kept (kept_partial) */
     int kept_partial;
-    long snapshot_step;     /* the last snapshot flushed to the file (-1: none) */
-    long checkpoint_step;   /* the last complete checkpoint in the file (-1: none) */
-    long row_step;          /* the last series row written (-1: none) */
-    int closed_whole;       /* the file closed whole and in place: it holds every row written */
+    long snapshot_step;   /* the last snapshot flushed to the file (-1: none) */
+    long checkpoint_step; /* the last complete checkpoint in the file (-1: none) */
+    long row_step;        /* the last series row written (-1: none) */
+    int closed_whole;     /* the file closed whole and in place: it holds every row written */
+    /* the file was read back after its close: snapshot_step, checkpoint_step and row_step are
+     * what it was proven to hold (docs/output.md, "Verified files") */
+    int verified;
+    long rows_held; /* the series rows proven (-1: not known) */
     /* the file was not closed whole, or not confirmed on the device: the copy of its last
      * checkpoint that stays beside it (OUT.h5.checkpoint) and its step (-1: none) */
     long copy_step;

@@ -26,6 +26,9 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 }
 #define FNV_START 0xcbf29ce484222325ULL
 
+/* The values of a checkpoint's row_record (write_row_record). */
+enum { ROW_RECORD = 9 };
+
 /* Loads (gravity, [load], piston forces and their step), the number of steps, output cadence,
  * solver settings, detection gap and thread count may change on restart; docs/output.md lists
  * them. */
@@ -109,6 +112,37 @@ static status write_state_def(h5out *h, const char *g, const state_def *d, diag 
     return s;
 }
 
+/* The DEM law's options packed into one constant (dem_engine.c, dem_constants: a decimal digit
+ * each), the key of the first that differs between two such constants, with its two values:
+ * "dem.damping_tangential_sliding (off here, on in the checkpoint)" ("= 1000110 here, 110 in
+ * the checkpoint" named no key). 0 where the constants are not two such numbers. */
+static int law_change(double there, double here, char *buf, size_t n)
+{
+    static const struct {
+        double unit;
+        int base;
+        const char *key;
+    } digits[] = {{1e6, 10, "dem.damping_tangential_sliding"},
+                  {1e5, 10, "dem.deformable"},
+                  {1e4, 10, "dem.bond"},
+                  {1e3, 10, "dem.tangential"},
+                  {1e2, 10, "dem.projection"},
+                  {1e1, 10, "dem.twirl"},
+                  {1e0, 10, "dem.damping"}};
+    if (!(there >= 0.0 && here >= 0.0 && there < 1e7 && here < 1e7) || there != floor(there) ||
+        here != floor(here))
+        return 0;
+    for (size_t k = 0; k < sizeof digits / sizeof digits[0]; k++) {
+        long a = (long)fmod(floor(there / digits[k].unit), digits[k].base);
+        long b = (long)fmod(floor(here / digits[k].unit), digits[k].base);
+        if (a != b) {
+            snprintf(buf, n, "%s (option %ld here, %ld in the checkpoint)", digits[k].key, b, a);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The first difference between the checkpoint's system and this run's, named by its keys.
  * renumbered_auto: this run's particles.order = auto renumbered its input (the refusal of a
  * checkpoint whose run kept the order given says how to continue it). */
@@ -116,6 +150,7 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
                               int renumbered_auto, char *unchecked, size_t n, diag *err)
 {
     status s;
+    char here_law[200];
     unchecked[0] = '\0';
     for (size_t k = 0; k < N_STATE_ATTRS; k++) {
         const char *p = (const char *)d + state_attrs[k].off;
@@ -150,6 +185,12 @@ static status check_state_def(h5in *h, const char *file, const char *g, const st
             double v;
             if ((s = h5in_attr_double(h, g, state_attrs[k].attr, &v, err)))
                 return s;
+            if (v != *(const double *)p && p == (const char *)&d->k[4] &&
+                law_change(v, *(const double *)p, here_law, sizeof here_law))
+                return diag_set(err, CDLAB_ERR_CONFIG,
+                                "--restart %s: this config changes %s: a restart continues the "
+                                "same system (docs/output.md: what may change on restart)",
+                                file, here_law);
             if (v != *(const double *)p) {
                 char here[32], there[32];
                 config_fmt_double(here, sizeof here, *(const double *)p);
@@ -203,15 +244,63 @@ double run_checkpoint_bytes(const run_setup *S, long pairs)
 {
     const world *W = &S->W;
     double n = W->P.n, world_bytes = n * (13 * sizeof(double) + 3 * sizeof(int32_t)) +
-                                     (double)W->n_walls * 3 * sizeof(double);
+                                     (double)W->n_walls * 3 * sizeof(double) +
+                                     ROW_RECORD * sizeof(double);
     return world_bytes + S->E.ops->checkpoint_bytes(&S->E, W, pairs);
+}
+
+/* The record of the checkpoint's step that its series row shows (engine_record: sweeps,
+ * convergence, contact counts, residual, overlaps), as one dataset row_record of doubles in
+ * this order; a restart's first row is written from it, so that it is the uninterrupted run's
+ * (it was zeros). */
+static status write_row_record(h5out *h, const char *g, const engine_record *r, diag *err)
+{
+    double v[ROW_RECORD] = {r->sweeps,   r->converged,    r->n_contacts,  r->n_active, r->n_sliding,
+                            r->residual, r->mean_overlap, r->max_overlap, r->balance};
+    char path[128];
+    snprintf(path, sizeof path, "%s/row_record", g);
+    long n = ROW_RECORD;
+    return h5out_array(h, path, H5IO_DOUBLE, 1, &n, v, err);
+}
+
+/* The row record into S (has_restart_row), where the checkpoint has one (since 2026-12-01);
+ * its counts must be counts. */
+static status read_row_record(h5in *h, const char *file, const char *g, run_setup *S, diag *err)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/row_record", g);
+    S->has_restart_row = 0;
+    if (!h5in_exists(h, path))
+        return CDLAB_OK;
+    double v[ROW_RECORD];
+    status s = h5in_read(h, path, H5IO_DOUBLE, v, ROW_RECORD, err);
+    if (s != CDLAB_OK)
+        return s;
+    for (int k = 0; k < ROW_RECORD; k++) {
+        int count = k < 5 || k == 8;
+        if (!isfinite(v[k]) || (count && (v[k] < 0.0 || v[k] > INT32_MAX || v[k] != floor(v[k]))))
+            return diag_set(err, CDLAB_ERR_IO, "%s: corrupt checkpoint %s: row_record[%d] = %g",
+                            file, g, k, v[k]);
+    }
+    engine_record *r = &S->restart_row;
+    *r = (engine_record){.sweeps = (int)v[0],
+                         .converged = (int)v[1],
+                         .n_contacts = (int)v[2],
+                         .n_active = (int)v[3],
+                         .n_sliding = (int)v[4],
+                         .residual = v[5],
+                         .mean_overlap = v[6],
+                         .max_overlap = v[7],
+                         .balance = (int)v[8]};
+    S->has_restart_row = 1;
+    return CDLAB_OK;
 }
 
 /* Checkpoint g of the current step into h, then its mark of completeness, written once
  * everything else is on disk: a restart takes the last checkpoint that has it (a disk that
  * fills up mid-checkpoint leaves one without it). */
 static status write_checkpoint(h5out *h, const char *g, const run_setup *S, const state_def *sd,
-                               diag *err)
+                               const engine_record *row, diag *err)
 {
     const world *W = &S->W;
     status s;
@@ -222,6 +311,7 @@ static status write_checkpoint(h5out *h, const char *g, const run_setup *S, cons
         (s = h5out_attr_int(h, g, "walls", W->n_walls, err)) ||
         (s = h5out_attr_string(h, g, "mode", S->E.ops->name, err)) ||
         (s = write_state_def(h, g, sd, err)) || (s = write_world(h, g, W, err)) ||
+        (s = write_row_record(h, g, row, err)) ||
         (s = S->E.ops->checkpoint_write(&S->E, h, g, W, err)))
         return s;
     if ((s = h5out_flush(h, err)) || (s = h5out_attr_int(h, g, "complete", 1, err)) ||
@@ -236,25 +326,36 @@ static void checkpoint_group(const run_setup *S, char *g, size_t n)
     snprintf(g, n, "/checkpoints/%08ld", S->W.step);
 }
 
-status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
+status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd,
+                            const engine_record *row, diag *err)
 {
     char g[64];
     checkpoint_group(S, g, sizeof g);
-    status s = write_checkpoint(w->h, g, S, sd, err);
+    status s = write_checkpoint(w->h, g, S, sd, row, err);
     if (s == CDLAB_OK)
         w->checkpoint_step = S->W.step;
     return s;
 }
 
-status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *sd, diag *err)
+status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *sd,
+                           const engine_record *row, diag *err)
 {
     const outfile *o = w->of;
     char g[64];
     checkpoint_group(S, g, sizeof g);
     h5out *c;
-    status s = h5out_create(&c, o->ckpt_partial, err);
-    if (s != CDLAB_OK)
+    /* made anew, never through a link or over a file planted under its name */
+    int fd = outfile_create_new(o->ckpt_partial, "the checkpoint's copy", err);
+    if (fd < 0)
+        return CDLAB_ERR_IO;
+    char by_fd[64];
+    outfile_fd_path(fd, by_fd, sizeof by_fd);
+    status s = h5out_create(&c, by_fd, err);
+    if (s != CDLAB_OK) {
+        close(fd);
+        unlink(o->ckpt_partial);
         return s;
+    }
     /* what cdlab info shows of a run (its parameters and build), what it is a copy of, and
      * the checkpoint */
     if ((s = h5out_attr_string(c, "/", "program", "cdlab run: the copy of a run's last checkpoint",
@@ -262,36 +363,56 @@ status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *s
         (s = h5out_attr_string(c, "/", "checkpoint_of", o->final, err)) == CDLAB_OK &&
         (s = h5out_copy(c, w->h, "/parameters", err)) == CDLAB_OK &&
         (s = h5out_copy(c, w->h, "/build", err)) == CDLAB_OK)
-        s = write_checkpoint(c, g, S, sd, err);
+        s = write_checkpoint(c, g, S, sd, row, err);
     status s2 = h5out_close(c, s == CDLAB_OK ? err : &(diag){{0}});
     if (s == CDLAB_OK)
         s = s2;
-    if (s == CDLAB_OK)
+    int ours = outfile_names_fd(o->ckpt_partial, fd);
+    close(fd);
+    if (s == CDLAB_OK && !ours)
+        s = diag_set(err, CDLAB_ERR_IO, "%s was replaced while it was written: not renamed to %s",
+                     o->ckpt_partial, o->ckpt);
+    else if (s == CDLAB_OK)
         s = outfile_put_checkpoint(o, err); /* removes the partial copy when it fails */
-    else
+    else if (ours)
         unlink(o->ckpt_partial);
     if (s == CDLAB_OK)
         w->copy_step = S->W.step;
     return s;
 }
 
-/* The group of the last checkpoint with the mark of completeness. */
-static status last_complete(h5in *h, const char *file, char *g, size_t n, diag *err)
+/* The group of the last checkpoint with the mark of completeness whose datasets hold their
+ * checksums (a write lost under a run that then failed); the ones passed over for that into
+ * skipped (NULL: not said). */
+static status last_complete(h5in *h, const char *file, char *g, size_t n, char *skipped, size_t ns,
+                            diag *err)
 {
     char last[256], prev[256];
     const char *before = NULL;
+    if (skipped && ns)
+        skipped[0] = '\0';
     for (;;) {
         status s = h5in_last_child(h, "/checkpoints", before, last, err);
         if (s != CDLAB_OK)
             return before
                        ? diag_set(err, CDLAB_ERR_IO,
-                                  "%s: no complete checkpoint (the last ones were cut short)", file)
+                                  "%s: no complete checkpoint that holds what was written (the "
+                                  "last ones were cut short or damaged%s%s)",
+                                  file, skipped && skipped[0] ? ": " : "", skipped ? skipped : "")
                        : s;
         snprintf(g, n, "/checkpoints/%s", last);
         long long complete = 0;
         diag ignore;
-        if (h5in_attr_int(h, g, "complete", &complete, &ignore) == CDLAB_OK && complete == 1)
-            return CDLAB_OK;
+        char bad[300];
+        if (h5in_attr_int(h, g, "complete", &complete, &ignore) == CDLAB_OK && complete == 1) {
+            if (h5in_group_verifies(h, g, bad, sizeof bad))
+                return CDLAB_OK;
+            if (skipped) {
+                size_t used = strlen(skipped);
+                snprintf(skipped + used, ns - used, "%s%s (its %s differs from its checksum)",
+                         used ? "; " : "", g, bad);
+            }
+        }
         snprintf(prev, sizeof prev, "%s", last);
         before = prev;
     }
@@ -330,7 +451,11 @@ static status check_header(h5in *h, const char *file, const char *g, const run_s
     return CDLAB_OK;
 }
 
-/* The particles' state and the walls', every value finite. */
+/* A restored orientation's |q|^2 may differ from 1 by this much: rotations keep it unit to a
+ * few ulps (quat_integrate renormalises), so anything more is a damaged or hostile file. */
+#define RESTORE_QUAT_TOLERANCE 1e-6
+
+/* The particles' state and the walls', every value finite and within the loader's bounds. */
 static status read_world(h5in *h, const char *file, const char *g, world *W, diag *err)
 {
     long n = W->P.n, n3 = 3 * n, nw = W->n_walls, nw3 = 3 * nw;
@@ -355,16 +480,25 @@ static status read_world(h5in *h, const char *file, const char *g, world *W, dia
             W->walls[k].u = wb[3 * k + 1];
             W->walls[k].contact_force = wb[3 * k + 2];
         }
-        const char *bad = !engine_all_finite(&W->P.x[0].x, n3)   ? "x"
-                          : !engine_all_finite(&W->P.v[0].x, n3) ? "v"
-                          : !engine_all_finite(&W->P.w[0].x, n3) ? "w"
-                          : !engine_all_finite(W->P.q, 4 * n)    ? "q"
-                          : !engine_all_finite(wb, nw3)          ? "walls"
-                                                                 : NULL;
+        const double B = SCENE_MAX_MAGNITUDE;
+        const char *bad = !engine_all_bounded(&W->P.x[0].x, n3, B)   ? "x"
+                          : !engine_all_bounded(&W->P.v[0].x, n3, B) ? "v"
+                          : !engine_all_bounded(&W->P.w[0].x, n3, B) ? "w"
+                          : !engine_all_bounded(wb, nw3, B)          ? "walls"
+                                                                     : NULL;
+        /* orientations are unit quaternions (renormalised at every rotation) */
+        for (long i = 0; i < n && !bad; i++) {
+            const double *q = &W->P.q[4 * i];
+            double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+            if (!(fabs(n2 - 1.0) <= RESTORE_QUAT_TOLERANCE))
+                bad = "q";
+        }
         if (bad)
             s = diag_set(err, CDLAB_ERR_IO,
-                         "%s: corrupt checkpoint %s: %s holds a value that is not finite", file, g,
-                         bad);
+                         "%s: corrupt checkpoint %s: %s holds a value that is not finite, of a "
+                         "magnitude beyond %g, or (q) an orientation that is not a unit "
+                         "quaternion",
+                         file, g, bad, SCENE_MAX_MAGNITUDE);
     }
     free(wb);
     return s;
@@ -378,7 +512,7 @@ int run_checkpoint_peek(const char *file, long *step, long *contacts)
     long long st = -1, nc = -1;
     if (h5in_open(&h, file, &ignore) != CDLAB_OK)
         return 0;
-    int ok = last_complete(h, file, g, sizeof g, &ignore) == CDLAB_OK &&
+    int ok = last_complete(h, file, g, sizeof g, NULL, 0, &ignore) == CDLAB_OK &&
              h5in_attr_int(h, g, "step", &st, &ignore) == CDLAB_OK &&
              h5in_attr_int(h, g, "contacts", &nc, &ignore) == CDLAB_OK && st >= 0 &&
              st <= LONG_MAX / 2 && nc >= 0 && nc <= INT32_MAX;
@@ -397,11 +531,13 @@ status run_checkpoint_read(const char *file, run_setup *S, const state_def *sd, 
     char g[300];
     long long step = 0;
     world *W = &S->W;
-    if ((s = last_complete(h, file, g, sizeof g, err)) == CDLAB_OK &&
+    if ((s = last_complete(h, file, g, sizeof g, S->restart_skipped, sizeof S->restart_skipped,
+                           err)) == CDLAB_OK &&
         (s = check_header(h, file, g, S, &step, err)) == CDLAB_OK &&
         (s = check_state_def(h, file, g, sd, S->info.order_auto, S->restart_unchecked,
                              sizeof S->restart_unchecked, err)) == CDLAB_OK &&
-        (s = read_world(h, file, g, W, err)) == CDLAB_OK) {
+        (s = read_world(h, file, g, W, err)) == CDLAB_OK &&
+        (s = read_row_record(h, file, g, S, err)) == CDLAB_OK) {
         W->step = (long)step; /* the engine's part checks its counts against it */
         W->t = (double)step * W->dt;
         s = S->E.ops->checkpoint_read(&S->E, h, g, file, W, err);

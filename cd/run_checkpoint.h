@@ -21,11 +21,13 @@ state_def run_state_def(const run_setup *S);
  * the attributes' few kB apart; a bonded DEM run's bonds counted as pairs). */
 double run_checkpoint_bytes(const run_setup *S, long pairs);
 /* /checkpoints/NNNNNNNN of the current step, marked complete once on disk. */
-status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd, diag *err);
+status run_checkpoint_write(run_writer *w, const run_setup *S, const state_def *sd,
+                            const engine_record *row, diag *err);
 /* The same checkpoint written whole into a file of its own and renamed over OUT.h5.checkpoint
  * (outfile.h: the restart a kill inside HDF5's flush of the run's file cannot take). On failure
  * the older copy stays and nothing of the run's file has changed. */
-status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *sd, diag *err);
+status run_checkpoint_copy(run_writer *w, const run_setup *S, const state_def *sd,
+                           const engine_record *row, diag *err);
 /* Restores the last complete checkpoint of file into S (a world built from the same config)
  * after checking that the config describes the same system (sd): a corrupt or hostile file is
  * refused, never run. */

@@ -34,7 +34,7 @@ static status write_root(h5out *h, const config *c, const run_setup *S, const ru
         (s = h5out_attr_string(h, "/", "overrides", overrides, err)) ||
         (s = h5out_attr_string(h, "/", "command_line",
                                hk && hk->command_line ? hk->command_line : "", err)) ||
-        (s = h5out_attr_int(h, "/", "seed", (long long)S->info.seed, err)))
+        (s = h5out_attr_uint(h, "/", "seed", S->info.seed, err)))
         return s;
     return h5out_attr_string(h, "/", "units", "consistent user units (none implied)", err);
 }

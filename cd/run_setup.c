@@ -198,6 +198,55 @@ static status check_keys(const config *c, diag *err)
     return config_check_unused(c, known, err);
 }
 
+/* n steps of a CD run in steps of dt/ratio (a DEM twin): *n scaled to the nearest count, and
+ * recorded; refused where it overflows. */
+static status scale_steps(config *c, const char *sec, const char *key, double ratio, long *n,
+                          diag *err)
+{
+    double scaled = nearbyint((double)*n * ratio);
+    if (!(scaled >= 0.0 && scaled < 0.5 * (double)LONG_MAX))
+        return config_error(c, sec, key, err,
+                            "%ld steps of the CD run are %g steps of the DEM twin: too many (give "
+                            "%s.%s with the DEM run)",
+                            *n, scaled, sec, key);
+    if (*n > 0 && scaled < 1.0)
+        scaled = 1.0;
+    *n = (long)scaled;
+    config_record(c, sec, key, "%ld", *n);
+    return CDLAB_OK;
+}
+
+/* The DEM twin of a CD config runs the CD run's physical time: system.steps and the output
+ * cadences scaled by the CD time step over the twin's (ratio, from the engine: equiv_twin),
+ * each unless it is given with the twin's run (--set). Said in S->scaled for the banner. */
+static status twin_same_time(config *c, run_setup *S, double ratio, diag *err)
+{
+    if (!(ratio > 0.0) || ratio == 1.0)
+        return CDLAB_OK;
+    struct {
+        const char *sec, *key;
+        long *n;
+    } keys[] = {{"system", "steps", &S->info.steps},
+                {"output", "every", &S->out.every},
+                {"output", "checkpoint_every", &S->out.checkpoint_every},
+                {"output", "series_every", &S->out.series_every}};
+    char *at = S->scaled;
+    size_t left = sizeof S->scaled;
+    status s;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        long before = *keys[k].n;
+        if (config_given_by_set(c, keys[k].sec, keys[k].key) || before == 0)
+            continue;
+        if ((s = scale_steps(c, keys[k].sec, keys[k].key, ratio, keys[k].n, err)))
+            return s;
+        int w = snprintf(at, left, "%s%s.%s %ld -> %ld", at == S->scaled ? "" : ", ", keys[k].sec,
+                         keys[k].key, before, *keys[k].n);
+        if (w > 0 && (size_t)w < left)
+            at += w, left -= (size_t)w;
+    }
+    return CDLAB_OK;
+}
+
 status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
 {
     memset(S, 0, sizeof *S);
@@ -236,6 +285,7 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
                  present, S->E.ops->name, note[0] ? note : " (ignored)");
     long threads;
     if ((s = read_output(c, &S->W, &S->info, &S->out, err)) ||
+        (s = twin_same_time(c, S, twin.time_ratio, err)) ||
         (s = config_int(c, "system", "threads", 0, 0, 0, 4096, &threads, err)) ||
         (s = check_keys(c, err)))
         return s;
@@ -433,6 +483,11 @@ void run_announce(const run_setup *S, const run_hooks *hk)
     engine_notes notes = run_notes(hk);
     if (S->notice[0])
         engine_say(&notes, "%s", S->notice);
+    if (S->scaled[0])
+        engine_say(&notes,
+                   "notice: the DEM twin runs its CD run's physical time (%ld steps of dt = %g): "
+                   "%s (give them with --set to keep them)",
+                   S->info.steps, S->W.dt, S->scaled);
     if (S->memory_warning[0]) /* printed with --quiet too */
         engine_say_result(&notes, S->memory_warning);
     char from[64] = "";

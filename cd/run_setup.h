@@ -27,11 +27,20 @@ typedef struct run_setup {
     int threads;      /* the threads the run starts with */
     int tune;         /* automatic: measure 1 thread against every core (run_threads.c) */
     char threads_why[160];
+    /* a DEM twin: the steps and cadences scaled to the CD run's physical time ("" if none) */
+    char scaled[320];
     double series_row_bytes; /* a row of all the series (run_series_row_bytes) */
     engine_memory mem;       /* the engine's memory figures for this config (run_memory_estimate) */
     char memory_warning[768]; /* system.memory_check = false and the estimate over: said */
     /* a restart from a checkpoint that does not record these (an older cdlab's): not compared */
     char restart_unchecked[200];
+    /* a restart: the record of the checkpoint's step (its row's contacts, overlaps, sweeps and
+     * residual: the continued run's first row is the uninterrupted run's), and whether the
+     * checkpoint had one (an older cdlab's did not) */
+    engine_record restart_row;
+    int has_restart_row;
+    /* the later checkpoints a restart passed over: they do not hold what was written */
+    char restart_skipped[600];
 } run_setup;
 
 /* Reads every section of the config (the engine's through its table) and checks that no key

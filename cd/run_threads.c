@@ -58,6 +58,15 @@ void run_choose_threads(run_setup *S, long requested)
     }
     if (S->threads < 1)
         S->threads = 1;
+    /* OMP_THREAD_LIMIT caps every parallel region: the count said and recorded is the one that
+     * runs */
+    int limit = cdlab_thread_limit();
+    if (limit > 0 && S->threads > limit) {
+        size_t used = strlen(S->threads_why);
+        snprintf(S->threads_why + used, sizeof S->threads_why - used,
+                 "; %d asked, OMP_THREAD_LIMIT = %d allows %d", S->threads, limit, limit);
+        S->threads = limit;
+    }
     if (env && from_env == 0) { /* a value that is no count (libgomp said so too) */
         size_t used = strlen(S->threads_why);
         snprintf(S->threads_why + used, sizeof S->threads_why - used,

@@ -1,4 +1,5 @@
 #include "config.h"
+#include "inputfile.h"
 
 #include <ini.h>
 
@@ -45,6 +46,11 @@ static status add_entry(config *c, const char *sec, const char *key, const char 
             return CDLAB_OK;
         }
     }
+    if (c->n == CONFIG_MAX_KEYS)
+        return diag_set(err, CDLAB_ERR_CONFIG,
+                        "%s:%d: more than %d keys: not a config cdlab reads (its largest, 64 walls "
+                        "with their keys, has about 1,000)",
+                        c->shown, line, CONFIG_MAX_KEYS);
     if (c->n == c->cap) {
         int nc = c->cap ? 2 * c->cap : 32;
         config_entry *p = realloc(c->e, (size_t)nc * sizeof *p);
@@ -141,6 +147,18 @@ status config_load_string(config *c, const char *text, const char *name, diag *e
     size_t len = strlen(c->file);
     snprintf(c->shown, sizeof c->shown, "%s%.200s", len > 200 ? "..." : "",
              c->file + (len > 200 ? len - 200 : 0));
+    /* a line end that is a CR alone (classic Mac OS): inih reads the whole file as one line,
+     * and the message was a missing key */
+    for (const char *cr = strchr(text, '\r'); cr; cr = strchr(cr + 1, '\r'))
+        if (cr[1] != '\n') {
+            int line = 1;
+            for (const char *q = text; q < cr; q++)
+                line += *q == '\n';
+            return diag_set(err, CDLAB_ERR_CONFIG,
+                            "%s:%d: a line ends in a carriage return alone (CR, an old Mac "
+                            "format): save the file with LF (or CR LF) line ends",
+                            c->shown, line);
+        }
     c->text = strdup(text);
     if (!c->text)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
@@ -150,22 +168,16 @@ status config_load_string(config *c, const char *text, const char *name, diag *e
 
 status config_load_file(config *c, const char *path, diag *err)
 {
-    struct stat st;
     if (strlen(path) >= sizeof c->file) {
         memset(c, 0, sizeof *c);
         return diag_set(err, CDLAB_ERR_IO,
                         "%.200s...: config file name too long (over %zu characters)", path,
                         sizeof c->file - 1);
     }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        memset(c, 0, sizeof *c);
-        return diag_set(err, CDLAB_ERR_IO, "%s: is a folder, not a config file", path);
-    }
-    FILE *f = fopen(path, "rb");
+    FILE *f = input_file_open(path, "config file", INPUT_CONFIG_MAX_BYTES, err);
     if (!f) {
         memset(c, 0, sizeof *c);
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open config file: %s", path,
-                        strerror(errno));
+        return CDLAB_ERR_IO;
     }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
@@ -290,6 +302,12 @@ const char *config_file_value(const config *c, const char *section, const char *
     return e->line ? e->value : e->file_value;
 }
 
+int config_given_by_set(const config *c, const char *section, const char *key)
+{
+    const config_entry *e = find(c, section, key);
+    return e && e->line == 0;
+}
+
 int config_sections_with_prefix(const config *c, const char *prefix, char names[][CONFIG_NAME_MAX],
                                 int max)
 {
@@ -299,10 +317,13 @@ int config_sections_with_prefix(const config *c, const char *prefix, char names[
         const char *s = c->e[k].section;
         if (strncmp(s, prefix, pl) != 0 || s[pl] != '.' || s[pl + 1] == '\0')
             continue;
+        /* counted once however many keys it has: past max (a count for a message) by the
+         * entries before it (101 walls of two keys each were "138") */
         int seen = 0;
-        for (int m = 0; m < count && m < max; m++)
-            if (strcmp(names[m], s) == 0)
-                seen = 1;
+        for (int m = 0; m < count && m < max && !seen; m++)
+            seen = strcmp(names[m], s) == 0;
+        for (int m = 0; m < k && count >= max && !seen; m++)
+            seen = strcmp(c->e[m].section, s) == 0;
         if (seen)
             continue;
         if (count < max)

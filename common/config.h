@@ -16,6 +16,9 @@
 
 #define CONFIG_NAME_MAX 64
 #define CONFIG_VALUE_MAX 4096
+/* The most keys a config may have (each entry holds CONFIG_VALUE_MAX bytes: 41 MB at most); its
+ * largest, 64 walls with their keys, has about 1,000. */
+#define CONFIG_MAX_KEYS 10000
 
 typedef struct config_entry {
     char section[CONFIG_NAME_MAX];
@@ -40,7 +43,7 @@ typedef struct config_key_doc {
 typedef struct config {
     char file[PATH_MAX]; /* its path: the files it names, the output's config_file */
     char shown[216]; /* the path as messages give it: whole, or "..." and its last 200 characters */
-    char *text;     /* the file's text, echoed into the output */
+    char *text;      /* the file's text, echoed into the output */
     config_entry *e;
     int n, cap;
     config_resolved *res;
@@ -76,6 +79,8 @@ int config_section_line(const config *c, const char *section);
 char *config_overrides(const config *c);
 /* The value a key has in the file, before any --set (NULL when the file does not give it). */
 const char *config_file_value(const config *c, const char *section, const char *key);
+/* The key was given on the command line (--set), whether or not the file has it too. */
+int config_given_by_set(const config *c, const char *section, const char *key);
 /* Marks every key of a section that this run does not use (another engine's) as read, after
  * checking its name against keys (NULL-terminated; NULL: the section's keys in the schema of
  * config_use_schema): a misspelt key stays an error. Returns the number of keys in the section

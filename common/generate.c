@@ -1,4 +1,5 @@
 #include "generate.h"
+#include "inputfile.h"
 
 #include "config.h"
 #include "h5io.h"
@@ -127,10 +128,9 @@ static int parse_numbers(char *p, double *v, int want, const char **bad)
 status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
                           diag *err)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = input_file_open(path, "particle file", 0, err);
     if (!f)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open particle file: %s", path,
-                        strerror(errno));
+        return CDLAB_ERR_IO;
     const int want = fmt == PARTICLE_FORMAT_CHUTE ? 11 : 4;
     const char *what = fmt == PARTICLE_FORMAT_CHUTE
                            ? "eleven numbers 'x y z diameter vx vy vz wx wy wz frozen'"
@@ -183,6 +183,11 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
                          lineno);
             break;
         }
+        if (n == INT32_MAX) {
+            s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: more than %d particles", path, lineno,
+                         INT32_MAX - 1);
+            break;
+        }
         if (P) {
             if (n >= P->n) {
                 s = diag_set(err, CDLAB_ERR_CONFIG, "%s:%d: more particles than expected (%d)",
@@ -201,6 +206,11 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
     }
     if (s == CDLAB_OK && ferror(f))
         s = diag_set(err, CDLAB_ERR_IO, "%s: read error", path);
+    if (s == CDLAB_OK && n == 0) /* an empty system is refused (docs/config.md) */
+        s = diag_set(err, CDLAB_ERR_CONFIG,
+                     "%s: no particles (the file is empty or holds only comments and blank "
+                     "lines): give a file with one particle per line, %s",
+                     path, what);
     fclose(f);
     *count = n;
     return s;

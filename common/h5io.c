@@ -1,6 +1,8 @@
 #define _GNU_SOURCE /* fallocate, memfd_create */
 #include "h5io.h"
 #include "config.h"
+#include "h5ledger.h"
+#include "inputfile.h"
 
 #include <hdf5.h>
 
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -28,6 +31,7 @@ typedef struct series {
     char *buf;
     int nbuf;
     hsize_t nrows;
+    int entry; /* its ledger entry */
 } series;
 
 /* Room reserved on disk ahead of the writes (h5out_make_room): this much for what a stopped run
@@ -49,6 +53,11 @@ struct h5out {
     int no_reserve;
     /* h5out_create_counter's: no file; every write succeeds, only the series' rows are kept */
     int counter;
+    /* what was written, checked against the file after its close (h5ledger.h); lost: an entry
+     * could not be kept (out of memory), so the file cannot be proven */
+    h5ledger *ledger;
+    int ledger_lost;
+    char read_back[PATH_MAX]; /* the name the close reads it back by ("": path) */
 };
 
 static hid_t mem_type(h5type t)
@@ -128,8 +137,9 @@ status h5out_create(h5out **out, const char *path, diag *err)
         H5Pset_mdc_config(fapl, &mdc);
     }
     errno = 0;
-    h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    H5Pclose(fapl);
+    h->file = fapl >= 0 ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : H5I_INVALID_HID;
+    if (fapl >= 0)
+        H5Pclose(fapl);
     if (h->file < 0) {
         int e = errno;
         free(h);
@@ -137,6 +147,11 @@ status h5out_create(h5out **out, const char *path, diag *err)
                         e ? strerror(e) : "");
     }
     h->mark = -1;
+    if (!(h->ledger = h5ledger_new())) {
+        H5Fclose(h->file);
+        free(h);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
     *out = h;
     return CDLAB_OK;
 }
@@ -194,12 +209,20 @@ status h5out_open(h5out **out, const char *path, diag *err)
     if (!h)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     snprintf(h->path, sizeof h->path, "%s", path);
+    errno = 0;
     h->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     if (h->file < 0) {
+        int e = errno;
         free(h);
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open HDF5 file for writing", path);
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot open HDF5 file for writing%s%s", path,
+                        e ? ": " : "", e ? strerror(e) : "");
     }
     h->mark = -1;
+    if (!(h->ledger = h5ledger_new())) {
+        H5Fclose(h->file);
+        free(h);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
+    }
     *out = h;
     return CDLAB_OK;
 }
@@ -246,7 +269,13 @@ status h5out_make_room(h5out *h, long long expect, diag *err)
         chunks += (long long)(h->s[k].row_bytes * H5IO_SERIES_BUFFER);
     long long want = H5IO_RESERVE_MIN + chunks + next;
     int e = 0;
-    if (!h->no_reserve) {
+    /* a file-size limit (ulimit -f): past it a write fails (EFBIG) in the middle of an output,
+     * which the reservation does not see (it keeps the file's size) */
+    struct rlimit fl;
+    if (getrlimit(RLIMIT_FSIZE, &fl) == 0 && fl.rlim_cur != RLIM_INFINITY &&
+        (unsigned long long)(size + want) > (unsigned long long)fl.rlim_cur)
+        e = EFBIG;
+    if (!h->no_reserve && e == 0) {
         /* every call asks again: HDF5 truncates the file to its end of allocation at
          * flushes, which may give reserved blocks back */
         int rc;
@@ -278,9 +307,10 @@ status h5out_make_room(h5out *h, long long expect, diag *err)
                     "%s: no room for the next output: %s (%s %s before each output: its "
                     "data, or twice the most one has written if more, and room for the summary, "
                     "so that a full disk stops the run between two outputs instead of cutting "
-                    "one short)",
+                    "one short)%s",
                     h->path, strerror(e), format_bytes((double)want, amount, sizeof amount),
-                    h->no_reserve ? "must be free on the device" : "are reserved on the device");
+                    h->no_reserve ? "must be free on the device" : "are reserved on the device",
+                    e == EFBIG ? "; the process's file-size limit (ulimit -f) is below that" : "");
 }
 
 int h5out_reserving(const h5out *h)
@@ -292,7 +322,7 @@ int h5out_reserving(const h5out *h)
  * size (ext4, XFS) and a hole punched past it (tmpfs); either is harmless where the other acts. */
 static void release_room(const char *path, long long reserved_end)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
     if (fd < 0)
         return;
@@ -325,6 +355,22 @@ static int divert(const h5out *h)
     return ok;
 }
 
+/* A ledger entry that could not be kept: the file cannot be proven at its close. */
+static void ledger_lost(h5out *h, int index)
+{
+    if (index < 0)
+        h->ledger_lost = 1;
+}
+
+/* Closes an HDF5 object of the writer (a dataspace, property list, dataset, attribute,
+ * group or type: H5Idec_ref), 0 when the library refuses: a dataset's close writes what
+ * it kept back (a contiguous dataset's sieve buffer; measured: a radius of 60 values lost to
+ * an EIO that only the unchecked close of its dataset saw, the run then "completed"). */
+static int closed(hid_t id)
+{
+    return id < 0 || H5Idec_ref(id) >= 0;
+}
+
 static status flush_series(h5out *h, series *s, diag *err)
 {
     if (s->nbuf == 0)
@@ -337,13 +383,17 @@ static status flush_series(h5out *h, series *s, diag *err)
         return fail(h, err, "extending a series", "");
     hid_t fs = H5Dget_space(s->dset);
     hsize_t start[3] = {s->nrows, 0, 0}, count[3] = {(hsize_t)s->nbuf, s->tail[0], s->tail[1]};
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
     hid_t ms = H5Screate_simple(s->rank, count, NULL);
-    herr_t rc = H5Dwrite(s->dset, s->mtype, ms, fs, H5P_DEFAULT, s->buf);
-    H5Sclose(ms);
-    H5Sclose(fs);
+    herr_t rc =
+        fs >= 0 && ms >= 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) : -1;
+    if (rc >= 0)
+        rc = H5Dwrite(s->dset, s->mtype, ms, fs, H5P_DEFAULT, s->buf);
+    if (!closed(ms) || !closed(fs))
+        rc = -1;
     if (rc < 0)
         return fail(h, err, "writing a series", "");
+    if (h->ledger && !h5ledger_add_rows(h->ledger, s->entry, s->buf, (long long)s->nrows, s->nbuf))
+        h->ledger_lost = 1;
     s->nrows += (hsize_t)s->nbuf;
     s->nbuf = 0;
     return CDLAB_OK;
@@ -366,8 +416,18 @@ status h5out_flush(h5out *h, diag *err)
     return CDLAB_OK;
 }
 
-status h5out_close(h5out *h, diag *err)
+static status verify_file(const char *open_as, const char *path, h5ledger *l, int lost, diag *err);
+
+void h5out_read_back_as(h5out *h, const char *path)
 {
+    if (h)
+        snprintf(h->read_back, sizeof h->read_back, "%s", path);
+}
+
+status h5out_close_checked(h5out *h, h5ledger **ledger, diag *err)
+{
+    if (ledger)
+        *ledger = NULL;
     if (!h)
         return CDLAB_OK;
     if (h->counter) { /* no file, no buffers */
@@ -379,16 +439,33 @@ status h5out_close(h5out *h, diag *err)
      * its writes cannot be diverted the file stays open in the library, written no more */
     int may_close = !h->failed || divert(h);
     for (int k = 0; k < h->ns; k++) {
-        if (may_close)
-            H5Dclose(h->s[k].dset);
+        if (may_close && !closed(h->s[k].dset) && st == CDLAB_OK)
+            st = fail(h, err, "closing", "a series");
         free(h->s[k].buf);
     }
+    errno = 0;
     if (may_close && H5Fclose(h->file) < 0 && st == CDLAB_OK)
         st = fail(h, err, "closing", "file");
     if (h->reserved_end > 0)
         release_room(h->path, h->reserved_end);
+    /* the closed file read back (also after a failure: what it holds then) */
+    diag tmp;
+    status sv = may_close ? verify_file(h->read_back[0] ? h->read_back : h->path, h->path,
+                                        h->ledger, h->ledger_lost, st ? &tmp : err)
+                          : CDLAB_ERR_IO;
+    if (st == CDLAB_OK)
+        st = sv;
+    if (ledger)
+        *ledger = h->ledger;
+    else
+        h5ledger_free(h->ledger);
     free(h);
     return st;
+}
+
+status h5out_close(h5out *h, diag *err)
+{
+    return h5out_close_checked(h, NULL, err);
 }
 
 status h5out_group(h5out *h, const char *path, diag *err)
@@ -397,16 +474,18 @@ status h5out_group(h5out *h, const char *path, diag *err)
         return refuse(h, err);
     if (h->counter)
         return CDLAB_OK;
+    errno = 0;
+    /* negative also where a folder above it is missing: made with it below */
     if (H5Lexists(h->file, path, H5P_DEFAULT) > 0)
         return CDLAB_OK;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t g = H5Gcreate2(h->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    H5Pclose(lcpl);
-    if (g < 0)
-        return fail(h, err, "creating group", path);
-    H5Gclose(g);
-    return CDLAB_OK;
+    hid_t g = lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0
+                  ? H5Gcreate2(h->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    int ok = g >= 0;
+    if (!closed(lcpl) || !closed(g))
+        ok = 0;
+    return ok ? CDLAB_OK : fail(h, err, "creating group", path);
 }
 
 status h5out_copy(h5out *dst, h5out *src, const char *path, diag *err)
@@ -415,65 +494,88 @@ status h5out_copy(h5out *dst, h5out *src, const char *path, diag *err)
         return refuse(dst->failed ? dst : src, err);
     if (dst->counter || src->counter)
         return diag_set(err, CDLAB_ERR_ARG, "a counter has nothing to copy");
+    errno = 0;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    herr_t r = H5Ocopy(src->file, path, dst->file, path, H5P_DEFAULT, lcpl);
-    H5Pclose(lcpl);
-    return r < 0 ? fail(dst, err, "copying", path) : CDLAB_OK;
+    herr_t r = lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0
+                   ? H5Ocopy(src->file, path, dst->file, path, H5P_DEFAULT, lcpl)
+                   : -1;
+    if (!closed(lcpl))
+        r = -1;
+    if (r < 0)
+        return fail(dst, err, "copying", path);
+    /* what the source wrote there is what the copy must hold */
+    if (!h5ledger_copy_group(dst->ledger, src->ledger, path))
+        dst->ledger_lost = 1;
+    return CDLAB_OK;
 }
 
+/* The attribute name of obj, of the given type and (scalar) space, set to value (size bytes,
+ * entered in the ledger as they are). */
 static status write_attr(h5out *h, const char *obj, const char *name, hid_t type, hid_t space,
-                         const void *value, diag *err)
+                         const void *value, size_t size, diag *err)
 {
     if (h->failed)
         return refuse(h, err);
     errno = 0;
+    if (type < 0 || space < 0)
+        return fail(h, err, "writing attribute", name);
     hid_t o = H5Oopen(h->file, obj, H5P_DEFAULT);
     if (o < 0)
         return fail(h, err, "opening", obj);
-    if (H5Aexists(o, name) > 0)
-        H5Adelete(o, name);
-    hid_t a = H5Acreate2(o, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t rc = a >= 0 ? H5Awrite(a, type, value) : -1;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Oclose(o);
-    return rc < 0 ? fail(h, err, "writing attribute", name) : CDLAB_OK;
+    htri_t there = H5Aexists(o, name);
+    herr_t rc = there < 0 || (there > 0 && H5Adelete(o, name) < 0) ? -1 : 0;
+    hid_t a =
+        rc >= 0 ? H5Acreate2(o, name, type, space, H5P_DEFAULT, H5P_DEFAULT) : H5I_INVALID_HID;
+    rc = a >= 0 ? H5Awrite(a, type, value) : -1;
+    if (!closed(a) || !closed(o))
+        rc = -1;
+    if (rc < 0)
+        return fail(h, err, "writing attribute", name);
+    ledger_lost(h, h5ledger_attr(h->ledger, obj, name, value, size));
+    return CDLAB_OK;
 }
 
 status h5out_attr_string(h5out *h, const char *obj, const char *name, const char *value, diag *err)
 {
     if (h->counter)
         return CDLAB_OK;
+    size_t n = strlen(value) + 1;
     hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(value) + 1);
-    H5Tset_cset(t, H5T_CSET_UTF8);
+    if (t >= 0 && (H5Tset_size(t, n) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0)) {
+        closed(t);
+        t = H5I_INVALID_HID;
+    }
     hid_t sp = H5Screate(H5S_SCALAR);
-    status st = write_attr(h, obj, name, t, sp, value, err);
-    H5Sclose(sp);
-    H5Tclose(t);
+    status st = write_attr(h, obj, name, t, sp, value, n, err);
+    if ((!closed(sp) || !closed(t)) && st == CDLAB_OK)
+        st = fail(h, err, "writing attribute", name);
+    return st;
+}
+
+static status attr_scalar(h5out *h, const char *obj, const char *name, hid_t type,
+                          const void *value, diag *err)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    status st = write_attr(h, obj, name, type, sp, value, 8, err);
+    if (!closed(sp) && st == CDLAB_OK)
+        st = fail(h, err, "writing attribute", name);
     return st;
 }
 
 status h5out_attr_double(h5out *h, const char *obj, const char *name, double value, diag *err)
 {
-    if (h->counter)
-        return CDLAB_OK;
-    hid_t sp = H5Screate(H5S_SCALAR);
-    status st = write_attr(h, obj, name, H5T_NATIVE_DOUBLE, sp, &value, err);
-    H5Sclose(sp);
-    return st;
+    return h->counter ? CDLAB_OK : attr_scalar(h, obj, name, H5T_NATIVE_DOUBLE, &value, err);
 }
 
 status h5out_attr_int(h5out *h, const char *obj, const char *name, long long value, diag *err)
 {
-    if (h->counter)
-        return CDLAB_OK;
-    hid_t sp = H5Screate(H5S_SCALAR);
     int64_t v = value;
-    status st = write_attr(h, obj, name, H5T_NATIVE_INT64, sp, &v, err);
-    H5Sclose(sp);
-    return st;
+    return h->counter ? CDLAB_OK : attr_scalar(h, obj, name, H5T_NATIVE_INT64, &v, err);
+}
+
+status h5out_attr_uint(h5out *h, const char *obj, const char *name, uint64_t value, diag *err)
+{
+    return h->counter ? CDLAB_OK : attr_scalar(h, obj, name, H5T_NATIVE_UINT64, &value, err);
 }
 
 status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, const long *tail,
@@ -498,28 +600,32 @@ status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, cons
     hsize_t maxd[3] = {H5S_UNLIMITED, s->tail[0], s->tail[1]};
     hsize_t chunk[3] = {H5IO_SERIES_BUFFER, s->tail[0] > 0 ? s->tail[0] : 1,
                         s->tail[1] > 0 ? s->tail[1] : 1};
+    errno = 0;
     hid_t sp = H5Screate_simple(s->rank, dims, maxd);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, s->rank, chunk);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
     /* a chunk cache of one chunk: the rows are appended, a chunk at a time, and the default
      * cache (1 MiB per dataset) only held chunks written long ago (a 10-particle run of 10^5
      * steps peaked at 32.7 MB against 15.9 MB for 10 steps; 17.5 MB with this) */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    H5Pset_chunk_cache(dapl, 1, s->row_bytes * H5IO_SERIES_BUFFER, 1.0);
-    s->dset = H5Dcreate2(h->file, path, s->mtype, sp, lcpl, dcpl, dapl);
-    H5Pclose(dapl);
-    H5Pclose(lcpl);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-    if (s->dset < 0)
+    int ok = sp >= 0 && dcpl >= 0 && lcpl >= 0 && dapl >= 0 &&
+             H5Pset_chunk(dcpl, s->rank, chunk) >= 0 &&
+             H5Pset_create_intermediate_group(lcpl, 1) >= 0 &&
+             H5Pset_chunk_cache(dapl, 1, s->row_bytes * H5IO_SERIES_BUFFER, 1.0) >= 0;
+    s->dset = ok ? H5Dcreate2(h->file, path, s->mtype, sp, lcpl, dcpl, dapl) : H5I_INVALID_HID;
+    if (!closed(dapl) || !closed(lcpl) || !closed(dcpl) || !closed(sp))
+        ok = 0;
+    if (!ok || s->dset < 0) {
+        closed(s->dset);
         return fail(h, err, "creating series", path);
+    }
     s->buf = malloc(s->row_bytes * H5IO_SERIES_BUFFER + 1);
     if (!s->buf) {
-        H5Dclose(s->dset);
+        closed(s->dset);
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
     }
+    s->entry = h5ledger_dataset(h->ledger, path, (int)type, s->row_bytes, 0, 1);
+    ledger_lost(h, s->entry);
     *index = h->ns++;
     return CDLAB_OK;
 }
@@ -543,29 +649,22 @@ status h5out_series_append(h5out *h, int index, const void *row, diag *err)
     return CDLAB_OK;
 }
 
-status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
-                   const void *data, diag *err)
+/* The bytes of one row (one element of the first dimension) of an array. */
+static size_t array_row_bytes(h5type type, int rank, const long *dims)
 {
-    if (h->failed)
-        return refuse(h, err);
-    if (h->counter)
-        return CDLAB_OK;
-    hsize_t d[3];
-    errno = 0;
-    for (int k = 0; k < rank; k++)
-        d[k] = (hsize_t)dims[k];
-    hid_t sp = H5Screate_simple(rank, d, NULL);
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t ds = H5Dcreate2(h->file, path, mem_type(type), sp, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    H5Pclose(lcpl);
-    herr_t rc = -1;
-    if (ds >= 0) {
-        rc = H5Dwrite(ds, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
-        H5Dclose(ds);
-    }
-    H5Sclose(sp);
-    return rc < 0 ? fail(h, err, "writing", path) : CDLAB_OK;
+    size_t b = type_size(type);
+    for (int k = 1; k < rank; k++)
+        b *= (size_t)dims[k];
+    return b;
+}
+
+/* A whole array's checksum beside it (h5ledger.h), once all its rows are written. */
+static status write_checksum(h5out *h, const char *path, int entry, diag *err)
+{
+    if (entry < 0)
+        return CDLAB_OK; /* the ledger lost it: the close says the file cannot be proven */
+    return h5out_attr_int(h, path, H5IO_CHECKSUM_ATTR,
+                          (long long)h5ledger_at(h->ledger, entry)->hash, err);
 }
 
 struct h5out_rows {
@@ -574,6 +673,7 @@ struct h5out_rows {
     h5type type;
     int rank;
     hsize_t dims[3];
+    int entry; /* its ledger entry */
     char path[256];
 };
 
@@ -584,6 +684,11 @@ status h5out_rows_begin(h5out *h, const char *path, h5type type, int rank, const
         return refuse(h, err);
     if (h->counter)
         return diag_set(err, CDLAB_ERR_ARG, "a counter takes no arrays in rows");
+    if (rank < 1 || rank > 3 || strlen(path) >= sizeof((h5out_rows *)0)->path)
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "%s: an array of rank %d (1 to 3) and a path of "
+                        "at most 255 characters",
+                        path, rank);
     h5out_rows *r = calloc(1, sizeof *r);
     if (!r)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory writing %s", path);
@@ -596,18 +701,22 @@ status h5out_rows_begin(h5out *h, const char *path, h5type type, int rank, const
     errno = 0;
     r->sp = H5Screate_simple(rank, r->dims, NULL);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    r->ds = r->sp >= 0
+    r->ds = r->sp >= 0 && lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0
                 ? H5Dcreate2(h->file, path, mem_type(type), r->sp, lcpl, H5P_DEFAULT, H5P_DEFAULT)
-                : -1;
-    H5Pclose(lcpl);
+                : H5I_INVALID_HID;
+    if (!closed(lcpl) && r->ds >= 0) {
+        closed(r->ds);
+        r->ds = H5I_INVALID_HID;
+    }
     if (r->ds < 0) {
         status s = fail(h, err, "creating", path);
-        if (r->sp >= 0)
-            H5Sclose(r->sp);
+        closed(r->sp);
         free(r);
         return s;
     }
+    r->entry =
+        h5ledger_dataset(h->ledger, path, (int)type, array_row_bytes(type, rank, dims), dims[0], 0);
+    ledger_lost(h, r->entry);
     *rows = r;
     return CDLAB_OK;
 }
@@ -622,55 +731,296 @@ status h5out_rows_write(h5out_rows *r, long first, long n, const void *data, dia
         return diag_set(err, CDLAB_ERR_IO, "%s: rows %ld..%ld beyond its %llu rows", r->path, first,
                         first + n - 1, (unsigned long long)r->dims[0]);
     errno = 0;
-    if (first == 0 && (hsize_t)n == r->dims[0]) /* all of it: as h5out_array writes */
-        return H5Dwrite(r->ds, mem_type(r->type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0
-                   ? fail(r->h, err, "writing", r->path)
-                   : CDLAB_OK;
-    hsize_t start[3] = {(hsize_t)first, 0, 0}, count[3];
-    for (int k = 0; k < r->rank; k++)
-        count[k] = k == 0 ? (hsize_t)n : r->dims[k];
-    hid_t mem = H5Screate_simple(r->rank, count, NULL);
-    herr_t rc =
-        mem >= 0 ? H5Sselect_hyperslab(r->sp, H5S_SELECT_SET, start, NULL, count, NULL) : -1;
-    if (rc >= 0)
-        rc = H5Dwrite(r->ds, mem_type(r->type), mem, r->sp, H5P_DEFAULT, data);
-    if (mem >= 0)
-        H5Sclose(mem);
-    return rc < 0 ? fail(r->h, err, "writing", r->path) : CDLAB_OK;
+    herr_t rc;
+    if (first == 0 && (hsize_t)n == r->dims[0]) { /* all of it: as h5out_array writes */
+        rc = H5Dwrite(r->ds, mem_type(r->type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    } else {
+        hsize_t start[3] = {(hsize_t)first, 0, 0}, count[3];
+        for (int k = 0; k < r->rank; k++)
+            count[k] = k == 0 ? (hsize_t)n : r->dims[k];
+        hid_t mem = H5Screate_simple(r->rank, count, NULL);
+        rc = mem >= 0 ? H5Sselect_hyperslab(r->sp, H5S_SELECT_SET, start, NULL, count, NULL) : -1;
+        if (rc >= 0)
+            rc = H5Dwrite(r->ds, mem_type(r->type), mem, r->sp, H5P_DEFAULT, data);
+        if (!closed(mem))
+            rc = -1;
+    }
+    if (rc < 0)
+        return fail(r->h, err, "writing", r->path);
+    if (r->entry >= 0 && !h5ledger_add_rows(r->h->ledger, r->entry, data, first, n))
+        r->h->ledger_lost = 1;
+    return CDLAB_OK;
 }
 
 status h5out_rows_end(h5out_rows *r, diag *err)
 {
-    (void)err;
     if (!r)
         return CDLAB_OK;
-    /* As h5out_array: a close that fails (the raw data it flushes meets a full disk) is
-     * reported by the file flush that follows every snapshot. Stopping the run here instead
-     * left the file unreadable back to its last snapshot (HDF5 then closed the file with the
-     * dataset's metadata half written; tests/check_safety.c io_disk_full). */
-    H5Dclose(r->ds);
-    H5Sclose(r->sp);
+    h5out *h = r->h;
+    errno = 0;
+    /* the dataset's close writes what HDF5 kept of its rows: a failure there is the run's
+     * (after it the file is written no more, and its close discards HDF5's caches) */
+    int ok = closed(r->ds);
+    ok = closed(r->sp) && ok;
+    status s = CDLAB_OK;
+    if (!ok)
+        s = h->failed ? refuse(h, err) : fail(h, err, "writing", r->path);
+    else if (!h->failed)
+        s = write_checksum(h, r->path, r->entry, err);
     free(r);
-    return CDLAB_OK;
+    return s;
+}
+
+status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
+                   const void *data, diag *err)
+{
+    if (h->failed)
+        return refuse(h, err);
+    if (h->counter)
+        return CDLAB_OK;
+    h5out_rows *r;
+    status s = h5out_rows_begin(h, path, type, rank, dims, &r, err);
+    if (s != CDLAB_OK)
+        return s;
+    s = h5out_rows_write(r, 0, dims[0], data, err);
+    status s2 = h5out_rows_end(r, s == CDLAB_OK ? err : &(diag){{0}});
+    return s == CDLAB_OK ? s2 : s;
+}
+
+/* ---- the closed file read back (h5ledger.h) ---- */
+
+/* The most read at once when a dataset is checked: its rows in slabs of this many bytes. */
+#define VERIFY_SLAB_BYTES ((size_t)16 << 20)
+
+/* The rows read at once from a dataset of `rows` rows of row_bytes each: a slab of at most
+ * VERIFY_SLAB_BYTES, and no more rows than it has (at least one). */
+static size_t slab_rows(size_t row_bytes, hsize_t rows)
+{
+    size_t most =
+        row_bytes > 0 && row_bytes < VERIFY_SLAB_BYTES ? VERIFY_SLAB_BYTES / row_bytes : 1;
+    return rows < 1 ? 1 : rows < (hsize_t)most ? (size_t)rows : most;
+}
+
+/* Rows [first, first + n) of dataset d (of rank rank, row_bytes each, file type ft), their
+ * hash into *hash; 0 where they cannot be read. */
+static int hash_dataset_rows(hid_t d, hid_t ft, int rank, const hsize_t *dims, size_t row_bytes,
+                             long long first, long long n, char *buf, size_t buf_rows,
+                             uint64_t *hash)
+{
+    hid_t fs = H5Dget_space(d);
+    int ok = fs >= 0;
+    *hash = 0;
+    for (long long at = first; ok && at < first + n;) {
+        long long k = first + n - at < (long long)buf_rows ? first + n - at : (long long)buf_rows;
+        hsize_t start[3] = {(hsize_t)at, 0, 0}, count[3] = {(hsize_t)k, 0, 0};
+        for (int j = 1; j < rank; j++)
+            count[j] = dims[j];
+        hid_t ms = H5Screate_simple(rank, count, NULL);
+        ok = ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+             H5Dread(d, ft, ms, fs, H5P_DEFAULT, buf) >= 0;
+        closed(ms);
+        if (ok)
+            *hash += h5ledger_hash_rows(buf, row_bytes, at, k);
+        at += k;
+    }
+    closed(fs);
+    return ok;
+}
+
+/* A dataset entry against the file: its shape, its element size, its rows' hash (a series:
+ * segment by segment, rows_ok the verified rows from its start). */
+static void verify_dataset(hid_t f, h5ledger_entry *e, char **buf, size_t *cap)
+{
+    e->ok = 0;
+    e->rows_ok = 0;
+    hid_t d = H5Dopen2(f, e->obj, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hid_t ft = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    hsize_t dims[3] = {0, 1, 1};
+    int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    int ok = rank >= 1 && rank <= 3 && H5Sget_simple_extent_dims(sp, dims, NULL) == rank &&
+             ft >= 0 && H5Tget_size(ft) == type_size((h5type)e->type);
+    size_t row_bytes = ok ? H5Tget_size(ft) : 0;
+    for (int j = 1; ok && j < rank; j++)
+        row_bytes *= (size_t)dims[j];
+    ok = ok && row_bytes == e->row_bytes && (long long)dims[0] >= e->rows;
+    size_t rows = slab_rows(row_bytes, dims[0]);
+    if (ok && *cap < rows * row_bytes) {
+        char *m = realloc(*buf, rows * row_bytes);
+        ok = m != NULL;
+        if (m)
+            *buf = m, *cap = rows * row_bytes;
+    }
+    uint64_t h;
+    if (ok && e->series) {
+        /* segment by segment, in row order (the flushes'), up to the first that differs */
+        for (int k = 0; k < e->nseg; k++) {
+            const h5ledger_segment *g = &e->seg[k];
+            if (g->first != e->rows_ok ||
+                !hash_dataset_rows(d, ft, rank, dims, row_bytes, g->first, g->n, *buf, rows, &h) ||
+                h != g->hash)
+                break;
+            e->rows_ok += g->n;
+        }
+        e->ok = e->rows_ok == e->rows && (long long)dims[0] == e->rows;
+    } else if (ok) {
+        e->ok = (long long)dims[0] == e->rows &&
+                hash_dataset_rows(d, ft, rank, dims, row_bytes, 0, e->rows, *buf, rows, &h) &&
+                h == e->hash;
+        e->rows_ok = e->ok ? e->rows : 0;
+    }
+    closed(ft);
+    closed(sp);
+    closed(d);
+}
+
+/* An attribute entry against the file: its value's bytes as stored. */
+static void verify_attr(hid_t f, h5ledger_entry *e, char **buf, size_t *cap)
+{
+    e->ok = 0;
+    hid_t a = H5Aopen_by_name(f, e->obj, e->name, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    int ok = t >= 0 && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && !H5Tis_variable_str(t) &&
+             H5Tget_size(t) == e->row_bytes;
+    if (ok && *cap < e->row_bytes + 1) {
+        char *m = realloc(*buf, e->row_bytes + 1);
+        ok = m != NULL;
+        if (m)
+            *buf = m, *cap = e->row_bytes + 1;
+    }
+    if (ok && H5Aread(a, t, *buf) >= 0)
+        e->ok = h5ledger_hash_rows(*buf, e->row_bytes, 0, 1) == e->hash;
+    closed(sp);
+    closed(t);
+    closed(a);
+}
+
+/* Every entry of the ledger against the closed file at path: marked ok or not; an error
+ * naming how many differ and the first where any does. */
+static status verify_file(const char *open_as, const char *path, h5ledger *l, int lost, diag *err)
+{
+    int n = h5ledger_count(l);
+    for (int k = 0; k < n; k++)
+        h5ledger_at(l, k)->ok = 0;
+    if (!l || lost)
+        return diag_set(err, CDLAB_ERR_NOMEM,
+                        "%s: out of memory for the record of what was written to it: the file "
+                        "cannot be proven whole after its close",
+                        path);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0)
+        H5Pset_file_locking(fapl, 0, 1);
+    errno = 0;
+    hid_t f = fapl >= 0 ? H5Fopen(open_as, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+    int e = errno;
+    closed(fapl);
+    if (f < 0)
+        return diag_set(err, CDLAB_ERR_IO,
+                        "%s: cannot be opened again after its close, to prove it holds what was "
+                        "written%s%s",
+                        path, e ? ": " : "", e ? strerror(e) : "");
+    char *buf = NULL;
+    size_t cap = 0;
+    for (int k = 0; k < n; k++) {
+        h5ledger_entry *x = h5ledger_at(l, k);
+        if (x->kind == H5LEDGER_DATASET)
+            verify_dataset(f, x, &buf, &cap);
+        else
+            verify_attr(f, x, &buf, &cap);
+    }
+    free(buf);
+    H5Fclose(f);
+    char first[600];
+    int bad = h5ledger_failures(l, first, sizeof first);
+    if (bad == 0)
+        return CDLAB_OK;
+    return diag_set(err, CDLAB_ERR_IO,
+                    "%s: read back after its close, the file does not hold what was written to "
+                    "it: %d of its %d datasets and attributes differ or are missing (the first: "
+                    "%s); a write that failed without a report, or a device that lost it",
+                    path, bad, n, first);
 }
 
 /* ---- reading ---- */
 
-static status read_attr_string(hid_t o, const char *name, char **value)
+/* What a reader finds at an attribute or a dataset, checked before anything is read into a
+ * buffer of the caller's: a hostile or damaged file may hold an array where one value
+ * belongs, or a string where a number does (measured: an 8000-element `step` in a checkpoint
+ * crashed a restart). */
+typedef struct shape {
+    H5T_class_t cls; /* H5T_NO_CLASS: unreadable */
+    size_t size;     /* of one element as stored */
+    int vlen_str;    /* a variable-length string */
+    hssize_t count;  /* elements (1 for a scalar) */
+} shape;
+
+static shape shape_of(hid_t type, hid_t space)
 {
+    shape sh = {H5T_NO_CLASS, 0, 0, -1};
+    if (type < 0 || space < 0)
+        return sh;
+    H5S_class_t sc = H5Sget_simple_extent_type(space);
+    sh.count = sc == H5S_SCALAR ? 1 : sc == H5S_SIMPLE ? H5Sget_simple_extent_npoints(space) : 0;
+    sh.cls = H5Tget_class(type);
+    sh.size = H5Tget_size(type);
+    sh.vlen_str = sh.cls == H5T_STRING && H5Tis_variable_str(type) > 0;
+    return sh;
+}
+
+/* "a number", "an array of 8000 numbers", "a string", "an array of 3 strings", ... */
+static const char *shape_text(shape sh, char *buf, size_t n)
+{
+    const char *what = sh.cls == H5T_INTEGER || sh.cls == H5T_FLOAT ? "number"
+                       : sh.cls == H5T_STRING                       ? "string"
+                                                                    : "value of another type";
+    if (sh.count == 1)
+        snprintf(buf, n, "a %s", what);
+    else
+        snprintf(buf, n, "an array of %lld %ss", (long long)sh.count, what);
+    return buf;
+}
+
+/* A string attribute (fixed or variable length, one of them) into *value (malloc'ed):
+ * CDLAB_OK; CDLAB_ERR_IO where it is missing or unreadable, CDLAB_ERR_ARG where it holds
+ * something else (shape_text into what). */
+static status read_attr_string(hid_t o, const char *name, char **value, char *what, size_t n)
+{
+    *value = NULL;
+    if (what && n)
+        what[0] = '\0';
     hid_t a = H5Aopen(o, name, H5P_DEFAULT);
     if (a < 0)
         return CDLAB_ERR_IO;
-    hid_t t = H5Aget_type(a);
+    hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+    shape sh = shape_of(t, sp);
     status st = CDLAB_ERR_IO;
-    if (H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
-        size_t n = H5Tget_size(t);
-        *value = calloc(n + 1, 1);
+    if (sh.cls != H5T_STRING || sh.count != 1) {
+        st = CDLAB_ERR_ARG;
+        if (what)
+            shape_text(sh, what, n);
+    } else if (sh.vlen_str) {
+        char *v = NULL;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0 && v) {
+            *value = strdup(v);
+            st = *value ? CDLAB_OK : CDLAB_ERR_NOMEM;
+        }
+        if (v)
+            H5free_memory(v);
+        closed(mt);
+    } else if (sh.size < ((size_t)1 << 30)) {
+        *value = calloc(sh.size + 1, 1);
         if (*value && H5Aread(a, t, *value) >= 0)
             st = CDLAB_OK;
+        else {
+            free(*value);
+            *value = NULL;
+        }
     }
-    H5Tclose(t);
-    H5Aclose(a);
+    closed(sp);
+    closed(t);
+    closed(a);
     return st;
 }
 
@@ -687,33 +1037,65 @@ status h5in_read_attr_string(const char *path, const char *obj, const char *name
     return st;
 }
 
+/* The hash of a dataset's rows as stored (h5ledger.h), read in slabs; 0 where unreadable. */
+static int stored_hash(hid_t d, uint64_t *hash)
+{
+    hid_t sp = H5Dget_space(d), ft = H5Dget_type(d);
+    hsize_t dims[3] = {0, 1, 1};
+    int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    int ok = rank >= 1 && rank <= 3 && ft >= 0 && H5Sget_simple_extent_dims(sp, dims, NULL) == rank;
+    size_t row_bytes = ok ? H5Tget_size(ft) : 0;
+    for (int j = 1; ok && j < rank; j++)
+        row_bytes *= (size_t)dims[j];
+    ok = ok && row_bytes > 0;
+    size_t rows = slab_rows(row_bytes, dims[0]);
+    char *buf = ok ? malloc(rows * row_bytes) : NULL;
+    ok = ok && buf &&
+         hash_dataset_rows(d, ft, rank, dims, row_bytes, 0, (long long)dims[0], buf, rows, hash);
+    free(buf);
+    closed(ft);
+    closed(sp);
+    return ok;
+}
+
+/* A dataset with a checksum attribute (H5IO_CHECKSUM_ATTR): 1 where its rows hash to it,
+ * or where it has none (files of an older cdlab, other programs' files); 0 where they do not. */
+static int checksum_holds(hid_t d)
+{
+    if (H5Aexists(d, H5IO_CHECKSUM_ATTR) <= 0)
+        return 1;
+    hid_t a = H5Aopen(d, H5IO_CHECKSUM_ATTR, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID, sp = a >= 0 ? H5Aget_space(a) : -1;
+    shape sh = shape_of(t, sp);
+    int64_t want = 0;
+    uint64_t got = 0;
+    int ok = sh.cls == H5T_INTEGER && sh.count == 1 && H5Aread(a, H5T_NATIVE_INT64, &want) >= 0 &&
+             stored_hash(d, &got) && got == (uint64_t)want;
+    closed(sp);
+    closed(t);
+    closed(a);
+    return ok;
+}
+
 status h5in_read_doubles(const char *path, const char *dset, double **data, long *n, diag *err)
 {
-    h5_init();
     *data = NULL;
     *n = 0;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        return open_failed(path, OPEN_FAILED, err);
-    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
-    if (d < 0) {
-        H5Fclose(f);
-        return diag_set(err, CDLAB_ERR_IO, "%s: no dataset %s", path, dset);
+    h5in *h;
+    long long count;
+    status st = h5in_open(&h, path, err);
+    if (st == CDLAB_OK && (st = h5in_size(h, dset, &count, err)) == CDLAB_OK) {
+        *data = malloc((size_t)(count > 0 ? count : 1) * sizeof **data);
+        st = !*data ? diag_set(err, CDLAB_ERR_NOMEM, "%s: out of memory reading %s", path, dset)
+                    : h5in_read(h, dset, H5IO_DOUBLE, *data, (long)count, err);
+        if (st == CDLAB_OK)
+            *n = (long)count;
+        else {
+            free(*data);
+            *data = NULL;
+        }
     }
-    hid_t sp = H5Dget_space(d);
-    hssize_t count = H5Sget_simple_extent_npoints(sp);
-    H5Sclose(sp);
-    status st = CDLAB_OK;
-    *data = malloc((size_t)(count > 0 ? count : 1) * sizeof **data);
-    if (!*data || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *data) < 0) {
-        free(*data);
-        *data = NULL;
-        st = diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s", path, dset);
-    } else {
-        *n = (long)count;
-    }
-    H5Dclose(d);
-    H5Fclose(f);
+    h5in_close(h);
     return st;
 }
 
@@ -723,55 +1105,75 @@ typedef struct walk_ctx {
     int depth;
 } walk_ctx;
 
+static void print_string(FILE *out, const char *name, const char *v)
+{
+    if (!strchr(v, '\n')) {
+        fprintf(out, "  @%s = %s\n", name, v);
+        return;
+    }
+    fprintf(out, "  @%s:\n", name);
+    for (const char *line = v, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl) {
+            fprintf(out, "    | %s\n", line);
+            break;
+        }
+        fprintf(out, "    | %.*s\n", (int)(nl - line), line);
+    }
+}
+
+/* The most values of one attribute cdlab info prints (a hostile file's array of 10^9 is not
+ * read whole). */
+#define DESCRIBE_MAX_VALUES 64
+
 static herr_t print_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
 {
     (void)info;
     walk_ctx *w = op;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t t = H5Aget_type(a);
-    H5T_class_t cls = H5Tget_class(t);
-    if (cls == H5T_STRING) {
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    shape sh = shape_of(t, sp);
+    char what[64];
+    if (sh.cls == H5T_STRING && sh.count == 1) {
         char *v = NULL;
-        if (read_attr_string(loc, name, &v) == CDLAB_OK) {
-            if (strchr(v, '\n')) {
-                fprintf(w->out, "  @%s:\n", name);
-                for (char *line = v, *nl; *line; line = nl + 1) {
-                    nl = strchr(line, '\n');
-                    if (!nl) {
-                        fprintf(w->out, "    | %s\n", line);
-                        break;
-                    }
-                    fprintf(w->out, "    | %.*s\n", (int)(nl - line), line);
-                }
-            } else
-                fprintf(w->out, "  @%s = %s\n", name, v);
-        }
+        if (read_attr_string(loc, name, &v, NULL, 0) == CDLAB_OK)
+            print_string(w->out, name, v);
+        else
+            fprintf(w->out, "  @%s = (unreadable)\n", name);
         free(v);
-    } else if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
+    } else if ((sh.cls == H5T_FLOAT || sh.cls == H5T_INTEGER) && sh.count >= 1 &&
+               sh.count <= DESCRIBE_MAX_VALUES) {
         /* every value, each double as the shortest text that reads back to it (%.10g cut
          * recorded figures such as /elasticity's to ten digits) */
-        hid_t sp = H5Aget_space(a);
-        hssize_t n = H5Sget_simple_extent_npoints(sp);
-        H5Sclose(sp);
-        int is_float = cls == H5T_FLOAT;
-        void *v =
-            n > 0 ? malloc((size_t)n * (is_float ? sizeof(double) : sizeof(long long))) : NULL;
-        if (v && H5Aread(a, is_float ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, v) >= 0) {
+        int is_float = sh.cls == H5T_FLOAT,
+            is_unsigned = !is_float && H5Tget_sign(t) == H5T_SGN_NONE;
+        double vd[DESCRIBE_MAX_VALUES];
+        long long vi[DESCRIBE_MAX_VALUES];
+        hid_t mt = is_float      ? H5T_NATIVE_DOUBLE
+                   : is_unsigned ? H5T_NATIVE_ULLONG
+                                 : H5T_NATIVE_LLONG;
+        if (H5Aread(a, mt, is_float ? (void *)vd : (void *)vi) >= 0) {
             fprintf(w->out, "  @%s =", name);
-            for (hssize_t k = 0; k < n; k++) {
+            for (hssize_t k = 0; k < sh.count; k++) {
                 char b[32];
                 if (is_float)
-                    config_fmt_double(b, sizeof b, ((double *)v)[k]);
+                    config_fmt_double(b, sizeof b, vd[k]);
+                else if (is_unsigned)
+                    snprintf(b, sizeof b, "%llu", (unsigned long long)vi[k]);
                 else
-                    snprintf(b, sizeof b, "%lld", ((long long *)v)[k]);
+                    snprintf(b, sizeof b, "%lld", vi[k]);
                 fprintf(w->out, " %s", b);
             }
             fputc('\n', w->out);
-        }
-        free(v);
+        } else
+            fprintf(w->out, "  @%s = (unreadable)\n", name);
+    } else {
+        fprintf(w->out, "  @%s = (%s, not shown)\n", name, shape_text(sh, what, sizeof what));
     }
-    H5Tclose(t);
-    H5Aclose(a);
+    closed(sp);
+    closed(t);
+    closed(a);
     return 0;
 }
 
@@ -810,6 +1212,8 @@ static herr_t print_other_group(hid_t loc, const char *name, const H5L_info_t *i
 status h5in_describe(const char *path, FILE *out, diag *err)
 {
     h5_init();
+    if (input_file_check(path, "HDF5 file", 0, err) != CDLAB_OK)
+        return CDLAB_ERR_IO;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return open_failed(path, OPEN_FAILED, err);
@@ -850,31 +1254,35 @@ status h5in_describe(const char *path, FILE *out, diag *err)
     print_group_attrs(&w, "/summary");
     if (H5Lexists(f, "/series", H5P_DEFAULT) > 0 && H5Lexists(f, "/series/t", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/series/t", H5P_DEFAULT);
-        hid_t sp = H5Dget_space(d);
-        hssize_t n = H5Sget_simple_extent_npoints(sp);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+        hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
         /* rows, not steps: output.series_every may keep one row per many steps */
         double t[2] = {0, 0};
         hsize_t at[2] = {0, n > 0 ? (hsize_t)n - 1 : 0}, two = 2;
         hid_t mem = H5Screate_simple(1, &two, NULL);
-        if (n > 0 && H5Sselect_elements(sp, H5S_SELECT_SET, 2, at) >= 0 &&
-            H5Dread(d, H5T_NATIVE_DOUBLE, mem, sp, H5P_DEFAULT, t) >= 0)
+        if (n < 0)
+            fprintf(out, "/series/t: not a dataset of times (unreadable)\n");
+        else if (n > 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+                 H5Sselect_elements(sp, H5S_SELECT_SET, 2, at) >= 0 &&
+                 H5Dread(d, H5T_NATIVE_DOUBLE, mem, sp, H5P_DEFAULT, t) >= 0)
             fprintf(out, "/series: %lld row%s, t = %.6g to %.6g\n", (long long)n, n == 1 ? "" : "s",
                     t[0], t[1]);
         else
             fprintf(out, "/series: %lld row%s\n", (long long)n, n == 1 ? "" : "s");
-        H5Sclose(mem);
-        H5Sclose(sp);
-        H5Dclose(d);
+        closed(mem);
+        closed(sp);
+        closed(d);
     }
     if (H5Lexists(f, "/input_index", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/input_index", H5P_DEFAULT);
-        hid_t sp = H5Dget_space(d);
-        fprintf(out,
-                "/input_index: %lld particles renumbered in spatial order (particles.order); "
-                "input_index[id] is a particle's input index\n",
-                (long long)H5Sget_simple_extent_npoints(sp));
-        H5Sclose(sp);
-        H5Dclose(d);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+        if (sp >= 0)
+            fprintf(out,
+                    "/input_index: %lld particles renumbered in spatial order (particles.order); "
+                    "input_index[id] is a particle's input index\n",
+                    (long long)H5Sget_simple_extent_npoints(sp));
+        closed(sp);
+        closed(d);
     }
     const char *lists[][2] = {
         {"/snapshots", "frame"}, {"/checkpoints", "checkpoint"}, {"/walls", "wall"}};
@@ -883,10 +1291,12 @@ status h5in_describe(const char *path, FILE *out, diag *err)
             continue;
         hid_t g = H5Gopen2(f, lists[k][0], H5P_DEFAULT);
         H5G_info_t gi;
-        H5Gget_info(g, &gi);
-        fprintf(out, "%s: %llu %s%s\n", lists[k][0], (unsigned long long)gi.nlinks, lists[k][1],
-                gi.nlinks == 1 ? "" : "s");
-        H5Gclose(g);
+        if (g >= 0 && H5Gget_info(g, &gi) >= 0)
+            fprintf(out, "%s: %llu %s%s\n", lists[k][0], (unsigned long long)gi.nlinks, lists[k][1],
+                    gi.nlinks == 1 ? "" : "s");
+        else
+            fprintf(out, "%s: not a group (unreadable)\n", lists[k][0]);
+        closed(g);
     }
     H5Fclose(f);
     return CDLAB_OK;
@@ -903,6 +1313,8 @@ status h5in_open(h5in **out, const char *path, diag *err)
 {
     h5_init();
     *out = NULL;
+    if (input_file_check(path, "HDF5 file", 0, err) != CDLAB_OK)
+        return CDLAB_ERR_IO;
     if (H5Fis_hdf5(path) <= 0)
         return open_failed(path, "not an HDF5 file", err);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -943,10 +1355,20 @@ status h5in_size(h5in *h, const char *dset, long long *n, diag *err)
     if (d < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: no dataset %s", h->path, dset);
     hid_t sp = H5Dget_space(d);
-    *n = (long long)H5Sget_simple_extent_npoints(sp);
-    H5Sclose(sp);
-    H5Dclose(d);
+    hssize_t count = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    closed(sp);
+    closed(d);
+    if (count < 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot read the size of %s", h->path, dset);
+    *n = (long long)count;
     return CDLAB_OK;
+}
+
+/* Whether a stored element class can be read as type: numbers as numbers (an integer dataset
+ * read as doubles is converted), never strings or compounds. */
+static int readable_as(H5T_class_t cls, h5type type)
+{
+    return type == H5IO_DOUBLE ? cls == H5T_FLOAT || cls == H5T_INTEGER : cls == H5T_INTEGER;
 }
 
 status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count, diag *err)
@@ -954,31 +1376,50 @@ status h5in_read(h5in *h, const char *dset, h5type type, void *data, long count,
     hid_t d = H5Dopen2(h->f, dset, H5P_DEFAULT);
     if (d < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: no dataset %s", h->path, dset);
-    hid_t sp = H5Dget_space(d);
-    hssize_t n = H5Sget_simple_extent_npoints(sp);
-    H5Sclose(sp);
+    hid_t sp = H5Dget_space(d), ft = H5Dget_type(d);
+    shape sh = shape_of(ft, sp);
     status st = CDLAB_OK;
-    if (n != count)
+    char what[64];
+    if (!readable_as(sh.cls, type))
+        st = diag_set(err, CDLAB_ERR_IO, "%s: %s holds %s, not %s", h->path, dset,
+                      shape_text(sh, what, sizeof what),
+                      type == H5IO_DOUBLE ? "numbers" : "integers");
+    else if (sh.count != count)
         st = diag_set(err, CDLAB_ERR_IO, "%s: %s holds %lld values, expected %ld", h->path, dset,
-                      (long long)n, count);
+                      (long long)sh.count, count);
     else if (count > 0 && H5Dread(d, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         st = diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s", h->path, dset);
-    H5Dclose(d);
+    else if (count > 0 && !checksum_holds(d))
+        st = diag_set(err, CDLAB_ERR_IO,
+                      "%s: %s does not hold what was written to it (its checksum differs): the "
+                      "file was damaged while or after it was written",
+                      h->path, dset);
+    closed(ft);
+    closed(sp);
+    closed(d);
     return st;
 }
 
-/* A numeric attribute, converted by HDF5 to the memory type mt. */
+/* A numeric attribute, one value, converted by HDF5 to the memory type mt. */
 static status read_attr_num(h5in *h, const char *obj, const char *name, hid_t mt, void *v,
                             diag *err)
 {
     if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: no attribute %s of %s", h->path, name, obj);
     hid_t a = H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Aread(a, mt, v);
-    if (a >= 0)
-        H5Aclose(a);
-    return r < 0 ? diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s of %s", h->path, name, obj)
-                 : CDLAB_OK;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID, sp = a >= 0 ? H5Aget_space(a) : -1;
+    shape sh = shape_of(t, sp);
+    char what[64];
+    status st = CDLAB_OK;
+    if ((sh.cls != H5T_INTEGER && sh.cls != H5T_FLOAT) || sh.count != 1)
+        st = diag_set(err, CDLAB_ERR_IO, "%s: attribute %s of %s holds %s, not one number", h->path,
+                      name, obj, shape_text(sh, what, sizeof what));
+    else if (H5Aread(a, mt, v) < 0)
+        st = diag_set(err, CDLAB_ERR_IO, "%s: cannot read %s of %s", h->path, name, obj);
+    closed(sp);
+    closed(t);
+    closed(a);
+    return st;
 }
 
 status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, diag *err)
@@ -994,12 +1435,16 @@ status h5in_attr_double(h5in *h, const char *obj, const char *name, double *v, d
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err)
 {
     *value = NULL;
+    char what[64];
     hid_t o = H5Oopen(h->f, obj, H5P_DEFAULT);
-    status st = o >= 0 ? read_attr_string(o, name, value) : CDLAB_ERR_IO;
-    if (o >= 0)
-        H5Oclose(o);
+    status st = o >= 0 ? read_attr_string(o, name, value, what, sizeof what) : CDLAB_ERR_IO;
+    closed(o);
+    if (st == CDLAB_ERR_ARG)
+        return diag_set(err, CDLAB_ERR_IO, "%s: attribute %s of %s holds %s, not one string",
+                        h->path, name, obj, what);
     if (st != CDLAB_OK)
-        return diag_set(err, CDLAB_ERR_IO, "%s: no string attribute %s on %s", h->path, name, obj);
+        return diag_set(err, st == CDLAB_ERR_NOMEM ? st : CDLAB_ERR_IO,
+                        "%s: no string attribute %s on %s", h->path, name, obj);
     return CDLAB_OK;
 }
 
@@ -1034,4 +1479,40 @@ status h5in_last_child(h5in *h, const char *group, const char *before, char *nam
         return diag_set(err, CDLAB_ERR_IO, "%s: %s has no %s", h->path, group,
                         before ? "earlier entry" : "entry");
     return CDLAB_OK;
+}
+
+typedef struct verify_ctx {
+    char *bad;
+    size_t n;
+    int ok;
+} verify_ctx;
+
+static herr_t verify_visit(hid_t o, const char *name, const H5O_info_t *info, void *op)
+{
+    verify_ctx *v = op;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t d = H5Dopen2(o, name, H5P_DEFAULT);
+    int ok = d >= 0 && checksum_holds(d);
+    closed(d);
+    if (!ok) {
+        v->ok = 0;
+        snprintf(v->bad, v->n, "%s", name);
+        return 1; /* the first is enough */
+    }
+    return 0;
+}
+
+int h5in_group_verifies(h5in *h, const char *group, char *bad, size_t n)
+{
+    if (n)
+        bad[0] = '\0';
+    verify_ctx v = {bad, n, 1};
+    hid_t g = H5Oopen(h->f, group, H5P_DEFAULT);
+    if (g < 0)
+        return 0;
+    if (H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, verify_visit, &v) < 0)
+        v.ok = 0;
+    closed(g);
+    return v.ok;
 }

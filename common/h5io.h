@@ -6,6 +6,7 @@
 #ifndef CDLAB_H5IO_H
 #define CDLAB_H5IO_H
 
+#include "h5ledger.h"
 #include "status.h"
 
 #include <stdint.h>
@@ -32,15 +33,25 @@ int h5_sibling_path(const char *h5_path, const char *suffix, char *buf, size_t n
 
 /* Opens an existing HDF5 file to add groups, attributes and arrays to it. */
 status h5out_open(h5out **out, const char *path, diag *err);
-/* Flushes buffered series rows and closes; safe on NULL. */
+/* Flushes buffered series rows and closes; safe on NULL. Then the file is read back and
+ * every dataset and attribute written through h (h5ledger.h) checked against it: a close
+ * that succeeded over a file that does not hold them is an error (CDLAB_ERR_IO, naming the
+ * first that differs). After a failed write the file is read back too (what it holds). */
 status h5out_close(h5out *h, diag *err);
+/* The name by which the close reads the file back (a copy of it kept), instead of the path it
+ * was created at: /proc/self/fd/N of a descriptor the caller holds on it, so that a file put
+ * under its name meanwhile is not the one read. */
+void h5out_read_back_as(h5out *h, const char *path);
+/* h5out_close, keeping the ledger with each entry marked verified or not (h5ledger_group_ok,
+ * h5ledger_rows_ok): *ledger is the caller's to free (h5ledger_free); NULL for a counter. */
+status h5out_close_checked(h5out *h, h5ledger **ledger, diag *err);
 status h5out_flush(h5out *h, diag *err);
 /* A full disk must not cut a write short: HDF5 cannot take back what it half wrote, and a file
  * cut short in its metadata can lose what earlier flushes made readable. So before each output
  * room is reserved on the device past the file's end (fallocate, keeping its size): for the
  * output (expect bytes, the caller's count of the output's data, or twice the most the file
- * grew from one call to the next if more), a chunk per series and 512 KiB. When it cannot be had the
- * call fails (CDLAB_ERR_IO, the OS's reason and the amount) and the file is untouched; the
+ * grew from one call to the next if more), a chunk per series and 512 KiB. When it cannot be had
+ * the call fails (CDLAB_ERR_IO, the OS's reason and the amount) and the file is untouched; the
  * summary and the close then write into the room reserved before. Series flushes call it
  * themselves. Where the file system cannot reserve (h5out_reserving says 0) the call checks the
  * device's free space instead (which another program writing meanwhile can defeat).
@@ -59,11 +70,17 @@ status h5out_attr_string(h5out *h, const char *obj, const char *name, const char
 void h5io_library_version(char *buf, size_t n);
 status h5out_attr_double(h5out *h, const char *obj, const char *name, double value, diag *err);
 status h5out_attr_int(h5out *h, const char *obj, const char *name, long long value, diag *err);
+/* An unsigned 64-bit attribute (a seed of 2^63 or more was stored as a negative number). */
+status h5out_attr_uint(h5out *h, const char *obj, const char *name, uint64_t value, diag *err);
 
 /* A series has rows of shape tail[0] x tail[1] (rank_tail 0, 1 or 2); returns its index. */
 status h5out_series(h5out *h, const char *path, h5type type, int rank_tail, const long *tail,
                     int *index, diag *err);
 status h5out_series_append(h5out *h, int index, const void *row, diag *err);
+
+/* The attribute of every whole array written (h5out_array, h5out_rows_*): the sum of its rows'
+ * hashes (h5ledger.h) as a 64-bit integer; h5in_read checks it where it is present. */
+#define H5IO_CHECKSUM_ATTR "checksum"
 
 /* Writes a whole array of the given rank (1..3) and dimensions. */
 status h5out_array(h5out *h, const char *path, h5type type, int rank, const long *dims,
@@ -104,6 +121,9 @@ status h5in_attr_int(h5in *h, const char *obj, const char *name, long long *v, d
 status h5in_attr_double(h5in *h, const char *obj, const char *name, double *v, diag *err);
 /* *value is malloc'ed */
 status h5in_attr_str(h5in *h, const char *obj, const char *name, char **value, diag *err);
+/* 1 when every dataset under group whose checksum is stored (H5IO_CHECKSUM_ATTR) holds it;
+ * 0 with the first that does not (its path under group) in bad. */
+int h5in_group_verifies(h5in *h, const char *group, char *bad, size_t n);
 /* The name (at most 255 characters) of the last child of group in step order, among those
  * before `before` (NULL: all). The children are step numbers, zero-padded to 8 digits and
  * longer past 99,999,999: a longer name is a later step ("100000000" after "99999999", which

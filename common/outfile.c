@@ -119,6 +119,46 @@ void outfile_drop_checkpoint(const outfile *o)
     unlink(o->ckpt_partial);
 }
 
+/* The output that shares OUT.xmf with o's (OUT.h5 and OUT) is being written by a run: its
+ * .partial exists and another open description holds its lock. */
+static int twin_running(const outfile *o)
+{
+    char twin[OUTFILE_PATH_MAX + 16];
+    size_t len = strlen(o->final);
+    if (len > 3 && strcmp(o->final + len - 3, ".h5") == 0)
+        snprintf(twin, sizeof twin, "%.*s.partial", (int)(len - 3), o->final);
+    else
+        snprintf(twin, sizeof twin, "%s.h5.partial", o->final);
+    int fd = open(twin, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int held = locked_by_other(fd);
+    close(fd);
+    return held;
+}
+
+/* OUT.h5.checkpoint holds nothing that OUT.h5 does not: OUT.h5 says its run completed, and its
+ * last checkpoint is the copy's step or later. */
+static int copy_redundant(const outfile *o)
+{
+    char *said = NULL, last[256], copied[256];
+    diag ignore;
+    int done = h5in_read_attr_string(o->final, "/summary", "status", &said, &ignore) == CDLAB_OK &&
+               strcmp(said, "completed") == 0;
+    free(said);
+    h5in *h;
+    if (!done || h5in_open(&h, o->ckpt, &ignore) != CDLAB_OK)
+        return 0;
+    int ok = h5in_last_child(h, "/checkpoints", NULL, copied, &ignore) == CDLAB_OK;
+    h5in_close(h);
+    if (!ok || h5in_open(&h, o->final, &ignore) != CDLAB_OK)
+        return 0;
+    ok = h5in_last_child(h, "/checkpoints", NULL, last, &ignore) == CDLAB_OK;
+    h5in_close(h);
+    size_t la = strlen(last), lc = strlen(copied);
+    return ok && (la > lc || (la == lc && strcmp(last, copied) >= 0));
+}
+
 status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
 {
     memset(o, 0, sizeof *o);
@@ -133,6 +173,7 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     if (len + 16 >= OUTFILE_PATH_MAX)
         return diag_set(err, CDLAB_ERR_ARG, "output file name too long: %s", final);
     snprintf(o->final, sizeof o->final, "%s", final);
+    o->overwrite = overwrite;
     snprintf(o->partial, sizeof o->partial, "%s.partial", final);
     xdmf_sidecar_path(final, o->xmf_final, sizeof o->xmf_final);
     snprintf(o->xmf_partial, sizeof o->xmf_partial, "%s.partial", o->xmf_final);
@@ -179,6 +220,9 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     }
     char dir[OUTFILE_PATH_MAX];
     outfile_folder(final, dir, sizeof dir);
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) /* it said "Permission denied" */
+        return diag_set(err, CDLAB_ERR_IO, "%s: %s is not a folder (%s)", final, dir,
+                        strerror(ENOTDIR));
     if (access(dir, W_OK | X_OK) != 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot write into the folder %s: %s", final, dir,
                         strerror(errno));
@@ -204,6 +248,10 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     }
     if (fd < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot create: %s", o->partial, strerror(errno));
+    /* a run killed after its file was in place, before its copy was removed: the copy holds
+     * nothing the file does not, and --overwrite replaces both */
+    if (lstat(o->ckpt, &st) == 0 && overwrite && copy_redundant(o))
+        unlink(o->ckpt);
     if (lstat(o->ckpt, &st) == 0) { /* a killed run's restart: not overwritten */
         unlink(o->partial);
         close(fd);
@@ -212,9 +260,22 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                         "(continue it with --restart %s). Move or remove it first",
                         o->ckpt, o->ckpt);
     }
+    if (lstat(o->ckpt_partial, &st) == 0) { /* never followed nor written over */
+        unlink(o->partial);
+        close(fd);
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "%s exists: left by a run killed while it wrote its checkpoint's copy (an "
+                        "incomplete copy), or put there. Move or remove it first",
+                        o->ckpt_partial);
+    }
+    /* a sidecar left by a run killed between its two final renames (its file in place, the
+     * sidecar not): no run writes it (the run that would is the one holding OUT.h5.partial,
+     * or its twin's: this one, or none), so it is removed */
+    if (lstat(o->xmf_partial, &st) == 0 && !twin_running(o))
+        unlink(o->xmf_partial);
     /* the sidecar's temporary name claimed too: OUT.h5 and OUT (no .h5) share OUT.xmf, and
      * two such runs at once wrote into one OUT.xmf.partial, which ended as no XML */
-    int xfd = open(o->xmf_partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int xfd = open(o->xmf_partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (xfd < 0) {
         int e = errno;
         unlink(o->partial);
@@ -248,6 +309,24 @@ static int removed(const outfile *o)
     return o->fd >= 0 && fstat(o->fd, &st) == 0 && st.st_nlink == 0;
 }
 
+/* rename(from, to); where the run was not given --overwrite, never over a file that appeared
+ * at `to` meanwhile (renameat2's RENAME_NOREPLACE; where the file system has none, link and
+ * unlink, whose link fails on an existing name as well). 0, or -1 with errno. */
+static int put_name(const char *from, const char *to, int replace)
+{
+    if (replace)
+        return rename(from, to);
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    if (link(from, to) != 0)
+        return -1;
+    return unlink(from) == 0 || errno == ENOENT ? 0 : -1;
+}
+
 status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
 {
     *kept_partial = 0;
@@ -261,22 +340,44 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
                      "%s: the system could not write it to the device: %s (the data stay in "
                      "%s, maybe not whole)",
                      o->partial, strerror(errno), o->partial);
+    } else if (o->fd >= 0 && !removed(o) && !outfile_names_fd(o->partial, o->fd)) {
+        /* another file under the run's name: not taken for the run's output */
+        unlink(o->xmf_partial);
+        s = diag_set(err, CDLAB_ERR_IO,
+                     "%s was replaced while the run wrote it: it is not renamed to %s (this "
+                     "run's own file is no longer under that name)",
+                     o->partial, o->final);
     } else if (completed || !o->existed) {
-        if (rename(o->partial, o->final) != 0) {
+        if (put_name(o->partial, o->final, o->overwrite) != 0) {
             int e = errno;
             /* gone from its name: removed (its data lost), or moved (they went with it) */
             int moved = e == ENOENT && o->fd >= 0 && !removed(o);
             if (e == ENOENT)
                 unlink(o->xmf_partial); /* the sidecar names a file that is not beside it */
-            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (%s%s)", o->partial,
-                         o->final, strerror(e),
-                         e != ENOENT ? "the data are in "
-                         : moved     ? "it was moved while the run wrote it: the data went with it"
+            if (e == EEXIST) {
+                *kept_partial = 1;
+                unlink(o->xmf_partial);
+                s = diag_set(err, CDLAB_ERR_IO,
+                             "%s appeared while the run wrote (without --overwrite): it is not "
+                             "replaced, this run's data are in %s",
+                             o->final, o->partial);
+            } else
+                s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s (%s%s)", o->partial,
+                             o->final, strerror(e),
+                             e != ENOENT ? "the data are in "
+                             : moved     ? "it was moved while the run wrote it: the data went "
+                                           "with it"
                                      : "it was removed while the run wrote it: its data are lost",
-                         e == ENOENT ? "" : o->partial);
-        } else if (stat(o->xmf_partial, &st) == 0 && rename(o->xmf_partial, o->xmf_final) != 0)
-            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s", o->xmf_partial,
-                         o->xmf_final, strerror(errno));
+                             e == ENOENT ? "" : o->partial);
+        } else if (stat(o->xmf_partial, &st) == 0 &&
+                   put_name(o->xmf_partial, o->xmf_final, o->overwrite) != 0) {
+            int e = errno;
+            s = diag_set(err, CDLAB_ERR_IO, "%s: cannot rename to %s: %s%s", o->xmf_partial,
+                         o->xmf_final, strerror(e),
+                         e == EEXIST ? " (a file appeared there while the run wrote, without "
+                                       "--overwrite: not replaced)"
+                                     : "");
+        }
         sync_folder(o->final);
     } else {
         /* the old OUT.h5 stays; the sidecar names OUT.h5, so it would show the old file */
@@ -289,14 +390,45 @@ status outfile_commit(outfile *o, int completed, int *kept_partial, diag *err)
     return s;
 }
 
+int outfile_create_new(const char *path, const char *what, diag *err)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        diag_set(err, CDLAB_ERR_IO,
+                 errno == EEXIST ? "%s: cannot create %s: something is there already (left by a "
+                                   "run that was killed, or put there while this one ran): not "
+                                   "written over%s"
+                                 : "%s: cannot create %s: %s",
+                 path, what, errno == EEXIST ? "" : strerror(errno));
+    return fd;
+}
+
+int outfile_names_fd(const char *path, int fd)
+{
+    struct stat a, b;
+    return fd >= 0 && lstat(path, &a) == 0 && fstat(fd, &b) == 0 && S_ISREG(a.st_mode) &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+void outfile_fd_path(int fd, char *buf, size_t n)
+{
+    snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
+
 status outfile_present(const outfile *o, diag *err)
 {
-    if (!removed(o))
-        return CDLAB_OK;
-    return diag_set(err, CDLAB_ERR_IO,
-                    "%s was removed while the run wrote it: the run stops, its series and "
-                    "snapshots are lost",
-                    o->partial);
+    if (removed(o))
+        return diag_set(err, CDLAB_ERR_IO,
+                        "%s was removed while the run wrote it: the run stops, its series and "
+                        "snapshots are lost",
+                        o->partial);
+    if (o->fd >= 0 && !outfile_names_fd(o->partial, o->fd))
+        return diag_set(err, CDLAB_ERR_IO,
+                        "%s was replaced while the run wrote it (another file or a link is under "
+                        "its name now): the run stops; its own file is no longer under that name, "
+                        "and the one there is not renamed to %s",
+                        o->partial, o->final);
+    return CDLAB_OK;
 }
 
 void outfile_abandon(outfile *o)

@@ -29,14 +29,15 @@
 #define OUTFILE_PATH_MAX PATH_MAX
 
 typedef struct outfile {
-    char final[OUTFILE_PATH_MAX];            /* OUT.h5 */
-    char partial[OUTFILE_PATH_MAX + 16];     /* OUT.h5.partial: the HDF5 file while the run writes */
-    char xmf_final[OUTFILE_PATH_MAX + 16];   /* OUT.xmf */
-    char xmf_partial[OUTFILE_PATH_MAX + 32]; /* OUT.xmf.partial */
-    char ckpt[OUTFILE_PATH_MAX + 16];        /* OUT.h5.checkpoint: the last checkpoint's copy */
+    char final[OUTFILE_PATH_MAX];          /* OUT.h5 */
+    char partial[OUTFILE_PATH_MAX + 16];   /* OUT.h5.partial: the HDF5 file while the run writes */
+    char xmf_final[OUTFILE_PATH_MAX + 16]; /* OUT.xmf */
+    char xmf_partial[OUTFILE_PATH_MAX + 32];  /* OUT.xmf.partial */
+    char ckpt[OUTFILE_PATH_MAX + 16];         /* OUT.h5.checkpoint: the last checkpoint's copy */
     char ckpt_partial[OUTFILE_PATH_MAX + 32]; /* OUT.h5.checkpoint.partial: the one written */
-    int fd;                             /* open on partial, holding the lock (-1: none) */
-    int existed;                        /* OUT.h5 existed at the start (overwrite given) */
+    int fd;                                   /* open on partial, holding the lock (-1: none) */
+    int existed;                              /* OUT.h5 existed at the start (overwrite given) */
+    int overwrite;                            /* given: an OUT.h5 there at the end is replaced */
 } outfile;
 
 /* Checks that OUT.h5 can be written (a regular file or a new name in an existing, writable
@@ -66,9 +67,21 @@ void outfile_drop_checkpoint(const outfile *o);
  * OUT.h5.partial -> OUT.h5.checkpoint). */
 void outfile_checkpoint_path(const char *out, char *buf, size_t n);
 
-/* OUT.h5.partial is still there: a file removed while the run writes it (a cleanup, a slip)
- * would take every later output with it, and the run would go on for nothing. */
+/* OUT.h5.partial is still there, and is the run's own: a file removed while the run writes it
+ * (a cleanup, a slip) would take every later output with it, and the run would go on for
+ * nothing; one put in its place would be taken for the run's output at the end. */
 status outfile_present(const outfile *o, diag *err);
+
+/* A helper file created anew at path, exclusively (O_CREAT | O_EXCL | O_NOFOLLOW: a file or a
+ * link planted there is neither followed nor written over): its descriptor, or -1 with the
+ * reason in err (CDLAB_ERR_IO; "exists" where something is there). */
+int outfile_create_new(const char *path, const char *what, diag *err);
+/* path names the file open at fd (the same device and inode, and not through a link): a file
+ * swapped in under that name while the run wrote is not taken for its own. */
+int outfile_names_fd(const char *path, int fd);
+/* A name that reaches the file open at fd whatever happened to its own name since
+ * (/proc/self/fd/N), into buf (64 bytes hold it). */
+void outfile_fd_path(int fd, char *buf, size_t n);
 
 /* Removes the .partial files (nothing worth keeping was written) and releases the lock. */
 void outfile_abandon(outfile *o);

@@ -41,11 +41,6 @@ static status check_wall_dim(config *c, const char *sec, const char *key, int di
     return CDLAB_OK;
 }
 
-/* The largest magnitude of a particle's coordinate, radius, velocity or angular velocity that is
- * accepted: far beyond any physical value in any unit system, and small enough that kinetic
- * energies (m v^2 with m ~ r^3) stay finite in double precision (1e50^2 * 1e150 < 1e308). */
-#define SCENE_MAX_MAGNITUDE 1e50
-
 /* A wall must be the same in every period of a periodic axis: a plane's (or piston's) normal
  * without a component along it, a cylinder's axis along it (and so at most one periodic axis).
  * One across a periodic axis was taken: the particles that wrapped round met it from behind,
@@ -691,14 +686,25 @@ static status check_magnitudes(config *c, const particles *P, const char *key, d
         double big = fmax(fmax(fabs(x.x), fmax(fabs(x.y), fabs(x.z))),
                           fmax(fmax(fabs(v.x), fmax(fabs(v.y), fabs(v.z))),
                                fmax(fabs(w.x), fmax(fabs(w.y), fabs(w.z)))));
-        if (!(big <= SCENE_MAX_MAGNITUDE) || !(P->r[i] <= SCENE_MAX_MAGNITUDE) ||
-            !isfinite(P->m[i]) || !(P->m[i] > 0.0) || !isfinite(P->inv_I[i]) ||
-            !(P->inv_I[i] > 0.0) || !isfinite(P->inv_m[i]))
+        if (!(big <= SCENE_MAX_MAGNITUDE) || !(P->r[i] <= SCENE_MAX_MAGNITUDE))
             return config_error(c, "particles", key, err,
-                                "particle %d: radius %g, mass %g, position, velocity or angular "
-                                "velocity up to %g: beyond %g, or a mass or moment of inertia that "
-                                "is not a finite positive number",
-                                i, P->r[i], P->m[i], big, SCENE_MAX_MAGNITUDE);
+                                "particle %d: radius %g, position, velocity or angular velocity "
+                                "up to %g: beyond %g",
+                                i, P->r[i], big, SCENE_MAX_MAGNITUDE);
+        /* each quantity named: a radius of 1e-300 is no magnitude beyond the limit, its mass
+         * and moment of inertia underflow */
+        if (!isfinite(P->m[i]) || !(P->m[i] > 0.0) || !isfinite(P->inv_m[i]))
+            return config_error(c, "particles", key, err,
+                                "particle %d: radius %g gives a mass of %g, not a finite positive "
+                                "number in double precision (the radius, or the density, is too "
+                                "small or too large)",
+                                i, P->r[i], P->m[i]);
+        if (!isfinite(P->inv_I[i]) || !(P->inv_I[i] > 0.0))
+            return config_error(c, "particles", key, err,
+                                "particle %d: radius %g and mass %g give a moment of inertia "
+                                "(about m r^2) that underflows or overflows double precision: "
+                                "its inverse is %g (the radius is too small or too large)",
+                                i, P->r[i], P->m[i], P->inv_I[i]);
     }
     return CDLAB_OK;
 }

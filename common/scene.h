@@ -8,6 +8,13 @@
 #include "decomp.h"
 #include "world.h"
 
+/* The largest magnitude of a particle's coordinate, radius, velocity or angular velocity, or a
+ * wall's position and velocity, that is accepted (from a config, a particle file or a
+ * checkpoint): far beyond any physical value in any unit system, and small enough that
+ * kinetic energies (m v^2 with m ~ r^3) stay finite in double precision
+ * (1e50^2 * 1e150 < 1e308). */
+#define SCENE_MAX_MAGNITUDE 1e50
+
 /* system.steps at most 2^53 (common/scene.c) */
 #define SCENE_MAX_STEPS 9007199254740992L
 

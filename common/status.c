@@ -1,11 +1,13 @@
 #include "status.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *status_text(status s)
 {
@@ -52,6 +54,22 @@ int stdout_write_error(void)
     if (fflush(stdout) == 0 && !ferror(stdout))
         return 0;
     return errno ? errno : EIO;
+}
+
+int std_streams_safe(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* the lowest free descriptor is fd itself: those below it are open */
+        int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (got != fd) {
+            if (got >= 0)
+                close(got);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int stdout_checked_exit(const char *program, int rc)

@@ -41,6 +41,13 @@ status diag_set(diag *d, status s, const char *fmt, ...)
 #endif
     ;
 
+/* Descriptors 0, 1 and 2 made safe at a program's start: any of them that is closed (a
+ * program started with 2>&-) is opened on /dev/null, so that no file the program opens takes
+ * its number (measured: the lock file took descriptor 2 and the progress lines were written
+ * over the HDF5 superblock). 0, or -1 where /dev/null cannot be opened (the program must stop:
+ * it has nowhere safe to write). */
+int std_streams_safe(void);
+
 /* The program's standard output written out: 0, or the error (errno) with which its last write
  * failed (a full disk under `cdlab-lab fig4 > fig4.csv`: the programs had ended with 0, the file
  * cut short). Flushes stdout; call at the end of main. */

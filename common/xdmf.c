@@ -23,9 +23,9 @@ struct xdmf {
     int fd;
     char path[PATH_MAX + 32];
     char h5_name[PATH_MAX]; /* the HDF5 file as the sidecar names it: its base name, XML-escaped */
-    long footer;       /* offset of the closing tags */
-    text grid;         /* the snapshot being added */
-    text contacts;     /* the contacts collection's grids, written at close */
+    long footer;            /* offset of the closing tags */
+    text grid;              /* the snapshot being added */
+    text contacts;          /* the contacts collection's grids, written at close */
 };
 
 /* appends to a text; out of memory: the text is marked and its writer reports it */
@@ -66,20 +66,55 @@ static const char *const entity[][2] = {
     {"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&apos;"}};
 #define N_ENTITY (sizeof entity / sizeof entity[0])
 
-/* The base name of h5_path as XML text into buf (n >= 8), its length: a name with & or < made
- * the sidecar no XML (ParaView could not read it). */
+/* The length of the valid UTF-8 sequence at p (1 to 4 bytes), 0 where p starts none. */
+static size_t utf8_length(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xC2 && p[0] <= 0xDF   ? 2
+               : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
+               : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
+                                              : 0;
+    for (size_t k = 1; k < n; k++)
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+    /* no overlong forms, surrogates or code points past U+10FFFF */
+    if ((n == 3 && p[0] == 0xE0 && p[1] < 0xA0) || (n == 3 && p[0] == 0xED && p[1] >= 0xA0) ||
+        (n == 4 && p[0] == 0xF0 && p[1] < 0x90) || (n == 4 && p[0] == 0xF4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* The base name of h5_path as XML text into buf (n >= 16), its length: a name with & or < made
+ * the sidecar no XML (ParaView could not read it), and so did a byte that is no UTF-8 (a
+ * Latin-1 name): such a byte is written as a character reference, &#xNN;, which
+ * xdmf_sidecar_names reads back as the byte (an XML reader takes it for the character U+00NN,
+ * which names another file: docs/output.md). A control character, which XML cannot hold even
+ * so, is written as U+FFFD. */
 static size_t escaped_base(const char *h5_path, char *buf, size_t n)
 {
     const char *slash = strrchr(h5_path, '/'), *base = slash ? slash + 1 : h5_path;
     size_t len = 0;
-    for (const char *p = base; *p && len + 7 < n; p++) {
+    for (const char *p = base; *p && len + 10 < n;) {
+        const unsigned char c = (unsigned char)*p;
         size_t k = 0;
         while (k < N_ENTITY && *p != entity[k][0][0])
             k++;
-        const char *add = k < N_ENTITY ? entity[k][1] : p;
-        size_t m = k < N_ENTITY ? strlen(add) : 1;
-        memcpy(buf + len, add, m);
-        len += m;
+        size_t u = utf8_length((const unsigned char *)p);
+        if (k < N_ENTITY) {
+            len += (size_t)snprintf(buf + len, n - len, "%s", entity[k][1]);
+            p++;
+        } else if (c < 0x20 || c == 0x7F) {
+            len += (size_t)snprintf(buf + len, n - len, "&#xFFFD;");
+            p++;
+        } else if (u == 0) {
+            len += (size_t)snprintf(buf + len, n - len, "&#x%02X;", c);
+            p++;
+        } else {
+            memcpy(buf + len, p, u);
+            len += u;
+            p += u;
+        }
     }
     buf[len] = '\0';
     return len;
@@ -113,8 +148,15 @@ int xdmf_sidecar_names(const char *xmf_path, char *buf, size_t n)
     if (end) {
         for (const char *p = at; p < end && len + 1 < n;) {
             size_t k = 0;
+            unsigned byte;
+            int used = 0;
             while (k < N_ENTITY && strncmp(p, entity[k][1], strlen(entity[k][1])) != 0)
                 k++;
+            if (k == N_ENTITY && sscanf(p, "&#x%2X;%n", &byte, &used) == 1 && used == 6) {
+                buf[len++] = (char)byte; /* a byte that is no UTF-8 (escaped_base) */
+                p += used;
+                continue;
+            }
             buf[len++] = k < N_ENTITY ? entity[k][0][0] : *p;
             p += k < N_ENTITY ? strlen(entity[k][1]) : 1;
         }
@@ -294,8 +336,9 @@ status xdmf_close(xdmf *x, diag *err)
      * the particles, the HDF5 file has the contacts) */
     if (x->fd >= 0 && x->contacts.len > 0 && !x->contacts.lost) {
         text b = {0};
-        tadd(&b, "  </Grid>\n  <Grid Name=\"contacts\" GridType=\"Collection\" "
-                 "CollectionType=\"Temporal\">\n%s",
+        tadd(&b,
+             "  </Grid>\n  <Grid Name=\"contacts\" GridType=\"Collection\" "
+             "CollectionType=\"Temporal\">\n%s",
              x->contacts.s);
         s = append(x, &b, err);
         free(b.s);

@@ -1346,11 +1346,145 @@ START_TEST(unit_jacobi_buffer_only_for_jacobi)
 }
 END_TEST
 
+/* A hexagonal lattice of 138 equal discs (d = 1, density 1) between a base, side walls and a
+ * piston of mass 100 pushed by 5 from rest, friction 0.3 (the file path_out: "x y z r" rows);
+ * the piston rings. */
+static const char *HEX_INI =
+    "[system]\ndimension = 2\ndt = 0.02\nsteps = 200\nseed = 7\n"
+    "[solver]\nsweep = random\ncriterion = fixed\niterations = 20\n"
+    "[particles]\nsource = file\nfile = %s\ndensity = 1\n"
+    "[contact]\nfriction = 0.3\ndetect_gap = 0.25\n"
+    "[plane.base]\npoint = 0 0 0\nnormal = 0 1 0\n[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
+    "[plane.right]\npoint = 12 0 0\nnormal = -1 0 0\n"
+    "[piston.top]\npoint = 0 %.17g 0\nnormal = 0 -1 0\nmass = 100\nforce = 5\n"
+    "[output]\nevery = 0\n";
+
+static double hex_lattice(char *path)
+{
+    strcpy(path, "/tmp/cdlab_hexXXXXXX");
+    char text[16384];
+    size_t len = 0;
+    const double h = sqrt(3.0) / 2.0;
+    for (int j = 0; j < 12; j++)
+        for (int i = 0; i < 12 - (j % 2); i++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%.17g %.17g 0 0.5\n",
+                                    0.5 + i + 0.5 * (j % 2), 0.5 + j * h);
+    temp_text_file(path, text);
+    return 0.5 + 11 * h + 0.5;
+}
+
+/* The piston's damped sine, fitted over 0.1 <= t <= 3 (the ring after the push). */
+static damped_sine piston_ring(const char *out)
+{
+    double *t, *x;
+    long n, m;
+    diag err;
+    ck_assert_msg(h5in_read_doubles(out, "/series/t", &t, &n, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(h5in_read_doubles(out, "/series/piston_position", &x, &m, &err) == CDLAB_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(n, m);
+    long k0 = 0, k1 = 0;
+    while (k0 < n && t[k0] < 0.1)
+        k0++;
+    for (k1 = k0; k1 < n && t[k1] <= 3.0;)
+        k1++;
+    damped_sine f;
+    ck_assert(fit_damped_sine(t + k0, x + k0, (int)(k1 - k0), &f, &err) == CDLAB_OK);
+    free(t);
+    free(x);
+    return f;
+}
+
+/* A config run as given (mode and dt overridden with --set when twin), into a temporary file. */
+static void run_hex(const char *ini, int twin, char *out)
+{
+    config c;
+    diag err;
+    ck_assert_int_eq(config_load_string(&c, ini, "hex.ini", &err), CDLAB_OK);
+    if (twin) {
+        ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
+        ck_assert_int_eq(config_set(&c, "system.dt=2e-4", &err), CDLAB_OK);
+    }
+    strcpy(out, "/tmp/cdlab_hexoutXXXXXX");
+    int fd = mkstemp(out);
+    close(fd);
+    unlink(out);
+    run_summary sum;
+    run_hooks hk = {0};
+    ck_assert_msg(run_simulation(&c, out, &hk, &sum, &err) == CDLAB_OK, "%s", err.msg);
+    config_free(&c);
+}
+
+/* The DEM twin of a frictional CD run (issue: every frictional CD config was refused, "k_t = 0"):
+ * its tangential spring and dashpot are the normal ones times m_t/m_n (1/3 for discs: the
+ * tangential block's share, docs/physics.md), it runs the CD run's physical time (system.steps
+ * scaled by dt_CD/dt), and its piston rings as the CD run's: omega and tau within 5 %
+ * (measured 0.1 % and 0.5 %; k_t = kappa without a tangential dashpot gave +6 % and -14 %). */
+START_TEST(analytic_frictional_twin_rings_as_cd)
+{
+    char file[64], ini[4096], cd[64], dem[64];
+    double top = hex_lattice(file);
+    snprintf(ini, sizeof ini, HEX_INI, file, top);
+    run_hex(ini, 0, cd);
+    run_hex(ini, 1, dem);
+    h5in *h;
+    diag err;
+    char *v = NULL;
+    double kn, kt, gn, gt;
+    long long steps;
+    ck_assert_int_eq(h5in_open(&h, dem, &err), CDLAB_OK);
+    const char *keys[] = {"dem.k_n", "dem.k_t", "dem.damping_normal", "dem.damping_tangential",
+                          "system.steps"};
+    double *vals[] = {&kn, &kt, &gn, &gt, NULL};
+    for (int k = 0; k < 5; k++) {
+        ck_assert_msg(h5in_attr_str(h, "/parameters", keys[k], &v, &err) == CDLAB_OK, "%s",
+                      err.msg);
+        if (vals[k])
+            *vals[k] = strtod(v, NULL);
+        else
+            steps = atoll(v);
+        free(v);
+    }
+    h5in_close(h);
+    ck_assert_msg(fabs(kt / kn - 1.0 / 3.0) < 1e-12 && fabs(gt / gn - 1.0 / 3.0) < 1e-12,
+                  "k_t/k_n %g, gamma_t/gamma_n %g", kt / kn, gt / gn);
+    ck_assert_int_eq(steps, 200 * 100); /* 200 steps of 0.02 in steps of 2e-4 */
+    damped_sine a = piston_ring(cd), b = piston_ring(dem);
+    ck_assert_msg(fabs(b.omega / a.omega - 1) < 0.05 && fabs(b.tau / a.tau - 1) < 0.05,
+                  "CD omega %g tau %g, DEM twin omega %g tau %g", a.omega, a.tau, b.omega, b.tau);
+    remove_output(cd);
+    remove_output(dem);
+    unlink(file);
+}
+END_TEST
+
+/* A twin needs a fixed N_I: a CD config with a local criterion as a DEM run says so and how to
+ * give one (it said "missing required key dem.k_n"). */
+START_TEST(errors_twin_needs_fixed_count)
+{
+    char file[64], ini[4096];
+    double top = hex_lattice(file);
+    snprintf(ini, sizeof ini, HEX_INI, file, top);
+    config c;
+    diag err;
+    ck_assert_int_eq(config_load_string(&c, ini, "hex.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "solver.criterion=local", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.dt=2e-4", &err), CDLAB_OK);
+    ck_assert_int_eq(run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
+    ck_assert_msg(strstr(err.msg, "solver.criterion: is local: the DEM twin") &&
+                      strstr(err.msg, "--set solver.criterion=fixed --set solver.iterations=N_I"),
+                  "%s", err.msg);
+    config_free(&c);
+    unlink(file);
+}
+END_TEST
+
 Suite *cd_suite(void)
 {
     Suite *s = suite_create("cd");
     TCase *tc = tcase_create("analytic");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, TEST_TIMEOUT_SECONDS);
     tcase_add_test(tc, analytic_drop_on_plane);
     tcase_add_test(tc, analytic_incline_roll_and_slide);
     tcase_add_test(tc, analytic_head_on_collision);
@@ -1366,6 +1500,8 @@ Suite *cd_suite(void)
     tcase_add_test(tc, analytic_stress_box_mean);
     tcase_add_test(tc, io_dem_unstable_balance_warned);
     tcase_add_test(tc, analytic_piston_force_step);
+    tcase_add_test(tc, analytic_frictional_twin_rings_as_cd);
+    tcase_add_test(tc, errors_twin_needs_fixed_count);
     tcase_add_test(tc, unit_force_steps_on_step_ends);
     tcase_add_test(tc, unit_missed_contacts_counted);
     tcase_add_test(tc, errors_local_delta_not_small);
@@ -1379,18 +1515,18 @@ Suite *cd_suite(void)
     tcase_add_test(tc, unit_jacobi_buffer_only_for_jacobi);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("determinism");
-    tcase_set_timeout(td, 120);
+    tcase_set_timeout(td, TEST_TIMEOUT_SECONDS);
     tcase_add_test(td, determinism_same_seed);
     tcase_add_test(td, invariant_colored_threads_bit_identical);
     tcase_add_test(td, invariant_jacobi_threads_bit_identical);
     suite_add_tcase(s, td);
     TCase *ts = tcase_create("slow");
     tcase_set_tags(ts, "slow");
-    tcase_set_timeout(ts, 600);
+    tcase_set_timeout(ts, TEST_TIMEOUT_SECONDS);
     tcase_add_test(ts, slow_wave_test_seeds_and_N_I);
     suite_add_tcase(s, ts);
     TCase *ti = tcase_create("invariant");
-    tcase_set_timeout(ti, 300);
+    tcase_set_timeout(ti, TEST_TIMEOUT_SECONDS);
     tcase_add_test(ti, invariant_pile_in_box);
     suite_add_tcase(s, ti);
     return s;

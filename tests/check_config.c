@@ -778,14 +778,16 @@ START_TEST(io_lab_help_and_refusals)
         ck_assert_msg(strstr(out, cmds[k]), "--help lacks %s: %s", cmds[k], out);
     const struct {
         const char *args, *message;
-    } bad[] = {{"nonsense", "unknown command 'nonsense'"},
-               {"", "usage: cdlab-lab"},
-               {"fig6 extra", "fig6: wrong arguments"},
-               {"fig4 abc", "fig4: Z1/Z0 must be a number > 0, got 'abc'"},
-               {"fig4 -1", "fig4: Z1/Z0 must be a number > 0"},
-               {"dem-selftest 10x", "dem-selftest: STEPS: expected a whole number"},
-               {"dem-selftest 10 1", "dem-selftest: PARTICLES: expected a whole number"},
-               {"exchange-selftest sideways", "exchange-selftest: wrong arguments"}};
+    } bad[] = {
+        {"nonsense", "unknown command 'nonsense'"},
+        {"", "usage: cdlab-lab"},
+        {"fig6 extra", "fig6: INCREMENTS: expected a whole number in [1, 10000000], got 'extra'"},
+        {"fig6 10 extra", "fig6: wrong arguments"},
+        {"fig4 abc", "fig4: Z1/Z0 must be a number > 0, got 'abc'"},
+        {"fig4 -1", "fig4: Z1/Z0 must be a number > 0"},
+        {"dem-selftest 10x", "dem-selftest: STEPS: expected a whole number"},
+        {"dem-selftest 10 1", "dem-selftest: PARTICLES: expected a whole number"},
+        {"exchange-selftest sideways", "exchange-selftest: wrong arguments"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         /* stderr into the pipe, stdout away: a refusal prints no data */
         snprintf(args, sizeof args, "%s %s 2>&1 >/dev/null", lab, bad[k].args);
@@ -816,7 +818,8 @@ START_TEST(errors_did_you_mean)
     struct {
         const char *set, *expect;
     } cases[] = {
-        {"solver.iteration=3", "unknown key 'iteration' in section [solver] (did you mean 'iterations'?)"},
+        {"solver.iteration=3",
+         "unknown key 'iteration' in section [solver] (did you mean 'iterations'?)"},
         {"solvr.iterations=3", "unknown section [solvr] (did you mean [solver]?)"},
         {"plane.wall.normall=1 0 0", "(did you mean 'normal'?)"},
         {"dem.kn=3", "unknown key 'kn' in section [dem] (did you mean 'k_n'?)"},
@@ -872,17 +875,19 @@ END_TEST
 START_TEST(io_check_prints_figures)
 {
     char out[8192];
-    ck_assert_int_eq(run_cli_output("check ../experiments/chain1d/chain1d.ini", out, sizeof out), 0);
+    ck_assert_int_eq(run_cli_output("check ../experiments/chain1d/chain1d.ini", out, sizeof out),
+                     0);
     ck_assert_msg(strstr(out, "l_diff = 11.3") && strstr(out, "kappa_eff = 31.9") &&
                       strstr(out, "estimates: memory about"),
                   "%s", out);
     /* the solver line names what its criterion uses (it gave epsilon for the fixed count too) */
     ck_assert_msg(strstr(out, "criterion fixed: 40 sweeps every step (solver.epsilon not used)"),
                   "%s", out);
-    ck_assert_int_eq(run_cli_output("check ../experiments/chain1d/chain1d.ini --set system.mode=dem "
-                                    "--set system.dt=0.001",
-                                    out, sizeof out),
-                     0);
+    ck_assert_int_eq(
+        run_cli_output("check ../experiments/chain1d/chain1d.ini --set system.mode=dem "
+                       "--set system.dt=0.001",
+                       out, sizeof out),
+        0);
     ck_assert_msg(strstr(out, "DEM: critical time step 0.0155541") && strstr(out, "estimates:"),
                   "%s", out);
 }
@@ -900,11 +905,14 @@ START_TEST(io_help_config_is_the_parsers_list)
                   "%.2000s", out);
     ck_assert_int_eq(run_cli_output("help config dem", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "[dem]") && !strstr(out, "[solver]"), "%s", out);
-    const char *configs[] = {"experiments/chain1d/chain1d.ini", "experiments/chain1d/chain1d_dem.ini",
+    const char *configs[] = {"experiments/chain1d/chain1d.ini",
+                             "experiments/chain1d/chain1d_dem.ini",
                              "experiments/convergence/settle.ini",
                              "experiments/convergence/lattice.ini",
-                             "experiments/piston2d/prepare.ini", "tests/memcheck/cd.ini",
-                             "tests/memcheck/dem.ini", "bench/chute.ini"};
+                             "experiments/piston2d/prepare.ini",
+                             "tests/memcheck/cd.ini",
+                             "tests/memcheck/dem.ini",
+                             "bench/chute.ini"};
     for (int k = 0; k < 8; k++) {
         char args[256], err[2048];
         snprintf(args, sizeof args, "check ../%s", configs[k]);
@@ -913,13 +921,15 @@ START_TEST(io_help_config_is_the_parsers_list)
     }
     config c;
     diag e = {{0}};
-    static const config_key_doc tiny[] = {{"system", "dt", "", "", ""}, {"plane.", "point", "", "", ""}};
+    static const config_key_doc tiny[] = {{"system", "dt", "", "", ""},
+                                          {"plane.", "point", "", "", ""}};
     ck_assert_int_eq(config_load_string(&c, "[system]\ndt = 1\n", "t.ini", &e), CDLAB_OK);
     config_use_schema(&c, tiny, 2);
     double v;
     long l;
     ck_assert_int_eq(config_double(&c, "system", "dt", 1, 0, 0, 1, 10, &v, &e), CDLAB_OK);
-    ck_assert(config_documented(&c, "plane.floor", "point") && !config_documented(&c, "plane", "point"));
+    ck_assert(config_documented(&c, "plane.floor", "point") &&
+              !config_documented(&c, "plane", "point"));
     ck_assert_str_eq(c.undocumented, "");
     ck_assert_int_eq(config_int(&c, "system", "steps", 0, 5, 0, 10, &l, &e), CDLAB_OK);
     ck_assert_str_eq(c.undocumented, "system.steps");

@@ -293,7 +293,7 @@ Suite *ddem_suite(void)
 {
     Suite *s = suite_create("ddem");
     TCase *t = tcase_create("ddem");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, TEST_TIMEOUT_SECONDS);
     tcase_add_test(t, invariant_rigid_limit_is_dem);
     tcase_add_test(t, energy_ledger_closes_with_bonds);
     tcase_add_test(t, energy_deformable_residual_first_order);

@@ -793,12 +793,13 @@ START_TEST(unit_twin_from_cd_config)
     ck_assert_msg(strstr(err.msg, "unknown key 'iteration' in section [solver]"), "%s", err.msg);
     config_free(&c);
     /* a DEM config without [solver] still needs cd_dt for stiffness_from_cd */
-    ck_assert_int_eq(config_load_string(&c,
-                                        "[system]\nmode = dem\ndimension = 3\ndt = 0.001\nsteps = 1\n"
-                                        "[dem]\nstiffness_from_cd = 20\n"
-                                        "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n",
-                                        "x.ini", &err),
-                     CDLAB_OK);
+    ck_assert_int_eq(
+        config_load_string(&c,
+                           "[system]\nmode = dem\ndimension = 3\ndt = 0.001\nsteps = 1\n"
+                           "[dem]\nstiffness_from_cd = 20\n"
+                           "[particles]\ncount = 2\nradius = 0.5\nmass = 1\n",
+                           "x.ini", &err),
+        CDLAB_OK);
     ck_assert_int_eq(run_validate(&c, NULL, &err), CDLAB_ERR_CONFIG);
     ck_assert_msg(strstr(err.msg, "dem.cd_dt"), "%s", err.msg);
     config_free(&c);
@@ -837,8 +838,8 @@ START_TEST(invariant_objectivity_rigid_rotation)
 {
     lab_fig6 both, no_twirl;
     diag err;
-    ck_assert_msg(lab_kuhn_fig6(1, 1, &both, &err) == CDLAB_OK, "%s", err.msg);
-    ck_assert_msg(lab_kuhn_fig6(1, 0, &no_twirl, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(lab_kuhn_fig6(1, 1, 1000, &both, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(lab_kuhn_fig6(1, 0, 1000, &no_twirl, &err) == CDLAB_OK, "%s", err.msg);
     ck_assert_int_gt(both.contacts, 150);
     ck_assert_msg(both.error < 0.005, "projection and twirl: error %.4g of the largest component",
                   both.error);
@@ -1086,8 +1087,8 @@ START_TEST(determinism_threads_setting)
         diag err = {{0}};
         run_summary sum;
         ck_assert_msg(run_to_temp(ini, "threads.ini", path, &sum, &err) == CDLAB_OK, "%s", err.msg);
-        ck_assert_int_eq(h5in_read_doubles(path, "/snapshots/00000300/position", &x[k], &n[k], &err),
-                         CDLAB_OK);
+        ck_assert_int_eq(
+            h5in_read_doubles(path, "/snapshots/00000300/position", &x[k], &n[k], &err), CDLAB_OK);
         char *why;
         ck_assert_int_eq(h5in_read_attr_string(path, "/build", "threads_chosen_by", &why, &err),
                          CDLAB_OK);
@@ -1140,9 +1141,9 @@ START_TEST(unit_quat_integrate_n_matches)
         for (int c = 0; c < 4; c++)
             qa[4 * k + c] *= f;
         double scale = k % 11 == 5 ? 0.3 : 1e-3 * pcg32_uniform(&rng);
-        phi[k] = v3(scale * (2.0 * pcg32_uniform(&rng) - 1.0),
-                    scale * (2.0 * pcg32_uniform(&rng) - 1.0),
-                    scale * (2.0 * pcg32_uniform(&rng) - 1.0));
+        phi[k] =
+            v3(scale * (2.0 * pcg32_uniform(&rng) - 1.0), scale * (2.0 * pcg32_uniform(&rng) - 1.0),
+               scale * (2.0 * pcg32_uniform(&rng) - 1.0));
         if (k % 13 == 2)
             phi[k] = v3_zero();
         if (k == 1001)
@@ -1230,11 +1231,20 @@ static vec3 sl_unit(pcg32 *rng)
 static void sl_make(vec3 n, double zeta_old, double zeta_new, vec3 ft_old, vec3 du, vec3 dth,
                     dem_contact_in *in, slide_in *s)
 {
-    *in = (dem_contact_in){.zeta_new = zeta_new, .zeta_old = zeta_old, .ft_old = ft_old, .n = n,
-                           .du_q = du, .dth_p = dth, .dth_q = dth};
+    *in = (dem_contact_in){.zeta_new = zeta_new,
+                           .zeta_old = zeta_old,
+                           .ft_old = ft_old,
+                           .n = n,
+                           .du_q = du,
+                           .dth_p = dth,
+                           .dth_q = dth};
     double dzeta = -v3_dot(du, n);
-    *s = (slide_in){.n = n, .dxi = v3_axpy(dzeta, n, du), .ft_old = ft_old, .dzeta = dzeta,
-                    .zeta_old = zeta_old, .zeta_new = zeta_new,
+    *s = (slide_in){.n = n,
+                    .dxi = v3_axpy(dzeta, n, du),
+                    .ft_old = ft_old,
+                    .dzeta = dzeta,
+                    .zeta_old = zeta_old,
+                    .zeta_new = zeta_new,
                     .spin = 0.5 * v3_dot(v3_add(dth, dth), n)};
 }
 
@@ -1248,7 +1258,8 @@ static int sl_sliding(const slide_in *s)
 }
 
 /* runs slide4 on four pairs and compares each lane it made with the law; returns the lanes made */
-static int sl_check(const dem_law *L, const dem_contact_in in[4], const slide_in sin[4], int made[4])
+static int sl_check(const dem_law *L, const dem_contact_in in[4], const slide_in sin[4],
+                    int made[4])
 {
     const slide_in *s[4] = {&sin[0], &sin[1], &sin[2], &sin[3]};
     v4m ok;
@@ -1267,8 +1278,8 @@ static int sl_check(const dem_law *L, const dem_contact_in in[4], const slide_in
         double w = irrev[l];
         ck_assert_msg(memcmp(&a, &out.ft, sizeof a) == 0, "lane %d: f_t differs", l);
         ck_assert_msg(memcmp(&b, &out.f, sizeof b) == 0, "lane %d: f differs", l);
-        ck_assert_msg(memcmp(&w, &out.dW_t_irrev, sizeof w) == 0, "lane %d: dW_t_irrev %.17g vs %.17g",
-                      l, w, out.dW_t_irrev);
+        ck_assert_msg(memcmp(&w, &out.dW_t_irrev, sizeof w) == 0,
+                      "lane %d: dW_t_irrev %.17g vs %.17g", l, w, out.dW_t_irrev);
         n++;
     }
     return n;
@@ -1276,8 +1287,13 @@ static int sl_check(const dem_law *L, const dem_contact_in in[4], const slide_in
 
 START_TEST(unit_slide4_matches_law)
 {
-    dem_law L = {.k_n = SL_KN, .k_t = SL_KT, .mu = SL_MU, .eps = 1e-12, .tangential = DEM_KUHN,
-                 .projection = 1, .twirl = 1};
+    dem_law L = {.k_n = SL_KN,
+                 .k_t = SL_KT,
+                 .mu = SL_MU,
+                 .eps = 1e-12,
+                 .tangential = DEM_KUHN,
+                 .projection = 1,
+                 .twirl = 1};
     pcg32 rng;
     pcg32_seed(&rng, 23, 5);
     int made_limit = 0, made_inside = 0, drawn = 0, made_all = 0;
@@ -1294,8 +1310,10 @@ START_TEST(unit_slide4_matches_law)
                 vec3 t = v3_reject(sl_unit(&rng), n), m = v3_reject(sl_unit(&rng), n);
                 t = v3_scale(t, 1.0 / v3_norm(t));
                 on_circle[l] = pcg32_uniform(&rng) < 0.5;
-                double mag = SL_MU * (SL_KN * zo) * (on_circle[l] ? 1.0 : 0.3 + 0.69 * pcg32_uniform(&rng));
-                vec3 du = v3_axpy(-dz, n, v3_scale(m, zo * (0.05 + pcg32_uniform(&rng)) / v3_norm(m)));
+                double mag =
+                    SL_MU * (SL_KN * zo) * (on_circle[l] ? 1.0 : 0.3 + 0.69 * pcg32_uniform(&rng));
+                vec3 du =
+                    v3_axpy(-dz, n, v3_scale(m, zo * (0.05 + pcg32_uniform(&rng)) / v3_norm(m)));
                 vec3 dth = v3_scale(sl_unit(&rng), 4e-3 * pcg32_uniform(&rng));
                 sl_make(n, zo, zn, v3_scale(t, mag), du, dth, &in[l], &sin[l]);
             } while (!sl_sliding(&sin[l]));
@@ -1322,7 +1340,8 @@ START_TEST(unit_slide4_matches_law)
     slide_in sin[4];
     sl_make(z, 1e-3, 1e-3, v3(2e-4, 0.0, 0.0), v3(1e-3, 0.0, 0.0), v3_zero(), &in[0], &sin[0]);
     sl_make(z, 1e-3, 1e-3, v3(3e-4, 2e-4, 0.0), v3(1e-3, -2e-3, 0.0), v3_zero(), &in[1], &sin[1]);
-    sl_make(z, 1e-3, 1e-3, v3(3e-4, 3.5e-4, 0.0), v3(2.5e-4, 0.0, -5e-4), v3_zero(), &in[2], &sin[2]);
+    sl_make(z, 1e-3, 1e-3, v3(3e-4, 3.5e-4, 0.0), v3(2.5e-4, 0.0, -5e-4), v3_zero(), &in[2],
+            &sin[2]);
     sl_make(z, 1e-3, 9e-4, v3(-3e-4, 1e-4, 0.0), v3(4e-4, 7e-4, 1e-4), v3(0.0, 0.0, 2e-3), &in[3],
             &sin[3]);
     for (int l = 0; l < 4; l++) {
@@ -1435,12 +1454,12 @@ Suite *dem_suite(void)
 {
     Suite *s = suite_create("dem");
     TCase *te = tcase_create("energy");
-    tcase_set_timeout(te, 120);
+    tcase_set_timeout(te, TEST_TIMEOUT_SECONDS);
     tcase_add_test(te, energy_elastic_pair_conserves);
     tcase_add_test(te, energy_ledger_closes_with_friction_and_damping);
     suite_add_tcase(s, te);
     TCase *ta = tcase_create("analytic");
-    tcase_set_timeout(ta, 120);
+    tcase_set_timeout(ta, TEST_TIMEOUT_SECONDS);
     tcase_add_test(ta, analytic_sliding_pair);
     tcase_add_test(ta, analytic_dem_restitution);
     tcase_add_test(ta, analytic_dem_slide_to_roll);
@@ -1450,7 +1469,7 @@ Suite *dem_suite(void)
     tcase_add_test(ta, reference_lammps_discs);
     suite_add_tcase(s, ta);
     TCase *tio = tcase_create("io");
-    tcase_set_timeout(tio, 120);
+    tcase_set_timeout(tio, TEST_TIMEOUT_SECONDS);
     tcase_add_test(tio, io_equiv_command);
     tcase_add_test(tio, io_dem_run_energy_series);
     tcase_add_test(tio, io_order_spatial_is_sorted_input);
@@ -1474,7 +1493,7 @@ Suite *dem_suite(void)
     tcase_add_test(tr, errors_dem_abort_overlap);
     suite_add_tcase(s, tr);
     TCase *ti = tcase_create("invariant");
-    tcase_set_timeout(ti, 300);
+    tcase_set_timeout(ti, TEST_TIMEOUT_SECONDS);
     tcase_add_test(ti, invariant_objectivity_rigid_rotation);
     suite_add_tcase(s, ti);
     return s;

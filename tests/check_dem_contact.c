@@ -203,7 +203,7 @@ Suite *dem_contact_suite(void)
 {
     Suite *s = suite_create("dem_contact");
     TCase *tc = tcase_create("unit");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, TEST_TIMEOUT_SECONDS);
     tcase_add_test(tc, unit_kuhn_fig4_final_angle);
     tcase_add_test(tc, unit_kuhn_rotation_with_normal_change);
     tcase_add_test(tc, unit_onset_of_slip_within_step);

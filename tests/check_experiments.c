@@ -39,7 +39,7 @@ Suite *experiments_suite(void)
     Suite *s = suite_create("experiments");
     TCase *tc = tcase_create("slow");
     tcase_set_tags(tc, "slow");
-    tcase_set_timeout(tc, 1200);
+    tcase_set_timeout(tc, TEST_TIMEOUT_SECONDS);
     tcase_add_test(tc, slow_experiments_quick);
     suite_add_tcase(s, tc);
     return s;

@@ -335,8 +335,8 @@ START_TEST(fclib_export_changes_nothing)
 }
 END_TEST
 
-/* Through run_simulation (what `cdlab run --export-fclib` calls): the file is written where asked, and
- * a DEM run or a step outside the run is refused. */
+/* Through run_simulation (what `cdlab run --export-fclib` calls): the file is written where asked,
+ * and a DEM run or a step outside the run is refused. */
 START_TEST(fclib_run_hooks)
 {
     char out[32], fc[32] = "/tmp/cdlab_fcrXXXXXX";
@@ -539,7 +539,7 @@ Suite *fclib_suite(void)
 {
     Suite *s = suite_create("fclib");
     TCase *tc = tcase_create("export");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, TEST_TIMEOUT_SECONDS);
     tcase_add_test(tc, fclib_2d_piston);
     tcase_add_test(tc, fclib_3d_merit);
     tcase_add_test(tc, unit_natural_map_frictionless);

@@ -86,7 +86,8 @@ START_TEST(unit_threaded_cells_match_one_thread)
     pcg32 rng;
     pcg32_seed(&rng, 5, 1);
     for (int i = 0; i < N; i++) {
-        P.x[i] = v3(30.0 * pcg32_uniform(&rng), 30.0 * pcg32_uniform(&rng), 30.0 * pcg32_uniform(&rng));
+        P.x[i] =
+            v3(30.0 * pcg32_uniform(&rng), 30.0 * pcg32_uniform(&rng), 30.0 * pcg32_uniform(&rng));
         particles_set_body(&P, i, 0.5, 1.0);
     }
     int saved = cdlab_threads();
@@ -203,7 +204,8 @@ START_TEST(unit_warm_start_carries_forces_by_key)
         pcg32 rng;
         pcg32_seed(&rng, 5, 2);
         for (int i = 0; i < N; i++) {
-            P.x[i] = v3(15 * pcg32_uniform(&rng), 15 * pcg32_uniform(&rng), 15 * pcg32_uniform(&rng));
+            P.x[i] =
+                v3(15 * pcg32_uniform(&rng), 15 * pcg32_uniform(&rng), 15 * pcg32_uniform(&rng));
             particles_set_body(&P, i, 0.5, 1.0);
         }
         contact_list C;
@@ -215,7 +217,7 @@ START_TEST(unit_warm_start_carries_forces_by_key)
         vec3 *R = malloc((size_t)n0 * sizeof *R);
         ck_assert(key && R);
         for (int k = 0; k < n0; k++) {
-            C.c[k].R = k % 3 == 0 ? v3(k + 0.5, -0.25 * k, 1.0 / (k + 1))
+            C.c[k].R = k % 3 == 0   ? v3(k + 0.5, -0.25 * k, 1.0 / (k + 1))
                        : k % 3 == 1 ? v3(-0.0, 0.0, -0.0)
                                     : v3_zero();
             key[k] = C.c[k].key;
@@ -268,12 +270,24 @@ START_TEST(unit_sort_refs_matches_qsort)
             for (int k = 0; k < n; k++) {
                 uint64_t key;
                 switch (pattern) {
-                case 0: key = ((uint64_t)pcg32_next(&rng) << 32) | pcg32_next(&rng); break;
-                case 1: key = (uint64_t)k; break;
-                case 2: key = (uint64_t)(n - k); break;
-                case 3: key = 42; break;
-                case 4: key = pcg32_next(&rng) % 3; break;
-                case 5: key = (uint64_t)(k < n / 2 ? k : n - k); break;
+                case 0:
+                    key = ((uint64_t)pcg32_next(&rng) << 32) | pcg32_next(&rng);
+                    break;
+                case 1:
+                    key = (uint64_t)k;
+                    break;
+                case 2:
+                    key = (uint64_t)(n - k);
+                    break;
+                case 3:
+                    key = 42;
+                    break;
+                case 4:
+                    key = pcg32_next(&rng) % 3;
+                    break;
+                case 5:
+                    key = (uint64_t)(k < n / 2 ? k : n - k);
+                    break;
                 default: /* interleaved: odd positions high, even ones low */
                     key = k % 2 ? (uint64_t)(n + k) : (uint64_t)(n - k);
                 }
@@ -426,8 +440,7 @@ START_TEST(errors_wrap_beyond_image_range)
     s.W.P.v[0] = v3(1e12, 0, 0); /* 3.3e9 periods a step */
     status st = dem_step(&s.W, &s.S, &s.d.p, &s.st, &err);
     ck_assert_int_eq(st, CDLAB_ERR_NUMERIC);
-    ck_assert_msg(strstr(err.msg, "step 3: particle 0") && strstr(err.msg, "2^31"), "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "step 3: particle 0") && strstr(err.msg, "2^31"), "%s", err.msg);
     dsim_close(&s);
 }
 END_TEST
@@ -604,7 +617,7 @@ Suite *periodic_suite(void)
     tcase_add_test(ti, invariant_dem_threads_bit_identical);
     tcase_add_test(ti, errors_periodic_config);
     tcase_add_test(ti, errors_wrap_beyond_image_range);
-    tcase_set_timeout(ti, 60);
+    tcase_set_timeout(ti, TEST_TIMEOUT_SECONDS);
     suite_add_tcase(s, ti);
     return s;
 }

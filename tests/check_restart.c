@@ -118,6 +118,34 @@ static void check_restart_identical(const char *fmt, long n, long nw, long half)
     ck_assert_msg(fabs(mean - sum / (double)half) <= 1e-12 * (sum / (double)half),
                   "mean_sweeps %.17g, its rows' mean %.17g", mean, sum / (double)half);
     free(sw);
+    /* every common series goes on as the full run's, from the checkpoint's row on: its first
+     * row included (its contacts, overlaps, sweeps and residual were zeros) */
+    static const char *const common[] = {"/series/t",
+                                         "/series/sweeps",
+                                         "/series/converged",
+                                         "/series/residual",
+                                         "/series/mean_overlap",
+                                         "/series/max_overlap",
+                                         "/series/contacts",
+                                         "/series/active_contacts",
+                                         "/series/sliding_contacts",
+                                         "/series/kinetic_energy"};
+    for (size_t k = 0; k < sizeof common / sizeof common[0]; k++) {
+        double *xf, *xc;
+        long mf, mc;
+        ck_assert_msg(h5in_read_doubles(full, common[k], &xf, &mf, &err) == CDLAB_OK, "%s",
+                      err.msg);
+        ck_assert_msg(h5in_read_doubles(second, common[k], &xc, &mc, &err) == CDLAB_OK, "%s",
+                      err.msg);
+        ck_assert_int_eq(mf, 2 * half + 1);
+        ck_assert_int_eq(mc, half + 1);
+        for (long r = 0; r < mc; r++)
+            ck_assert_msg(memcmp(&xf[half + r], &xc[r], sizeof *xc) == 0,
+                          "%s row %ld of the continued run: %.17g, the full run's %.17g", common[k],
+                          r, xc[r], xf[half + r]);
+        free(xf);
+        free(xc);
+    }
     /* the stress series (both modes) goes on as the full run's: its rows from the checkpoint's
      * (the CD pile's carry forces; the DEM piles may still be falling apart) */
     double *sf, *sc;
@@ -569,7 +597,7 @@ Suite *restart_suite(void)
 {
     Suite *s = suite_create("restart");
     TCase *t = tcase_create("determinism");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, TEST_TIMEOUT_SECONDS);
     tcase_add_test(t, determinism_restart_cd_bit_identical);
     tcase_add_test(t, determinism_restart_dem_bit_identical);
     tcase_add_test(t, determinism_restart_dem_wider_skin);

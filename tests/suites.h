@@ -10,6 +10,14 @@
 #include "dem_config.h"
 #include "scene.h"
 
+/* The time Check gives each test before it calls it hung: far above any test's time on a busy
+ * machine (the quick suite's slowest tests take about 20 s alone, and a few times that beside
+ * two CPU-bound jobs on the 2-core machine; a suite that failed for lack of speed taught its
+ * users to ignore it), so that only a hang reaches it. The test cases that set a time set this
+ * one, and it is CK_DEFAULT_TIMEOUT for the others; CK_DEFAULT_TIMEOUT and
+ * CK_TIMEOUT_MULTIPLIER set by the caller still win. */
+#define TEST_TIMEOUT_SECONDS 1800
+
 Suite *pcg32_suite(void);
 Suite *shock_law_suite(void);
 Suite *config_suite(void);

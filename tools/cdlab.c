@@ -334,6 +334,17 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
             fprintf(stderr, ", its snapshots to step %ld", sum->snapshot_step);
         else
             fprintf(stderr, ", no snapshot");
+    } else if (sum->verified) {
+        /* read back after its close: what it holds was checked, datasets and attributes */
+        fprintf(stderr, "cdlab: %s, read back after its close, holds %ld series row%s",
+                sum->out_file, sum->rows_held > 0 ? sum->rows_held : 0,
+                sum->rows_held == 1 ? "" : "s");
+        if (sum->row_step >= 0)
+            fprintf(stderr, " (to step %ld)", sum->row_step);
+        if (sum->snapshot_step >= 0)
+            fprintf(stderr, ", its snapshots to step %ld", sum->snapshot_step);
+        else
+            fprintf(stderr, ", no whole snapshot");
     } else if (sum->snapshot_step < 0) {
         fprintf(stderr, "cdlab: %s holds no complete snapshot\n", sum->out_file);
         return;
@@ -785,6 +796,11 @@ static int cdlab_main(int argc, char **argv)
  * runs as one process. */
 int main(int argc, char **argv)
 {
+    if (std_streams_safe() != 0)
+        return 2; /* a closed standard stream, and no /dev/null to put in its place */
+    /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported as a full disk is,
+     * instead of killing the program without a word (SIGXFSZ, exit 153) */
+    signal(SIGXFSZ, SIG_IGN);
     diag err = {{0}};
     if (comm_init(&argc, &argv, &err) != CDLAB_OK) {
         fprintf(stderr, "cdlab: %s\n", err.msg);

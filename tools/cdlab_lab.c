@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static int fig4(int argc, char **argv)
     return 0;
 }
 
-static int fig6(void)
+static int fig6(int increments)
 {
     const char *names[4] = {"no adjustment", "projection only", "twirl only",
                             "projection and twirl"};
@@ -49,7 +50,7 @@ static int fig6(void)
     for (int k = 0; k < 4; k++) {
         lab_fig6 r;
         diag err;
-        if (lab_kuhn_fig6(v[k][0], v[k][1], &r, &err) != CDLAB_OK) {
+        if (lab_kuhn_fig6(v[k][0], v[k][1], (int)increments, &r, &err) != CDLAB_OK) {
             fprintf(stderr, "cdlab-lab: %s\n", err.msg);
             return 1;
         }
@@ -361,7 +362,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: cdlab-lab COMMAND\n"
                "  fig4 [Z1/Z0]              final force angle vs movement (Kuhn et al. Fig. 4),\n"
                "                            CSV; Z1/Z0 the overlap's ratio (default 1)\n"
-               "  fig6                      stress after a 90 deg rigid rotation, four variants\n"
+               "  fig6 [INCREMENTS]         stress after a 90 deg rigid rotation in INCREMENTS\n"
+               "                            steps (default 1000), four variants\n"
                "                            (Fig. 6), CSV\n"
                "  sliding-pair              normal and shear force over time, CSV\n"
                "  exchange-selftest [periodic]\n"
@@ -405,8 +407,12 @@ static int lab_main(int argc, char **argv)
         }
         return fig4(argc - 2, argv + 2);
     }
-    if (strcmp(cmd, "fig6") == 0 && argc == 2)
-        return fig6();
+    if (strcmp(cmd, "fig6") == 0 && argc <= 3) {
+        long increments = 1000;
+        if (argc == 3 && !whole_number(argv[2], 1, 10000000L, "fig6: INCREMENTS", &increments))
+            return 2;
+        return fig6((int)increments);
+    }
     if (strcmp(cmd, "sliding-pair") == 0 && argc == 2)
         return sliding_pair();
     if (strcmp(cmd, "dem-selftest") == 0 && argc <= 4) {
@@ -433,6 +439,11 @@ static int lab_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (std_streams_safe() != 0)
+        return 2; /* a closed standard stream, and no /dev/null to put in its place */
+    /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported as a full disk is,
+     * instead of killing the program without a word (SIGXFSZ, exit 153) */
+    signal(SIGXFSZ, SIG_IGN);
     diag err = {{0}};
     if (comm_init(&argc, &argv, &err) != CDLAB_OK) {
         fprintf(stderr, "cdlab-lab: %s\n", err.msg);

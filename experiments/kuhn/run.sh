@@ -12,5 +12,7 @@ mkdir -p "$here/out"
 "$LAB" fig4 > "$here/out/fig4.csv"            # constant normal force (the paper's case)
 "$LAB" fig4 0.7 > "$here/out/fig4_unloading.csv"  # normal force falling by 30% in the step
 "$LAB" fig6 > "$here/out/fig6.csv"
+# the objectivity error against the rotation per increment (the same 90 deg in fewer steps)
+for n in 4000 300 100 50 22 10 5; do "$LAB" fig6 $n > "$here/out/fig6_n$n.csv"; done
 "$PYTHON" "$here/analyze.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"

@@ -8,6 +8,7 @@
 #include "run.h"
 #include "config.h"
 #include "generate.h"
+#include "h5io.h"
 #include "particles.h"
 
 #include <hdf5.h>
@@ -68,14 +69,27 @@ static inline status fuzz_particle_file(const uint8_t *data, size_t size, const 
     return s;
 }
 
-/* ---- restoring a checkpoint (`--restart`) from a mutated file ----
+/* ---- restoring a checkpoint (`--restart`), describing (`cdlab info`) and reading particles
+ * from (`particles.format = cdlab`) a mutated output ----
  * Two templates, written once per process: a CD and a DEM run of 20 spheres, 5 steps, each
- * ending in a checkpoint. An input is a template choice (byte 0, even: CD, odd: DEM) and up to
- * eight mutations of 18 bytes: [item][kind][8-byte index][8-byte value]. item picks a dataset
- * or attribute of the checkpoint; kind: 0 sets one element of a dataset (or the attribute), 1
- * sets an attribute, 2 deletes the item, 3 replaces a dataset by one of another length. The
- * mutated copy is then restored by run_simulation, which runs two more steps from it: a corrupt or
- * hostile file must be refused with a message, never crash or hang the run. */
+ * ending in a snapshot and a checkpoint. An input is a template choice (byte 0, even: CD, odd:
+ * DEM) and up to eight mutations of 18 bytes: [item][kind][8-byte index][8-byte value]. item
+ * picks a dataset or attribute of the checkpoint (relative names) or of the file (absolute
+ * ones); kind (mod 8):
+ *   0 sets one element of a dataset, or the attribute, to the value;
+ *   1 the same, a dataset's checksum attribute made to match (a hostile file that passes the
+ *     check of what was written: the values themselves must then be refused);
+ *   2 deletes the item;
+ *   3 replaces a dataset by one of another length (its checksum made to match when the index
+ *     is odd);
+ *   4 replaces an attribute by an array of 2 to 9001 values of its class;
+ *   5 replaces an attribute by one of the other class (a string for a number, a number for a
+ *     string);
+ *   6 replaces a dataset by one of strings, or of rank 2;
+ *   7 replaces an attribute by a variable-length string.
+ * The mutated copy is then restored by run_simulation, which runs two more steps from it,
+ * described by h5in_describe and read as a particle source: a corrupt or hostile file must be
+ * refused with a message, never crash or hang. */
 #define FUZZ_CK_STEPS 5
 static const char *const fuzz_ck_ini[2] = {
     "[system]\ndimension = 3\ndt = 0.01\nsteps = %d\ngravity = 0 0 -1\nseed = 3\n"
@@ -89,12 +103,55 @@ static const char *const fuzz_ck_ini[2] = {
     "box_min = 0 0 0\nbox_max = 3 3 6\n[contact]\nfriction = 0.3\n"
     "[plane.floor]\npoint = 0 0 0\nnormal = 0 0 1\n"
     "[piston.top]\npoint = 0 0 6\nnormal = 0 0 -1\nmass = 2\nforce = 5\n[output]\nevery = 0\n"};
-static const char *const fuzz_ck_items[] = {
-    "@format", "@step", "@particles", "@walls", "@contacts", "@contact_record", "@contact_bytes",
-    "@dem_rebuilds", "@mode", "@dt", "@dimension", "@friction", "@k_n", "@k_t", "@damping_normal",
-    "@damping_tangential", "@dem_law", "@bodies_checksum", "@walls_checksum", "@box_checksum",
-    "@complete", "x", "v", "w", "q", "image", "walls", "rng", "contacts", "dem_F", "dem_T",
-    "dem_path", "dem_piston_F", "dem_energy", "dem_wall_path"};
+static const char *const fuzz_ck_items[] = {"@format",
+                                            "@step",
+                                            "@particles",
+                                            "@walls",
+                                            "@contacts",
+                                            "@contact_record",
+                                            "@contact_bytes",
+                                            "@dem_rebuilds",
+                                            "@mode",
+                                            "@dt",
+                                            "@dimension",
+                                            "@friction",
+                                            "@k_n",
+                                            "@k_t",
+                                            "@damping_normal",
+                                            "@damping_tangential",
+                                            "@dem_law",
+                                            "@bodies_checksum",
+                                            "@walls_checksum",
+                                            "@box_checksum",
+                                            "@complete",
+                                            "x",
+                                            "v",
+                                            "w",
+                                            "q",
+                                            "image",
+                                            "walls",
+                                            "rng",
+                                            "contacts",
+                                            "dem_F",
+                                            "dem_T",
+                                            "dem_path",
+                                            "dem_piston_F",
+                                            "dem_energy",
+                                            "dem_wall_path",
+                                            "x@checksum",
+                                            "rng@checksum",
+                                            "/summary@status",
+                                            "/summary@steps_done",
+                                            "/summary@wall_seconds",
+                                            "/series/t",
+                                            "/snapshots/00000005/position",
+                                            "/snapshots/00000005/radius",
+                                            "/snapshots/00000005/id",
+                                            "/snapshots/00000005/velocity",
+                                            "/snapshots/00000005@step",
+                                            "/parameters@system.dt",
+                                            "/@program",
+                                            "/build@git_commit"};
 #define FUZZ_CK_NITEMS (sizeof fuzz_ck_items / sizeof fuzz_ck_items[0])
 
 static inline status fuzz_ck_run(int dem, long steps, const char *out, const char *restart,
@@ -140,54 +197,106 @@ static inline void fuzz_ck_copy(const char *from, const char *to)
     fclose(b);
 }
 
-/* One mutation of the checkpoint group g of file f (see above). */
-static inline void fuzz_ck_mutate(hid_t f, const char *g, const uint8_t *r)
+/* The checksum attribute of dataset path made to match its values as stored (h5ledger.h). */
+static inline void fuzz_ck_fix_checksum(hid_t f, const char *path)
 {
-    const char *item = fuzz_ck_items[r[0] % FUZZ_CK_NITEMS];
-    int kind = r[1] % 4;
-    uint64_t idx;
-    double dv;
-    int64_t iv;
-    memcpy(&idx, r + 2, 8);
-    memcpy(&dv, r + 10, 8);
-    memcpy(&iv, r + 10, 8);
-    if (item[0] == '@') {
-        const char *name = item + 1;
-        if (H5Aexists_by_name(f, g, name, H5P_DEFAULT) <= 0)
-            return;
-        hid_t a = H5Aopen_by_name(f, g, name, H5P_DEFAULT, H5P_DEFAULT);
-        hid_t t = H5Aget_type(a);
-        H5T_class_t cls = H5Tget_class(t);
-        H5Tclose(t);
-        H5Aclose(a);
-        H5Adelete_by_name(f, g, name, H5P_DEFAULT);
-        if (kind == 2)
-            return;
-        hid_t sp = H5Screate(H5S_SCALAR);
-        if (cls == H5T_STRING) {
-            char text[9];
-            memcpy(text, r + 10, 8);
-            text[8] = '\0';
-            hid_t st = H5Tcopy(H5T_C_S1);
-            H5Tset_size(st, 9);
-            hid_t na = H5Acreate_by_name(f, g, name, st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-            H5Awrite(na, st, text);
-            H5Aclose(na);
-            H5Tclose(st);
-        } else {
-            hid_t mt = cls == H5T_FLOAT ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
-            hid_t na = H5Acreate_by_name(f, g, name, mt, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-            H5Awrite(na, mt, cls == H5T_FLOAT ? (const void *)&dv : (const void *)&iv);
-            H5Aclose(na);
-        }
-        H5Sclose(sp);
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    if (d < 0)
         return;
+    hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+    hsize_t dims[3] = {0, 1, 1};
+    int rank = H5Sget_simple_extent_ndims(sp);
+    size_t row = H5Tget_size(t);
+    if (rank >= 1 && rank <= 3 && H5Sget_simple_extent_dims(sp, dims, NULL) == rank) {
+        for (int k = 1; k < rank; k++)
+            row *= (size_t)dims[k];
+        char *buf = malloc(row * (size_t)(dims[0] > 0 ? dims[0] : 1));
+        if (!buf)
+            abort();
+        if (dims[0] == 0 || H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) {
+            int64_t h = (int64_t)h5ledger_hash_rows(buf, row, 0, (long long)dims[0]);
+            if (H5Aexists(d, H5IO_CHECKSUM_ATTR) > 0)
+                H5Adelete(d, H5IO_CHECKSUM_ATTR);
+            hid_t one = H5Screate(H5S_SCALAR);
+            hid_t a =
+                H5Acreate2(d, H5IO_CHECKSUM_ATTR, H5T_NATIVE_INT64, one, H5P_DEFAULT, H5P_DEFAULT);
+            H5Awrite(a, H5T_NATIVE_INT64, &h);
+            H5Aclose(a);
+            H5Sclose(one);
+        }
+        free(buf);
     }
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", g, item);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Dclose(d);
+}
+
+/* An attribute name of obj replaced (see above: kinds 0, 1, 4, 5, 7). */
+static inline void fuzz_ck_attr(hid_t f, const char *obj, const char *name, int kind, uint64_t idx,
+                                const uint8_t *value)
+{
+    if (H5Aexists_by_name(f, obj, name, H5P_DEFAULT) <= 0)
+        return;
+    hid_t a = H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t t = H5Aget_type(a);
+    H5T_class_t cls = H5Tget_class(t);
+    H5Tclose(t);
+    H5Aclose(a);
+    H5Adelete_by_name(f, obj, name, H5P_DEFAULT);
+    if (kind == 2)
+        return;
+    if (kind == 5) /* the other class */
+        cls = cls == H5T_STRING ? H5T_INTEGER : H5T_STRING;
+    hsize_t n = kind == 4 ? 2 + idx % 9000 : 1;
+    hid_t sp = kind == 4 ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
+    if (kind == 7) {
+        char text[9];
+        memcpy(text, value, 8);
+        text[8] = '\0';
+        const char *p = text;
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, H5T_VARIABLE);
+        hid_t na = H5Acreate_by_name(f, obj, name, st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(na, st, &p);
+        H5Aclose(na);
+        H5Tclose(st);
+    } else if (cls == H5T_STRING) {
+        char *text = calloc((size_t)n, 9);
+        if (!text)
+            abort();
+        for (hsize_t k = 0; k < n; k++)
+            memcpy(text + 9 * k, value, 8);
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, 9);
+        hid_t na = H5Acreate_by_name(f, obj, name, st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(na, st, text);
+        H5Aclose(na);
+        H5Tclose(st);
+        free(text);
+    } else {
+        int64_t *v = malloc((size_t)n * 8);
+        if (!v)
+            abort();
+        for (hsize_t k = 0; k < n; k++)
+            memcpy(&v[k], value, 8);
+        hid_t mt = cls == H5T_FLOAT ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+        hid_t na = H5Acreate_by_name(f, obj, name, mt, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(na, mt, v);
+        H5Aclose(na);
+        free(v);
+    }
+    H5Sclose(sp);
+}
+
+/* Dataset path replaced (see above: kinds 0, 1, 2, 3, 6). */
+static inline void fuzz_ck_dataset(hid_t f, const char *path, int kind, uint64_t idx,
+                                   const uint8_t *value)
+{
     if (H5Lexists(f, path, H5P_DEFAULT) <= 0)
         return;
     hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    if (d < 0)
+        return;
     hid_t t = H5Dget_type(d);
     int is_float = H5Tget_class(t) == H5T_FLOAT;
     H5Tclose(t);
@@ -201,11 +310,13 @@ static inline void fuzz_ck_mutate(hid_t f, const char *g, const uint8_t *r)
             if (!buf)
                 abort();
             H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
-            memcpy(&buf[idx % (uint64_t)n], is_float ? (const void *)&dv : (const void *)&iv, 8);
+            memcpy(&buf[idx % (uint64_t)n], value, 8);
             H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
             free(buf);
         }
         H5Dclose(d);
+        if (kind == 1)
+            fuzz_ck_fix_checksum(f, path);
         return;
     }
     H5Dclose(d);
@@ -213,17 +324,62 @@ static inline void fuzz_ck_mutate(hid_t f, const char *g, const uint8_t *r)
     if (kind == 2)
         return;
     hsize_t len = idx % 64;
-    int64_t *buf = calloc(len + 1, 8);
+    if (kind == 6 && (idx & 1)) { /* strings */
+        hsize_t m = len + 1;
+        char *text = calloc((size_t)m, 9);
+        if (!text)
+            abort();
+        for (hsize_t k = 0; k < m; k++)
+            memcpy(text + 9 * k, value, 8);
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, 9);
+        hid_t ns = H5Screate_simple(1, &m, NULL);
+        hid_t nd = H5Dcreate2(f, path, st, ns, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(nd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, text);
+        H5Dclose(nd);
+        H5Sclose(ns);
+        H5Tclose(st);
+        free(text);
+        return;
+    }
+    hsize_t dims[2] = {len, kind == 6 ? 1 + (idx >> 8) % 5 : 1};
+    int rank = kind == 6 ? 2 : 1;
+    int64_t *buf = calloc((size_t)(dims[0] * dims[1] + 1), 8);
     if (!buf)
         abort();
-    for (hsize_t k = 0; k < len; k++)
-        memcpy(&buf[k], is_float ? (const void *)&dv : (const void *)&iv, 8);
-    hid_t ns = H5Screate_simple(1, &len, NULL);
+    for (hsize_t k = 0; k < dims[0] * dims[1]; k++)
+        memcpy(&buf[k], value, 8);
+    hid_t ns = H5Screate_simple(rank, dims, NULL);
     hid_t nd = H5Dcreate2(f, path, mt, ns, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Dwrite(nd, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
     H5Dclose(nd);
     H5Sclose(ns);
     free(buf);
+    if (idx & 1)
+        fuzz_ck_fix_checksum(f, path);
+}
+
+/* One mutation of file f, whose checkpoint group is g (see above). */
+static inline void fuzz_ck_mutate(hid_t f, const char *g, const uint8_t *r)
+{
+    const char *item = fuzz_ck_items[r[0] % FUZZ_CK_NITEMS];
+    int kind = r[1] % 8;
+    uint64_t idx;
+    memcpy(&idx, r + 2, 8);
+    char path[300];
+    const char *at = strchr(item, '@');
+    if (item[0] == '/')
+        snprintf(path, sizeof path, "%.*s", at ? (int)(at - item) : (int)strlen(item), item);
+    else
+        snprintf(path, sizeof path, "%s%s%.*s", g, at == item ? "" : "/",
+                 at ? (int)(at - item) : (int)strlen(item), item);
+    if (!path[0])
+        snprintf(path, sizeof path, "/");
+    if (at) {
+        fuzz_ck_attr(f, path, at + 1, kind == 3 || kind == 6 ? 0 : kind, idx, r + 10);
+        return;
+    }
+    fuzz_ck_dataset(f, path, kind == 4 || kind == 5 || kind == 7 ? 6 : kind, idx, r + 10);
 }
 
 /* dir: a folder of the caller's for the templates and the mutated files. */
@@ -256,6 +412,23 @@ static inline status fuzz_checkpoint(const uint8_t *data, size_t size, const cha
     fuzz_ck_clear(out);
     status s = fuzz_ck_run(dem, FUZZ_CK_STEPS + 2, out, mutated, err);
     fuzz_ck_clear(out);
+    /* cdlab info of it, and its last snapshot as a particle source (counted, then read) */
+    FILE *sink = fopen("/dev/null", "w");
+    if (!sink)
+        abort();
+    diag e2;
+    h5in_describe(mutated, sink, &e2);
+    fclose(sink);
+    int count = 0, n = 0;
+    long taken;
+    if (generate_load_output(NULL, mutated, -1, &count, &taken, &e2) == CDLAB_OK && count > 0) {
+        particles P;
+        if (particles_init(&P, count, 3, &e2) == CDLAB_OK) {
+            if (generate_load_output(&P, mutated, -1, &n, &taken, &e2) == CDLAB_OK && n != count)
+                abort();
+            particles_free(&P);
+        }
+    }
     return s;
 }
 

@@ -27,7 +27,11 @@ import numpy as np
 
 
 def _text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
+    """An attribute's text as cdlab stores it (bytes, meant as UTF-8): a byte that is no UTF-8
+    (a Latin-1 config comment or output name) is kept in the file and shown as U+FFFD."""
+    if isinstance(v, np.ndarray) and v.shape == ():
+        v = v[()]
+    return v.decode("utf-8", errors="replace") if isinstance(v, (bytes, np.bytes_)) else str(v)
 
 
 def in_step_order(names):
@@ -38,6 +42,14 @@ def in_step_order(names):
 
 class NotCdlabOutput(ValueError):
     """An HDF5 file that is no cdlab output (an FCLIB export, another program's file)."""
+
+
+class MissingData(KeyError):
+    """A cdlab output without what was asked of it (a CD run's energy ledger, a series the
+    run did not write); str() is the message."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
 
 
 class Run:
@@ -69,6 +81,8 @@ class Run:
 
     def series(self, name):
         with h5py.File(self.path, "r") as f:
+            if "series/" + name not in f or not isinstance(f["series/" + name], h5py.Dataset):
+                raise MissingData(f"{self.path}: no series {name!r}")
             return f["series/" + name][()]
 
     def period(self):
@@ -109,7 +123,12 @@ class Run:
         return name in self.series_names()
 
     def energy(self):
+        """DEM's energy ledger (/series/energy), a dict of arrays; MissingData for a CD run,
+        which has none."""
         with h5py.File(self.path, "r") as f:
+            if "series/energy" not in f:
+                raise MissingData(f"{self.path}: no /series/energy: the energy ledger is written "
+                                  f"by DEM runs (this is a system.mode = {self.mode} run)")
             g = f["series/energy"]
             return {k: g[k][()] for k in g}
 

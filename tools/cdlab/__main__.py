@@ -5,13 +5,13 @@ import sys
 
 from textfile import write_whole  # tools/, where this package lives
 
-from . import NotCdlabOutput, Run
+from . import NotCdlabOutput, Run, _text
 
 
 def cmd_summary(a):
     r = Run(a.file)
     s = r.summary
-    text = lambda v: v.decode() if isinstance(v, bytes) else str(v)  # noqa: E731
+    text = _text
     print(f"{a.file}: {r.attrs.get('program', 'cdlab run')}")
     print(f"  config      {r.attrs.get('config_file', '?')}")
     if r.attrs.get("overrides"):
@@ -135,8 +135,11 @@ def main(argv=None):
     except BrokenPipeError:  # the reader stopped (| head): no message, as cat would end
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (OSError, NotCdlabOutput) as e:
-        print(f"cdlab-py: {e}", file=sys.stderr)
+    except (OSError, NotCdlabOutput, KeyError, ValueError, TypeError, IndexError, RuntimeError,
+            AttributeError) as e:
+        # a damaged or foreign file: one line naming it, never a traceback
+        what = str(e) if str(e).startswith(a.file) else f"{a.file}: cannot read it ({e})"
+        print(f"cdlab-py: {' '.join(what.split())}", file=sys.stderr)
         return 2
 
 
