@@ -2,7 +2,9 @@
 #
 #   make            build build/cdlab (OpenMP on; OPENMP=0 builds without it)
 #   make deps       install missing Debian packages (apt-get), nothing if all present
-#   make test       install deps, build, run the quick Check suites (slow ones excluded)
+#   make test       install deps, check the layers, build, run the quick Check suites (slow
+#                   ones excluded)
+#   make check-layers  the includes against the layers (tools/check_layers.py)
 #   make test-slow  run only the tests tagged "slow" (long physics regressions; CI runs them)
 #   make demo       install deps, build, run the 1D wave test experiment end to end
 #   make check-asan the whole suite under AddressSanitizer + UBSan (build-debug/); `debug` too
@@ -45,14 +47,14 @@ HDF5_PROG  = $(shell pkg-config --libs hdf5 2>/dev/null)
 endif
 LDLIBS_PROG = $(OMPFLAG) $(HDF5_PROG) $(shell pkg-config --libs inih ompi-c 2>/dev/null) -lm $(EXTRA_LDFLAGS)
 
-LIB_SRC  := $(wildcard common/*.c) $(wildcard cd/*.c)
+LIB_SRC  := $(wildcard common/*.c) $(wildcard cd/*.c) $(wildcard cd/*/*.c)
 TOOL_SRC := tools/cdlab.c tools/cdlab_lab.c
-TEST_SRC := $(wildcard tests/*.c)
+TEST_SRC := $(filter-out tests/mpi_selftest.c,$(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: experiments-status FORCE all deps check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: experiments-status FORCE all deps check-layers check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -70,7 +72,7 @@ FORCE:
 $(BUILD)/config_schema.h: docs/config.md tools/config_schema.py
 	@mkdir -p $(BUILD)
 	$(PYTHON) tools/config_schema.py docs/config.md > $@.tmp && mv $@.tmp $@
-$(BUILD)/cd/run_setup.o $(BUILD)/tools/cdlab.o $(BUILD)/tests/check_engine.o: $(BUILD)/config_schema.h
+$(BUILD)/cd/run/run_setup.o $(BUILD)/tools/cdlab.o $(BUILD)/tests/check_engine.o: $(BUILD)/config_schema.h
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -98,16 +100,26 @@ $(BUILD)/fakefclib/nodep/libfclib.so.0: tests/fakelib/fake_fclib.c
 	$(CC) -shared -fPIC -o $@ $< -Wl,--no-as-needed -L$(dir $@) -lcdlab_gone
 	rm -f $(dir $@)libcdlab_gone.so
 
-$(BUILD)/check_all: $(TEST_OBJ) $(BUILD)/libcdlab.a | $(FAKE_FCLIB)
+$(BUILD)/check_all: $(TEST_OBJ) $(BUILD)/libcdlab.a | $(FAKE_FCLIB) $(BUILD)/mpi_selftest
+	$(CC) -o $@ $(filter-out $(BUILD)/mpi_selftest,$^) $(LDLIBS_ALL)
+
+# The MPI self-tests that tests/check_mpi.c runs under mpirun (a program of its own: they use
+# the engines' internals, which the programs of tools/ do not see)
+$(BUILD)/mpi_selftest: $(BUILD)/tests/mpi_selftest.o $(BUILD)/libcdlab.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
 deps:
 	@bash tools/deps.sh
 
-# Quick suites only; CK_EXCLUDE_TAGS is Check's own tag filter.
-test: deps
+# Quick suites only; CK_EXCLUDE_TAGS is Check's own tag filter. The layers first.
+test: deps check-layers
 	$(MAKE) --no-print-directory $(BUILD)/check_all $(BUILD)/cdlab $(BUILD)/cdlab-lab
 	cd tests && CK_EXCLUDE_TAGS=slow ../$(BUILD)/check_all
+
+# The includes follow the layers tools -> cd/run -> cd/engine <- engines -> common, and the run
+# pipeline names no engine (README, "Layout"; tools/check_layers.py).
+check-layers:
+	@$(PYTHON) tools/check_layers.py
 	@$(PYTHON) tools/experiments_status.py || echo "(informational: make test does not fail on stale studies)"
 
 # Which committed study summaries were made before the last change to the engines' results
@@ -234,7 +246,7 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/targets.h $(BUILD)/libcdlab.a
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $< $(BUILD)/libcdlab.a -o $@ $(LDLIBS_ALL)
 
 format:
-	clang-format -i common/*.[ch] cd/*.[ch] tools/*.c tests/*.[ch] bench/*.c
+	clang-format -i common/*.[ch] cd/*.[ch] cd/*/*.[ch] tools/*.c tests/*.[ch] bench/*.c
 
 clean:
 	rm -rf build build-debug build-fuzz

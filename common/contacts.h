@@ -22,7 +22,7 @@
 /* 128 bytes, two cache lines (the list is allocated 64-byte aligned): everything a sweep update
  * reads. The lever arms lie along the normal (spheres and disks; a wall's contact point is on
  * its surface), so only their lengths are stored: l0 = a0 n, l1 = -a1 n (contact_l0/l1). The
- * DEM engine keeps its own pair store (cd/dem.h). */
+ * DEM engine keeps its own pair store (cd/dem/dem.h). */
 typedef struct contact {
     int i;        /* body 0: particle index (>= 0), or wall w encoded as -1 - w */
     int j;        /* body 1: particle index */

@@ -20,7 +20,7 @@ typedef struct world {
     double t;          /* current time */
     long step;         /* steps done */
     /* CD: the longest way a particle or piston moved in the last step (0 before the first), for
-     * the missed-contact check at the next detection (cd/cd_step.c) */
+     * the missed-contact check at the next detection (cd/nscd/cd_step.c) */
     double step_path;
     /* ... and the candidate gap of the detection that began that step: contact.detect_gap, or
      * in a restart's first step the checkpoint's (the restart may change the gap) */

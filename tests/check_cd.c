@@ -1,7 +1,7 @@
 /* Contact dynamics engine: analytic cases and the 1D wave test. */
 #include "suites.h"
 
-#include "cd_config.h"
+#include "nscd/cd_config.h"
 #include "fit.h"
 #include "h5io.h"
 #include "parallel.h"

@@ -2,17 +2,17 @@
  * test, and the critical time step. */
 #include "suites.h"
 
-#include "cd_config.h"
-#include "run.h"
-#include "dem_config.h"
+#include "nscd/cd_config.h"
+#include "run/run.h"
+#include "dem/dem_config.h"
 #include "fit.h"
-#include "dem_lab.h"
-#include "dem_contact_law.h"
-#include "dem_contact_law4.h"
+#include "dem/dem_lab.h"
+#include "dem/dem_contact_law.h"
+#include "dem/dem_contact_law4.h"
 #include "h5io.h"
 #include "pcg32.h"
 #include "particles.h"
-#include "run_threads.h"
+#include "run/run_threads.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -61,7 +61,7 @@ END_TEST
 /* Friction 0.3 and dashpots (0.1 of critical, normal and tangential), an oblique collision of
  * spinning spheres: kinetic + elastic + friction + damping dissipation equals the initial
  * energy within 1e-6 relative at every step (measured 5.7e-7; the dashpot work is booked as
- * the integrator applies it, see cd/dem.c). */
+ * the integrator applies it, see cd/dem/dem.c). */
 START_TEST(energy_ledger_closes_with_friction_and_damping)
 {
     char ini[1024];
@@ -1397,7 +1397,7 @@ START_TEST(unit_pair_lanes_match_one_by_one)
 }
 END_TEST
 
-/* The force write-back's blocks (cd/dem.c, build_writeback) follow the thread count: 4,000
+/* The force write-back's blocks (cd/dem/dem.c, build_writeback) follow the thread count: 4,000
  * polydisperse spheres settling on a plane in a periodic box (22,000 pairs, 2,800 touching), their
  * pairs in 1 block on 1 thread, 2 blocks on 2 (one per thread) and 6 on 3 (two per thread), each
  * whole DEM_BLOCKs of the list, with straddlers gathered from side rows;

@@ -2,7 +2,7 @@
  * damping of eq. (11) against the closed-form motion of two bonded masses. */
 #include "suites.h"
 
-#include "dem_bond.h"
+#include "dem/dem_bond.h"
 
 #include <math.h>
 

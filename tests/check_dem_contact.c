@@ -1,8 +1,8 @@
 /* The contact law of Kuhn, Suzuki & Daouadji (Fig. 1) against sub-stepped references. */
 #include "suites.h"
 
-#include "dem_contact.h"
-#include "dem_lab.h"
+#include "dem/dem_contact.h"
+#include "dem/dem_lab.h"
 
 #include <math.h>
 #include <string.h>

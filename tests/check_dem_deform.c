@@ -3,7 +3,7 @@
  * the ellipse of a strain, and its reach against a brute-force search of its boundary. */
 #include "suites.h"
 
-#include "dem_deform.h"
+#include "dem/dem_deform.h"
 
 #include <math.h>
 

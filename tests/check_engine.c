@@ -4,8 +4,8 @@
 #include "suites.h"
 
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
-#include "engine.h"
-#include "equiv.h"
+#include "engine/engine.h"
+#include "engine/equiv.h"
 
 #include <math.h>
 #include <string.h>
@@ -18,11 +18,16 @@ START_TEST(unit_registry_tables_complete)
     for (int k = 0; engine_registry[k]; k++, n++) {
         const engine_ops *o = engine_registry[k];
         ck_assert_msg(o->name && o->title && o->program && o->sections, "engine %d: names", k);
-        ck_assert_msg(o->memory && o->read && o->announce && o->estimate && o->constants &&
-                          o->header && o->start && o->step && o->row && o->contact_count &&
-                          o->contact && o->checkpoint_write && o->checkpoint_read &&
-                          o->checkpoint_bytes && o->free,
+        /* every [required] operation of engine.h (the [optional] ones may be NULL) */
+        ck_assert_msg(o->setup.memory && o->setup.read && o->setup.announce && o->setup.estimate &&
+                          o->setup.free && o->step.start && o->step.step && o->report.header &&
+                          o->report.row && o->report.contact_count && o->report.contact &&
+                          o->persist.checkpoint_write && o->persist.checkpoint_read &&
+                          o->persist.checkpoint_bytes,
                       "engine %s: an operation the pipeline calls is missing", o->name);
+        /* an engine whose constant packs options says which: the other way is no use */
+        ck_assert_msg(!o->persist.constant_change || o->persist.constants,
+                      "engine %s: constant_change without constants", o->name);
         ck_assert_ptr_eq(engine_find(o->name), o);
         for (int j = 0; j < k; j++)
             ck_assert_msg(strcmp(engine_registry[j]->name, o->name) != 0, "two engines named %s",
@@ -41,7 +46,7 @@ START_TEST(unit_registry_tables_complete)
         diag err;
         ck_assert_int_eq(config_load_string(&c, "", "empty.ini", &err), CDLAB_OK);
         for (int dim = 1; dim <= 3; dim++) {
-            engine_memory m = o->memory(&c, dim);
+            engine_memory m = o->setup.memory(&c, dim);
             ck_assert(m.base >= 1e6 && m.base <= 1e8);
             ck_assert(m.per_particle > 100.0 && m.per_particle < 1e5);
             ck_assert(m.pairs_per_particle >= 1.0 && m.pairs_per_particle <= 32.0);
@@ -71,7 +76,7 @@ START_TEST(unit_memory_options)
     ck_assert_int_eq(
         config_load_string(&both, "[dem]\ndeformable = true\nbond = true\n", "b.ini", &err),
         CDLAB_OK);
-    engine_memory p = dem->memory(&plain, 2), b = dem->memory(&both, 2);
+    engine_memory p = dem->setup.memory(&plain, 2), b = dem->setup.memory(&both, 2);
     ck_assert(b.per_particle > p.per_particle + 300.0);
     ck_assert(b.per_pair > p.per_pair + 100.0);
     ck_assert(p.pairs_per_particle == b.pairs_per_particle);

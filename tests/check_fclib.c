@@ -3,7 +3,7 @@
  * change the run. */
 #include "suites.h"
 
-#include "cd_contact_problem.h"
+#include "nscd/cd_contact_problem.h"
 
 #include <fclib.h>
 #include <math.h>
@@ -379,7 +379,7 @@ START_TEST(fclib_run_hooks)
     ck_assert_int_eq(config_load_string(&c, dem, "dem.ini", &err), CDLAB_OK);
     hk.fclib_step = 2;
     ck_assert_int_eq(run_simulation(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
-    ck_assert_msg(strstr(err.msg, "only contact dynamics runs") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "whose engine has no contact problem to export") != NULL, "%s", err.msg);
     config_free(&c);
     remove_output(out);
     unlink(fc);

@@ -1,9 +1,9 @@
 /* HDF5 output of a run: series lengths, parameters, provenance, snapshots. */
 #include "suites.h"
 
-#include "run.h"
-#include "run_checkpoint.h"
-#include "run_output.h"
+#include "run/run.h"
+#include "run/run_checkpoint.h"
+#include "run/run_output.h"
 #include "h5io.h"
 #include "xdmf.h"
 

@@ -2,9 +2,9 @@
  * `make test` excludes them (CK_EXCLUDE_TAGS=slow), `make test-slow` runs only them. */
 #include "suites.h"
 
-#include "cd_config.h"
+#include "nscd/cd_config.h"
 #include "h5io.h"
-#include "run.h"
+#include "run/run.h"
 #include "xdmf.h"
 
 #include <errno.h>

@@ -30,6 +30,13 @@
     "ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 "                                                 \
     "timeout 1500 mpirun --oversubscribe "
 
+/* The self-test program beside the cdlab binary the tests run (build/mpi_selftest). */
+static void selftest_bin(char *buf, size_t n)
+{
+    const char *bin = cdlab_bin(), *slash = strrchr(bin, '/');
+    snprintf(buf, n, "%.*smpi_selftest", slash ? (int)(slash - bin + 1) : 0, bin);
+}
+
 static int run_shell(const char *cmd)
 {
     int st = system(cmd);
@@ -374,7 +381,7 @@ START_TEST(io_mpi_job_of_one_is_one_process)
 }
 END_TEST
 
-/* cdlab-lab exchange-selftest (tools/cdlab_lab.c) on 1, 2, 3, 4 ranks, open and x-y periodic:
+/* The exchange self-test (tests/mpi_selftest.c) on 1, 2, 3, 4 ranks, open and x-y periodic:
  * 3,000 particles scattered over the ranks migrate to the owners of a recursive bisection, three
  * times as everything moves and the bisection follows; every rank then holds exactly its
  * particles in id order with their records bit for bit, each id once over all ranks; the halo
@@ -382,11 +389,11 @@ END_TEST
 START_TEST(io_mpi_migration_and_halo_1_to_4_ranks)
 {
     char lab[512];
-    snprintf(lab, sizeof lab, "%s-lab", cdlab_bin());
+    selftest_bin(lab, sizeof lab);
     for (int np = 1; np <= 4; np++)
         for (int periodic = 0; periodic < 2; periodic++) {
             char cmd[1024];
-            snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s exchange-selftest %s > /dev/null", np, lab,
+            snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s exchange %s > /dev/null", np, lab,
                      periodic ? "periodic" : "");
             ck_assert_msg(run_shell(cmd) == 0, "%d ranks%s: the self-test failed", np,
                           periodic ? ", periodic" : "");
@@ -394,7 +401,7 @@ START_TEST(io_mpi_migration_and_halo_1_to_4_ranks)
 }
 END_TEST
 
-/* cdlab-lab dem-selftest (tools/cdlab_lab.c, cd/dem_dist.c) on 1, 2, 3, 4 ranks: a stirred,
+/* The DEM self-test (tests/mpi_selftest.c, cd/dem/dem_dist.c) on 1, 2, 3, 4 ranks: a stirred,
  * periodic-x-y pile of 600 spheres falling on a floor (Kuhn law, friction, dashpots), 150 steps
  * with 9 neighbour-list rebuilds, particles migrating between ranks at each (302 to 482
  * migrations): every particle's position, velocity, angular velocity and orientation equal the
@@ -403,10 +410,10 @@ END_TEST
 START_TEST(determinism_dem_distributed_bit_identical_1_to_4_ranks)
 {
     char lab[512];
-    snprintf(lab, sizeof lab, "%s-lab", cdlab_bin());
+    selftest_bin(lab, sizeof lab);
     for (int np = 1; np <= 4; np++) {
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s dem-selftest 150 > /dev/null", np, lab);
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s dem 150 > /dev/null", np, lab);
         ck_assert_msg(run_shell(cmd) == 0, "%d ranks: the distributed pile differs", np);
     }
 }
@@ -729,6 +736,31 @@ START_TEST(determinism_cd_global_criterion_3_ranks)
 }
 END_TEST
 
+/* The colored CD sweep on 3 ranks, 30 steps of the falling pile (the quick suite's distributed
+ * CD run; the long ones are slow tests): the one-process file bit for bit. */
+START_TEST(determinism_cd_colored_short_3_ranks)
+{
+    char one[] = "/tmp/cdlab_mpics1XXXXXX", many[] = "/tmp/cdlab_mpicsPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *sets = "--set system.steps=30 --set output.every=10";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s run mpi/cdpile.ini -o %s --overwrite --quiet %s", cdlab_bin(),
+             one, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 3 %s run mpi/cdpile.ini -o %s --overwrite --quiet %s",
+             cdlab_bin(), many, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    const char *exact[] = {"/series/residual", "/series/kinetic_energy",
+                           "/snapshots/00000030/position", "/snapshots/00000030/velocity", NULL};
+    same_data(one, many, exact);
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
 /* A DEM piston (tests/memcheck/dem.ini: 60 spheres under a loaded piston, Kuhn law, dashpots,
  * 1,500 steps): 3 ranks write the one-process file bit for bit (the piston's position, velocity
  * and contact force, the energy ledger, the particles, the checkpoint with the wall path); that
@@ -979,22 +1011,23 @@ Suite *mpi_suite(void)
     tcase_add_test(t, io_mpi_job_of_one_is_one_process);
     tcase_add_test(t, io_mpi_migration_and_halo_1_to_4_ranks);
     tcase_add_test(t, determinism_dem_distributed_bit_identical_1_to_4_ranks);
-    tcase_add_test(t, determinism_cd_missed_contacts_3_ranks);
-    tcase_add_test(t, determinism_dem_piston_3_ranks);
-    tcase_add_test(t, determinism_cd_global_criterion_3_ranks);
-    tcase_add_test(t, determinism_dem_bonds_deformable_1_to_4_ranks);
     tcase_add_test(t, determinism_dem_drive_2_and_3_ranks);
     tcase_add_test(t, errors_mpi_interrupt_writes_checkpoint);
+    tcase_add_test(t, determinism_cd_colored_short_3_ranks);
     suite_add_tcase(s, t);
-    /* the CD runs of thousands of collectives per 100 steps (make test-slow, CI): beside two
-     * CPU-bound jobs on the 2-core machine each took minutes; the colored determinism of the
-     * global-criterion and missed-contact runs above stays in the quick suite */
-    TCase *slow = tcase_create("mpi_cd_long");
+    /* the runs of thousands of collectives (make test-slow, CI): beside two CPU-bound jobs on
+     * the 2-core machine each took 1.5 to 6 minutes (a collective waits for ranks the scheduler
+     * has not run); the quick suite keeps a short colored CD run and the DEM runs */
+    TCase *slow = tcase_create("mpi_long");
     tcase_set_timeout(slow, TEST_TIMEOUT_SECONDS);
     tcase_set_tags(slow, "slow");
     tcase_add_test(slow, determinism_cd_colored_1_to_4_ranks);
     tcase_add_test(slow, physics_cd_domain_wise_wave_2_and_4_ranks);
     tcase_add_test(slow, determinism_cd_piston_colored_3_ranks);
+    tcase_add_test(slow, determinism_dem_bonds_deformable_1_to_4_ranks);
+    tcase_add_test(slow, determinism_cd_global_criterion_3_ranks);
+    tcase_add_test(slow, determinism_dem_piston_3_ranks);
+    tcase_add_test(slow, determinism_cd_missed_contacts_3_ranks);
     suite_add_tcase(s, slow);
     return s;
 }

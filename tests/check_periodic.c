@@ -2,7 +2,7 @@
  * the DEM engine; the contact search's sort and the memory it gives back. */
 #include "suites.h"
 
-#include "dem_config.h"
+#include "dem/dem_config.h"
 #include "grow.h"
 #include "parallel.h"
 #include "pcg32.h"

@@ -215,7 +215,7 @@ START_TEST(errors_refusals_keep_existing_output)
         {"--export-fclib 999", "--export-fclib 999: the run does steps 1 to 20"},
         {"--export-fclib 5 --fclib-out nofolder/x.h5", "cannot write into"},
         {"--set system.mode=dem --set dem.k_n=1e4 --set system.dt=1e-3 --export-fclib 5",
-         "only contact dynamics runs"},
+         "whose engine has no contact problem to export"},
         {"--export-fclib 5 --fclib-out good.h5", "is also the output file"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -1,7 +1,7 @@
 #include "suites.h"
 
 #include "contacts.h"
-#include "cd_shock_law.h"
+#include "nscd/cd_shock_law.h"
 
 #include <string.h>
 

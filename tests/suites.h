@@ -4,10 +4,10 @@
 
 #include <check.h>
 
-#include "cd.h"
-#include "run.h"
+#include "nscd/cd.h"
+#include "run/run.h"
 #include "config.h"
-#include "dem_config.h"
+#include "dem/dem_config.h"
 #include "scene.h"
 
 /* The time Check gives each test before it calls it hung: far above any test's time on a busy

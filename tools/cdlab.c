@@ -7,10 +7,8 @@
  *
  * Exit status: 0 success, 1 failure during the run (the output file is kept, readable up to
  * the last recorded step), 2 bad command line, bad configuration or missing input. */
-#include "cd_contact_problem.h"
+#include "cdlab.h"
 #include "comm.h"
-#include "equiv.h"
-#include "run.h"
 #include "build_info.h"
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "h5io.h"

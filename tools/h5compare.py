@@ -78,12 +78,15 @@ def compare_values(a, b, rtol):
     return False, tuple(int(i) for i in idx), float(np.nanmax(np.where(same, 0.0, d)))
 
 
-def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(), new_datasets=()):
+def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(), new_datasets=(),
+            gone_attrs=()):
     """Differences between two files (0: identical). new_keys: config keys that only the second
     file's /parameters echoes (keys a change added, with their defaults): listed, not counted.
     new_attrs: attribute names that a change added elsewhere (a checkpoint's recorded constants):
     where only the second file has one, listed, not counted. new_datasets: the same for datasets
-    by their last name (a snapshot's `frozen`)."""
+    by their last name (a snapshot's `frozen`). gone_attrs: attribute names that a change removed
+    (a CD checkpoint's zeros of the DEM law's constants): where only the first file has one,
+    listed, not counted."""
     n_diff = 0
     with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
         ia, ib = walk(fa), walk(fb)
@@ -120,6 +123,10 @@ def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(),
                 if attr in new_attrs and attr in ob.attrs and attr not in oa.attrs:
                     out.write(f"{name}@{attr}: a new attribute, only in the second file "
                               f"({ob.attrs[attr]!r}; allowed)\n")
+                    continue
+                if attr in gone_attrs and attr in oa.attrs and attr not in ob.attrs:
+                    out.write(f"{name}@{attr}: removed, only in the first file "
+                              f"({oa.attrs[attr]!r}; allowed)\n")
                     continue
                 if attr not in oa.attrs or attr not in ob.attrs:
                     out.write(f"{name}@{attr}: only in one file\n")

@@ -6,12 +6,14 @@ difference of each dataset reported.
     tools/identity.py run BINARY DIR              # the runs below with BINARY, outputs in DIR
     tools/identity.py compare OLD_DIR NEW_DIR     # exit 0: every output bit-identical
     tools/identity.py OLD_BINARY NEW_BINARY [--dir D] [--new-keys K1,K2] [--new-attrs A1,A2]
-                      [--new-datasets N1,N2]      # both, in D/old and D/new; K: config keys
+                      [--new-datasets N1,N2] [--gone-attrs G1,G2]
+                                                  # both, in D/old and D/new; K: config keys
                                                   # the new build adds (their echo is allowed);
                                                   # A: attributes it adds (e.g. a checkpoint's
                                                   # young_modulus, dem_skin: allowed too);
                                                   # N: datasets it adds, by their last name
-                                                  # (a snapshot's frozen: allowed too)
+                                                  # (a snapshot's frozen: allowed too);
+                                                  # G: attributes it no longer writes
 
 The runs (short versions of the repository's configs, about a minute in all on 2 cores):
   cd_3d          CD, 3D, random sweep, local criterion, piston, probes, checkpoints, and an
@@ -82,7 +84,7 @@ def run_all(binary, out):
         print(f"identity: ran {name}", flush=True)
 
 
-def compare_dirs(old, new, new_keys=(), new_attrs=(), new_datasets=()):
+def compare_dirs(old, new, new_keys=(), new_attrs=(), new_datasets=(), gone_attrs=()):
     files = sorted(f for f in os.listdir(old) if f.endswith(".h5"))
     if not files:
         sys.exit(f"identity: no outputs in {old}")
@@ -93,7 +95,8 @@ def compare_dirs(old, new, new_keys=(), new_attrs=(), new_datasets=()):
             bad += 1
             continue
         n = h5compare.compare(os.path.join(old, f), os.path.join(new, f), new_keys=new_keys,
-                              new_attrs=new_attrs, new_datasets=new_datasets)
+                              new_attrs=new_attrs, new_datasets=new_datasets,
+                              gone_attrs=gone_attrs)
         print(f"{f}: {'bit-identical' if n == 0 else f'{n} differences'}", flush=True)
         bad += n != 0
     # the XDMF sidecars: text, byte for byte (they name the HDF5 file relative to themselves)
@@ -130,9 +133,10 @@ def main():
         ap.add_argument("--new-keys", default="")
         ap.add_argument("--new-attrs", default="")
         ap.add_argument("--new-datasets", default="")
+        ap.add_argument("--gone-attrs", default="")
         a = ap.parse_args()
         return compare_dirs(a.old, a.new, names(a.new_keys), names(a.new_attrs),
-                            names(a.new_datasets))
+                            names(a.new_datasets), names(a.gone_attrs))
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("old_binary")
@@ -147,12 +151,15 @@ def main():
     ap.add_argument("--new-datasets", default="",
                     help="comma-separated dataset names (the last part of the path) the new "
                          "build adds: where only the new file has one, listed, not counted")
+    ap.add_argument("--gone-attrs", default="",
+                    help="comma-separated attribute names the new build no longer writes: where "
+                         "only the old file has one, listed, not counted")
     a = ap.parse_args()
     d = os.path.abspath(a.dir) if a.dir else tempfile.mkdtemp(prefix="cdlab-identity-")
     run_all(a.old_binary, os.path.join(d, "old"))
     run_all(a.new_binary, os.path.join(d, "new"))
     return compare_dirs(os.path.join(d, "old"), os.path.join(d, "new"), names(a.new_keys),
-                        names(a.new_attrs), names(a.new_datasets))
+                        names(a.new_attrs), names(a.new_datasets), names(a.gone_attrs))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ PISTON = os.path.join(root, "experiments", "piston2d")
 
 
 def dem_dt(N_I, cd_dt, m_mean, m_min, safety=0.5):
-    """Half the critical time step of the twin (equiv_critical_dt in cd/dem.c)."""
+    """Half the critical time step of the twin (equiv_critical_dt in cd/dem/dem.c)."""
     k = Q * m_mean * N_I / cd_dt ** 2
     c = Q * m_mean * N_I / cd_dt
     omega = 2 * math.sqrt(k / m_min)

@@ -32,7 +32,7 @@ Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
 
 
 def measured_q():
-    """The measured q that cdlab itself uses (cd/equiv.h), to recheck them here."""
+    """The measured q that cdlab itself uses (cd/engine/equiv.h), to recheck them here."""
     text = open(os.path.join(root, "cd", "equiv.h")).read()
     import re
     return {"colored": float(re.search(r"EQUIV_Q_COLORED_MEASURED ([0-9.]+)", text).group(1)),
@@ -209,7 +209,7 @@ def main():
         "",
         "q obtained by inverting eq. (58) for the measured ω (and from eq. (60) for τ). Tolerance: within 6% of "
         "the theory's q (random, jacobi) or of the measured q that cdlab uses for the DEM twin and `cdlab equiv` "
-        "(colored, forward, backward: `cd/equiv.h`), which this table rechecks.",
+        "(colored, forward, backward: `cd/engine/equiv.h`), which this table rechecks.",
         "",
         "| sweep | q from ω | q from τ | theory | result |",
         "|---|---|---|---|---|",
@@ -236,7 +236,7 @@ def main():
         "",
         "**Which q the DEM twin uses**: ω's. `cdlab equiv`, the run banner and the DEM twin "
         "(`dem.stiffness_from_cd`) take q from theory for the random sweep and Jacobi (eqs. "
-        "45–46) and from ω for the colored and ordered sweeps (`cd/equiv.h`), for κ and γ "
+        "45–46) and from ω for the colored and ordered sweeps (`cd/engine/equiv.h`), for κ and γ "
         "alike: ω, the frequency, is what sets the stiffness κ = q m N_I/Δt². Where τ's q "
         "differs from ω's (the random sweep at large N_I), the twin's damping time follows "
         "eq. (60) with ω's q and is that much shorter than the CD run's.",

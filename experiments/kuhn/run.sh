@@ -2,7 +2,7 @@
 # Kuhn, Suzuki & Daouadji: Fig. 4 (final direction of the tangential force after a movement
 # orthogonal to it, refined and conventional law, against 1e5 elastic-plastic sub-steps) and the
 # Fig. 6 table (stress after a rigid 90 deg rotation, four variants). Data from cdlab-lab
-# (the routines of cd/dem_lab.c, which the Check tests assert); analysis in analyze.py.
+# (the routines of cd/dem/dem_lab.c, which the Check tests assert); analysis in analyze.py.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

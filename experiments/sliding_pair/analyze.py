@@ -63,7 +63,7 @@ def main():
     md += ["", "![sliding pair](out/sliding_pair.png)", ""]
     if a.quick:
         md[0] += " — QUICK run (the same computation as the full one, which takes about a second)"
-    # the data of cdlab-lab (built with cdlab from the same commit; its cases are in cd/dem_lab.c)
+    # the data of cdlab-lab (built with cdlab from the same commit; its cases are in cd/dem/dem_lab.c)
     md += stamp(CDLAB, inputs=[os.path.join(here, "out", f) for f in ["sliding_pair.csv"]])
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))

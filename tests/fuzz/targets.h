@@ -5,7 +5,7 @@
 #ifndef CDLAB_FUZZ_TARGETS_H
 #define CDLAB_FUZZ_TARGETS_H
 
-#include "run.h"
+#include "run/run.h"
 #include "config.h"
 #include "generate.h"
 #include "h5io.h"

@@ -1,0 +1,46 @@
+/* The CD <-> DEM equivalence: Unger & Kertesz eqs. (45)-(46), (54), (57), (63), (67)-(68). */
+#include "engine/equiv.h"
+
+#include <math.h>
+#include <stddef.h>
+
+const char *const sweep_order_names[] = {"random", "forward", "backward",
+                                         "jacobi", "colored", NULL};
+
+double equiv_q(sweep_order s)
+{
+    if (s == SWEEP_JACOBI)
+        return 0.5; /* eq. (45) */
+    if (s == SWEEP_RANDOM)
+        return (4.0 * sqrt(exp(1.0)) - 5.0) / 2.0; /* eq. (46), ~0.797 */
+    if (s == SWEEP_COLORED)
+        return EQUIV_Q_COLORED_MEASURED;
+    if (s == SWEEP_FORWARD || s == SWEEP_BACKWARD)
+        return EQUIV_Q_ORDERED_MEASURED;
+    return NAN;
+}
+
+equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m)
+{
+    equiv_figures e;
+    e.q = equiv_q(s);
+    e.D = e.q * N_I * d * d / dt;        /* eq. (54) */
+    e.c = sqrt(e.q * N_I) * d / dt;      /* eq. (57) */
+    e.l_diff = sqrt(4.0 * e.D * dt);     /* eq. (63) */
+    e.kappa = e.q * m * N_I / (dt * dt); /* eq. (67) */
+    e.gamma = e.q * m * N_I / dt;        /* eq. (68) */
+    return e;
+}
+
+double equiv_tangential_ratio(int dimension)
+{
+    double beta = dimension == 3 ? 0.4 : 0.5; /* particles.c: I = beta m r^2 */
+    return beta / (1.0 + beta);
+}
+
+double equiv_critical_dt(double k, double c, double m)
+{
+    double omega = 2.0 * sqrt(k / m);
+    double xi = c * omega / (2.0 * k); /* damping ratio of the highest mode */
+    return 2.0 / omega * (sqrt(1.0 + xi * xi) - xi);
+}

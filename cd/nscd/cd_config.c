@@ -1,0 +1,27 @@
+#include "nscd/cd_config.h"
+
+const char *const cd_criterion_names[] = {"fixed", "local", "global", NULL};
+
+status cd_config_read(config *c, cd_params *p, diag *err)
+{
+    *p = cd_params_default();
+    int sweep, crit;
+    long iters;
+    status s;
+    if ((s = config_enum(c, "solver", "sweep", 0, (int)p->sweep, sweep_order_names, &sweep, err)) ||
+        (s = config_enum(c, "solver", "criterion", 0, (int)p->crit, cd_criterion_names, &crit,
+                         err)) ||
+        (s = config_int(c, "solver", "iterations", 0, p->iterations, 1, 100000000L, &iters, err)) ||
+        (s = config_double(c, "solver", "epsilon", 0, p->epsilon, 0.0, 1, 1.0, &p->epsilon, err)) ||
+        (s = config_double(c, "solver", "delta", 0, p->delta, 0.0, 0, INFINITY, &p->delta, err)) ||
+        (s = config_bool(c, "solver", "warm_start", 0, p->warm_start, &p->warm_start, err)) ||
+        (s = config_double(c, "solver", "abort_overlap", 0, p->abort_overlap, 0.0, 0, INFINITY,
+                           &p->abort_overlap, err)) ||
+        (s = config_double(c, "solver", "stress_volume", 0, p->stress_volume, 0.0, 0, INFINITY,
+                           &p->stress_volume, err)))
+        return s;
+    p->sweep = (sweep_order)sweep;
+    p->crit = (criterion)crit;
+    p->iterations = (int)iters;
+    return CDLAB_OK;
+}
