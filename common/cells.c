@@ -84,6 +84,8 @@ static void bin_by_ranges(cells *G, int n, int ncell, int nt)
 }
 #endif
 
+/* Long: the counting sort of the particles into cells (counts, prefix sums, placement) over the
+ * shared arrays, on threads; its phases are one algorithm. */
 status cells_build(cells *G, const particles *P, double h_min, diag *err)
 {
     int n = P->n;
@@ -92,8 +94,10 @@ status cells_build(cells *G, const particles *P, double h_min, diag *err)
     double lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY,
            hz = -INFINITY;
     int bad = n;
-#pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN)                            \
-    reduction(min : lx, ly, lz, bad) reduction(max : hx, hy, hz)
+#pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN) reduction(min                \
+                                                                                : lx, ly, lz, bad) \
+    reduction(max                                                                                  \
+              : hx, hy, hz)
     for (int i = 0; i < n; i++) {
         vec3 x = P->x[i];
         if (!(isfinite(x.x) && isfinite(x.y) && isfinite(x.z))) {

@@ -48,11 +48,11 @@ static double account_begin(void)
 /* How a rank waits for a collective when the node has more ranks than cores: MPI_Test for
  * COMM_SPIN seconds, then between naps that double from 1 us up to COMM_NAP_MAX ns. A rank that
  * only polls (Open MPI's wait, with sched_yield when the job has more ranks than slots) keeps
- * its core from the rank it waits for whenever anything else runs beside them: measured on the
- * 2-core machine, a 3-rank colored CD run of 60 spheres (thousands of collectives per step) took
- * over 200 s beside one busy process, against 4.8 s alone; with the naps 7.5 s. With a core per
- * rank the blocking collectives are kept: the nonblocking ones cost more per call (that run on 2
- * ranks 0.80-0.85 s against 0.96-1.11 s). */
+ * its core from the rank it waits for whenever anything else runs beside them (on 2 cores, a
+ * 3-rank CD run of thousands of collectives per step beside one busy process was 40 times
+ * slower than alone; with the naps, 1.6 times). With a core per rank the blocking collectives
+ * are kept: the nonblocking ones cost more per call (bench/PROFILE.md, "Measured choices":
+ * waiting ranks). */
 #define COMM_SPIN 5e-5
 #define COMM_NAP_MAX 100000L
 static void wait_for(MPI_Request *req)

@@ -209,7 +209,9 @@ static status add_ref(pair_ref **refs, int *n, int *cap, uint64_t key, int i, in
  * order, the particles whose neighbours are searched are neighbours themselves: in a packing
  * stored in random order, the positions, radii and ids of a few rows of cells stay in cache.
  * With the grid's copy of them in cell order (G->cx, cell_copy) it reads that instead: the rows
- * then lie together in memory. */
+ * then lie together in memory.
+ * Long: the cell search's inner loop over a cell's neighbours with its prefetches; split, the
+ * compiler lost the loop's registers (the detection's hot path). */
 static status find_particle_pairs(cells *G, const particles *P, int n_walls, double gap, int k0,
                                   int k1, int limit, pair_ref **refs, int *n, int *cap, int *k_end,
                                   diag *err)
@@ -340,10 +342,8 @@ static void place_by_particle(pair_ref *a, int np, int *found, int *next)
 
 /* The grid's copy of the positions, radii, ids and frozen flags in cell order, for a grid
  * searched every step (CD): made on threads (independent reads of the particles' arrays, as many
- * in flight as the cores allow), after which the search reads rows of cells that lie together.
- * At 10^6 disks stored in random order (bench's colored case, Xeon VM, ms per step): the search
- * 180 -> 140 on one thread and 118 -> 85 on two, the copy 24 and 13 more; with the shares'
- * counts kept off shared lines (find_in_shares) 72 on two. */
+ * in flight as the cores allow), after which the search reads rows of cells that lie together
+ * (a packing stored in random order: bench/PROFILE.md, "Measured choices": cell copy). */
 static status cell_copy(cells *G, const particles *P, diag *err)
 {
     int n = P->n;
@@ -380,8 +380,8 @@ static status cell_copy(cells *G, const particles *P, diag *err)
  * the lists kept in G for the next search when G->keep_shares); then each particle's pairs
  * (found together) are copied to the place of its storage index after the *n already in *refs
  * and sorted there, share by share in parallel. */
-static status find_in_shares(cells *G, const particles *P, int n_walls, double gap,
-                             pair_ref **refs, int *n, int *cap, diag *err)
+static status find_in_shares(cells *G, const particles *P, int n_walls, double gap, pair_ref **refs,
+                             int *n, int *cap, diag *err)
 {
     int *found = G->found;
     int nshare = (P->n + FIND_SHARE - 1) / FIND_SHARE;
@@ -605,8 +605,8 @@ static status carry_forces(contact_list *L, diag *err)
     }
     for (int q = 0; q < nb; q++)
         start[q + 1] += start[q];
-    contact_carry *cr = grow_array(L->carry, &L->carrycap, start[nb] > 0 ? start[nb] : 1,
-                                   sizeof *cr);
+    contact_carry *cr =
+        grow_array(L->carry, &L->carrycap, start[nb] > 0 ? start[nb] : 1, sizeof *cr);
     if (!cr) {
         int m = start[nb];
         free(start);

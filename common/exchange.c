@@ -361,6 +361,67 @@ status exchange_gather(const particles *P, int own, const double *extra, int wid
     return s;
 }
 
+status exchange_to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err)
+{
+    int R = comm_size(), *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
+    if (!sc || !rc) {
+        free(sc);
+        free(rc);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    }
+    sc[0] = n * w;
+    int total = 0;
+    status s = comm_exchange(rec, sc, recv, rc, &total, err);
+    *nrecv = total / w;
+    free(sc);
+    free(rc);
+    return s;
+}
+
+status exchange_gather_world(const world *W, int own, const double *extra, int width,
+                             const double *rec, int n, int rw, world *Wg, double **gextra,
+                             double **grec, int *ngrec, diag *err)
+{
+    *grec = NULL;
+    *ngrec = 0;
+    if (comm_rank() == 0) { /* walls, time, settings: shared, not owned */
+        particles keep = Wg->P;
+        *Wg = *W;
+        Wg->P = keep;
+    }
+    status s = exchange_gather(&W->P, own, extra, width, &Wg->P, gextra, err);
+    double *all = NULL;
+    int m = 0;
+    if (s == CDLAB_OK)
+        s = exchange_to_rank0(rec, n, rw, &all, &m, err);
+    if (s != CDLAB_OK || comm_rank() != 0) {
+        free(all);
+        return s;
+    }
+    /* the records in key order (the list one process holds), from their bodies' ids */
+    keyed_ref *kr = malloc((size_t)(m > 0 ? m : 1) * sizeof *kr);
+    double *sorted = malloc((size_t)(m > 0 ? m : 1) * (size_t)rw * sizeof *sorted);
+    if (!kr || !sorted)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int k = 0; k < m && s == CDLAB_OK; k++) {
+        const double *r = all + (size_t)k * (size_t)rw;
+        kr[k] = (keyed_ref){contact_key_of_ids((long)r[0], (long)r[1], W->n_walls), k};
+    }
+    if (s == CDLAB_OK) {
+        keyed_sort(kr, m);
+        for (int k = 0; k < m; k++)
+            memcpy(sorted + (size_t)k * (size_t)rw, all + (size_t)kr[k].rec * (size_t)rw,
+                   (size_t)rw * sizeof *sorted);
+        *grec = sorted;
+        *ngrec = m;
+    } else {
+        free(sorted);
+    }
+    free(kr);
+    free(all);
+    return s;
+}
+
 status exchange_halo_range(const particles *P, double gap, const char *who, double *range,
                            diag *err)
 {

@@ -7,6 +7,7 @@
 
 #include "decomp.h"
 #include "particles.h"
+#include "world.h"
 #include "xsum.h"
 
 #include <stdint.h>
@@ -59,6 +60,18 @@ status exchange_halo_return(const halo *H, double *vals, int width, diag *err);
  * only send. */
 status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
                        double **gextra, diag *err);
+/* Collective: n records of width w to rank 0 (the others send nothing to anyone); on rank 0
+ * *recv (malloc'ed) holds every rank's, in rank order, *nrecv of them. */
+status exchange_to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err);
+/* The state one process holds, assembled on rank 0 for the output (collective; the others only
+ * send), the one gather of both engines: Wg gets W's walls, time and settings, and its
+ * particles in id order with width doubles of extra each into *gextra (exchange_gather of each
+ * rank's first own particles); *grec (malloc'ed) gets every rank's n contact records of width
+ * rw in the pairs' key order, *ngrec of them. A record begins with its bodies (body 0's id or
+ * the wall code -1 - w, body 1's id); what follows is the engine's. Wg's walls are W's. */
+status exchange_gather_world(const world *W, int own, const double *extra, int width,
+                             const double *rec, int n, int rw, world *Wg, double **gextra,
+                             double **grec, int *ngrec, diag *err);
 /* Finding a particle by its id among a rank's particles (owned and copies): a table over the
  * run's ids (0 .. n - 1), kept between uses (each build invalidates the last one's entries by a
  * new stamp: no clearing, O(1) lookups). Measured: the distributed CD step installs its contacts

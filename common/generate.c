@@ -251,6 +251,8 @@ static status output_rows(h5in *h, const char *path, const char *g, int n, int *
     return s;
 }
 
+/* Long: a snapshot's datasets read and checked one after the other (size, rows, ids, frozen flags),
+ * each check beside its read. */
 status generate_load_output(particles *P, const char *path, long step, int *count, long *taken,
                             diag *err)
 {

@@ -159,26 +159,11 @@ static int copy_redundant(const outfile *o)
     return ok && (la > lc || (la == lc && strcmp(last, copied) >= 0));
 }
 
-status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
+/* The output's own names (OUT.h5, and OUT.xmf, its sidecar): refused where they name something
+ * that is not a file, where they exist without --overwrite, or where the sidecar belongs to
+ * the other output that shares it (OUT.h5 and OUT). */
+static status check_existing(outfile *o, const char *final, int overwrite, diag *err)
 {
-    memset(o, 0, sizeof *o);
-    o->fd = -1;
-    /* an empty name once ran and wrote .partial, .checkpoint and .xmf.partial, then failed to
-     * rename to "" (exit 1); a folder's name ("out/") gave "out/.partial: cannot create" */
-    size_t len = strlen(final);
-    if (len == 0 || final[len - 1] == '/')
-        return diag_set(err, CDLAB_ERR_ARG,
-                        "'%s' names no file: give a file name for the output (-o or output.file)",
-                        final);
-    if (len + 16 >= OUTFILE_PATH_MAX)
-        return diag_set(err, CDLAB_ERR_ARG, "output file name too long: %s", final);
-    snprintf(o->final, sizeof o->final, "%s", final);
-    o->overwrite = overwrite;
-    snprintf(o->partial, sizeof o->partial, "%s.partial", final);
-    xdmf_sidecar_path(final, o->xmf_final, sizeof o->xmf_final);
-    snprintf(o->xmf_partial, sizeof o->xmf_partial, "%s.partial", o->xmf_final);
-    outfile_checkpoint_path(final, o->ckpt, sizeof o->ckpt);
-    snprintf(o->ckpt_partial, sizeof o->ckpt_partial, "%s.partial", o->ckpt);
     struct stat st;
     if (stat(final, &st) == 0) {
         if (!S_ISREG(st.st_mode))
@@ -218,14 +203,13 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
                                 o->xmf_final, other, final, o->xmf_final);
         }
     }
-    char dir[OUTFILE_PATH_MAX];
-    outfile_folder(final, dir, sizeof dir);
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) /* it said "Permission denied" */
-        return diag_set(err, CDLAB_ERR_IO, "%s: %s is not a folder (%s)", final, dir,
-                        strerror(ENOTDIR));
-    if (access(dir, W_OK | X_OK) != 0)
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot write into the folder %s: %s", final, dir,
-                        strerror(errno));
+    return CDLAB_OK;
+}
+
+/* OUT.h5.partial created, exclusively: another run's (locked) or a killed one's is refused. */
+static status create_partial(outfile *o, const char *final, int *fd_out, diag *err)
+{
+    struct stat st;
     int fd = open(o->partial, O_RDWR | O_CREAT | O_EXCL, 0644);
     if (fd < 0 && errno == EEXIST) {
         int fd2 = open(o->partial, O_RDWR);
@@ -248,6 +232,17 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     }
     if (fd < 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot create: %s", o->partial, strerror(errno));
+    *fd_out = fd;
+    return CDLAB_OK;
+}
+
+/* The helpers beside OUT.h5.partial (open on fd) claimed: the checkpoint's copy and its
+ * partial name must not be there (a killed run's restart, or something planted), a killed
+ * run's leftover sidecar is removed, the sidecar's partial name created exclusively, and the
+ * lock taken. On a refusal OUT.h5.partial is removed and fd closed. */
+static status claim_helpers(outfile *o, int fd, int overwrite, diag *err)
+{
+    struct stat st;
     /* a run killed after its file was in place, before its copy was removed: the copy holds
      * nothing the file does not, and --overwrite replaces both */
     if (lstat(o->ckpt, &st) == 0 && overwrite && copy_redundant(o))
@@ -300,6 +295,46 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     o->fd = fd;
     return CDLAB_OK;
 }
+
+status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
+{
+
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    /* an empty name once ran and wrote .partial, .checkpoint and .xmf.partial, then failed to
+     * rename to "" (exit 1); a folder's name ("out/") gave "out/.partial: cannot create" */
+    size_t len = strlen(final);
+    if (len == 0 || final[len - 1] == '/')
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "'%s' names no file: give a file name for the output (-o or output.file)",
+                        final);
+    if (len + 16 >= OUTFILE_PATH_MAX)
+        return diag_set(err, CDLAB_ERR_ARG, "output file name too long: %s", final);
+    snprintf(o->final, sizeof o->final, "%s", final);
+    o->overwrite = overwrite;
+    snprintf(o->partial, sizeof o->partial, "%s.partial", final);
+    xdmf_sidecar_path(final, o->xmf_final, sizeof o->xmf_final);
+    snprintf(o->xmf_partial, sizeof o->xmf_partial, "%s.partial", o->xmf_final);
+    outfile_checkpoint_path(final, o->ckpt, sizeof o->ckpt);
+    snprintf(o->ckpt_partial, sizeof o->ckpt_partial, "%s.partial", o->ckpt);
+    status s = check_existing(o, final, overwrite, err);
+    if (s != CDLAB_OK)
+        return s;
+    struct stat st;
+    char dir[OUTFILE_PATH_MAX];
+    outfile_folder(final, dir, sizeof dir);
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) /* it said "Permission denied" */
+        return diag_set(err, CDLAB_ERR_IO, "%s: %s is not a folder (%s)", final, dir,
+                        strerror(ENOTDIR));
+    if (access(dir, W_OK | X_OK) != 0)
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot write into the folder %s: %s", final, dir,
+                        strerror(errno));
+    int fd = -1;
+    if ((s = create_partial(o, final, &fd, err)) != CDLAB_OK)
+        return s;
+    return claim_helpers(o, fd, overwrite, err);
+}
+
 
 /* The open OUT.h5.partial has no name left: removed while the run wrote it (a file moved
  * elsewhere keeps its link, and its data). */

@@ -1,4 +1,5 @@
 #include "scene.h"
+#include "scene_parts.h"
 
 #include "generate.h"
 #include "h5io.h"
@@ -9,188 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_WALLS 64
-
-/* A unit vector from a config value; zero length is an error. */
-static status unit_vec(config *c, const char *sec, const char *key, vec3 *v, diag *err)
-{
-    double len = v3_norm(*v);
-    if (!(len > 0.0))
-        return config_error(c, sec, key, err, "must be a non-zero vector");
-    *v = v3_scale(*v, 1.0 / len);
-    return CDLAB_OK;
-}
-
-static status check_wall_dim(config *c, const char *sec, const char *key, int dim, vec3 n,
-                             int is_axis, diag *err)
-{
-    /* Locked degrees of freedom must agree with the boundary geometry, or the contact frame
-     * would have components the particles cannot move along. */
-    const double tol = 1e-12;
-    if (dim == 2 && !is_axis && fabs(n.z) > tol)
-        return config_error(c, sec, key, err,
-                            "in dimension 2 a wall normal must lie in the xy "
-                            "plane (z component 0)");
-    if (dim == 2 && is_axis && (fabs(n.x) > tol || fabs(n.y) > tol))
-        return config_error(c, sec, key, err, "in dimension 2 a cylinder axis must be along z");
-    if (dim == 1 && !is_axis && (fabs(n.y) > tol || fabs(n.z) > tol))
-        return config_error(c, sec, key, err, "in dimension 1 a wall normal must be along x");
-    if (dim == 1 && is_axis)
-        return config_error(c, sec, key, err, "cylinders are not available in dimension 1");
-    return CDLAB_OK;
-}
-
-/* A wall must be the same in every period of a periodic axis: a plane's (or piston's) normal
- * without a component along it, a cylinder's axis along it (and so at most one periodic axis).
- * One across a periodic axis was taken: the particles that wrapped round met it from behind,
- * deep inside it, and pairs touched through it across the boundary. */
-static status check_wall_periodic(config *c, const char *sec, const char *key, const pbox *B,
-                                  vec3 n, int cylinder, diag *err)
-{
-    const double comp[3] = {n.x, n.y, n.z};
-    for (int a = 0; a < 3; a++) {
-        if (!B->periodic[a])
-            continue;
-        if (!cylinder && fabs(comp[a]) > 1e-12)
-            return config_error(c, sec, key, err,
-                                "has a component along %c, which system.periodic makes periodic: "
-                                "a wall must be the same in every period (its normal without "
-                                "that component), or the axis not periodic",
-                                "xyz"[a]);
-        if (cylinder && !(fabs(comp[a]) >= 1.0 - 1e-12))
-            return config_error(c, sec, key, err,
-                                "is not along %c, which system.periodic makes periodic: a "
-                                "cylinder must be the same in every period (its axis along the "
-                                "one periodic axis), or the axis not periodic",
-                                "xyz"[a]);
-    }
-    return CDLAB_OK;
-}
-
-static status build_walls(config *c, world *W, int dim, double mu, diag *err)
-{
-    char names[MAX_WALLS][CONFIG_NAME_MAX];
-    const char *kinds[] = {"plane", "piston", "cylinder"};
-    int total = 0;
-    for (int k = 0; k < 3; k++)
-        total += config_sections_with_prefix(c, kinds[k], names, MAX_WALLS);
-    if (total > MAX_WALLS)
-        return diag_set(err, CDLAB_ERR_CONFIG, "%s: at most %d walls (got %d)", c->shown, MAX_WALLS,
-                        total);
-    W->walls = calloc((size_t)(total > 0 ? total : 1), sizeof *W->walls);
-    if (!W->walls)
-        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
-    status s;
-    for (int k = 0; k < 3; k++) {
-        int m = config_sections_with_prefix(c, kinds[k], names, MAX_WALLS);
-        for (int q = 0; q < m; q++) {
-            const char *sec = names[q];
-            wall *w = &W->walls[W->n_walls++];
-            w->kind = (wall_kind)k;
-            snprintf(w->name, sizeof w->name, "%.63s", sec);
-            w->step_time = w->switch_after = INFINITY;
-            const char *dir_key = k == WALL_CYLINDER ? "axis" : "normal";
-            if ((s = config_vec3(c, sec, "point", 1, v3_zero(), &w->p, err)) ||
-                (s = config_vec3(c, sec, dir_key, 1, v3_zero(), &w->n, err)) ||
-                (s = unit_vec(c, sec, dir_key, &w->n, err)) ||
-                (s = check_wall_dim(c, sec, dir_key, dim, w->n, k == WALL_CYLINDER, err)) ||
-                (s = check_wall_periodic(c, sec, dir_key, &W->P.box, w->n, k == WALL_CYLINDER,
-                                         err)) ||
-                (s = config_double(c, sec, "friction", 0, mu, 0.0, 0, INFINITY, &w->mu, err)))
-                return s;
-            if (k == WALL_CYLINDER) {
-                const char *surf[] = {"inside", "outside", NULL};
-                int which;
-                if ((s = config_double(c, sec, "radius", 1, 0, 0.0, 1, INFINITY, &w->radius,
-                                       err)) ||
-                    (s = config_enum(c, sec, "surface", 1, 0, surf, &which, err)))
-                    return s;
-                w->inside = which == 0;
-            }
-            if (k == WALL_PISTON) {
-                if ((s = config_double(c, sec, "mass", 1, 0, 0.0, 1, INFINITY, &w->mass, err)) ||
-                    (s = config_double(c, sec, "force", 0, 0.0, -INFINITY, 0, INFINITY, &w->force,
-                                       err)) ||
-                    (s = config_double(c, sec, "force_after", 0, w->force, -INFINITY, 0, INFINITY,
-                                       &w->force_after, err)) ||
-                    (s = config_double(c, sec, "step_time", 0, INFINITY, 0.0, 0, INFINITY,
-                                       &w->step_time, err)) ||
-                    (s = config_double(c, sec, "velocity", 0, 0.0, -INFINITY, 0, INFINITY, &w->u,
-                                       err)))
-                    return s;
-                /* as a particle's (a piston at 1e200 ran to step 0's non-finite kinetic energy) */
-                if (!(fabs(w->u) <= SCENE_MAX_MAGNITUDE) || !isfinite(0.5 * w->mass * w->u * w->u))
-                    return config_error(c, sec, "velocity", err,
-                                        "%g: beyond %g, or with the mass %g a kinetic energy "
-                                        "beyond a double",
-                                        w->u, SCENE_MAX_MAGNITUDE, w->mass);
-                /* one without the other changed nothing (force_after alone was never applied) */
-                int fa = config_has(c, sec, "force_after"), st = config_has(c, sec, "step_time");
-                if (fa != st)
-                    return config_error(c, sec, fa ? "force_after" : "step_time", err,
-                                        "is used only with %s.%s (the force becomes force_after "
-                                        "in the steps that end after step_time)",
-                                        sec, fa ? "step_time" : "force_after");
-                w->inv_mass = 1.0 / w->mass;
-                w->switch_after = step_end_mark(w->step_time, W->dt);
-            }
-        }
-    }
-    return CDLAB_OK;
-}
-
-/* [system] periodic = any of x, y, z (e.g. "x y", or "none"); box_min and box_max bound the
- * periodic axes. */
-static status build_box(config *c, pbox *B, int dim, diag *err)
-{
-    char spec[64];
-    status s;
-    memset(B, 0, sizeof *B);
-    if ((s = config_string(c, "system", "periodic", 0, "none", spec, sizeof spec, err)))
-        return s;
-    if (strcmp(spec, "none") != 0) {
-        for (const char *p = spec; *p; p++) {
-            if (*p == ' ' || *p == ',' || *p == '\t')
-                continue;
-            int a = *p == 'x' ? 0 : *p == 'y' ? 1 : *p == 'z' ? 2 : -1;
-            if (a < 0)
-                return config_error(c, "system", "periodic", err,
-                                    "expected axes among x, y, z (e.g. 'x y') or 'none', got '%s'",
-                                    spec);
-            if (B->periodic[a])
-                return config_error(c, "system", "periodic", err, "axis %c given twice", *p);
-            if (a >= dim)
-                return config_error(c, "system", "periodic", err,
-                                    "axis %c is not free in dimension %d", *p, dim);
-            B->periodic[a] = 1;
-            B->any = 1;
-        }
-    }
-    if (!B->any) {
-        if (config_has(c, "system", "box_min") || config_has(c, "system", "box_max"))
-            return config_error(c, "system", "box_min", err,
-                                "box_min and box_max bound the periodic axes; set system.periodic");
-        return CDLAB_OK;
-    }
-    vec3 lo, hi;
-    if ((s = config_vec3(c, "system", "box_min", 1, v3_zero(), &lo, err)) ||
-        (s = config_vec3(c, "system", "box_max", 1, v3_zero(), &hi, err)))
-        return s;
-    double l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z}, L[3] = {0, 0, 0};
-    for (int a = 0; a < 3; a++) {
-        if (!B->periodic[a])
-            continue;
-        if (!(h[a] > l[a]))
-            return config_error(c, "system", "box_max", err,
-                                "must exceed box_min along every periodic axis (%c: %g <= %g)",
-                                "xyz"[a], h[a], l[a]);
-        L[a] = h[a] - l[a];
-    }
-    B->lo = lo;
-    pbox_set_period(B, v3(L[0], L[1], L[2]));
-    return CDLAB_OK;
-}
 
 /* The start's pairs: a pair overlapping by more than max_frac of the smaller radius, or a
  * particle reaching beyond a wall by more than max_frac of its radius, is an input error (a
@@ -541,7 +360,7 @@ static status place_chain(config *c, particles *P, diag *err)
         (s = config_double(c, sec, "spacing", 0, 0.0, -2.0 * r, 1, INFINITY, &spacing, err)) ||
         (s = config_vec3(c, sec, "origin", 0, v3_zero(), &origin, err)) ||
         (s = config_vec3(c, sec, "direction", 0, v3(1, 0, 0), &dir, err)) ||
-        (s = unit_vec(c, sec, "direction", &dir, err)))
+        (s = scene_unit_vec(c, sec, "direction", &dir, err)))
         return s;
     if ((dim == 1 && (dir.y != 0.0 || dir.z != 0.0)) || (dim == 2 && dir.z != 0.0))
         return config_error(c, sec, "direction", err,
@@ -893,145 +712,6 @@ status scene_ids_of_inputs(const scene_info *info, int *idx, int m, diag *err)
     return CDLAB_OK;
 }
 
-/* The bits of c spread over every dim-th bit of the result (bit b to bit dim b). */
-static uint64_t spread_bits(uint64_t c, int dim, int bits)
-{
-    uint64_t z = 0;
-    for (int b = 0; b < bits; b++)
-        z |= ((c >> b) & 1u) << (dim * b);
-    return z;
-}
-
-typedef struct order_key {
-    uint64_t z;
-    int i;
-} order_key;
-
-static int cmp_order_key(const void *a, const void *b)
-{
-    const order_key *p = a, *q = b;
-    return p->z < q->z ? -1 : p->z > q->z ? 1 : p->i - q->i;
-}
-
-/* Element size bytes of the array base rearranged so that element k is what was element
- * from[k]; tmp holds n elements. */
-static void permute(void *base, size_t size, const int *from, int n, void *tmp)
-{
-    char *b = base, *t = tmp;
-    for (int k = 0; k < n; k++)
-        memcpy(t + (size_t)k * size, b + (size_t)from[k] * size, size);
-    memcpy(b, t, (size_t)n * size);
-}
-
-/* The mean distance between particles next to each other in storage, in mean diameters
- * (scene_info.storage_spread). */
-static double storage_spread(const particles *P)
-{
-    int n = P->n;
-    if (n < 2)
-        return 0.0;
-    double dist = 0.0, diam = 0.0;
-    for (int i = 0; i < n; i++) {
-        diam += 2.0 * P->r[i];
-        if (i > 0)
-            dist += v3_norm(v3_sub(P->x[i], P->x[i - 1]));
-    }
-    return diam > 0.0 ? dist / (double)(n - 1) / (diam / (double)n) : 0.0;
-}
-
-/* particles.order = spatial: the particles renumbered along a Z-order (Morton) curve through
- * cells of the largest diameter, ties in input order; every per-particle array follows, the ids
- * become the new indices and info->input_index keeps the input index of each. Particles near
- * in space are then near in memory and in the contact lists' key order (which follows the
- * ids): a DEM chute of 1,049,600 spheres stored in random order took 2.3x as long per step as
- * the same spheres in the tiled file's order (bench/PROFILE.md, session 30). The results are
- * those of a run whose input lists the particles in the new order. auto (the default): spatial
- * for SCENE_ORDER_AUTO_N particles or more stored in no spatial order (storage_spread above
- * SCENE_ORDER_AUTO_SPREAD), given otherwise; a function of the input alone (not of
- * contact.detect_gap, which a restart may change), so that a restart decides as its run did.
- * The resolved parameter records the order taken. */
-static status order_particles(config *c, world *W, scene_info *info, diag *err)
-{
-    const char *orders[] = {"given", "spatial", "auto", NULL};
-    enum { ORDER_GIVEN, ORDER_SPATIAL, ORDER_AUTO };
-    int order;
-    status s;
-    if ((s = config_enum(c, "particles", "order", 0, ORDER_AUTO, orders, &order, err)))
-        return s;
-    if (W->P.n >= SCENE_ORDER_AUTO_N) /* auto's test, and the given order's hint (run_setup.c) */
-        info->storage_spread = storage_spread(&W->P);
-    if (order == ORDER_AUTO) {
-        info->order_auto = info->storage_spread > SCENE_ORDER_AUTO_SPREAD;
-        order = info->order_auto ? ORDER_SPATIAL : ORDER_GIVEN;
-        config_record(c, "particles", "order", "%s", orders[order]);
-    }
-    if (order == ORDER_GIVEN)
-        return CDLAB_OK;
-    particles *P = &W->P;
-    int n = P->n, dim = P->dimension, bits = 63 / dim;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double dmax = 0.0;
-    for (int i = 0; i < n; i++) {
-        const double x[3] = {P->x[i].x, P->x[i].y, P->x[i].z};
-        for (int a = 0; a < dim; a++) {
-            lo[a] = fmin(lo[a], x[a]);
-            hi[a] = fmax(hi[a], x[a]);
-        }
-        dmax = fmax(dmax, 2.0 * P->r[i]);
-    }
-    /* cells of the largest diameter, fewer where an axis would need more than 2^bits */
-    double h = dmax;
-    const double cmax = (double)((1ull << bits) - 1);
-    for (int a = 0; a < dim; a++)
-        h = fmax(h, (hi[a] - lo[a]) / cmax);
-    order_key *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
-    int *from = malloc((size_t)(n > 0 ? n : 1) * sizeof *from);
-    void *tmp = malloc((size_t)(n > 0 ? n : 1) * 4 * sizeof(double));
-    if (!key || !from || !tmp) {
-        free(key);
-        free(from);
-        free(tmp);
-        return diag_set(err, CDLAB_ERR_NOMEM, "particles.order: out of memory (%d particles)", n);
-    }
-    for (int i = 0; i < n; i++) {
-        const double x[3] = {P->x[i].x, P->x[i].y, P->x[i].z};
-        uint64_t z = 0;
-        for (int a = 0; a < dim; a++) {
-            double cell = h > 0.0 ? floor((x[a] - lo[a]) / h) : 0.0;
-            z |= spread_bits((uint64_t)fmin(fmax(cell, 0.0), cmax), dim, bits) << a;
-        }
-        key[i] = (order_key){z, i};
-    }
-    qsort(key, (size_t)n, sizeof *key, cmp_order_key);
-    for (int k = 0; k < n; k++)
-        from[k] = key[k].i;
-    free(key);
-    permute(P->x, sizeof *P->x, from, n, tmp);
-    permute(P->v, sizeof *P->v, from, n, tmp);
-    permute(P->w, sizeof *P->w, from, n, tmp);
-    permute(P->q, 4 * sizeof *P->q, from, n, tmp);
-    /* the loads only where there are some: a zero array was never written (calloc), and its
-     * pages are not the process's until they are (1,049,600 particles: 25 MB) */
-    int loads = 0;
-    const vec3 none = {0.0, 0.0, 0.0};
-    for (int i = 0; i < n && !loads; i++)
-        loads = memcmp(&P->f_ext[i], &none, sizeof none) != 0; /* -0.0 too */
-    if (loads)
-        permute(P->f_ext, sizeof *P->f_ext, from, n, tmp);
-    permute(P->r, sizeof *P->r, from, n, tmp);
-    permute(P->m, sizeof *P->m, from, n, tmp);
-    permute(P->inv_m, sizeof *P->inv_m, from, n, tmp);
-    permute(P->inv_I, sizeof *P->inv_I, from, n, tmp);
-    permute(P->image, 3 * sizeof *P->image, from, n, tmp);
-    permute(P->frozen, sizeof *P->frozen, from, n, tmp);
-    free(tmp);
-    for (int k = 0; k < n; k++)
-        P->id[k] = k;
-    info->input_index = from;
-    info->n_input = n;
-    return CDLAB_OK;
-}
-
 status scene_build(config *c, world *W, scene_info *info, diag *err)
 {
     return scene_build_counted(c, W, info, LONG_MAX, err);
@@ -1060,20 +740,19 @@ static status build_counted(config *c, world *W, scene_info *info, long max_pair
          * gave the series -775 EB) */
         (s = config_int(c, "system", "steps", 1, 0, 0, SCENE_MAX_STEPS, &info->steps, err)) ||
         (s = config_u64(c, "system", "seed", 0, 1, &info->seed, err)) ||
-        (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)) ||
-        (s = parallel_read(c, &info->par, err)))
+        (s = config_vec3(c, "system", "gravity", 0, v3_zero(), &W->gravity, err)))
         return s;
     W->P.dimension = (int)dim;
     if ((s = scene_check_free_axes(c, "system", "gravity", W->gravity, (int)dim, err)) ||
-        (s = build_box(c, &W->P.box, (int)dim, err)))
+        (s = scene_build_box(c, &W->P.box, (int)dim, err)))
         return s;
     pcg32 rng;
     pcg32_seed(&rng, info->seed, PCG32_STREAM_GENERATE);
     double mu;
     if ((s = config_double(c, "contact", "friction", 0, 0.0, 0.0, 0, INFINITY, &mu, err)) ||
         (s = build_particles(c, W, info, &rng, err)) ||
-        (s = build_walls(c, W, (int)dim, mu, err)) || (s = build_load(c, W, err)) ||
-        (s = order_particles(c, W, info, err)))
+        (s = scene_build_walls(c, W, (int)dim, mu, err)) || (s = build_load(c, W, err)) ||
+        (s = scene_order_particles(c, W, info, err)))
         return s;
     if (info->source_file[0]) /* particles.format = cdlab */
         source_run(W, info);

@@ -25,9 +25,9 @@ typedef enum status {
 const char *status_text(status s);
 
 /* Where a message is recorded; a fixed buffer so that reporting an error cannot fail. It holds
- * a message that names three paths of the system's longest (4,095 characters); before
- * 2026-11-28 it held 1,023 characters, and a message past that lost its end, where the reason
- * and the advice stand. Not zeroed where it is made at every step. */
+ * a message that names three paths of the system's longest (4,095 characters): a message must
+ * not lose its end, where the reason and the advice stand. Not zeroed where it is made at every
+ * step. */
 #define DIAG_MSG_MAX 16384
 typedef struct diag {
     char msg[DIAG_MSG_MAX];

@@ -8,7 +8,6 @@
 void world_free(world *W)
 {
     particles_free(&W->P);
-    contacts_free(&W->C);
     free(W->walls);
     memset(W, 0, sizeof *W);
 }
@@ -68,30 +67,6 @@ status world_overlap_error(const world *W, int i, int j, double gap, double frac
                     "step %ld: overlap %.6g of particle %d with wall '%s' exceeds %s = %g of "
                     "its radius%s",
                     W->step, -gap, P->id[j], W->walls[-1 - i].name, key, frac, hint);
-}
-
-/* The first contact in list order whose overlap is too large, found on threads (a min
- * reduction over the list), then reported as the serial loop would. A contact whose overlap is
- * within frac times the smallest radius of all is passed without loading its radii: the test
- * -gap > frac min(r_i, r_j) cannot hold for it (frac >= 0, and a rounded product is monotone). */
-status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
-                           diag *err)
-{
-    const particles *P = &W->P;
-    const contact *c = W->C.c;
-    int n = W->C.n, first = n;
-    double bound = frac * particles_min_radius(P);
-#pragma omp parallel for schedule(static) reduction(min : first)
-    for (int k = 0; k < n; k++) {
-        if (!(-c[k].gap > bound) || k >= first)
-            continue;
-        double r = c[k].i >= 0 ? fmin(P->r[c[k].i], P->r[c[k].j]) : P->r[c[k].j];
-        if (-c[k].gap > frac * r)
-            first = k;
-    }
-    if (first < n)
-        return world_overlap_error(W, c[first].i, c[first].j, c[first].gap, frac, key, hint, err);
-    return CDLAB_OK;
 }
 
 long first_step_after(double t, double dt)

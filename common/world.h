@@ -1,4 +1,4 @@
-/* The simulated system, shared by every engine: particles, walls, contact list, time. */
+/* The simulated system, shared by every engine: particles, walls, time. */
 #ifndef CDLAB_WORLD_H
 #define CDLAB_WORLD_H
 
@@ -10,7 +10,7 @@ typedef struct world {
     particles P;
     wall *walls;
     int n_walls;
-    contact_list C;
+    /* contact detection's settings (the engines keep their own contact lists) */
     detect_params detect;
     vec3 gravity;      /* acceleration of gravity */
     double load_start; /* the particles' f_ext act in steps ending after this time */
@@ -58,12 +58,10 @@ double world_stress_volume(const world *W, double given);
  * vector from body 0 to body 1). */
 void world_stress_add(double sigma[3][3], vec3 f, vec3 l, double V);
 
-/* The first contact overlapping by more than frac of the smaller radius of its pair (of the
- * particle's radius against a wall) stops the run: CDLAB_ERR_NUMERIC with the step, the ids,
- * the overlap, the config key that sets frac, and hint appended (may be ""). */
-status world_check_overlap(const world *W, double frac, const char *key, const char *hint,
-                           diag *err);
-/* The same test for one pair (i: particle or wall -1 - w, j: particle) of gap gap. */
+/* A pair (i: particle or wall -1 - w, j: particle) overlapping by more than frac of the smaller
+ * radius of its pair (of the particle's radius against a wall) stops the run: CDLAB_ERR_NUMERIC
+ * with the step, the ids, the overlap, the config key that sets frac, and hint appended (may
+ * be ""). */
 status world_overlap_error(const world *W, int i, int j, double gap, double frac, const char *key,
                            const char *hint, diag *err);
 

@@ -2,6 +2,7 @@
 #include "suites.h"
 
 #include "nscd/cd_config.h"
+#include "nscd/cd_method.h"
 #include "fit.h"
 #include "h5io.h"
 #include "parallel.h"
@@ -33,7 +34,7 @@ START_TEST(analytic_drop_on_plane)
         sim_steps(&sm, 1);
         double gap = sm.W.P.x[0].z - 0.5;
         max_overlap = fmax(max_overlap, -gap);
-        if (impact < 0 && sm.W.C.n > 0 && v3_norm(sm.W.C.c[0].R) > 0.0) {
+        if (impact < 0 && sm.S.C.n > 0 && v3_norm(sm.S.C.c[0].R) > 0.0) {
             impact = sm.W.step;
             v_impact = fabs(vz_before);
         }
@@ -183,8 +184,8 @@ START_TEST(invariant_angular_momentum_glancing_collision)
         double tangential = 0.0;
         for (long s = 0; s < steps; s++) {
             sim_steps(&sm, 1);
-            for (int c = 0; c < sm.W.C.n; c++) {
-                const contact *ct = &sm.W.C.c[c];
+            for (int c = 0; c < sm.S.C.n; c++) {
+                const contact *ct = &sm.S.C.c[c];
                 tangential = fmax(tangential, v3_norm(v3_reject(ct->R, ct->n)));
             }
         }
@@ -348,9 +349,9 @@ START_TEST(analytic_piston_statics)
     ck_assert_double_eq_tol(pist->u, 0.0, 1e-9);
     ck_assert_double_eq_tol(pist->s, 0.2, 1e-9); /* it closed the initial gap of 0.2 */
     double wall_force = 0.0;
-    for (int k = 0; k < sm.W.C.n; k++)
-        if (sm.W.C.c[k].i == -1)
-            wall_force += sm.W.C.c[k].R.x;
+    for (int k = 0; k < sm.S.C.n; k++)
+        if (sm.S.C.c[k].i == -1)
+            wall_force += sm.S.C.c[k].R.x;
     ck_assert_double_eq_tol(wall_force, 2.0, 2e-9);
     sim_close(&sm);
 }
@@ -923,11 +924,11 @@ START_TEST(unit_incremental_update_matches_shock_law)
         int n_open = 0, n_stick = 0, n_slide = 0;
         for (int pass = 0; pass < 2; pass++) {
             double rmax = 0.0;
-            for (int k = 0; k < s.W.C.n; k++)
-                rmax = fmax(rmax, v3_norm(s.W.C.c[k].R));
+            for (int k = 0; k < s.S.C.n; k++)
+                rmax = fmax(rmax, v3_norm(s.S.C.c[k].R));
             ck_assert(rmax > 0.0);
-            for (int k = 0; k < s.W.C.n; k++) {
-                const contact *c = &s.W.C.c[k];
+            for (int k = 0; k < s.S.C.n; k++) {
+                const contact *c = &s.S.C.c[k];
                 vec3 a = cd_contact_update(&s.W, c), b = cd_contact_update_reference(&s.W, c);
                 ck_assert_msg(v3_norm(v3_sub(a, b)) <= 1e-12 * rmax,
                               "%dD contact %d: incremental (%g %g %g), shock law (%g %g %g)", dim,
@@ -976,8 +977,8 @@ START_TEST(unit_body_records_match_particle_arrays)
         sim_open(&b, ini, 9);
         sim_steps(&a, 40);
         sim_steps(&b, 40);
-        int n = a.W.C.n, np = a.W.P.n, piston = a.W.n_walls - 1;
-        ck_assert_int_eq(n, b.W.C.n);
+        int n = a.S.C.n, np = a.W.P.n, piston = a.W.n_walls - 1;
+        ck_assert_int_eq(n, b.S.C.n);
         ck_assert_int_eq(a.W.walls[piston].kind, WALL_PISTON);
         int *idx = malloc((size_t)(n + CD_PERM_PAD) * sizeof *idx);
         ck_assert_ptr_nonnull(idx);
@@ -993,17 +994,17 @@ START_TEST(unit_body_records_match_particle_arrays)
             sweep_result ra, rb;
             diag err;
             sweep_result_init(&ra);
-            sweep_contacts(&a.W, &a.p, idx, n, 0, NULL, NULL, 1, &ra);
+            sweep_contacts(&a.W, &a.S.C, &a.p, idx, n, 0, NULL, NULL, 1, &ra);
             ck_assert_int_eq(sweep_run(&b.W, &b.S, &b.p, 1, &rb, &err), CDLAB_OK);
             ck_assert(ra.max_rel_change == rb.max_rel_change);
         }
         for (int k = 0; k < n; k++)
-            touching += v3_norm(a.W.C.c[k].R) > 0.0;
+            touching += v3_norm(a.S.C.c[k].R) > 0.0;
         ck_assert_msg(touching >= 10, "%dD: %d of %d contacts carry a force", dim, touching, n);
         ck_assert(memcmp(a.W.P.v, b.W.P.v, (size_t)np * sizeof(vec3)) == 0);
         ck_assert(memcmp(a.W.P.w, b.W.P.w, (size_t)np * sizeof(vec3)) == 0);
         for (int k = 0; k < n; k++)
-            ck_assert(memcmp(&a.W.C.c[k].R, &b.W.C.c[k].R, sizeof(vec3)) == 0);
+            ck_assert(memcmp(&a.S.C.c[k].R, &b.S.C.c[k].R, sizeof(vec3)) == 0);
         ck_assert(a.W.walls[piston].u == b.W.walls[piston].u);
         ck_assert(b.S.bodies_on == 0);
         free(idx);
@@ -1024,9 +1025,9 @@ START_TEST(unit_random_sweep_is_fresh_permutation)
     sim_open(&sm, ini, 5);
     world *W = &sm.W;
     diag err;
-    ck_assert_int_eq(contacts_detect(&W->C, &W->P, W->walls, W->n_walls, &W->detect, &err),
+    ck_assert_int_eq(contacts_detect(&sm.S.C, &W->P, W->walls, W->n_walls, &W->detect, &err),
                      CDLAB_OK);
-    int n = W->C.n;
+    int n = sm.S.C.n;
     ck_assert_int_eq(n, 30);
     int prev[30], same_all = 1;
     for (int sweep = 0; sweep < 5; sweep++) {
@@ -1081,6 +1082,7 @@ START_TEST(unit_criteria_cap_and_global)
     /* fresh chain: count sweeps to converge a force step from rest with both criteria */
     int sweeps[2];
     for (int k = 0; k < 2; k++) {
+        contacts_free(&S.C); /* no forces carried over from the last chain */
         build_from_string(base, &W, &info, &p);
         p.crit = k == 0 ? CRIT_LOCAL : CRIT_GLOBAL;
         p.epsilon = 1e-3;
@@ -1214,7 +1216,7 @@ START_TEST(unit_colored_sweep_proper_colouring)
     sim_open(&sm, COLORED_PILE, 5);
     sim_steps(&sm, 150);
     cd_solver *S = &sm.S;
-    const contact_list *L = &sm.W.C;
+    const contact_list *L = &sm.S.C;
     ck_assert_int_gt(L->n, 1000);
     ck_assert_int_eq(S->colored_at_step, sm.W.step - 1);
     int n = sm.W.P.n, nw = sm.W.n_walls;
@@ -1253,9 +1255,9 @@ END_TEST
 static void same_state(const sim *a, const sim *b)
 {
     same_particles(&a->W, &b->W);
-    ck_assert_int_eq(a->W.C.n, b->W.C.n);
-    for (int k = 0; k < a->W.C.n; k++)
-        ck_assert_int_eq(memcmp(&a->W.C.c[k].R, &b->W.C.c[k].R, sizeof(vec3)), 0);
+    ck_assert_int_eq(a->S.C.n, b->S.C.n);
+    for (int k = 0; k < a->S.C.n; k++)
+        ck_assert_int_eq(memcmp(&a->S.C.c[k].R, &b->S.C.c[k].R, sizeof(vec3)), 0);
 }
 
 /* The colored sweep does not depend on the thread count: 40 steps of the pile at 1 and 2
@@ -1300,7 +1302,7 @@ START_TEST(invariant_jacobi_threads_bit_identical)
     omp_set_num_threads(1);
     sim_open(&ref, CHAIN, 3);
     sim_steps(&ref, 6);
-    ck_assert_int_gt(ref.W.C.n, CDLAB_PARALLEL_MIN);
+    ck_assert_int_gt(ref.S.C.n, CDLAB_PARALLEL_MIN);
     for (int t = 2; t <= 3; t++) {
         sim a;
         omp_set_num_threads(t);
@@ -1311,8 +1313,8 @@ START_TEST(invariant_jacobi_threads_bit_identical)
     }
     /* the forces moved: the chain is loaded, not at rest */
     double sum = 0.0;
-    for (int k = 0; k < ref.W.C.n; k++)
-        sum += fabs(ref.W.C.c[k].R.x);
+    for (int k = 0; k < ref.S.C.n; k++)
+        sum += fabs(ref.S.C.c[k].R.x);
     ck_assert(sum > 0.0);
     omp_set_num_threads(saved);
     sim_close(&ref);
@@ -1335,12 +1337,12 @@ START_TEST(unit_jacobi_buffer_only_for_jacobi)
         sim sm;
         sim_open(&sm, ini, 5);
         sim_steps(&sm, 20);
-        ck_assert_int_gt(sm.W.C.n, 0);
+        ck_assert_int_gt(sm.S.C.n, 0);
         if (k < 2)
             ck_assert_msg(sm.S.R_next == NULL && sm.S.R_next_cap == 0, "%s: a Jacobi buffer",
                           sweeps[k]);
         else
-            ck_assert_int_ge(sm.S.R_next_cap, sm.W.C.n);
+            ck_assert_int_ge(sm.S.R_next_cap, sm.S.C.n);
         sim_close(&sm);
     }
 }
@@ -1480,6 +1482,64 @@ START_TEST(errors_twin_needs_fixed_count)
 }
 END_TEST
 
+/* The solver interface (cd_method.h): the registry finds the sweeps by name; the step hands its
+ * solver the contact list it detected and the budget p->iterations, and its cd_stats are the
+ * solver's statistics (a stand-in solver that records what it was given and changes nothing);
+ * a step without contacts does not call the solver. */
+static struct {
+    int calls, budget, contacts;
+} probe_seen;
+
+static status probe_solve(world *W, cd_solver *S, const cd_params *p, int budget,
+                          cd_solve_stats *st, diag *err)
+{
+    (void)W, (void)p, (void)err;
+    probe_seen.calls++;
+    probe_seen.budget = budget;
+    probe_seen.contacts = S->C.n;
+    *st = (cd_solve_stats){.iterations = budget - 1, .converged = 0, .residual = 0.25};
+    return CDLAB_OK;
+}
+
+START_TEST(unit_solver_interface)
+{
+    ck_assert_ptr_eq(cd_method_find("sweeps"), &cd_method_sweeps);
+    ck_assert_ptr_null(cd_method_find("nosuch"));
+    for (int k = 0; cd_methods[k]; k++)
+        ck_assert(cd_methods[k]->name && cd_methods[k]->title && cd_methods[k]->solve);
+    const cd_method probe = {.name = "probe", .title = "probe", .solve = probe_solve};
+    const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 1\n"
+                      "[solver]\niterations = 17\n"
+                      "[particles]\ncount = 6\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+                      "[plane.w]\npoint = 0 0 0\nnormal = 1 0 0\n";
+    sim sm;
+    sim_open(&sm, ini, 3);
+    ck_assert_ptr_eq(sm.p.method, &cd_method_sweeps);
+    sm.p.method = &probe;
+    memset(&probe_seen, 0, sizeof probe_seen);
+    sim_steps(&sm, 1);
+    ck_assert_int_eq(probe_seen.calls, 1);
+    ck_assert_int_eq(probe_seen.budget, 17);
+    ck_assert_int_eq(probe_seen.contacts, 6);
+    ck_assert_int_eq(sm.st.sweeps, 16);
+    ck_assert_int_eq(sm.st.converged, 0);
+    ck_assert(sm.st.residual == 0.25);
+    sim_close(&sm);
+    /* a lone particle far from the wall: no contacts, no call, converged after 0 iterations */
+    const char *lone = "[system]\ndimension = 1\ndt = 1\nsteps = 1\n"
+                       "[particles]\ncount = 1\nradius = 0.5\nmass = 1\norigin = 5 0 0\n"
+                       "[plane.w]\npoint = 0 0 0\nnormal = 1 0 0\n";
+    sim_open(&sm, lone, 3);
+    sm.p.method = &probe;
+    memset(&probe_seen, 0, sizeof probe_seen);
+    sim_steps(&sm, 1);
+    ck_assert_int_eq(probe_seen.calls, 0);
+    ck_assert_int_eq(sm.st.sweeps, 0);
+    ck_assert_int_eq(sm.st.converged, 1);
+    sim_close(&sm);
+}
+END_TEST
+
 Suite *cd_suite(void)
 {
     Suite *s = suite_create("cd");
@@ -1513,6 +1573,7 @@ Suite *cd_suite(void)
     tcase_add_test(tc, unit_incremental_update_matches_shock_law);
     tcase_add_test(tc, unit_criteria_cap_and_global);
     tcase_add_test(tc, unit_jacobi_buffer_only_for_jacobi);
+    tcase_add_test(tc, unit_solver_interface);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("determinism");
     tcase_set_timeout(td, TEST_TIMEOUT_SECONDS);

@@ -61,7 +61,8 @@ END_TEST
 /* Friction 0.3 and dashpots (0.1 of critical, normal and tangential), an oblique collision of
  * spinning spheres: kinetic + elastic + friction + damping dissipation equals the initial
  * energy within 1e-6 relative at every step (measured 5.7e-7; the dashpot work is booked as
- * the integrator applies it, see cd/dem/dem.c). */
+ * the integrator applies it: half in the pair pass, half before the next one, see
+ * dem_damping_work_before in cd/dem/dem_pass.c). */
 START_TEST(energy_ledger_closes_with_friction_and_damping)
 {
     char ini[1024];
@@ -1397,12 +1398,12 @@ START_TEST(unit_pair_lanes_match_one_by_one)
 }
 END_TEST
 
-/* The force write-back's blocks (cd/dem/dem.c, build_writeback) follow the thread count: 4,000
- * polydisperse spheres settling on a plane in a periodic box (22,000 pairs, 2,800 touching), their
- * pairs in 1 block on 1 thread, 2 blocks on 2 (one per thread) and 6 on 3 (two per thread), each
- * whole DEM_BLOCKs of the list, with straddlers gathered from side rows;
- * positions, velocities, orientations, forces, the pairs and the ledger after 600 steps compared
- * with memcmp against the one-thread run. */
+/* The force write-back's blocks (cd/dem/dem_writeback.c, dem_build_writeback) follow the thread
+ * count: 4,000 polydisperse spheres settling on a plane in a periodic box (22,000 pairs, 2,800
+ * touching), their pairs in 1 block on 1 thread, 2 blocks on 2 (one per thread) and 6 on 3 (two per
+ * thread), each whole DEM_BLOCKs of the list, with straddlers gathered from side rows; positions,
+ * velocities, orientations, forces, the pairs and the ledger after 600 steps compared with memcmp
+ * against the one-thread run. */
 START_TEST(unit_writeback_blocks_match_one_thread)
 {
     const char *ini =

@@ -54,7 +54,7 @@ static double export_step(sim *s, long step, char *path)
     ck_assert_int_eq(cd_step_solve(&s->W, &s->S, &s->p, &s->st, &err), CDLAB_OK);
     ck_assert_msg(s->st.converged, "step %ld did not converge (%d sweeps)", step, s->st.sweeps);
     contact_problem cp;
-    ck_assert_msg(contact_problem_build(&s->W, &cp, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(contact_problem_build(&s->W, &s->S.C, &cp, &err) == CDLAB_OK, "%s", err.msg);
     double res =
         natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, NULL);
     strcpy(path, "/tmp/cdlab_fcXXXXXX");
@@ -70,7 +70,7 @@ static double export_step(sim *s, long step, char *path)
                        .natural_map = res};
     ck_assert_msg(contact_problem_write_fclib(&cp, path, &meta, &err) == CDLAB_OK, "%s", err.msg);
     contact_problem_free(&cp);
-    ck_assert_int_eq(cd_step_finish(&s->W, &s->p, &s->st, &err), CDLAB_OK);
+    ck_assert_int_eq(cd_step_finish(&s->W, &s->S, &s->p, &s->st, &err), CDLAB_OK);
     return res;
 }
 
@@ -195,16 +195,16 @@ START_TEST(fclib_2d_piston)
     char path[32];
     double res = export_step(&s, 120, path);
     readback b = read_back(path, 2);
-    ck_assert_int_eq(b.nc, s.W.C.n);
+    ck_assert_int_eq(b.nc, s.S.C.n);
     check_problem(&b, 50);
     /* the piston couples its contacts: some column of a piston contact has entries in the rows
      * of another piston contact (two distinct particles) */
     int piston = -1 - (s.W.n_walls - 1), coupled = 0;
-    for (int a = 0; a < s.W.C.n; a++)
-        if (s.W.C.c[a].i == piston)
+    for (int a = 0; a < s.S.C.n; a++)
+        if (s.S.C.c[a].i == piston)
             for (int e = b.p->W->p[a * 2]; e < b.p->W->p[a * 2 + 1]; e++) {
                 int row_c = b.p->W->i[e] / 2;
-                coupled += row_c != a && s.W.C.c[row_c].i == piston;
+                coupled += row_c != a && s.S.C.c[row_c].i == piston;
             }
     ck_assert_msg(coupled > 0, "no coupling through the piston in W");
     ck_assert(res < 1e-7);
@@ -379,7 +379,8 @@ START_TEST(fclib_run_hooks)
     ck_assert_int_eq(config_load_string(&c, dem, "dem.ini", &err), CDLAB_OK);
     hk.fclib_step = 2;
     ck_assert_int_eq(run_simulation(&c, out, &hk, &sum, &err), CDLAB_ERR_ARG);
-    ck_assert_msg(strstr(err.msg, "whose engine has no contact problem to export") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "whose engine has no contact problem to export") != NULL, "%s",
+                  err.msg);
     config_free(&c);
     remove_output(out);
     unlink(fc);

@@ -214,6 +214,16 @@ START_TEST(io_python_command_line)
         ck_assert_msg(strstr(text, "/series: 13 rows, t = 0 to 12\n"), "%s", text);
         free(text);
     }
+    /* compare: a file against itself is bit-identical (exit 0); chain refuses a run it cannot
+     * fit (this chain has no probes) in one line naming the file (exit 2) */
+    snprintf(cmd, sizeof cmd, "../tools/cdlab-py compare %s %s 2>&1", path, path);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 0 && strstr(out, "bit-identical"), "%s", out);
+    snprintf(cmd, sizeof cmd, "../tools/cdlab-py chain %s 2>&1", path);
+    st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 2 && strstr(out, "the last disk is not among output.probes") &&
+                      strstr(out, path) && !strstr(out, "Traceback"),
+                  "%s", out);
     snprintf(cmd, sizeof cmd, "../tools/cdlab-py series %s nosuchseries > /dev/null 2>&1", path);
     st = system(cmd);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
@@ -271,7 +281,8 @@ START_TEST(io_python_command_line)
         "box_max = 10 0 0\n[output]\nevery = 0\nprobes = -1\n";
     char other[32];
     ck_assert_msg(run_to_temp(random1d, "py1.ini", other, &sum, &err) == CDLAB_OK, "%s", err.msg);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 ../experiments/chain1d/analyze.py %s 2>&1", other);
+    snprintf(cmd, sizeof cmd,
+             "PYTHONPATH=../tools /usr/bin/python3 ../experiments/chain1d/analyze.py %s 2>&1", other);
     st = run_capture(cmd, out, sizeof out);
     ck_assert_msg(st == 1 && !strstr(out, "Traceback") &&
                       strstr(out, "is not a 1D wave test run like experiments/chain1d/chain1d.ini "

@@ -829,8 +829,8 @@ START_TEST(io_damaged_files_one_line)
     write_config(at("cd.ini"), CD_INI, 20, 20, 5, 10);
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), at("good.h5")), 0);
     ck_assert_int_eq(mkdir(at("copies"), 0755), 0);
-    snprintf(cmd, sizeof cmd, "%s ../tests/python/damaged_files.py %s %s 2>&1", PYTHON_BIN,
-             at("good.h5"), at("copies"));
+    snprintf(cmd, sizeof cmd, "PYTHONPATH=../tools %s ../tests/python/damaged_files.py %s %s 2>&1",
+             PYTHON_BIN, at("good.h5"), at("copies"));
     ck_assert_msg(run_capture(cmd, out, sizeof out) == 0, "%s", out);
     ck_assert_msg(strstr(out, "damaged: 196 reads of 98 copies") && strstr(out, " 0 failures"),
                   "%s", out);
@@ -1301,8 +1301,8 @@ START_TEST(io_disk_full_before_first_row)
 }
 END_TEST
 
-/* The scripts' text files (tools/textfile.py: studies' summaries, the gallery, benchmark results)
- * on a full disk: the write fails with an error and the old file stays ("open(path,
+/* The scripts' text files (tools/cdlab/textfile.py: studies' summaries, the gallery, benchmark
+ * results) on a full disk: the write fails with an error and the old file stays ("open(path,
  * 'w').write(text)" ended with 0 and left the file empty). */
 START_TEST(io_script_text_full_disk)
 {
@@ -1313,10 +1313,11 @@ START_TEST(io_script_text_full_disk)
     char old[200];
     snprintf(old, sizeof old, "%s/summary.md", mnt);
     write_text(old, "the old summary\n");
-    snprintf(cmd, sizeof cmd,
-             "cd ../tools && /usr/bin/python3 -c \"import sys; from textfile import write_text; "
-             "write_text(sys.argv[1], 'x' * 100000)\" %s 2>&1; echo EXIT $?; ls %s",
-             old, mnt);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd ../tools && /usr/bin/python3 -c \"import sys; from cdlab.textfile import write_text; "
+        "write_text(sys.argv[1], 'x' * 100000)\" %s 2>&1; echo EXIT $?; ls %s",
+        old, mnt);
     run_capture(cmd, out, sizeof out);
     ck_assert_msg(strstr(out, "No space left on device") && strstr(out, "EXIT 1") &&
                       !strstr(out, "partial"),

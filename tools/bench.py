@@ -54,9 +54,8 @@ import time
 import numpy as np
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from textfile import write_text  # noqa: E402
-from cdlab import Run  # noqa: E402
+from cdlab.textfile import write_text
+from cdlab import Run
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build-release", "cdlab"))
 PROBE = os.environ.get("PROBE", os.path.join(root, "build-release", "probe"))

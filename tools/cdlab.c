@@ -585,7 +585,9 @@ static int parse_pos(const char *s, double *v)
     return config_parse_number(s, v) && *v > 0.0;
 }
 
-/* CD <-> DEM equivalence of Unger & Kertesz sec. 3.4 for a CD run with N_I sweeps of DT. */
+/* CD <-> DEM equivalence of Unger & Kertesz sec. 3.4 for a CD run with N_I sweeps of DT.
+ * Long: cdlab equiv's arguments read and its table printed, line after line, as `cdlab help equiv`
+ * documents them. */
 static int cmd_equiv(int argc, char **argv)
 {
     double args[3], d = 1.0, L = 0.0;

@@ -19,12 +19,17 @@ The layers, and what each may include (besides itself and the C library):
                headers it names
   tools/       cd/cdlab.h and common/ only
   tests/, bench/  anything (they test the internals)
+and hdf5.h and mpi.h are included by their wrappers alone (common/h5io_hdf5.h, common/comm.c).
 """
 import os
 import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
+# third-party APIs that do not leak past their wrapper (STYLE.md): the one file that may
+# include each
+WRAPPED = {"hdf5.h": os.path.join("common", "h5io_hdf5.h"), "mpi.h": os.path.join("common", "comm.c")}
 ENGINE_FOLDERS = ("nscd", "dem")
 # words of an engine's that the run pipeline must not say (its code, its comments, its
 # strings): the engines' folders and names, their config sections and their types
@@ -86,6 +91,10 @@ def main():
     bad = []
     for src in sources(root):
         text = open(os.path.join(root, src), encoding="utf-8", errors="replace").read()
+        for name in SYSTEM_INCLUDE.findall(text):
+            if name in WRAPPED and src != WRAPPED[name]:
+                bad.append(f"{src}: #include <{name}>: only {WRAPPED[name]} includes it (its "
+                           "wrapper)")
         if src in (os.path.join("cd", "engines.c"), os.path.join("cd", "cdlab.h")):
             continue  # the registry and the public face name the engines by design
         layer = layer_of(src)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Which study summaries are current? Without running anything: each experiments/*/summary.md
 (and summary_quick.md) records the commit and results epoch of the build that made it
-(tools/study_stamp.py); the source's epoch is CDLAB_RESULTS_EPOCH in common/build_info.h,
+(tools/cdlab/stamp.py); the source's epoch is CDLAB_RESULTS_EPOCH in common/build_info.h,
 raised by every change that moves results. A summary of an older epoch is STALE.
 
     tools/experiments_status.py          # table; exit 1 if any full summary is stale or unstamped

@@ -29,10 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-import h5compare  # noqa: E402
+from cdlab import h5compare
 
-import h5py  # noqa: E402
+import h5py
 
 # name: (config, arguments): short, with every kind of output
 RUNS = {

@@ -4,11 +4,9 @@ docs/experiments/ (run after `make experiments`; `make gallery`)."""
 import os
 import re
 import shutil
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from textfile import write_text  # noqa: E402
-from experiments_status import MARK, STUDIES, source_epoch  # noqa: E402
+from cdlab.textfile import write_text
+from experiments_status import MARK, STUDIES, source_epoch
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 

@@ -34,8 +34,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import h5compare  # noqa: E402
+from cdlab import h5compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -149,14 +149,14 @@ typedef struct dem_solver {
     pair_ref *refs; /* candidates of the last rebuild */
     int ref_cap;
     cells grid;
-    /* The forces' write-back (cd/dem/dem.c, compute_forces). The pair pass runs over blocks of the
-     * list (wbs), each on one thread in list order. A particle whose pairs all lie in one
-     * block (home[i]: that block) gets its force, torque and stress terms added there directly;
-     * the others ("straddlers": pairs in several blocks, or with a wall; home -1) gather them
-     * afterwards, in contact order, from the side rows that their pairs write. Either way a
-     * particle's sum runs in its pairs' key order: the same bits for any thread count and any
-     * number of ranks, whatever the block size. Side rows also hold every wall pair (the pistons)
-     * and every bonded pair (the output's contact force). */
+    /* The forces' write-back (cd/dem/dem_writeback.c, dem_build_writeback; used by the pair pass,
+     * cd/dem/dem_pass.c). The pair pass runs over blocks of the list (wbs), each on one thread in
+     * list order. A particle whose pairs all lie in one block (home[i]: that block) gets its force,
+     * torque and stress terms added there directly; the others ("straddlers": pairs in several
+     * blocks, or with a wall; home -1) gather them afterwards, in contact order, from the side rows
+     * that their pairs write. Either way a particle's sum runs in its pairs' key order: the same
+     * bits for any thread count and any number of ranks, whatever the block size. Side rows also
+     * hold every wall pair (the pistons) and every bonded pair (the output's contact force). */
     int *wbs; /* the blocks' first pairs (multiples of 1,024; made at each rebuild), then npair */
     int nwb, wbs_cap;
     int *home; /* per particle: its block, -1 a straddler, -2 no pair to sum */

@@ -1,7 +1,7 @@
 /* Bonded contacts (Rojek et al. eqs. 1-11): a linear spring and a dashpot in parallel, in the
  * normal and the tangential direction, measured from the state in which the bond was made;
  * tension is allowed. The law of one bond, for the DEM engine's bonded mode (dem.bond,
- * cd/dem/dem.c). */
+ * cd/dem/dem_pass.c). */
 #ifndef CDLAB_DEM_BOND_H
 #define CDLAB_DEM_BOND_H
 

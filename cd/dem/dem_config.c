@@ -214,6 +214,8 @@ static status read_deformable(config *c, const world *W, const scene_info *info,
     return CDLAB_OK;
 }
 
+/* Long: [dem]'s keys read in the order docs/config.md lists them, each with its check beside it:
+ * the sequence is the schema. */
 status dem_config_read(config *c, const world *W, const scene_info *info, const equiv_twin *twin,
                        dem_setup *d, diag *err)
 {
@@ -257,7 +259,7 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
         p->damp_rate = dm == 2;
     }
     int sliding = 1;
-    if ((s = config_enum(c, S, "tangential", 0, 0, dem_tangential_names, &t, err)))
+    if ((s = config_enum(c, S, "tangential", 0, 0, dem_tangential_names(), &t, err)))
         return s;
     const dem_tangential_law *law = dem_tangential_registry[t];
     if ((s = config_double(c, S, "damping_tangential", 0, from_cd > 0 ? p->damp_t : 0.0, 0.0, 0,

@@ -11,8 +11,8 @@
 
 #include "vec3.h"
 
-/* DEM_LAMMPS: LAMMPS's pair gran/hooke/history, computed in cd/dem/dem.c (lammps_force), not by
- * dem_contact_law */
+/* DEM_LAMMPS: LAMMPS's pair gran/hooke/history, computed in cd/dem/law_lammps.c (lammps_pair), not
+ * by dem_contact_law */
 typedef enum dem_tangential { DEM_KUHN, DEM_CONVENTIONAL, DEM_LAMMPS } dem_tangential;
 
 typedef struct dem_law {

@@ -1,7 +1,7 @@
 /* Kuhn, Suzuki & Daouadji, Fig. 1: the linear-frictional contact law, line by line (line
  * numbers in comments are those of the paper's Fig. 1), as inline functions: the DEM pair pass
- * (cd/dem/dem.c) calls dem_contact_law in its loop (as a call it was a third of the chute's step
- * with its argument and result records through memory, and the energies the pass does not use
+ * (cd/dem/dem_pass.c) calls dem_contact_law in its loop (as a call it was a third of the chute's
+ * step with its argument and result records through memory, and the energies the pass does not use
  * made anyway); dem_contact_force (cd/dem/dem_contact.c) is the same law as a function. */
 #ifndef CDLAB_DEM_CONTACT_LAW_H
 #define CDLAB_DEM_CONTACT_LAW_H

@@ -1,8 +1,9 @@
 /* Kuhn, Suzuki & Daouadji's law (cd/dem/dem_contact_law.h) for four pairs at once, in the lanes of
  * common/vec3x4.h: its sliding branch (slide4) and the twirl's series (twirl4), each lane with
  * the scalar law's operations in their order, so that every lane gives dem_contact_law's bits
- * (tests/check_dem.c: unit_slide4_matches_law). The DEM pair pass (cd/dem/dem.c) runs the sticking
- * branch of four pairs in pairs4 and gathers the sliding ones of a chunk for slide4. */
+ * (tests/check_dem.c: unit_slide4_matches_law). The DEM pair pass (cd/dem/dem_pass.c, dem_pass4.h)
+ * runs the sticking branch of four pairs in pairs4 and gathers the sliding ones of a chunk for
+ * slide4. */
 #ifndef CDLAB_DEM_CONTACT_LAW4_H
 #define CDLAB_DEM_CONTACT_LAW4_H
 

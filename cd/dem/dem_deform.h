@@ -1,5 +1,6 @@
 /* Deformable discs (Rojek et al., "New formulation of the DEM", DDEM): the mechanics of one
- * disc, for the DEM engine's deformable mode (dem.deformable, cd/dem/dem.c).
+ * disc, for the DEM engine's deformable mode (dem.deformable: cd/dem/dem_pass.c and the DEM
+ * stages).
  *
  * A disc carries a uniform stress, the Love-Weber average of its contact forces (eq. 12); its
  * strain follows from the plane-strain compliance (eq. 13); under that strain the circle

@@ -486,24 +486,6 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
 #define GATHER_EXTRA 7             /* F, T, path (deformable discs: and the stress) */
 #define GATHER_PAIR (PAIR_REC + 3) /* a pair history and its force on body 1 */
 
-/* Sends n records of width w to rank 0 (the others send nothing to anyone). */
-static status to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err)
-{
-    int R = comm_size(), *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
-    if (!sc || !rc) {
-        free(sc);
-        free(rc);
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    }
-    sc[0] = n * w;
-    int total = 0;
-    status s = comm_exchange(rec, sc, recv, rc, &total, err);
-    *nrecv = total / w;
-    free(sc);
-    free(rc);
-    return s;
-}
-
 /* To rank 0: the intact bonds of the pairs this rank counts (body 1 its own) and every broken
  * bond it holds (those broken since the last redistribution, and M->broken). */
 static status gather_bonds(const dem_mpi *M, const world *W, const dem_solver *S, double **recv,
@@ -512,7 +494,7 @@ static status gather_bonds(const dem_mpi *M, const world *W, const dem_solver *S
     int n = M->nbroken;
     double *rec = malloc((size_t)(S->nbond + n + 1) * BOND_REC * sizeof *rec);
     if (!rec) { /* still takes part in the collective exchange, then says why it failed */
-        to_rank0(NULL, 0, BOND_REC, recv, nrecv, err);
+        exchange_to_rank0(NULL, 0, BOND_REC, recv, nrecv, err);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot gather the bonds");
     }
     if (n > 0)
@@ -522,11 +504,13 @@ static status gather_bonds(const dem_mpi *M, const world *W, const dem_solver *S
         if (!b->intact || b->j < S->n_owned)
             bond_pack(W, b, rec + (size_t)n++ * BOND_REC);
     }
-    status s = to_rank0(rec, n, BOND_REC, recv, nrecv, err);
+    status s = exchange_to_rank0(rec, n, BOND_REC, recv, nrecv, err);
     free(rec);
     return s;
 }
 
+/* Long: rank 0 gathers the particles, the pairs, the bonds and the ledger's sums in one sequence of
+ * collectives that every rank must follow in the same order; the steps are one protocol. */
 status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, const dem_params *p,
                       world *Wg, dem_solver *Sg, diag *err)
 {
@@ -555,15 +539,8 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
     }
     double *crec = NULL;
     int m = 0;
-    if (comm_rank() == 0) { /* walls, time, settings: shared, not owned */
-        particles keep = Wg->P;
-        *Wg = *W;
-        Wg->P = keep;
-    }
     if (s == CDLAB_OK)
-        s = exchange_gather(&W->P, own, ex, gw, &Wg->P, &gex, err);
-    if (s == CDLAB_OK)
-        s = to_rank0(cr, np, GATHER_PAIR, &crec, &m, err);
+        s = exchange_gather_world(W, own, ex, gw, cr, np, GATHER_PAIR, Wg, &gex, &crec, &m, err);
     free(ex);
     free(cr);
     /* bonds: the intact ones of the pairs this rank counts, and the broken ones it holds */
@@ -595,21 +572,11 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
             Sg->bonds_broken = (long)broken;
         }
         /* the pairs in key order (the one-process list), each with its record */
-        keyed_ref *kr = malloc((size_t)(m > 0 ? m : 1) * sizeof *kr);
-        if (s == CDLAB_OK && !kr)
-            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
         for (int k = 0; k < m && s == CDLAB_OK; k++) {
             const double *r = crec + (size_t)k * GATHER_PAIR;
-            kr[k] = (keyed_ref){contact_pair_key((int)r[0], (int)r[1], &Wg->P, Wg->n_walls), k};
-        }
-        if (s == CDLAB_OK)
-            keyed_sort(kr, m);
-        for (int k = 0; k < m && s == CDLAB_OK; k++) {
-            const double *r = crec + (size_t)kr[k].rec * GATHER_PAIR;
             Sg->pair[k] = pair_unpack(r, (int)r[0], (int)r[1]); /* one process: index = id */
             Sg->side[3 * k] = v3(r[PAIR_REC], r[PAIR_REC + 1], r[PAIR_REC + 2]);
         }
-        free(kr);
         Sg->npair = m;
         Sg->indexed = s == CDLAB_OK ? m : 0; /* every pair a side row (dem_reserve_view) */
         if (s == CDLAB_OK && p->bond)        /* for the mean overlap: bonded pairs count */

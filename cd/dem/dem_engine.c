@@ -126,6 +126,7 @@ static void dem_warning(const engine *e, engine_warning kind, const world *W, lo
                                             : "the step did not converge");
 }
 
+/* Long: the banner's DEM lines in the order they print. */
 static void dem_announce(const engine *e, const world *W, const scene_info *info,
                          const engine_notes *notes)
 {
@@ -135,7 +136,7 @@ static void dem_announce(const engine *e, const world *W, const scene_info *info
     engine_say(notes,
                "DEM: k_n = %.6g, k_t = %.6g, tangential law %s (projection %s, twirl %s), "
                "dashpots %s n = %g, t = %g%s",
-               p->law.k_n, p->law.k_t, dem_tangential_names[p->law.tangential],
+               p->law.k_n, p->law.k_t, dem_tangential_registry[p->law.tangential]->name,
                p->law.projection ? "on" : "off", p->law.twirl ? "on" : "off",
                p->damp_rate       ? "rate (c = m_eff gamma)"
                : p->damp_absolute ? "absolute"

@@ -90,6 +90,8 @@ static void discard_dead(const world *W, dem_solver *S)
     discard_range(S->T, 0, (size_t)W->P.n * sizeof *S->T, vc);
 }
 
+/* Long: the new candidates merged with the old list by key so that surviving pairs keep their
+ * history, in one pass with the write-back's renewal; the merge's cursors are shared. */
 status dem_rebuild_list(world *W, dem_solver *S, diag *err)
 {
     status s;

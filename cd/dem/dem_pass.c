@@ -202,21 +202,18 @@ status dem_deform_update(world *W, dem_solver *S, const dem_params *p, double t,
  * how many. The others were apart at the end of the last step and are out of reach now (two
  * particles farther apart than their radii and reaches): contact_force would leave them
  * untouched and deliver nothing, by the same test. Made without branches (apart or not is a
- * coin toss pair by pair: a branch mispredicted; 56-60% of the chute's listed pairs are apart,
- * 2026-11-26). common[e]: live[e] is of pairs4's case as far as its record tells (read here
- * already rather than again after the block's scan: the pass 1% faster). */
+ * coin toss pair by pair: a branch mispredicted; more than half of the chute's listed pairs are
+ * apart). common[e]: live[e] is of pairs4's case as far as its record tells (read here already
+ * rather than again after the block's scan: bench/PROFILE.md, "Measured choices": live pairs). */
 /* live_pairs streams the pair records (64 bytes each) to test three fields; the hardware did not
- * keep them coming: the load of a record's j was 18% of the pass outside pairs4 (perf). A prefetch
- * 32 records (2 kB) ahead: chute, 1 thread, 15.0-15.3 -> 14.2-14.8 ms per step on this VM (8
- * ahead: 14.6-14.9; 16: 14.3-14.5; 64 as 32).
- * It also prefetches body 1's data that the block's pass reads after it: the position and
- * radius of the pair 16 ahead (read here), and the velocities, 1/m (pairs4), force, torque and
- * block (the delivery) of this pair's body 1, which lie up to a few hundred particles away from
- * body 0's (body 0's are read in order). For every listed pair, apart or not: a prefetch whose
- * address waits for the test (or for the record's overlap) was slower than the lines wasted on
- * the pairs found apart. Chute, the pass (compute_forces) timed step by step, prefetching on
- * every other step of one run (this VM's speed drifts by 10% between runs): 1 thread 20% less
- * time (13.9 -> 11.1 ms), 2 threads 7-11% less (5.7-6.4 -> 5.3-5.7 ms). */
+ * keep them coming (the load of a record's j stood out in perf): the records are prefetched
+ * LIVE_AHEAD (2 kB) ahead. It also prefetches body 1's data that the block's pass reads after
+ * it: the position and radius of the pair LIVE_BODY_AHEAD ahead (read here), and the
+ * velocities, 1/m (pairs4), force, torque and block (the delivery) of this pair's body 1, which
+ * lie up to a few hundred particles away from body 0's (body 0's are read in order). For every
+ * listed pair, apart or not: a prefetch whose address waits for the test (or for the record's
+ * overlap) was slower than the lines wasted on the pairs found apart. The distances and the
+ * gains: bench/PROFILE.md, "Measured choices": pair-pass prefetches. */
 #define LIVE_AHEAD 32
 
 #define LIVE_BODY_AHEAD 16
@@ -265,7 +262,10 @@ _Thread_local xsum_bins dem_step_bins[2];
 
 /* Contact forces at the end of a step from the step's movements (all zero at t = 0), then
  * each particle's total force and torque (and, for deformable discs, the contact part of its
- * stress). */
+ * stress).
+ * Long: one loop nest over the write-back blocks, their chunks and their quads, whose records (the
+ * chunk's lanes, the thread's bins) live on its stack and stay in registers; split, they would
+ * travel through pointers, and this is the step's hot path (bench/PROFILE.md). */
 void dem_compute_forces(world *W, dem_solver *S, const dem_params *p, int book, dem_stats *st)
 {
     int np = S->npair, nb = n_blocks(np), nown = n_own(W, S), nwb = S->nwb;
@@ -297,9 +297,9 @@ void dem_compute_forces(world *W, dem_solver *S, const dem_params *p, int book, 
         for (int w = 0; w < nwb; w++) {
             int b_end = n_blocks(wbs[w + 1]), cur = side_row_from(S, wbs[w]);
             /* the block's side rows zeroed by the thread that writes them next: they grow with
-             * the write-back blocks (chute, 2 threads: 35,500 rows, 2.6 MB), and zeroed with the
-             * particles' sums before the pass they took 0.35-0.43 ms of its 14 ms step, now
-             * 0.16-0.17 with the pass 0.1-0.35 ms shorter all the same (2026-11-29) */
+             * the write-back blocks (megabytes in the chute on 2 threads), and zeroed with the
+             * particles' sums before the pass they cost more (bench/PROFILE.md, "Measured
+             * choices": side rows) */
             int row_end = wbs[w + 1] < np ? side_row_from(S, wbs[w + 1]) : nside;
             if (row_end > cur) {
                 memset(&S->side[3 * cur], 0, (size_t)(row_end - cur) * 3 * sizeof *S->side);
@@ -375,8 +375,8 @@ void dem_compute_forces(world *W, dem_solver *S, const dem_params *p, int book, 
         vec3 F = v3_zero(), T = v3_zero();
         double sig[3] = {0.0, 0.0, 0.0};
         for (int e = ss[r]; e < ss[r + 1]; e++) {
-            /* the row 16 sides ahead (two lines: 72 bytes), written in the pass by any thread:
-             * chute, 2 threads (6,100 straddlers, 45,000 sides), 0.33-0.35 -> 0.27 ms */
+            /* the row 16 sides ahead (two lines: 72 bytes), written in the pass by any thread
+             * (bench/PROFILE.md, "Measured choices": straddlers' gather) */
             const char *ahead =
                 (const char *)&S->side[3 * (sa[e + 16 < last_side ? e + 16 : last_side] >> 1)];
             prefetch_line(ahead);

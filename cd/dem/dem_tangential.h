@@ -2,7 +2,8 @@
  * registry (LAMMPS's GRANULAR package keeps its sub-models so): a module checks its own options,
  * says how the pair pass frames its contacts, and gives the pass its kernels: one pair, and four
  * pairs in the lanes of vec3x4.h for the common case (with, optionally, a second phase for the
- * four-pair kernel's sliding pairs). A new law is a new file and one line of dem_tangential.c.
+ * four-pair kernel's sliding pairs). A new law is a new file (law_<name>.c with its table) and
+ * its table's name in dem_tangential.c.
  *
  * The modules: law_kuhn.c (Kuhn, Suzuki & Daouadji's refined law, and the conventional one
  * beside it: dem_contact_law.h, dem_contact_law4.h), law_lammps.c (LAMMPS's gran/hooke/history). */
@@ -46,9 +47,6 @@ typedef struct dem_tangential_law {
  * checkpoint's dem_law constant counts them in (append a new one). */
 extern const dem_tangential_law *const dem_tangential_registry[];
 /* The laws' names in registry order, NULL-terminated (config_enum's list). */
-extern const char *const dem_tangential_names[];
-
-/* Each module's table. */
-extern const dem_tangential_law dem_law_kuhn, dem_law_conventional, dem_law_lammps;
+const char *const *dem_tangential_names(void);
 
 #endif

@@ -19,13 +19,8 @@
  * The blocks hold equal shares of the pairs' weights: DEM_WB_TOUCH_WEIGHT for a pair that
  * touches at the rebuild (its force is made every step until it parts), 1 for one apart (a
  * distance test), so that a block of a packing's dense part is not the one the others wait for.
- * Measured on 2 threads (ms per step, whole runs alternating): the chute, 2 blocks per thread
- * 4.56-4.95, 4 4.77-5.17, 8 5.26-5.42 (2026-11-24, equal pair counts); 1 block per thread
- * 13.41-13.95 against 2 per thread 14.09-14.46 (2026-11-29, a slower VM; the gather 0.13
- * against 0.33 ms). The chute's 64,000 mobile spheres with those of y > 20 shrunk by 3% (listed
- * pairs apart there): 1 block per thread 6.79-7.26 with equal pair counts, 5.78-6.28 with the
- * weights, 2 per thread with equal counts 5.88-6.48. On 16 threads (a lent machine,
- * 2026-11-26, equal counts) 1 block per thread was the slower: step 2,048 against 1,980 us. */
+ * The block counts per thread and the weights were chosen by timing the chute (bench/PROFILE.md,
+ * "Measured choices": write-back blocks). */
 #define DEM_WB_MIN (4 * DEM_BLOCK)
 
 #define DEM_WB_TOUCH_WEIGHT 8
@@ -56,7 +51,9 @@ static inline int needs_side_row(const dem_solver *S, const int *home, int nown,
 
 /* The write-back of a new pair list (see dem_solver): each own particle's block or -1 (a
  * straddler: pairs in several blocks, or with a wall), the side rows (pairs with a wall, a
- * straddler or a bond), the straddlers' contact sides in contact order, the wall pairs' rows. */
+ * straddler or a bond), the straddlers' contact sides in contact order, the wall pairs' rows.
+ * Long: a counting pass and a filling pass over the same blocks and particles, sharing their
+ * cursors and per-block tallies; split, each half needs the other's arrays. */
 status dem_build_writeback(dem_solver *S, const world *W, diag *err)
 {
     int n = W->P.n, np = S->npair, nown = n_own(W, S);

@@ -40,7 +40,7 @@ static inline vec3 velocity_movement(const world *W, int i, int j, vec3 l0, vec3
  * step); the spring's as the conventional law's (the trapezoid over the tangential movement,
  * what the elastic energy |f_t|^2/(2 k_t) does not keep is friction's). A pair apart now ends
  * as contact_force ends it. Not inlined: inlined into the pass (where contact_force is, twice)
- * it made the default law's chute step 3-7% slower (release build, one thread). */
+ * it made the default law's chute step slower (bench/PROFILE.md, "Measured choices"). */
 static void lammps_pair(world *W, dem_solver *S, int *cur, const dem_params *p, int k, dem_pair *c,
                         contact_frame f0, contact_frame f1, int was_touching, double *acc,
                         double diss[2])
@@ -95,7 +95,7 @@ static void lammps_pair(world *W, dem_solver *S, int *cur, const dem_params *p, 
 
 /* dem.tangential = lammps, four pairs at once: contact_force's common case (rigid particles
  * touching before and after the step, their movements those of the velocities) through
- * lammps_force, each lane with its operations in their order (the same bits:
+ * lammps_pair, each lane with its operations in their order (the same bits:
  * unit_pair_lanes_match_one_by_one). A lane apart now is marked and its pair goes through
  * contact_force after all; nothing is written here. */
 static void lammps_quad4(const world *W, const dem_solver *S, const dem_params *p, const int *kk,

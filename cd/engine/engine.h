@@ -1,6 +1,6 @@
 /* The engine interface: everything the run pipeline (run*.c) asks of an engine, as one table
  * of operations over the engine's own state, after SUNDIALS' {content, ops}. A registry
- * (engine_registry.c) maps system.mode to the table, as LAMMPS maps a style's name to its
+ * (cd/engines.c) maps system.mode to the table, as LAMMPS maps a style's name to its
  * class; the pipeline knows no engine by name. Adding an engine means one table and its files
  * (README, Layout).
  *

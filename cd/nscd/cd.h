@@ -20,7 +20,10 @@ typedef enum criterion {
     CRIT_GLOBAL, /* |d<|R|>| <= eps <|R|>, eq. (36) */
 } criterion;
 
+struct cd_method;
+
 typedef struct cd_params {
+    const struct cd_method *method; /* the step's solver (cd_method.h): the sweeps */
     sweep_order sweep;
     criterion crit;
     int iterations;       /* N_I for fixed; the cap on sweeps for local and global */
@@ -82,6 +85,9 @@ typedef struct cd_body {
 } __attribute__((aligned(64))) cd_body;
 
 typedef struct cd_solver {
+    /* the step's contacts: candidates from the detection, their frames and forces R (carried
+     * over to the next step's warm start); the engine's own, not the world's */
+    contact_list C;
     cd_dist *dist; /* distributed run: its operations (NULL: one process) */
     cd_body *body; /* the bodies' records while bodies_on (n_body of them) */
     int body_cap, n_body, bodies_on;
@@ -109,11 +115,11 @@ status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *e
  * velocities are then the end-of-step ones, the contact frames those the solver used);
  * finish = position update, pistons, diagnostics. */
 status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err);
-status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err);
+status cd_step_finish(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err);
 /* finish's first part: positions and orientations, pistons, time (no diagnostics, no checks);
  * returns the first particle that could not be wrapped into the periodic box (particles_wrap),
  * -1 if none */
-int cd_step_move(world *W);
+int cd_step_move(world *W, const contact_list *L);
 
 /* Internals shared by cd_step and the tests. */
 vec3 cd_relative_velocity(const world *W, const contact *c);
@@ -148,8 +154,9 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
  * indices past n, for the prefetches); the change measures count contact k when count[k] (count
  * NULL: all). jacobi: every update from the velocities before the sweep. */
 #define CD_PERM_PAD 48
-void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
-                    const unsigned char *count, int measure, sweep_result *r);
+void sweep_contacts(world *W, contact_list *L, const cd_params *p, const int *idx, int n,
+                    int jacobi, vec3 *R_next, const unsigned char *count, int measure,
+                    sweep_result *r);
 /* sweep_contacts' Gauss-Seidel updates on the solver's body records (between cd_bodies_gather
  * and cd_bodies_scatter): the same bits, one line per body. */
 void cd_sweep_records(world *W, struct cd_solver *S, const cd_params *p, const int *idx, int n,
@@ -165,7 +172,7 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
  * (ab[k], ab[n + k]: a particle that is not frozen, P->n + w for piston w, else -1; made on
  * threads into a new array, NULL when out of memory), then the colouring from them. */
 status cd_color_contacts(world *W, struct cd_solver *S, diag *err);
-int *cd_contact_bodies(const world *W);
+int *cd_contact_bodies(const world *W, const contact_list *L);
 status cd_color_bodies(world *W, struct cd_solver *S, const int *ab, diag *err);
 /* S->color_of[0..n) (colours below S->n_colors) grouped: S->perm holds the contacts of colour c
  * in list order at S->color_start[c] .. S->color_start[c + 1] - 1 (padded past n). */
@@ -179,9 +186,9 @@ void cd_shuffle(pcg32 *rng, int *a, int n);
 status cd_shuffle_skip(struct cd_solver *S, int n, diag *err);
 /* Diagnostics of the contacts whose body 1 is below n_owned (one process: all of them) on the
  * current positions: counts, max overlap, the sum of the active contacts' overlaps in *sum. */
-void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum);
+void cd_diagnostics(world *W, contact_list *L, int n_owned, cd_stats *st, double *sum);
 /* Non-finite state or too large an overlap (p->abort_overlap): the error naming the particle. */
-status cd_check_state(const world *W, const cd_params *p, diag *err);
+status cd_check_state(const world *W, const contact_list *L, const cd_params *p, diag *err);
 /* Criterion decision after a sweep. */
 int criteria_met(const cd_params *p, const sweep_result *r, int sweeps_done, double *residual);
 

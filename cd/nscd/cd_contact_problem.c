@@ -84,7 +84,8 @@ static void matvec(int m, const int *colptr, const int *row, const double *val, 
  * .. start[b+1]-1]), the movable body at each end of each contact, the neighbour rows of a
  * column, and the world's velocities, saved to be restored bit for bit. */
 typedef struct cp_work {
-    int nb; /* bodies: particles, then walls (pistons only used) */
+    const contact_list *L; /* the step's contacts */
+    int nb;                /* bodies: particles, then walls (pistons only used) */
     int *start, *fill, *body, *list, *mark, *nbr;
     vec3 *v_save, *w_save;
     double *u_save;
@@ -135,7 +136,7 @@ static status cp_alloc(const world *W, contact_problem *cp, cp_work *k, diag *er
 /* Each contact's frame, friction, bodies (stable ids) and gap; the contacts of each body. */
 static void index_contacts(const world *W, contact_problem *cp, cp_work *k)
 {
-    const contact_list *L = &W->C;
+    const contact_list *L = k->L;
     int nc = cp->nc, d = cp->d;
     for (int a = 0; a < nc; a++) {
         const contact *c = &L->c[a];
@@ -166,7 +167,7 @@ static void index_contacts(const world *W, contact_problem *cp, cp_work *k)
 static void solution_and_free_velocities(world *W, contact_problem *cp, cp_work *k)
 {
     particles *P = &W->P;
-    const contact_list *L = &W->C;
+    const contact_list *L = k->L;
     int nc = cp->nc, d = cp->d;
     double dt = W->dt;
     memcpy(k->v_save, P->v, (size_t)P->n * sizeof *k->v_save);
@@ -216,7 +217,7 @@ static int neighbours(const cp_work *k, int b)
  * contacts sharing a body read back, the bodies zeroed again. */
 static status assemble_W(world *W, contact_problem *cp, cp_work *k, diag *err)
 {
-    const contact_list *L = &W->C;
+    const contact_list *L = k->L;
     int nc = cp->nc, d = cp->d, m = cp->m;
     size_t cap = (size_t)m * (size_t)d * 4 + 16, nnz = 0;
     cp->row = malloc(cap * sizeof *cp->row);
@@ -262,14 +263,15 @@ static status assemble_W(world *W, contact_problem *cp, cp_work *k, diag *err)
     return CDLAB_OK;
 }
 
-status contact_problem_build(world *W, contact_problem *cp, diag *err)
+status contact_problem_build(world *W, const contact_list *L, contact_problem *cp, diag *err)
 {
     memset(cp, 0, sizeof *cp);
-    cp->nc = W->C.n;
+    cp->nc = L->n;
     cp->d = W->P.dimension == 3 ? 3 : 2;
     cp->m = cp->nc * cp->d;
     cp_work k;
     memset(&k, 0, sizeof k);
+    k.L = L;
     status s = cp_alloc(W, cp, &k, err);
     if (s == CDLAB_OK) {
         index_contacts(W, cp, &k);

@@ -35,8 +35,9 @@ typedef struct contact_problem {
     double *gap;        /* nc */
 } contact_problem;
 
-/* Builds the problem of the current step from the world right after cd_step_solve. */
-status contact_problem_build(world *W, contact_problem *cp, diag *err);
+/* Builds the problem of the current step from the world and its contacts L right after
+ * cd_step_solve. */
+status contact_problem_build(world *W, const contact_list *L, contact_problem *cp, diag *err);
 void contact_problem_free(contact_problem *cp);
 
 /* Natural-map residual of (r) for the problem (W, q, mu) in local dimension d (2 or 3):

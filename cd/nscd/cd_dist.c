@@ -23,11 +23,11 @@ static void contact_pack(const world *W, const contact *c, double *o)
     o[5] = c->mu;
 }
 
-/* Replaces W's contact list by the n records rec (bodies by id; those whose bodies are not both
- * here are left out), in key order, with their geometry from the current positions. */
-static status install_contacts(id_map *map, world *W, const double *rec, int n, diag *err)
+/* Replaces the contact list L by the n records rec (bodies by id; those whose bodies are not
+ * both in W are left out), in key order, with their geometry from W's current positions. */
+static status install_contacts(id_map *map, const world *W, contact_list *L, const double *rec,
+                               int n, diag *err)
 {
-    contact_list *L = &W->C;
     keyed_ref *kr = malloc((size_t)(n > 0 ? n : 1) * sizeof *kr);
     contact *c = grow_big(L->c, 0, &L->cap, n > 0 ? n : 1, sizeof *c);
     if (c)
@@ -76,9 +76,9 @@ static status rebuild(cd_mpi *M, const world *W, int own, int full, diag *err)
     for (int i = 0; i < own && s == CDLAB_OK; i++)
         x[4 * i] = P->x[i].x, x[4 * i + 1] = P->x[i].y, x[4 * i + 2] = P->x[i].z,
               x[4 * i + 3] = 1.0;
-    for (int k = 0; k < W->C.n && s == CDLAB_OK && !full; k++)
-        if (W->C.c[k].j < own)
-            x[4 * W->C.c[k].j + 3] += 1.0;
+    for (int k = 0; k < M->L->n && s == CDLAB_OK && !full; k++)
+        if (M->L->c[k].j < own)
+            x[4 * M->L->c[k].j + 3] += 1.0;
     if (s == CDLAB_OK && !full)
         s = comm_allgather(x, 4 * own, &all, &total, err);
     else if (s == CDLAB_OK) /* every rank holds every particle already */
@@ -109,11 +109,13 @@ static status rebuild(cd_mpi *M, const world *W, int own, int full, diag *err)
 
 /* The particles to the ranks whose boxes hold them, the warm-start forces to the ranks owning
  * one of their bodies, the halo copies. full: every rank holds the whole world (the start, a
- * restart) and keeps its share. */
+ * restart) and keeps its share.
+ * Long: the distributed detection's protocol (migration, halo, contacts and their records to their
+ * ranks) in the order every rank follows. */
 static status distribute(cd_mpi *M, world *W, const cd_params *p, int full, diag *err)
 {
     particles *P = &W->P;
-    contact_list *L = &W->C;
+    contact_list *L = M->L;
     int R = comm_size(), me = comm_rank();
     int own = M->have_halo ? M->H.n_owned : P->n;
     status s = CDLAB_OK;
@@ -205,7 +207,7 @@ static status distribute(cd_mpi *M, world *W, const cd_params *p, int full, diag
     if (s == CDLAB_OK && (s = exchange_halo(P, &M->D, M->range, NULL, 0, &M->H, err)) == CDLAB_OK)
         M->have_halo = 1;
     if (s == CDLAB_OK)
-        s = install_contacts(&M->ids, W, recv, nrec, err);
+        s = install_contacts(&M->ids, W, L, recv, nrec, err);
     free(recv);
     M->redistributions++;
     return comm_agree(s, err);
@@ -236,7 +238,7 @@ static status grow_buffers(cd_mpi *M, int n_contacts, int n_particles, int jacob
 static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
 {
     const particles *P = &W->P;
-    contact_list *L = &W->C;
+    contact_list *L = &S->C;
     int n = L->n, nc = 0, mine = 0;
     for (int k = 0; k < n; k++)
         mine += M->count[k];
@@ -324,7 +326,7 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, s
     cd_mpi *M = (cd_mpi *)d;
     if ((s = comm_agree(s, err)) != CDLAB_OK)
         return s;
-    contact_list *L = &W->C;
+    contact_list *L = &S->C;
     int own = M->H.n_owned, m = 0;
     for (int k = 0; k < L->n; k++) {
         const contact *c = &L->c[k];
@@ -420,9 +422,9 @@ static int has_pistons(const world *W)
 
 /* The pistons' contacts of all ranks in key order (what one process sums a piston's warm start
  * and contact force over): *rec (malloc'ed) holds wall code, particle id, R (3) each. */
-static status piston_contacts(const world *W, double **all, int *n, diag *err)
+static status piston_contacts(const world *W, const contact_list *L, double **all, int *n,
+                              diag *err)
 {
-    const contact_list *L = &W->C;
     int m = 0;
     for (int k = 0; k < L->n; k++)
         m += L->c[k].i < 0 && W->walls[-1 - L->c[k].i].kind == WALL_PISTON;
@@ -466,7 +468,7 @@ static status warm_started(cd_dist *d, world *W, diag *err)
     if (has_pistons(W)) {
         double *pc = NULL, dt = W->dt, t_new = (double)(W->step + 1) * dt;
         int n = 0;
-        s = piston_contacts(W, &pc, &n, err);
+        s = piston_contacts(W, M->L, &pc, &n, err);
         for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++) {
             wall *w = &W->walls[k];
             if (w->kind == WALL_PISTON) {
@@ -518,7 +520,7 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
                     sweep_result *r, diag *err)
 {
     cd_mpi *M = (cd_mpi *)d;
-    contact_list *L = &W->C;
+    contact_list *L = &S->C;
     status s = CDLAB_OK;
     sweep_result_init(r);
     int pistons = has_pistons(W);
@@ -549,7 +551,7 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
             if (S->bodies_on)
                 cd_sweep_records(W, S, p, S->perm + lo, hi - lo, M->count, measure, r);
             else
-                sweep_contacts(W, p, S->perm + lo, hi - lo, 0, NULL, M->count, measure, r);
+                sweep_contacts(W, L, p, S->perm + lo, hi - lo, 0, NULL, M->count, measure, r);
             if (pistons)
                 share_pistons(W, before_u, 1);
             s = comm_agree(velocities(d, W, err), err);
@@ -578,7 +580,7 @@ static status sweep(cd_dist *d, world *W, cd_solver *S, const cd_params *p, int 
         for (int k = 0; k < W->n_walls && pistons; k++)
             before_u[k] = W->walls[k].u;
         if (s == CDLAB_OK)
-            sweep_contacts(W, p, perm, n, p->sweep == SWEEP_JACOBI, M->R_next, NULL, measure, r);
+            sweep_contacts(W, L, p, perm, n, p->sweep == SWEEP_JACOBI, M->R_next, NULL, measure, r);
         if (pistons && s == CDLAB_OK)
             share_pistons(W, before_u, 0);
         if (s == CDLAB_OK)
@@ -609,6 +611,7 @@ status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
                        .velocities = velocities,
                        .warm_started = warm_started,
                        .sweep = sweep};
+    M->L = &S->C;
     M->par = *par;
     M->seed = seed;
     M->gathered_step = -1;
@@ -637,14 +640,14 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
 {
     /* a particle that could not be wrapped is its owner's to report (owned ones come first),
      * after the collective diagnostics that every rank joins */
-    int far = cd_step_move(W);
+    int far = cd_step_move(W, M->L);
     status s =
         far >= 0 && far < M->H.n_owned ? particles_wrap_error(&W->P, far, W->step, err) : CDLAB_OK;
     double sum = 0.0;
-    cd_diagnostics(W, M->H.n_owned, st, &sum);
+    cd_diagnostics(W, M->L, M->H.n_owned, st, &sum);
     double across = 0.0;
-    for (int k = 0; k < W->C.n; k++) {
-        const contact *c = &W->C.c[k];
+    for (int k = 0; k < M->L->n; k++) {
+        const contact *c = &M->L->c[k];
         across += c->j < M->H.n_owned && c->i >= M->H.n_owned;
     }
     double v[8] = {st->n_contacts, st->n_active,    st->n_sliding, sum,
@@ -660,14 +663,15 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
     M->counted = v[0];
     M->across = v[4];
     if (s == CDLAB_OK)
-        s = cd_check_state(W, p, err);
+        s = cd_check_state(W, M->L, p, err);
     return comm_agree(s, err);
 }
 
-status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, cd_stats *st, diag *err)
+status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, contact_list *Lg, cd_stats *st,
+                     diag *err)
 {
     int own = M->H.n_owned, np = 0;
-    const contact_list *L = &W->C;
+    const contact_list *L = M->L;
     for (int k = 0; k < L->n; k++)
         np += L->c[k].j < own;
     double *cr = malloc((size_t)(np > 0 ? np : 1) * CONTACT_REC * sizeof *cr), *crec = NULL;
@@ -675,42 +679,27 @@ status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, cd_stats *st, diag *e
     for (int k = 0, m = 0; k < L->n && s == CDLAB_OK; k++)
         if (L->c[k].j < own)
             contact_pack(W, &L->c[k], cr + (size_t)m++ * CONTACT_REC);
-    if (comm_rank() == 0) { /* walls, time, settings: shared, not owned */
-        particles keep = Wg->P;
-        contact_list keepc = Wg->C;
-        *Wg = *W;
-        Wg->P = keep;
-        Wg->C = keepc;
-    }
-    if (s == CDLAB_OK)
-        s = exchange_gather(&W->P, own, NULL, 0, &Wg->P, NULL, err);
-    int R = comm_size(), *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
     int total = 0;
-    if (s == CDLAB_OK && (!sc || !rc))
-        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    if (s == CDLAB_OK) {
-        sc[0] = np * CONTACT_REC;
-        s = comm_exchange(cr, sc, &crec, rc, &total, err);
-    }
+    if (s == CDLAB_OK)
+        s = exchange_gather_world(W, own, NULL, 0, cr, np, CONTACT_REC, Wg, NULL, &crec, &total,
+                                  err);
     free(cr);
-    free(sc);
-    free(rc);
     if (s == CDLAB_OK && comm_rank() == 0) {
         /* one process: index = id, the list in key order, geometry and figures as it makes them */
-        s = install_contacts(&M->ids, Wg, crec, total / CONTACT_REC, err);
+        s = install_contacts(&M->ids, Wg, Lg, crec, total, err);
         /* the pistons' contact forces as one process sums them (the walls are shared with W) */
         for (int k = 0; k < Wg->n_walls && s == CDLAB_OK; k++) {
             wall *w = &Wg->walls[k];
             if (w->kind != WALL_PISTON)
                 continue;
             w->contact_force = 0.0;
-            for (int m = 0; m < Wg->C.n; m++)
-                if (Wg->C.c[m].i == -1 - k)
-                    w->contact_force -= v3_dot(Wg->C.c[m].R, w->n);
+            for (int m = 0; m < Lg->n; m++)
+                if (Lg->c[m].i == -1 - k)
+                    w->contact_force -= v3_dot(Lg->c[m].R, w->n);
         }
         double sum = 0.0;
         if (s == CDLAB_OK) {
-            cd_diagnostics(Wg, Wg->P.n, st, &sum);
+            cd_diagnostics(Wg, Lg, Wg->P.n, st, &sum);
             st->mean_overlap = st->n_active > 0 ? sum / st->n_active : 0.0;
         }
     }

@@ -32,7 +32,8 @@
 #include "exchange.h"
 
 typedef struct cd_mpi {
-    cd_dist ops; /* first: S->dist points here */
+    cd_dist ops;     /* first: S->dist points here */
+    contact_list *L; /* the solver's contact list (S->C) */
     decomp D;
     halo H;
     int have_decomp, have_halo;
@@ -67,10 +68,12 @@ status cd_mpi_solve(cd_mpi *M, world *W, cd_solver *S, const cd_params *p, cd_st
 /* The step's end: positions, then the diagnostics summed over the ranks (the mean overlap to
  * round-off; cd_mpi_gather makes it as one process does) and the state checked on every rank. */
 status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag *err);
-/* Collective: rank 0 assembles in Wg (W's walls, time and settings; the particles in id order;
- * the counted contacts in key order, their geometry from the gathered positions) the state one
- * process holds, and in *st the diagnostics one process makes of it. Others only send. */
-status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, cd_stats *st, diag *err);
+/* Collective: rank 0 assembles in Wg (W's walls, time and settings; the particles in id order)
+ * and Lg (the counted contacts in key order, their geometry from the gathered positions) the
+ * state one process holds, and in *st the diagnostics one process makes of it. Others only
+ * send. */
+status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, contact_list *Lg, cd_stats *st,
+                     diag *err);
 void cd_mpi_free(cd_mpi *M);
 
 #endif

@@ -40,11 +40,21 @@ typedef struct cd_engine {
      * gathered on rank 0 for the output, the boundary-contact series */
     cd_mpi *M;
     world Wg;
+    contact_list Cg;
     int ser_across, have_across;
     int ser_stress[2]; /* /series/stress, stress_walls */
 } cd_engine;
 
 #define CD_OF(e) ((cd_engine *)(e)->content)
+
+/* The contacts of the world the report operations are handed: the solver's, or in a distributed
+ * run (where they see only the state cd_gather assembled on rank 0, in a copy of Wg) the
+ * contacts gathered with it. */
+static const contact_list *contacts_of(const cd_engine *E, const world *W)
+{
+    (void)W;
+    return E->M ? &E->Cg : &E->S.C;
+}
 
 /* Peak memory (VmHWM), measured at 81a8fc2 on lattices of touching unit particles in random
  * storage order (tools/bench.py's, 2 steps, N_I = 10, the random sweep on one thread): about
@@ -255,10 +265,11 @@ static status cd_plan_export(engine *e, long step, const char *path, const char 
 }
 
 /* Right after the sweeps of the step: the problem, its residual, the file. */
-static status export_fclib(cd_engine *E, world *W, const cd_stats *st, diag *err)
+static status export_fclib(cd_engine *E, world *W, const contact_list *L, const cd_stats *st,
+                           diag *err)
 {
     contact_problem cp;
-    status s = contact_problem_build(W, &cp, err);
+    status s = contact_problem_build(W, L, &cp, err);
     if (s != CDLAB_OK)
         return s;
     const cd_params *p = &E->prm;
@@ -368,9 +379,9 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
         if (s == CDLAB_OK && E->export_step == W->step + 1) { /* the problem gathered on rank 0 */
             cd_stats g;
             memset(&g, 0, sizeof g);
-            s = cd_mpi_gather(E->M, W, &E->Wg, &g, err);
+            s = cd_mpi_gather(E->M, W, &E->Wg, &E->Cg, &g, err);
             if (s == CDLAB_OK && comm_rank() == 0)
-                s = export_fclib(E, &E->Wg, &st, err);
+                s = export_fclib(E, &E->Wg, &E->Cg, &st, err);
             s = comm_agree(s, err);
         }
         if (s == CDLAB_OK)
@@ -378,9 +389,9 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
     } else {
         s = cd_step_solve(W, &E->S, &E->prm, &st, err);
         if (s == CDLAB_OK && E->export_step == W->step + 1)
-            s = export_fclib(E, W, &st, err);
+            s = export_fclib(E, W, &E->S.C, &st, err);
         if (s == CDLAB_OK)
-            s = cd_step_finish(W, &E->prm, &st, err);
+            s = cd_step_finish(W, &E->S, &E->prm, &st, err);
     }
     *rec = (engine_record){.sweeps = st.sweeps,
                            .converged = st.converged,
@@ -399,11 +410,11 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
 /* The Love-Weber stress in list order: sigma[0] of the particle-particle contacts, f = -R on
  * body 0 (i), l from i to j (as dem_stress); sigma[1] of the wall contacts, f = R on the
  * particle (body 1), l from its centre to the contact point at the row's positions. */
-static void cd_stress(const world *W, double V, double sigma[2][3][3])
+static void cd_stress(const world *W, const contact_list *L, double V, double sigma[2][3][3])
 {
     memset(sigma, 0, 18 * sizeof(double));
-    for (int k = 0; k < W->C.n; k++) {
-        const contact *c = &W->C.c[k];
+    for (int k = 0; k < L->n; k++) {
+        const contact *c = &L->c[k];
         if (c->R.x == 0.0 && c->R.y == 0.0 && c->R.z == 0.0)
             continue;
         if (c->i >= 0) {
@@ -423,7 +434,7 @@ static status cd_row(engine *e, h5out *h, const world *W, diag *err)
 {
     const cd_engine *E = CD_OF(e);
     double sigma[2][3][3];
-    cd_stress(W, world_stress_volume(W, E->prm.stress_volume), sigma);
+    cd_stress(W, contacts_of(E, W), world_stress_volume(W, E->prm.stress_volume), sigma);
     status s = engine_stress_row(h, E->ser_stress, sigma, err);
     if (s != CDLAB_OK || !E->have_across) /* one process: no boundary series */
         return s;
@@ -442,7 +453,7 @@ static status cd_gather(engine *e, world *W, world **view, engine_record *rec, d
         return CDLAB_OK;
     cd_stats st;
     memset(&st, 0, sizeof st);
-    status s = cd_mpi_gather(E->M, W, &E->Wg, &st, err);
+    status s = cd_mpi_gather(E->M, W, &E->Wg, &E->Cg, &st, err);
     *view = comm_rank() == 0 ? &E->Wg : NULL;
     /* the step's counts and largest overlap are exact sums and maxima over the ranks; its mean
      * overlap is made again as one process makes it (a record not made by a step, the first
@@ -454,16 +465,15 @@ static status cd_gather(engine *e, world *W, world **view, engine_record *rec, d
 
 static int cd_contact_count(const engine *e, const world *W)
 {
-    (void)e;
-    return W->C.n;
+    return contacts_of(CD_OF(e), W)->n;
 }
 
 static void cd_contact(const engine *e, const world *W, int k, contact *c)
 {
-    (void)e;
-    *c = W->C.c[k];
-    if (k + CONTACT_GEOMETRY_AHEAD < W->C.n) /* the writer asks for the contacts in list order */
-        contact_geometry_prefetch(W->C.c[k + CONTACT_GEOMETRY_AHEAD].j, &W->P);
+    const contact_list *L = contacts_of(CD_OF(e), W);
+    *c = L->c[k];
+    if (k + CONTACT_GEOMETRY_AHEAD < L->n) /* the writer asks for the contacts in list order */
+        contact_geometry_prefetch(L->c[k + CONTACT_GEOMETRY_AHEAD].j, &W->P);
     contact_geometry(c, &W->P, W->walls);
 }
 
@@ -472,8 +482,9 @@ static void cd_contact(const engine *e, const world *W, int k, contact *c)
 static status cd_checkpoint_write(const engine *e, h5out *h, const char *g, const world *W,
                                   diag *err)
 {
-    engine_records r = {.kind = "contact", .bytes = CONTACT_BYTES, .n = W->C.n};
-    status s = engine_checkpoint_write_records(h, g, &r, W->C.c, &CD_OF(e)->S.rng, err);
+    const contact_list *L = contacts_of(CD_OF(e), W);
+    engine_records r = {.kind = "contact", .bytes = CONTACT_BYTES, .n = L->n};
+    status s = engine_checkpoint_write_records(h, g, &r, L->c, &CD_OF(e)->S.rng, err);
     /* the gap the contact list was detected with, for a restart's missed-contact check */
     return s ? s : h5out_attr_double(h, g, "detect_gap", W->step_gap, err);
 }
@@ -492,7 +503,7 @@ static status cd_checkpoint_read(engine *e, h5in *h, const char *g, const char *
     status s = engine_checkpoint_count_records(h, g, file, &r, err);
     if (s != CDLAB_OK)
         return s;
-    contact_list *L = &W->C;
+    contact_list *L = &CD_OF(e)->S.C;
     contact *buf = NULL;
     if (r.n > 0 && posix_memalign((void **)&buf, 64, (size_t)r.n * sizeof *buf) != 0)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory reading a checkpoint");
@@ -533,7 +544,7 @@ static void cd_free(engine *e)
             cd_mpi_free(E->M);
         free(E->M);
         particles_free(&E->Wg.P);
-        contacts_free(&E->Wg.C);
+        contacts_free(&E->Cg);
     }
     free(E);
     e->content = NULL;

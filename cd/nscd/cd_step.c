@@ -1,5 +1,6 @@
 /* The contact dynamics time step: implicit Euler (Unger & Kertesz eqs. 1-2, 20-24). */
 #include "nscd/cd.h"
+#include "nscd/cd_method.h"
 #include "grow.h"
 #include "parallel.h"
 
@@ -14,7 +15,8 @@
 
 cd_params cd_params_default(void)
 {
-    return (cd_params){.sweep = SWEEP_RANDOM,
+    return (cd_params){.method = &cd_method_sweeps,
+                       .sweep = SWEEP_RANDOM,
                        .crit = CRIT_FIXED,
                        .iterations = 40,
                        .epsilon = 1e-6,
@@ -33,6 +35,7 @@ void cd_solver_init(cd_solver *S, uint64_t seed)
 
 void cd_solver_free(cd_solver *S)
 {
+    contacts_free(&S->C);
     free(S->perm);
     free(S->R_next);
     free(S->color_start);
@@ -45,7 +48,31 @@ void cd_solver_free(cd_solver *S)
     memset(S, 0, sizeof *S);
 }
 
-status cd_check_state(const world *W, const cd_params *p, diag *err)
+/* The first contact in list order whose overlap is too large, found on threads (a min
+ * reduction over the list), then reported as the serial loop would. A contact whose overlap is
+ * within frac times the smallest radius of all is passed without loading its radii: the test
+ * -gap > frac min(r_i, r_j) cannot hold for it (frac >= 0, and a rounded product is monotone). */
+static status check_overlap(const world *W, const contact_list *L, double frac, diag *err)
+{
+    const particles *P = &W->P;
+    const contact *c = L->c;
+    int n = L->n, first = n;
+    double bound = frac * particles_min_radius(P);
+#pragma omp parallel for schedule(static) reduction(min : first)
+    for (int k = 0; k < n; k++) {
+        if (!(-c[k].gap > bound) || k >= first)
+            continue;
+        double r = c[k].i >= 0 ? fmin(P->r[c[k].i], P->r[c[k].j]) : P->r[c[k].j];
+        if (-c[k].gap > frac * r)
+            first = k;
+    }
+    if (first < n)
+        return world_overlap_error(W, c[first].i, c[first].j, c[first].gap, frac,
+                                   "solver.abort_overlap", "", err);
+    return CDLAB_OK;
+}
+
+status cd_check_state(const world *W, const contact_list *L, const cd_params *p, diag *err)
 {
     const particles *P = &W->P;
     int bad = P->n; /* the first particle (in storage order) that is not finite */
@@ -60,8 +87,7 @@ status cd_check_state(const world *W, const cd_params *p, diag *err)
                         "step %ld: particle %d has a non-finite position or velocity", W->step,
                         P->id[bad]);
     status s;
-    if (p->abort_overlap > 0.0 &&
-        (s = world_check_overlap(W, p->abort_overlap, "solver.abort_overlap", "", err)) != CDLAB_OK)
+    if (p->abort_overlap > 0.0 && (s = check_overlap(W, L, p->abort_overlap, err)) != CDLAB_OK)
         return s;
     for (int k = 0; k < W->n_walls; k++)
         if (!isfinite(W->walls[k].s + W->walls[k].u))
@@ -76,10 +102,10 @@ status cd_check_state(const world *W, const cd_params *p, diag *err)
  * g_pos = max(g, 0) keeps the overlap they reached. Such a pair closed more than the gap in one
  * step, so they are looked for only after a step that moved some particle or piston by more
  * than half the gap (W->step_path). Counted over the contacts whose body 1 is this rank's. */
-static void count_missed(const world *W, double gap, int n_owned, cd_stats *st)
+static void count_missed(const world *W, const contact_list *L, double gap, int n_owned,
+                         cd_stats *st)
 {
     const particles *P = &W->P;
-    const contact_list *L = &W->C;
     double dt = W->dt, worst = 0.0;
     int missed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : missed) reduction(max : worst)            \
@@ -114,6 +140,9 @@ static void count_missed(const world *W, double gap, int n_owned, cd_stats *st)
     st->missed_overlap = worst;
 }
 
+/* Long: the solve's phases in their order (detection, the missed-contact count, free velocities,
+ * warm start, the solver, the distributed exchanges), a few lines each, sharing the step's timers
+ * and statistics. */
 status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
 {
     particles *P = &W->P;
@@ -123,19 +152,19 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
 
     /* 1. candidates, with the previous step's forces when warm-starting */
     W->detect.warm_start = p->warm_start;
-    s = contacts_detect(&W->C, P, W->walls, W->n_walls, &W->detect, err);
+    contact_list *L = &S->C;
+    s = contacts_detect(L, P, W->walls, W->n_walls, &W->detect, err);
     if (S->dist)
         s = S->dist->detected(S->dist, W, S, p, s, err);
     if (s != CDLAB_OK)
         return s;
     S->colored_at_step = -1; /* a new contact list: colour it afresh */
-    contact_list *L = &W->C;
     st->missed = 0;
     st->missed_overlap = 0.0;
     double gap_before = W->step_gap;
     W->step_gap = W->detect.gap;
     if (2.0 * W->step_path > gap_before)
-        count_missed(W, gap_before, S->dist ? S->dist->n_owned : P->n, st);
+        count_missed(W, L, gap_before, S->dist ? S->dist->n_owned : P->n, st);
 
     /* 2. velocities without contact forces (external forces at t_new: implicit Euler) */
     double loaded = world_load_factor(W, t_new);
@@ -167,7 +196,7 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
          * the pistons'). */
         if ((s = cd_bodies_gather(W, S, err)) != CDLAB_OK)
             return s;
-        int *ab = cd_contact_bodies(W);
+        int *ab = cd_contact_bodies(W, L);
         if (!ab)
             return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", L->n);
         status sc = CDLAB_OK;
@@ -197,28 +226,14 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     if (S->dist && (s = S->dist->warm_started(S->dist, W, err)) != CDLAB_OK)
         return s;
 
-    /* 4. Gauss-Seidel sweeps until the criterion holds (or the cap) */
-    st->sweeps = 0;
-    st->converged = 1;
-    st->residual = 0.0;
-    /* a distributed run sweeps on every rank while any has contacts (the sweeps exchange) */
-    if ((S->dist ? S->dist->contacts : (double)L->n) > 0.0) {
-        st->converged = 0;
-        while (st->sweeps < p->iterations) {
-            sweep_result r;
-            /* the fixed criterion reports the residual of its last sweep only */
-            int measure = p->crit != CRIT_FIXED || st->sweeps + 1 >= p->iterations;
-            s = S->dist ? S->dist->sweep(S->dist, W, S, p, measure, &r, err)
-                        : sweep_run(W, S, p, measure, &r, err);
-            if (s != CDLAB_OK)
-                break;
-            st->sweeps++;
-            if (criteria_met(p, &r, st->sweeps, &st->residual)) {
-                st->converged = 1;
-                break;
-            }
-        }
-    }
+    /* 4. the solver, until the criterion holds (or the cap); a distributed run solves on every
+     * rank while any has contacts (its iterations exchange) */
+    cd_solve_stats ss = {.iterations = 0, .converged = 1, .residual = 0.0};
+    if ((S->dist ? S->dist->contacts : (double)L->n) > 0.0)
+        s = p->method->solve(W, S, p, p->iterations, &ss, err);
+    st->sweeps = ss.iterations;
+    st->converged = ss.converged;
+    st->residual = ss.residual;
     if (S->bodies_on)
         cd_bodies_scatter(W, S);
     if (s != CDLAB_OK)
@@ -229,23 +244,22 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     return CDLAB_OK;
 }
 
-status cd_step_finish(world *W, const cd_params *p, cd_stats *st, diag *err)
+status cd_step_finish(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
 {
-    int far = cd_step_move(W);
+    int far = cd_step_move(W, &S->C);
     if (far >= 0)
         return particles_wrap_error(&W->P, far, W->step, err);
     /* 6. diagnostics on the new configuration */
     double sum;
-    cd_diagnostics(W, W->P.n, st, &sum);
+    cd_diagnostics(W, &S->C, W->P.n, st, &sum);
     if (st->n_active > 0)
         st->mean_overlap = sum / st->n_active;
-    return cd_check_state(W, p, err);
+    return cd_check_state(W, &S->C, p, err);
 }
 
-int cd_step_move(world *W)
+int cd_step_move(world *W, const contact_list *L)
 {
     particles *P = &W->P;
-    contact_list *L = &W->C;
     /* t from the step count, not accumulated: no drift over long runs */
     double dt = W->dt, t_new = (double)(W->step + 1) * dt;
 
@@ -296,10 +310,9 @@ static inline int contact_sliding(const contact *c)
            v3_norm(v3_axpy(-Rn, c->n, c->R)) >= c->mu * Rn * (1.0 - SLIDING_ROUNDING);
 }
 
-void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum_overlap)
+void cd_diagnostics(world *W, contact_list *L, int n_owned, cd_stats *st, double *sum_overlap)
 {
     particles *P = &W->P;
-    contact_list *L = &W->C;
     st->n_contacts = st->n_active = st->n_sliding = 0;
     st->mean_overlap = st->max_overlap = 0.0;
     double sum = 0.0;
@@ -352,5 +365,5 @@ void cd_diagnostics(world *W, int n_owned, cd_stats *st, double *sum_overlap)
 status cd_step(world *W, cd_solver *S, const cd_params *p, cd_stats *st, diag *err)
 {
     status s = cd_step_solve(W, S, p, st, err);
-    return s != CDLAB_OK ? s : cd_step_finish(W, p, st, err);
+    return s != CDLAB_OK ? s : cd_step_finish(W, S, p, st, err);
 }

@@ -1,5 +1,6 @@
 /* Gauss-Seidel sweeps of the shock law (Unger & Kertesz sec. 2.5) in five orders. */
 #include "nscd/cd.h"
+#include "nscd/cd_method.h"
 #include "prefetch.h"
 #include "nscd/cd_shock_law.h"
 
@@ -105,8 +106,8 @@ void cd_warm_start(world *W, cd_solver *S)
 {
     enum { WARM_AHEAD = 16 };
     body_view b = S->bodies_on ? view_bodies(S->body) : view_particles(&W->P);
-    const contact *c = W->C.c;
-    int n = W->C.n;
+    const contact *c = S->C.c;
+    int n = S->C.n;
     double dt = W->dt;
     for (int k = 0; k < n; k++) {
         if (k + WARM_AHEAD < n) {
@@ -305,9 +306,8 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
  * when they share a movable body (a particle that is not frozen, or a piston); fixed walls and
  * frozen particles do not count. Bodies are numbered particles, then walls. Deterministic:
  * depends only on the contact list. */
-int *cd_contact_bodies(const world *W)
+int *cd_contact_bodies(const world *W, const contact_list *L)
 {
-    const contact_list *L = &W->C;
     const particles *P = &W->P;
     int n = L->n;
     int *ab = malloc((size_t)(2 * n + 1) * sizeof *ab);
@@ -329,7 +329,7 @@ int *cd_contact_bodies(const world *W)
 
 status cd_color_bodies(world *W, cd_solver *S, const int *ab, diag *err)
 {
-    int n = W->C.n, nb = W->P.n + W->n_walls;
+    int n = S->C.n, nb = W->P.n + W->n_walls;
     int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
     if (!color_of)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
@@ -344,9 +344,9 @@ status cd_color_bodies(world *W, cd_solver *S, const int *ab, diag *err)
 
 status cd_color_contacts(world *W, cd_solver *S, diag *err)
 {
-    int *ab = cd_contact_bodies(W);
+    int *ab = cd_contact_bodies(W, &S->C);
     if (!ab)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", W->C.n);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", S->C.n);
     status s = cd_color_bodies(W, S, ab, err);
     free(ab);
     return s;
@@ -403,12 +403,11 @@ static inline void prefetch_bodies(body_view b, const contact *g)
     }
 }
 
-static inline void prefetch_ahead(const world *W, body_view b, const int *perm, int k)
+static inline void prefetch_ahead(const contact *c, body_view b, const int *perm, int k)
 {
     /* perm is padded with valid indices past its end (pad_perm): no bounds tests here */
     enum { PF_FAR = 48, PF_NEAR = 24 };
     _Static_assert(PF_FAR <= CD_PERM_PAD, "perm is padded for the farthest prefetch");
-    const contact *c = W->C.c;
     /* the record's two lines (sizeof(contact) = 128) */
     const char *f = (const char *)&c[perm[k + PF_FAR]];
     prefetch_line(f);
@@ -471,7 +470,7 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
                             sweep_result *r, diag *err)
 {
     status s;
-    contact_list *L = &W->C;
+    contact_list *L = &S->C;
     double inv_dt = 1.0 / W->dt;
     if (S->colored_at_step != W->step && (s = cd_color_contacts(W, S, err)) != CDLAB_OK)
         return s;
@@ -510,7 +509,7 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
             br.abs_after = after;
             int end = lo + (b + 1) * SWEEP_BLOCK < hi ? lo + (b + 1) * SWEEP_BLOCK : hi;
             for (int k = lo + b * SWEEP_BLOCK; k < end; k++) {
-                prefetch_ahead(W, bv, S->perm, k);
+                prefetch_ahead(L->c, bv, S->perm, k);
                 contact *ct = &L->c[S->perm[k]];
                 set_force(W, bv, p, ct, contact_update(W, bv, ct, inv_dt), measure, &br);
             }
@@ -533,15 +532,13 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
 
 /* Gauss-Seidel updates of the contacts idx[0..n) on the bodies b (sweep_contacts,
  * cd_sweep_records); inlined, so that each caller's view keeps its constant strides. */
-static inline __attribute__((always_inline)) void gauss_seidel(world *W, body_view b,
-                                                               const cd_params *p, const int *idx,
-                                                               int n, const unsigned char *count,
-                                                               int measure, sweep_result *r)
+static inline __attribute__((always_inline)) void
+gauss_seidel(world *W, contact_list *L, body_view b, const cd_params *p, const int *idx, int n,
+             const unsigned char *count, int measure, sweep_result *r)
 {
-    contact_list *L = &W->C;
     double inv_dt = 1.0 / W->dt;
     for (int k = 0; k < n; k++) {
-        prefetch_ahead(W, b, idx, k);
+        prefetch_ahead(L->c, b, idx, k);
         contact *c = &L->c[idx[k]];
         set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure && (!count || count[idx[k]]),
                   r);
@@ -551,7 +548,7 @@ static inline __attribute__((always_inline)) void gauss_seidel(world *W, body_vi
 void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx, int n,
                       const unsigned char *count, int measure, sweep_result *r)
 {
-    gauss_seidel(W, view_bodies(S->body), p, idx, n, count, measure, r);
+    gauss_seidel(W, &S->C, view_bodies(S->body), p, idx, n, count, measure, r);
 }
 
 /* The Jacobi sweep on the contacts idx[k] (all when idx is NULL), k < n: the new forces from
@@ -560,10 +557,11 @@ void cd_sweep_records(world *W, cd_solver *S, const cd_params *p, const int *idx
  * places on are prefetched in both. */
 enum { JACOBI_AHEAD = 24 };
 
-static void jacobi_sweep(world *W, body_view b, const cd_params *p, const int *idx, int n,
-                         vec3 *R_next, const unsigned char *count, int measure, sweep_result *r)
+static void jacobi_sweep(world *W, contact_list *L, body_view b, const cd_params *p, const int *idx,
+                         int n, vec3 *R_next, const unsigned char *count, int measure,
+                         sweep_result *r)
 {
-    contact *c = W->C.c;
+    contact *c = L->c;
     double inv_dt = 1.0 / W->dt;
 #pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN)
     for (int k = 0; k < n; k++) {
@@ -579,20 +577,21 @@ static void jacobi_sweep(world *W, body_view b, const cd_params *p, const int *i
     }
 }
 
-void sweep_contacts(world *W, const cd_params *p, const int *idx, int n, int jacobi, vec3 *R_next,
-                    const unsigned char *count, int measure, sweep_result *r)
+void sweep_contacts(world *W, contact_list *L, const cd_params *p, const int *idx, int n,
+                    int jacobi, vec3 *R_next, const unsigned char *count, int measure,
+                    sweep_result *r)
 {
     body_view b = view_particles(&W->P);
     if (jacobi)
-        jacobi_sweep(W, b, p, idx, n, R_next, count, measure, r);
+        jacobi_sweep(W, L, b, p, idx, n, R_next, count, measure, r);
     else
-        gauss_seidel(W, b, p, idx, n, count, measure, r);
+        gauss_seidel(W, L, b, p, idx, n, count, measure, r);
 }
 
 static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
                            sweep_result *r, diag *err)
 {
-    contact_list *L = &W->C;
+    contact_list *L = &S->C;
     int n = L->n;
     double inv_dt = 1.0 / W->dt;
     status s = ensure(S, n, p->sweep == SWEEP_JACOBI, err);
@@ -602,7 +601,7 @@ static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params 
     if (p->sweep == SWEEP_COLORED)
         return colored_sweep(W, S, b, p, measure, r, err);
     if (p->sweep == SWEEP_JACOBI) {
-        jacobi_sweep(W, b, p, NULL, n, S->R_next, NULL, measure, r);
+        jacobi_sweep(W, L, b, p, NULL, n, S->R_next, NULL, measure, r);
         return CDLAB_OK;
     }
 
@@ -612,7 +611,7 @@ static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params 
         cd_shuffle(&S->rng, S->perm, n);
     pad_perm(S->perm, n);
     for (int k = 0; k < n; k++) {
-        prefetch_ahead(W, b, S->perm, k);
+        prefetch_ahead(L->c, b, S->perm, k);
         contact *c = &L->c[S->perm[k]];
         set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure, r);
     }
@@ -630,3 +629,35 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
         cd_bodies_scatter(W, S);
     return s;
 }
+
+/* The sweeps as the step's solver: sweeps in p->sweep's order (across the ranks through
+ * S->dist) until the criterion holds, at most budget of them. */
+static status sweeps_solve(world *W, cd_solver *S, const cd_params *p, int budget,
+                           cd_solve_stats *st, diag *err)
+{
+    status s = CDLAB_OK;
+    st->iterations = 0;
+    st->converged = 0;
+    st->residual = 0.0;
+    while (st->iterations < budget) {
+        sweep_result r;
+        /* the fixed criterion reports the residual of its last sweep only */
+        int measure = p->crit != CRIT_FIXED || st->iterations + 1 >= budget;
+        s = S->dist ? S->dist->sweep(S->dist, W, S, p, measure, &r, err)
+                    : sweep_run(W, S, p, measure, &r, err);
+        if (s != CDLAB_OK)
+            break;
+        st->iterations++;
+        if (criteria_met(p, &r, st->iterations, &st->residual)) {
+            st->converged = 1;
+            break;
+        }
+    }
+    return s;
+}
+
+const cd_method cd_method_sweeps = {
+    .name = "sweeps",
+    .title = "Gauss-Seidel sweeps of the shock law",
+    .solve = sweeps_solve,
+};

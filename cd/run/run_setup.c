@@ -2,6 +2,8 @@
  * system.mode) and the output's parameters; the banner; the files checked. */
 #include "run/run_setup.h"
 
+#include "decomp.h"
+
 #include "comm.h"
 
 #include "build_info.h"
@@ -274,6 +276,8 @@ status run_setup_read(config *c, run_setup *S, const run_hooks *hk, diag *err)
     if ((s = config_bool(c, "system", "memory_check", 0, 1, &check, err)) ||
         (s = check_memory(c, S, limit, check, &max_pairs, err)) ||
         (s = scene_build_counted(c, &S->W, &S->info, max_pairs, err)) ||
+        /* [parallel]: the distribution's settings, the run's (not the scene's) */
+        (s = parallel_read(c, &S->info.par, err)) ||
         (s = check_pairs_memory(c, S, limit, check, err)))
         return s;
     equiv_twin twin = {0};

@@ -4,24 +4,16 @@
 import argparse
 import math
 import os
-import sys
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-import importlib.util  # noqa: E402
-
-from cdlab import Run  # noqa: E402
-from study_stamp import stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab import Run, chain  # (chain: the 1D wave test's fit, tools/cdlab/chain.py)
+from cdlab.stamp import stamp
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
-
-_spec = importlib.util.spec_from_file_location("chain_analyze", os.path.join(root, "experiments", "chain1d", "analyze.py"))
-chain = importlib.util.module_from_spec(_spec)  # experiments/chain1d/analyze.py
-_spec.loader.exec_module(chain)
 
 Q = (4 * math.sqrt(math.e) - 5) / 2
 
@@ -107,7 +99,6 @@ def main():
                                ("DEM twin", os.path.join(out, f"piston_dem_NI{ni}.h5"))):
                 r = R2(path)
                 t, s = r.series("t"), r.series("piston_position")[:, 0]
-                dt = float(r.params["system.dt"])
                 t_step = float(r.params["piston.top.step_time"])
                 k = int(np.searchsorted(t, t_step - 1e-9))  # the row of the step (rows may be sampled)
                 h = t[k + 1] - t[k]

@@ -17,18 +17,15 @@ import argparse
 import math
 import os
 import subprocess
-import sys
 
 import h5py
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
-import analyze as chain  # noqa: E402  (experiments/chain1d/analyze.py)
-from study_stamp import clear_output, fresh  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab import chain  # (the chain's analysis: tools/cdlab/chain.py)
+from cdlab.stamp import clear_output, fresh
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d")

@@ -9,8 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from study_stamp import clear_output, fresh  # noqa: E402
+from cdlab.stamp import clear_output, fresh
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q = (4 * math.sqrt(math.e) - 5) / 2
@@ -19,7 +18,7 @@ PISTON = os.path.join(root, "experiments", "piston2d")
 
 
 def dem_dt(N_I, cd_dt, m_mean, m_min, safety=0.5):
-    """Half the critical time step of the twin (equiv_critical_dt in cd/dem/dem.c)."""
+    """Half the critical time step of the twin (equiv_critical_dt in cd/engine/equiv.c)."""
     k = Q * m_mean * N_I / cd_dt ** 2
     c = Q * m_mean * N_I / cd_dt
     omega = 2 * math.sqrt(k / m_min)

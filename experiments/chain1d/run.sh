@@ -12,6 +12,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 CDLAB="${CDLAB:-$root/build/cdlab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 out="$here/out"
 mkdir -p "$out"
 # --study (make experiments): the N_I scan and the sweep orders as well (study.py, summary.md)

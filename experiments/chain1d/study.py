@@ -13,19 +13,16 @@ import argparse
 import math
 import os
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-sys.path.insert(0, here)
-import analyze  # noqa: E402
-from dampedfit import loglog_slope  # noqa: E402
-from study_stamp import clear_output, fresh, stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
+import analyze  # (this study's analyze.py: its plots; the fit is cdlab.chain)
+from cdlab.dampedfit import loglog_slope
+from cdlab.stamp import clear_output, fresh, stamp
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
@@ -33,7 +30,7 @@ Q_RANDOM = (4 * math.sqrt(math.e) - 5) / 2
 
 def measured_q():
     """The measured q that cdlab itself uses (cd/engine/equiv.h), to recheck them here."""
-    text = open(os.path.join(root, "cd", "equiv.h")).read()
+    text = open(os.path.join(root, "cd", "engine", "equiv.h")).read()
     import re
     return {"colored": float(re.search(r"EQUIV_Q_COLORED_MEASURED ([0-9.]+)", text).group(1)),
             "ordered": float(re.search(r"EQUIV_Q_ORDERED_MEASURED ([0-9.]+)", text).group(1))}

@@ -7,6 +7,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export CDLAB="${CDLAB:-$root/build/cdlab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=1
 tag=$([ "${QUICK:-}" = 1 ] && echo quick || echo full)
 [ -s "$root/experiments/piston2d/out/packing_${tag}_mu0.05.txt" ] || { echo "convergence: run experiments/piston2d first (its packing)"; exit 1; }

@@ -3,17 +3,15 @@
 import argparse
 import os
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from study_stamp import clear_output, fresh  # noqa: E402
-from textfile import write_text  # noqa: E402
-from cdlab import in_step_order  # noqa: E402
+from cdlab.stamp import clear_output, fresh
+from cdlab.textfile import write_text
+from cdlab import in_step_order
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 PISTON = os.path.join(root, "experiments", "piston2d")

@@ -3,15 +3,13 @@
 import argparse
 import math
 import os
-import sys
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from study_stamp import stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab.stamp import stamp
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 
@@ -67,7 +65,7 @@ def main():
     first_bad = f4["ratio"][np.argmax(err_c > 1.0)]
 
     rows = [r.split(",") for r in open(os.path.join(here, "out", "fig6.csv")).read().strip().split("\n")]
-    head, data = rows[0], rows[1:]
+    data = rows[1:]  # rows[0]: the header
 
     def tensor(r):
         v = [float(x) for x in r[3:12]]

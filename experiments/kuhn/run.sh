@@ -8,6 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 LAB="${CDLAB_LAB:-$root/build/cdlab-lab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$here/out"
 "$LAB" fig4 > "$here/out/fig4.csv"            # constant normal force (the paper's case)
 "$LAB" fig4 0.7 > "$here/out/fig4_unloading.csv"  # normal force falling by 30% in the step

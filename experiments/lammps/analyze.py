@@ -5,16 +5,14 @@ import argparse
 import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from cdlab import Run  # noqa: E402
-from study_stamp import stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab import Run
+from cdlab.stamp import stamp
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 DT = 1e-4

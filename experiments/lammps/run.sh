@@ -15,6 +15,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 CDLAB="${CDLAB:-$root/build/cdlab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 CDLAB_EXTRA_PKGS=lammps bash "$root/tools/deps.sh"
 if [ "${QUICK:-}" = 1 ]; then
     out="$here/out_quick" rx=1 steps=1000

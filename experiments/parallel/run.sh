@@ -9,6 +9,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export CDLAB="${CDLAB:-$root/build/cdlab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=1
 "$PYTHON" "$here/study.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"

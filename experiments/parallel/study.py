@@ -24,12 +24,10 @@ import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-sys.path.insert(0, os.path.join(root, "experiments", "chain1d"))
-import analyze  # noqa: E402
-from study_stamp import clear_output, fresh, stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
-from cdlab import in_step_order  # noqa: E402
+from cdlab import chain as analyze  # (tools/cdlab/chain.py)
+from cdlab.stamp import clear_output, fresh, stamp
+from cdlab.textfile import write_text
+from cdlab import in_step_order
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d", "chain1d.ini")

@@ -13,17 +13,15 @@ import glob
 import math
 import os
 import re
-import sys
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-import dampedfit  # noqa: E402
-from cdlab import Run  # noqa: E402
-from study_stamp import stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab import dampedfit
+from cdlab import Run
+from cdlab.stamp import stamp
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 MAIN = 0.005          # the main result's relative force step
@@ -91,7 +89,7 @@ def main():
            "force F = 50 acts for 2000 steps; the run is continued from its checkpoint with the force stepped to "
            "F + ΔF, and once with ΔF = 0: that **baseline** (same packing, seed and N_I) is subtracted from the stepped "
            "run's piston position before eq. (64) is fitted, so that the packing's slow drift under F does not enter "
-           "the fit (`tools/dampedfit.py`, over at most 8τ; ± = 1σ of the fit). Q = ωτ/2 is the quality factor; "
+           "the fit (`tools/cdlab/dampedfit.py`, over at most 8τ; ± = 1σ of the fit). Q = ωτ/2 is the quality factor; "
            "'sliding' is the mean number of contacts more than in the baseline at the Coulomb limit "
            "(`/series/sliding_contacts`) during the first half-cycle after the step.", ""]
 

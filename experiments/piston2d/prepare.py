@@ -4,16 +4,14 @@ energy has dropped by 1e6 from its peak and the piston is at rest, save out/pack
 (x y z radius) and out/piston.txt (piston plane height), and write out/prepare.md."""
 import os
 import subprocess
-import sys
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from cdlab import Run  # noqa: E402
-from study_stamp import clear_output  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab import Run
+from cdlab.stamp import clear_output
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 

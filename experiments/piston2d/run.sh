@@ -11,6 +11,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export CDLAB="${CDLAB:-$root/build/cdlab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=1   # two runs at a time on the two cores
 out="$here/out"
 mkdir -p "$out"
@@ -38,7 +40,7 @@ fresh() {
     [ -s "$f" ] && [ "$f" -nt "$CDLAB" ] || return 1
     for d in "$@"; do [ "$f" -nt "$d" ] || return 1; done
     # a run file: written by this very build (not by another one, e.g. make test's)
-    case "$f" in *.h5) "$PYTHON" "$root/tools/study_stamp.py" fresh "$f" "$CDLAB" ;; esac
+    case "$f" in *.h5) "$PYTHON" -m cdlab fresh "$f" "$CDLAB" ;; esac
 }
 # a run to be redone: its old output removed first (cdlab keeps existing outputs)
 clear() { rm -f "$1" "${1%.h5}.xmf" "$1.partial" "${1%.h5}.xmf.partial"; }

@@ -2,15 +2,13 @@
 """Sliding pair: normal and shear force over time (out/sliding_pair.csv) -> PNG and summary.md."""
 import argparse
 import os
-import sys
 
 import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-sys.path.insert(0, os.path.join(root, "tools"))
-from study_stamp import stamp  # noqa: E402
-from textfile import write_text  # noqa: E402
+from cdlab.stamp import stamp
+from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 MU, KN, KT, V, DT = 0.3, 1e9, 1e9, 1e-3, 5e-3

@@ -7,6 +7,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 LAB="${CDLAB_LAB:-$root/build/cdlab-lab}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+# the shared analysis package tools/cdlab (fits, stamps, file comparison)
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$here/out"
 "$LAB" sliding-pair > "$here/out/sliding_pair.csv"
 "$PYTHON" "$here/analyze.py" $([ "${QUICK:-}" = 1 ] && echo --quick)

@@ -10,8 +10,7 @@ import io
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from cdlab.__main__ import main  # noqa: E402
+from cdlab.__main__ import main
 
 
 def copies(good, folder):

@@ -2,7 +2,7 @@
 
 With Debian's python3 and its python3-h5py, python3-numpy (python3-matplotlib for plots):
 
-    import sys; sys.path.insert(0, "tools")      # from the repository's root
+    # PYTHONPATH=tools (from the repository's root), or `make install`
     from cdlab import Run
     r = Run("out.h5")
     r.params["solver.iterations"]          # resolved parameters, as strings

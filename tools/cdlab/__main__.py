@@ -1,9 +1,12 @@
-"""python3 -m cdlab (or tools/cdlab-py): summary, series and plots of a cdlab output file."""
+"""python3 -m cdlab (or tools/cdlab-py): summary, series and plots of a cdlab output file; the
+comparison of two outputs (compare, as tools/h5compare.py), the 1D wave test's fit of a chain run
+(chain, as experiments/chain1d/analyze.py without its plot) and whether a study's run may be reused
+(fresh, for the studies' shell scripts)."""
 import argparse
 import os
 import sys
 
-from textfile import write_whole  # tools/, where this package lives
+from .textfile import write_whole
 
 from . import NotCdlabOutput, Run, _text
 
@@ -103,6 +106,29 @@ def cmd_plot(a):
     return 0
 
 
+def cmd_compare(a):
+    from . import h5compare
+    return h5compare.report(a.a, a.b, a.rtol)
+
+
+def cmd_chain(a):
+    from . import chain
+    try:
+        r = chain.analyze(a.file)
+    except chain.NotAChain as e:
+        print(f"cdlab-py: {e}", file=sys.stderr)
+        return 2
+    print(f"{a.file}: omega = {r['omega']:.6g} (eq. 58: {r['omega_th']:.6g}), "
+          f"tau = {r['tau']:.6g} (eq. 60: {r['tau_th']:.6g}), q = {r['q']:.4f}, N_I = {r['N_I']}, "
+          f"sweep {r['sweep']}")
+    return 0
+
+
+def cmd_fresh(a):
+    from .stamp import fresh
+    return 0 if fresh(a.file, a.cdlab) else 1
+
+
 def positive(text):
     """argparse type: an integer >= 1 (--every 0 raised ValueError, a negative one printed no rows)."""
     try:
@@ -127,9 +153,21 @@ def main(argv=None):
     p.add_argument("file")
     p.add_argument("names", nargs="+")
     p.add_argument("--png", required=True, help="the PNG to write (NAME.png; replaced only once written)")
+    p = sub.add_parser("compare", help="two outputs dataset by dataset (exit 1 when they differ)")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0: bit for bit)")
+    p = sub.add_parser("chain", help="the 1D wave test's fit of a chain run against eqs. (58), (60)")
+    p.add_argument("file")
+    p = sub.add_parser("fresh", help="exit 0 if a study's run FILE was made by the build CDLAB "
+                                     "at this results epoch (it may be reused)")
+    p.add_argument("file")
+    p.add_argument("cdlab")
     a = ap.parse_args(argv)
+    if a.cmd in ("compare", "fresh"):  # their own verdicts and messages
+        return {"compare": cmd_compare, "fresh": cmd_fresh}[a.cmd](a)
     try:
-        rc = {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot}[a.cmd](a)
+        rc = {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot, "chain": cmd_chain}[a.cmd](a)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at the exit
         return rc
     except BrokenPipeError:  # the reader stopped (| head): no message, as cat would end

@@ -2,7 +2,7 @@
 
 Every experiments/*/analyze script ends its summary with stamp(...):
 
-    from study_stamp import stamp
+    from cdlab.stamp import stamp
     md += stamp(cdlab, inputs=[config, packing_file], runs=h5_files)
 
 which gives a visible line and a machine-readable comment
@@ -89,11 +89,3 @@ def fresh(out_path, cdlab):
     except (OSError, KeyError):
         return False
     return (c.decode() if isinstance(c, bytes) else str(c)) == _versions[cdlab]
-
-
-if __name__ == "__main__":
-    # `study_stamp.py fresh FILE CDLAB`: exit 0 if FILE may be reused (for the shell scripts)
-    import sys
-    if len(sys.argv) == 4 and sys.argv[1] == "fresh":
-        sys.exit(0 if fresh(sys.argv[2], sys.argv[3]) else 1)
-    sys.exit("usage: study_stamp.py fresh FILE CDLAB")

@@ -1,0 +1,14 @@
+/* The registry of the CD step's solvers (cd_method.h). */
+#include "nscd/cd_method.h"
+
+#include <string.h>
+
+const cd_method *const cd_methods[] = {&cd_method_sweeps, NULL};
+
+const cd_method *cd_method_find(const char *name)
+{
+    for (int k = 0; cd_methods[k]; k++)
+        if (strcmp(cd_methods[k]->name, name) == 0)
+            return cd_methods[k];
+    return NULL;
+}
