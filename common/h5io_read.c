@@ -15,8 +15,9 @@
 
 /* ---- the closed file read back (h5ledger.h) ---- */
 
-/* The most read at once when a dataset is checked: its rows in slabs of this many bytes. */
-#define VERIFY_SLAB_BYTES ((size_t)16 << 20)
+/* The most read at once when a dataset is checked: its rows in slabs of this many bytes (a
+ * run's peak memory holds one: 16 MB added a quarter to the DEM chute's). */
+#define VERIFY_SLAB_BYTES ((size_t)1 << 20)
 
 /* The rows read at once from a dataset of `rows` rows of row_bytes each: a slab of at most
  * VERIFY_SLAB_BYTES, and no more rows than it has (at least one). */
