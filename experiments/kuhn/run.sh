@@ -11,6 +11,7 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 # the shared analysis package tools/cdlab (fits, stamps, file comparison)
 export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$here/out"
+rm -f "$here"/out/fig6_n*.csv   # no stale increment file from an earlier list
 "$LAB" fig4 > "$here/out/fig4.csv"            # constant normal force (the paper's case)
 "$LAB" fig4 0.7 > "$here/out/fig4_unloading.csv"  # normal force falling by 30% in the step
 "$LAB" fig6 > "$here/out/fig6.csv"
