@@ -100,11 +100,16 @@ status h5io_open_failed(const char *path, const char *what, diag *err)
 
 status h5out_create(h5out **out, const char *path, diag *err)
 {
+    return h5out_create_via(out, path, path, err);
+}
+
+status h5out_create_via(h5out **out, const char *path, const char *name, diag *err)
+{
     h5io_init();
     h5out *h = calloc(1, sizeof *h);
     if (!h)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory");
-    snprintf(h->path, sizeof h->path, "%s", path);
+    snprintf(h->path, sizeof h->path, "%s", name);
     /* HDF5's own lock (flock) would keep readers (h5py, cdlab info) out while the run writes;
      * cdlab's exclusive access to an output comes from outfile.c's record lock instead, so
      * that a running file can be read up to its last flushed snapshot. */
@@ -128,7 +133,7 @@ status h5out_create(h5out **out, const char *path, diag *err)
     if (h->file < 0) {
         int e = errno;
         free(h);
-        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file%s%s", path, e ? ": " : "",
+        return diag_set(err, CDLAB_ERR_IO, "%s: cannot create HDF5 file%s%s", name, e ? ": " : "",
                         e ? strerror(e) : "");
     }
     h->mark = -1;

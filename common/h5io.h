@@ -17,6 +17,10 @@ typedef struct h5out h5out;
 typedef enum h5type { H5IO_DOUBLE, H5IO_INT32, H5IO_INT64, H5IO_UINT8 } h5type;
 
 status h5out_create(h5out **out, const char *path, diag *err);
+/* The same, made through path (/proc/self/fd/N of a descriptor the caller holds on the file it
+ * claimed, so that a file put under its name meanwhile is neither truncated nor written) and
+ * called name in messages. */
+status h5out_create_via(h5out **out, const char *path, const char *name, diag *err);
 /* A writer with no file, for finding what the series of a writer's calls will take
  * (h5out_series_row_bytes) before the file is made: groups, attributes, series and arrays succeed
  * and write nothing (no HDF5 call: nothing allocated but the h5out); rows of a series, arrays

@@ -470,7 +470,9 @@ void outfile_abandon(outfile *o)
 {
     if (o->fd < 0)
         return;
-    unlink(o->partial);
+    /* only the run's own file: another one put under its name is left as it is */
+    if (outfile_names_fd(o->partial, o->fd))
+        unlink(o->partial);
     unlink(o->xmf_partial);
     close(o->fd);
     o->fd = -1;

@@ -115,7 +115,7 @@ static status prepare(run_state *R, diag *err)
         claimed = 1;
         R->w.of = &R->of;
         outfile_fd_path(R->of.fd, R->fd_path, sizeof R->fd_path);
-        if ((s = h5out_create(&R->w.h, R->of.partial, err)) == CDLAB_OK &&
+        if ((s = h5out_create_via(&R->w.h, R->fd_path, R->of.partial, err)) == CDLAB_OK &&
             (h5out_read_back_as(R->w.h, R->fd_path), s = outfile_present(&R->of, err)) ==
                 CDLAB_OK &&
             (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)

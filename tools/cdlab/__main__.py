@@ -140,6 +140,29 @@ def positive(text):
     return k
 
 
+def _crashes(cmd, a):
+    """The signal that kills the HDF5 library when cmd reads a.file (some damaged files crash it,
+    which no Python handler can catch), tried first in a child process with its output dropped
+    (plot's child reads the series only: the PNG is written by the parent); 0 when it does not."""
+    if a.cmd == "plot":
+        def cmd(a):
+            r = Run(a.file)
+            return [r.series(n) for n in ["t"] + a.names if r.has_series(n)]
+    pid = os.fork()
+    if pid == 0:  # the child: the command, its output to /dev/null, then out without clean-up
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            sys.stdout = sys.stderr = open(os.devnull, "w")
+            cmd(a)
+        except BaseException:
+            pass
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="cdlab-py", description="Look into a cdlab output file.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -166,8 +189,14 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.cmd in ("compare", "fresh"):  # their own verdicts and messages
         return {"compare": cmd_compare, "fresh": cmd_fresh}[a.cmd](a)
+    cmd = {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot, "chain": cmd_chain}[a.cmd]
+    crashed = _crashes(cmd, a)
+    if crashed:
+        print(f"cdlab-py: {a.file}: damaged: the HDF5 library was killed by signal {crashed} "
+              "reading it (cdlab info FILE says what cdlab can still read)", file=sys.stderr)
+        return 2
     try:
-        rc = {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot, "chain": cmd_chain}[a.cmd](a)
+        rc = cmd(a)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at the exit
         return rc
     except BrokenPipeError:  # the reader stopped (| head): no message, as cat would end
