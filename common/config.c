@@ -555,10 +555,11 @@ status config_double(config *c, const char *sec, const char *key, int required, 
     double v = dflt;
     if (e && !config_parse_number(e->value, &v))
         return eerr(c, e, sec, key, err, "expected %s (got '%s')", CONFIG_NUMBER_RANGE, e->value);
-    if (min_open ? !(v > min) : !(v >= min))
-        return eerr(c, e, sec, key, err, "must be %s %g (got %g)", min_open ? ">" : ">=", min, v);
-    if (!(v <= max))
-        return eerr(c, e, sec, key, err, "must be <= %g (got %g)", max, v);
+    int lo_open = min_open & CONFIG_MIN_OPEN, hi_open = min_open & CONFIG_MAX_OPEN;
+    if (lo_open ? !(v > min) : !(v >= min))
+        return eerr(c, e, sec, key, err, "must be %s %g (got %g)", lo_open ? ">" : ">=", min, v);
+    if (hi_open ? !(v < max) : !(v <= max))
+        return eerr(c, e, sec, key, err, "must be %s %g (got %g)", hi_open ? "<" : "<=", max, v);
     *out = v;
     char b[32];
     config_fmt_double(b, sizeof b, v);

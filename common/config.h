@@ -100,7 +100,8 @@ status config_int(config *c, const char *sec, const char *key, int required, lon
                   long max, long *out, diag *err);
 status config_u64(config *c, const char *sec, const char *key, int required, uint64_t dflt,
                   uint64_t *out, diag *err);
-/* min_open/max_open: make the bound exclusive. */
+/* min_open: CONFIG_MIN_OPEN (or 1) and/or CONFIG_MAX_OPEN make those bounds exclusive. */
+enum { CONFIG_MIN_OPEN = 1, CONFIG_MAX_OPEN = 2 };
 status config_double(config *c, const char *sec, const char *key, int required, double dflt,
                      double min, int min_open, double max, double *out, diag *err);
 status config_bool(config *c, const char *sec, const char *key, int required, int dflt, int *out,

@@ -335,7 +335,6 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     return claim_helpers(o, fd, overwrite, err);
 }
 
-
 /* The open OUT.h5.partial has no name left: removed while the run wrote it (a file moved
  * elsewhere keeps its link, and its data). */
 static int removed(const outfile *o)

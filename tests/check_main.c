@@ -247,6 +247,7 @@ int main(void)
     srunner_add_suite(sr, shock_law_suite());
     srunner_add_suite(sr, config_suite());
     srunner_add_suite(sr, cd_suite());
+    srunner_add_suite(sr, solvers_suite());
     srunner_add_suite(sr, io_suite());
     srunner_add_suite(sr, dem_contact_suite());
     srunner_add_suite(sr, dem_suite());

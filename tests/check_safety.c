@@ -681,8 +681,8 @@ START_TEST(io_paths_changed_during_run)
         free(v);
         ck_assert(!exists(at("a.h5")));
         v = slurp(at("a.h5.partial"), &len);
-        ck_assert_msg(v && strcmp(v, "an impostor\n") == 0, "exit %d: the other file holds %s",
-                      rc, v ? v : "(gone)");
+        ck_assert_msg(v && strcmp(v, "an impostor\n") == 0, "exit %d: the other file holds %s", rc,
+                      v ? v : "(gone)");
         free(v);
         if (rc == 2) {
             unlink(at("a.h5.partial"));

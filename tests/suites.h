@@ -22,6 +22,7 @@ Suite *pcg32_suite(void);
 Suite *shock_law_suite(void);
 Suite *config_suite(void);
 Suite *cd_suite(void);
+Suite *solvers_suite(void);
 Suite *io_suite(void);
 Suite *dem_contact_suite(void);
 Suite *dem_suite(void);

@@ -246,6 +246,13 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
                         err)))
         return s;
     d->from_cd = (int)from_cd;
+    if (from_cd > 0 && is_twin && twin->relaxation != 0.0 && twin->relaxation != 1.0)
+        return config_error(c, "solver", "relaxation", err,
+                            "is %g: the DEM twin's stiffness kappa = q m N_I/dt^2 takes q from "
+                            "the Gauss-Seidel sweeps (omega = 1); the over-relaxed sweeps' q is "
+                            "not measured yet: give the contact yourself (dem.k_n, "
+                            "dem.damping_normal)",
+                            twin->relaxation);
     if (from_cd > 0) {
         if ((s = stiffness_from_cd(c, W, info, twin, from_cd, d, err)))
             return s;

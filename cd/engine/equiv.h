@@ -64,7 +64,8 @@ typedef struct equiv_twin {
     int present; /* the config describes a CD run */
     sweep_order sweep;
     int iterations;        /* N_I of a fixed-count criterion; 0 for the local or global criterion */
-    const char *criterion; /* the CD run's criterion's name ("fixed", "local", "global") */
+    const char *criterion; /* the CD run's criterion's name ("fixed", "local", ...) */
+    double relaxation;     /* the CD run's solver.relaxation (omega; q is known for 1 only; 0: 1) */
     /* set by the engine that runs the twin: the CD run's time step over its own, so that the
      * run pipeline can run the CD run's physical time (its steps and output cadences scaled);
      * 0 where the steps are the CD run's (not a twin, or the same time step) */

@@ -18,6 +18,9 @@ typedef enum criterion {
     CRIT_FIXED,  /* exactly N_I sweeps, eq. (37) */
     CRIT_LOCAL,  /* |dR_a| <= eps |R_a| + delta for every contact, eq. (35) */
     CRIT_GLOBAL, /* |d<|R|>| <= eps <|R|>, eq. (36) */
+    /* the natural-map residual with rho = 1 (FCLIB's and Siconos's measure, cd_natural_map_now)
+     * <= eps */
+    CRIT_NATURAL_MAP,
 } criterion;
 
 struct cd_method;
@@ -27,7 +30,8 @@ typedef struct cd_params {
     sweep_order sweep;
     criterion crit;
     int iterations;       /* N_I for fixed; the cap on sweeps for local and global */
-    double epsilon;       /* relative tolerance of local and global */
+    double epsilon;       /* relative tolerance of local, global and natural_map */
+    double relaxation;    /* omega of the sweeps (1: Gauss-Seidel; else projected SOR) */
     double delta;         /* small force added to the local criterion's right-hand side */
     int warm_start;       /* start each step from the previous step's forces */
     double abort_overlap; /* stop when an overlap exceeds this fraction of the smaller radius
@@ -137,6 +141,7 @@ typedef struct sweep_result {
      * same bits for any thread count, sweep schedule or number of ranks (other criteria leave
      * them zero) */
     xsum abs_before, abs_after;
+    double natural_map; /* the natural_map criterion's residual after the sweep (its solver's) */
 } sweep_result;
 /* A sweep's measures before its first update. */
 void sweep_result_init(sweep_result *r);
@@ -189,6 +194,13 @@ status cd_shuffle_skip(struct cd_solver *S, int n, diag *err);
 void cd_diagnostics(world *W, contact_list *L, int n_owned, cd_stats *st, double *sum);
 /* Non-finite state or too large an overlap (p->abort_overlap): the error naming the particle. */
 status cd_check_state(const world *W, const contact_list *L, const cd_params *p, diag *err);
+/* The natural-map residual of the forces now, FCLIB's and Siconos's measure (rho = 1):
+ *   sqrt(sum_a |r_a - P_K(r_a - (u_a + mu_a |u_aT| n_a))|^2) / sqrt(sum_a |r_a|^2)
+ * with r_a = R_a dt and u_a = the relative velocity now plus g_pos/dt along n_a (u = W r + q of
+ * cd_contact_problem.h, read from the bodies without W); the absolute value when every r_a is 0.
+ * On the solver's body records while S->bodies_on. Exact sums: the same bits on any thread count.
+ */
+double cd_natural_map_now(const world *W, struct cd_solver *S);
 /* Criterion decision after a sweep. */
 int criteria_met(const cd_params *p, const sweep_result *r, int sweeps_done, double *residual);
 

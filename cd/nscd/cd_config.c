@@ -1,6 +1,6 @@
 #include "nscd/cd_config.h"
 
-const char *const cd_criterion_names[] = {"fixed", "local", "global", NULL};
+const char *const cd_criterion_names[] = {"fixed", "local", "global", "natural_map", NULL};
 
 status cd_config_read(config *c, cd_params *p, diag *err)
 {
@@ -14,6 +14,8 @@ status cd_config_read(config *c, cd_params *p, diag *err)
         (s = config_int(c, "solver", "iterations", 0, p->iterations, 1, 100000000L, &iters, err)) ||
         (s = config_double(c, "solver", "epsilon", 0, p->epsilon, 0.0, 1, 1.0, &p->epsilon, err)) ||
         (s = config_double(c, "solver", "delta", 0, p->delta, 0.0, 0, INFINITY, &p->delta, err)) ||
+        (s = config_double(c, "solver", "relaxation", 0, p->relaxation, 0.0,
+                           CONFIG_MIN_OPEN | CONFIG_MAX_OPEN, 2.0, &p->relaxation, err)) ||
         (s = config_bool(c, "solver", "warm_start", 0, p->warm_start, &p->warm_start, err)) ||
         (s = config_double(c, "solver", "abort_overlap", 0, p->abort_overlap, 0.0, 0, INFINITY,
                            &p->abort_overlap, err)) ||

@@ -5,7 +5,7 @@
 #include "nscd/cd.h"
 #include "config.h"
 
-extern const char *const cd_criterion_names[]; /* "fixed", "local", "global" */
+extern const char *const cd_criterion_names[]; /* "fixed", "local", "global", "natural_map" */
 
 status cd_config_read(config *c, cd_params *p, diag *err);
 

@@ -289,7 +289,8 @@ status contact_problem_build(world *W, const contact_list *L, contact_problem *c
     return s;
 }
 
-/* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place). */
+/* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place; z_T is
+ * z[1 .. d-1]). */
 static void project_cone(double *z, int d, double mu)
 {
     double zn = z[0], zt = 0.0;
@@ -311,8 +312,26 @@ static void project_cone(double *z, int d, double mu)
         z[k] *= mu * a / zt;
 }
 
+double natural_map_term(const double *r, const double *u, int d, double mu, double rho, double *r2)
+{
+    double ut = 0.0, z[4] = {0.0, 0.0, 0.0, 0.0}, res2 = 0.0;
+    for (int k = 1; k < d; k++)
+        ut += u[k] * u[k];
+    ut = sqrt(ut);
+    for (int k = 0; k < d; k++)
+        z[k] = r[k] - rho * (u[k] + (k == 0 ? mu * ut : 0.0));
+    project_cone(z, d, mu);
+    *r2 = 0.0;
+    for (int k = 0; k < d; k++) {
+        res2 += (r[k] - z[k]) * (r[k] - z[k]);
+        *r2 += r[k] * r[k];
+    }
+    return res2;
+}
+
 double natural_map_residual(int nc, int d, const int *colptr, const int *row, const double *val,
-                            const double *q, const double *mu, const double *r, double *abs_out)
+                            const double *q, const double *mu, const double *r, int rho_mode,
+                            double *abs_out)
 {
     int m = nc * d;
     double *u = malloc((size_t)(m + 1) * sizeof *u);
@@ -328,18 +347,9 @@ double natural_map_residual(int nc, int d, const int *colptr, const int *row, co
         for (int e = colptr[a * d]; e < colptr[a * d + 1]; e++)
             if (row[e] == a * d)
                 w_nn = val[e];
-        double rho = w_nn > 0.0 ? 1.0 / w_nn : 1.0;
-        double ut = 0.0, z[3] = {0.0, 0.0, 0.0};
-        for (int k = 1; k < d; k++)
-            ut += ua[k] * ua[k];
-        ut = sqrt(ut);
-        for (int k = 0; k < d; k++)
-            z[k] = ra[k] - rho * (ua[k] + (k == 0 ? mu[a] * ut : 0.0));
-        project_cone(z, d, mu[a]);
-        for (int k = 0; k < d; k++) {
-            res2 += (ra[k] - z[k]) * (ra[k] - z[k]);
-            r2 += ra[k] * ra[k];
-        }
+        double rho = rho_mode == NM_RHO_ONE ? 1.0 : w_nn > 0.0 ? 1.0 / w_nn : 1.0, a2;
+        res2 += natural_map_term(ra, ua, d, mu[a], rho, &a2);
+        r2 += a2;
     }
     free(u);
     double res = sqrt(res2);

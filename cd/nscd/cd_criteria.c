@@ -16,6 +16,9 @@ int criteria_met(const cd_params *p, const sweep_result *r, int sweeps_done, dou
         *residual = after > 0.0 ? change / after : (change > 0.0 ? INFINITY : 0.0);
         return change <= p->epsilon * after;
     }
+    case CRIT_NATURAL_MAP: /* FCLIB's measure, the solver's (cd_natural_map_now for the sweeps) */
+        *residual = r->natural_map;
+        return r->natural_map <= p->epsilon;
     }
     return 1;
 }

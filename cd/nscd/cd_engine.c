@@ -96,7 +96,13 @@ static status cd_read(engine *e, config *c, const world *W, const scene_info *in
     e->content = E;
     E->info = *info;
     cd_solver_init(&E->S, info->seed);
-    return cd_config_read(c, &E->prm, err);
+    status s = cd_config_read(c, &E->prm, err);
+    if (s == CDLAB_OK && E->prm.crit == CRIT_NATURAL_MAP && comm_size() > 1)
+        return config_error(c, "solver", "criterion", err,
+                            "is natural_map, which is not yet offered in a distributed run (its "
+                            "residual would need the halo's velocities after every sweep): use "
+                            "one process, or the local, global or fixed criterion");
+    return s;
 }
 
 /* [solver] in a DEM run: checked as in a CD run; the DEM twin takes its sweep and N_I. */
@@ -108,9 +114,8 @@ static status cd_read_other(config *c, equiv_twin *twin, diag *err)
         *twin = (equiv_twin){.present = 1,
                              .sweep = p.sweep,
                              .iterations = p.crit == CRIT_FIXED ? p.iterations : 0,
-                             .criterion = p.crit == CRIT_FIXED   ? "fixed"
-                                          : p.crit == CRIT_LOCAL ? "local"
-                                                                 : "global"};
+                             .criterion = cd_criterion_names[p.crit],
+                             .relaxation = p.relaxation};
     return s;
 }
 
@@ -148,11 +153,20 @@ static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
     return buf;
 }
 
+/* The spurious elasticity figures of the run's solver: Unger & Kertesz's for the sweeps' q
+ * (measured for omega = 1); not a number for the over-relaxed sweeps, whose q is not known. */
+static equiv_figures cd_figures(const cd_params *p, const world *W, const scene_info *info)
+{
+    if (p->relaxation != 1.0)
+        return (equiv_figures){NAN, NAN, NAN, NAN, NAN, NAN};
+    return equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
+}
+
 static void cd_announce(const engine *e, const world *W, const scene_info *info,
                         const engine_notes *notes)
 {
     const cd_params *p = &CD_OF(e)->prm;
-    equiv_figures f = equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
+    equiv_figures f = cd_figures(p, W, info);
     /* what each criterion uses (the banner named epsilon and delta for the fixed count too,
      * where epsilon does nothing) */
     const char *sweep = sweep_order_names[p->sweep], *warm = p->warm_start ? "on" : "off";
@@ -185,11 +199,24 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
                      p->epsilon * f_ref, p->epsilon * f_ref);
             engine_say_result(notes, line);
         }
-    } else
+    } else if (p->crit == CRIT_GLOBAL)
         engine_say(notes,
                    "solver: sweep %s, criterion global: change of the mean |R| <= epsilon times it "
                    "with epsilon %g (solver.delta not used), at most %d sweeps, warm start %s",
                    sweep, p->epsilon, p->iterations, warm);
+    else
+        engine_say(notes,
+                   "solver: sweep %s, criterion natural_map: the natural-map residual (rho = 1, "
+                   "FCLIB's and Siconos's) <= epsilon %g after a sweep (solver.delta not used; a "
+                   "pass over the contacts after every sweep), at most %d sweeps, warm start %s",
+                   sweep, p->epsilon, p->iterations, warm);
+    if (p->relaxation != 1.0)
+        engine_say(notes,
+                   "solver: over-relaxed sweeps (projected SOR), omega = solver.relaxation = %g: "
+                   "each update moves the force omega times the Gauss-Seidel step before the "
+                   "shock law's projection; q, and with it the spurious elasticity figures, is "
+                   "measured for omega = 1 only, so none is given (/elasticity holds NaN)",
+                   p->relaxation);
     if (comm_size() > 1 && p->sweep == SWEEP_COLORED)
         engine_say(notes,
                    "distributed over %d ranks: the colored sweep is the one-process sweep, "
@@ -275,8 +302,10 @@ static status export_fclib(cd_engine *E, world *W, const contact_list *L, const 
     const cd_params *p = &E->prm;
     const char *cfg = E->config_file;
     double res_abs;
-    double res =
-        natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r, &res_abs);
+    double res = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r,
+                                      NM_RHO_ONE, &res_abs);
+    double res_w = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r,
+                                        NM_RHO_INV_W, NULL);
     long step = W->step + 1; /* the step being solved */
     double t = (double)step * W->dt;
     char title[PATH_MAX + 64], desc[PATH_MAX + 512];
@@ -297,15 +326,16 @@ static status export_fclib(cd_engine *E, world *W, const contact_list *L, const 
                        .criterion = cd_criterion_names[p->crit],
                        .sweep = sweep_order_names[p->sweep],
                        .epsilon = p->epsilon,
-                       .natural_map = res};
+                       .natural_map = res,
+                       .natural_map_inv_w = res_w};
     s = contact_problem_write_fclib(&cp, E->export_path, &meta, err);
     if (s == CDLAB_OK) {
         char line[PATH_MAX + 512];
         snprintf(line, sizeof line,
                  "fclib: step %ld written to %s: %d contacts, local dimension %d, W %d x %d with "
-                 "%d entries; natural-map residual of cdlab's solution %.3g (relative), %.3g "
-                 "(absolute)",
-                 step, E->export_path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs);
+                 "%d entries; natural-map residual of cdlab's solution (rho = 1, FCLIB's and "
+                 "Siconos's) %.3g relative, %.3g absolute; with rho = 1/W_NN %.3g relative",
+                 step, E->export_path, cp.nc, cp.d, cp.m, cp.m, cp.nnz, res, res_abs, res_w);
         engine_say_result(&E->notes, line);
     }
     contact_problem_free(&cp);
@@ -316,7 +346,7 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
 {
     const cd_params *p = &CD_OF(e)->prm;
     /* spurious elasticity figures (Unger & Kertesz sec. 3) for the fixed iteration count */
-    equiv_figures f = equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
+    equiv_figures f = cd_figures(p, W, info);
     const char *g = "/elasticity";
     status s;
     if ((s = h5out_group(h, g, err)) || (s = h5out_attr_double(h, g, "q", f.q, err)) ||
@@ -326,7 +356,8 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
         (s = h5out_attr_double(h, g, "kappa_eff", f.kappa, err)) ||
         (s = h5out_attr_double(h, g, "gamma_eff", f.gamma, err)) ||
         (s = h5out_attr_double(h, g, "L", info->length, err)) ||
-        (s = h5out_attr_double(h, g, "d_mean", info->d_mean, err)))
+        (s = h5out_attr_double(h, g, "d_mean", info->d_mean, err)) ||
+        (s = h5out_attr_double(h, g, "relaxation", p->relaxation, err)))
         return s;
     if ((s = h5out_attr_double(h, g, "m_mean", info->m_mean, err)))
         return s;

@@ -186,6 +186,35 @@ int contact_problem_stale_partials(const char *path, char said[][STALE_NOTICE_MA
     return n;
 }
 
+/* cdlab's own record of where the problem comes from: the /cdlab group of the export. */
+static status write_provenance(h5out *h, const contact_problem *cp, const fclib_meta *meta,
+                               diag *err)
+{
+    long nc = cp->nc, fr[3] = {cp->nc, cp->d, 3};
+    status s;
+    const char *g = "/cdlab";
+    if ((s = h5out_group(h, g, err)) || (s = h5out_attr_int(h, g, "step", meta->step, err)) ||
+        (s = h5out_attr_double(h, g, "t", meta->t, err)) ||
+        (s = h5out_attr_double(h, g, "dt", meta->dt, err)) ||
+        (s = h5out_attr_int(h, g, "sweeps", meta->sweeps, err)) ||
+        (s = h5out_attr_int(h, g, "converged", meta->converged, err)) ||
+        (s = h5out_attr_double(h, g, "solver_residual", meta->solver_residual, err)) ||
+        (s = h5out_attr_string(h, g, "criterion", meta->criterion, err)) ||
+        (s = h5out_attr_string(h, g, "sweep", meta->sweep, err)) ||
+        (s = h5out_attr_double(h, g, "epsilon", meta->epsilon, err)) ||
+        (s = h5out_attr_double(h, g, "natural_map_residual", meta->natural_map, err)) ||
+        (s = h5out_attr_string(h, g, "natural_map_rho", "1 (FCLIB's and Siconos's error)", err)) ||
+        (s = h5out_attr_double(h, g, "natural_map_residual_inv_w", meta->natural_map_inv_w, err)) ||
+        (s = h5out_attr_string(h, g, "units",
+                               "r: impulse (force x time); u, q: velocity; W: 1/mass", err)) ||
+        (s = h5out_array(h, "/cdlab/body0", H5IO_INT32, 1, &nc, cp->body0, err)) ||
+        (s = h5out_array(h, "/cdlab/body1", H5IO_INT32, 1, &nc, cp->body1, err)) ||
+        (s = h5out_array(h, "/cdlab/gap", H5IO_DOUBLE, 1, &nc, cp->gap, err)) ||
+        (s = h5out_array(h, "/cdlab/frame", H5IO_DOUBLE, 3, fr, cp->frame, err)))
+        return s;
+    return CDLAB_OK;
+}
+
 status contact_problem_write_fclib(const contact_problem *cp, const char *path,
                                    const fclib_meta *meta, diag *err)
 {
@@ -238,31 +267,13 @@ status contact_problem_write_fclib(const contact_problem *cp, const char *path,
                         why, access(path, F_OK) == 0 ? "; the older file is kept" : "");
     }
 
-    /* cdlab's own record of where the problem comes from */
     h5out *h;
     s = h5out_open(&h, tmp, err);
     if (s != CDLAB_OK) {
         unlink(tmp);
         return s;
     }
-    long nc = cp->nc, fr[3] = {cp->nc, cp->d, 3};
-    const char *g = "/cdlab";
-    if ((s = h5out_group(h, g, err)) || (s = h5out_attr_int(h, g, "step", meta->step, err)) ||
-        (s = h5out_attr_double(h, g, "t", meta->t, err)) ||
-        (s = h5out_attr_double(h, g, "dt", meta->dt, err)) ||
-        (s = h5out_attr_int(h, g, "sweeps", meta->sweeps, err)) ||
-        (s = h5out_attr_int(h, g, "converged", meta->converged, err)) ||
-        (s = h5out_attr_double(h, g, "solver_residual", meta->solver_residual, err)) ||
-        (s = h5out_attr_string(h, g, "criterion", meta->criterion, err)) ||
-        (s = h5out_attr_string(h, g, "sweep", meta->sweep, err)) ||
-        (s = h5out_attr_double(h, g, "epsilon", meta->epsilon, err)) ||
-        (s = h5out_attr_double(h, g, "natural_map_residual", meta->natural_map, err)) ||
-        (s = h5out_attr_string(h, g, "units",
-                               "r: impulse (force x time); u, q: velocity; W: 1/mass", err)) ||
-        (s = h5out_array(h, "/cdlab/body0", H5IO_INT32, 1, &nc, cp->body0, err)) ||
-        (s = h5out_array(h, "/cdlab/body1", H5IO_INT32, 1, &nc, cp->body1, err)) ||
-        (s = h5out_array(h, "/cdlab/gap", H5IO_DOUBLE, 1, &nc, cp->gap, err)) ||
-        (s = h5out_array(h, "/cdlab/frame", H5IO_DOUBLE, 3, fr, cp->frame, err))) {
+    if ((s = write_provenance(h, cp, meta, err)) != CDLAB_OK) {
         diag ignored;
         h5out_close(h, &ignored);
         unlink(tmp);

@@ -20,6 +20,7 @@ cd_params cd_params_default(void)
                        .crit = CRIT_FIXED,
                        .iterations = 40,
                        .epsilon = 1e-6,
+                       .relaxation = 1.0,
                        .delta = 1e-12,
                        .warm_start = 1,
                        .abort_overlap = 0.5};

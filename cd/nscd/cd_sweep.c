@@ -3,6 +3,7 @@
 #include "nscd/cd_method.h"
 #include "prefetch.h"
 #include "nscd/cd_shock_law.h"
+#include "nscd/cd_contact_problem.h"
 
 #include "grow.h"
 #include "parallel.h"
@@ -155,17 +156,21 @@ void cd_bodies_scatter(world *W, cd_solver *S)
  * law (eq. 34 with g_pos) becomes
  *     R_n' = R_n - (m_n/dt) (g_pos/dt + V_n),  open (R' = 0) when R_n' < 0,
  *     R_t' = R_t - (m_t/dt) V_t,  scaled onto the cone when |R_t'| > mu R_n'.
- * Mathematically identical to shock_law(U, ...); the same up to rounding (tested against it). */
-static inline vec3 contact_update(const world *W, body_view b, const contact *c, double inv_dt)
+ * Mathematically identical to shock_law(U, ...); the same up to rounding (tested against it).
+ * Over-relaxed (projected SOR, solver.relaxation = omega): the steps -(m/dt) U above are taken
+ * omega times, R' = R + omega (R_gs - R) on each axis before the projections (k_dt = omega / dt;
+ * with omega = 1 it is 1/dt exactly, and the update the Gauss-Seidel one bit for bit). */
+static inline vec3 contact_update(const world *W, body_view b, const contact *c, double inv_dt,
+                                  double k_dt)
 {
     vec3 V = relative_velocity(W, b, c), n = c->n;
     double g_pos = c->gap > 0.0 ? c->gap : 0.0;
     double V_n = v3_dot(V, n), R_n_old = v3_dot(c->R, n);
-    double R_n = R_n_old - c->m_n * inv_dt * (g_pos * inv_dt + V_n);
+    double R_n = R_n_old - c->m_n * k_dt * (g_pos * inv_dt + V_n);
     if (R_n < 0.0) /* the gap stays open */
         return v3_zero();
     vec3 R_t_old = v3_axpy(-R_n_old, n, c->R), V_t = v3_axpy(-V_n, n, V);
-    vec3 R_t = v3_axpy(-c->m_t * inv_dt, V_t, R_t_old);
+    vec3 R_t = v3_axpy(-c->m_t * k_dt, V_t, R_t_old);
     double rt2 = v3_norm2(R_t), limit = c->mu * R_n;
     if (rt2 > limit * limit) /* sliding: onto the friction cone */
         R_t = v3_scale(R_t, limit / sqrt(rt2));
@@ -174,7 +179,7 @@ static inline vec3 contact_update(const world *W, body_view b, const contact *c,
 
 vec3 cd_contact_update(const world *W, const contact *c)
 {
-    return contact_update(W, view_particles(&W->P), c, 1.0 / W->dt);
+    return contact_update(W, view_particles(&W->P), c, 1.0 / W->dt, 1.0 / W->dt);
 }
 
 vec3 cd_contact_update_reference(const world *W, const contact *c)
@@ -471,7 +476,7 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
 {
     status s;
     contact_list *L = &S->C;
-    double inv_dt = 1.0 / W->dt;
+    double inv_dt = 1.0 / W->dt, k_dt = p->relaxation * inv_dt;
     if (S->colored_at_step != W->step && (s = cd_color_contacts(W, S, err)) != CDLAB_OK)
         return s;
     int nc = S->n_colors;
@@ -511,7 +516,7 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
             for (int k = lo + b * SWEEP_BLOCK; k < end; k++) {
                 prefetch_ahead(L->c, bv, S->perm, k);
                 contact *ct = &L->c[S->perm[k]];
-                set_force(W, bv, p, ct, contact_update(W, bv, ct, inv_dt), measure, &br);
+                set_force(W, bv, p, ct, contact_update(W, bv, ct, inv_dt, k_dt), measure, &br);
             }
             before = br.abs_before;
             after = br.abs_after;
@@ -536,12 +541,12 @@ static inline __attribute__((always_inline)) void
 gauss_seidel(world *W, contact_list *L, body_view b, const cd_params *p, const int *idx, int n,
              const unsigned char *count, int measure, sweep_result *r)
 {
-    double inv_dt = 1.0 / W->dt;
+    double inv_dt = 1.0 / W->dt, k_dt = p->relaxation * inv_dt;
     for (int k = 0; k < n; k++) {
         prefetch_ahead(L->c, b, idx, k);
         contact *c = &L->c[idx[k]];
-        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure && (!count || count[idx[k]]),
-                  r);
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt, k_dt),
+                  measure && (!count || count[idx[k]]), r);
     }
 }
 
@@ -562,12 +567,12 @@ static void jacobi_sweep(world *W, contact_list *L, body_view b, const cd_params
                          sweep_result *r)
 {
     contact *c = L->c;
-    double inv_dt = 1.0 / W->dt;
+    double inv_dt = 1.0 / W->dt, k_dt = p->relaxation * inv_dt;
 #pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN)
     for (int k = 0; k < n; k++) {
         if (k + JACOBI_AHEAD < n)
             prefetch_bodies(b, &c[idx ? idx[k + JACOBI_AHEAD] : k + JACOBI_AHEAD]);
-        R_next[k] = contact_update(W, b, &c[idx ? idx[k] : k], inv_dt);
+        R_next[k] = contact_update(W, b, &c[idx ? idx[k] : k], inv_dt, k_dt);
     }
     for (int k = 0; k < n; k++) {
         if (k + JACOBI_AHEAD < n)
@@ -593,7 +598,7 @@ static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params 
 {
     contact_list *L = &S->C;
     int n = L->n;
-    double inv_dt = 1.0 / W->dt;
+    double inv_dt = 1.0 / W->dt, k_dt = p->relaxation * inv_dt;
     status s = ensure(S, n, p->sweep == SWEEP_JACOBI, err);
     if (s != CDLAB_OK)
         return s;
@@ -613,7 +618,7 @@ static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params 
     for (int k = 0; k < n; k++) {
         prefetch_ahead(L->c, b, S->perm, k);
         contact *c = &L->c[S->perm[k]];
-        set_force(W, b, p, c, contact_update(W, b, c, inv_dt), measure, r);
+        set_force(W, b, p, c, contact_update(W, b, c, inv_dt, k_dt), measure, r);
     }
     return CDLAB_OK;
 }
@@ -628,6 +633,33 @@ status sweep_run(world *W, cd_solver *S, const cd_params *p, int measure, sweep_
     if (own && S->bodies_on)
         cd_bodies_scatter(W, S);
     return s;
+}
+
+double cd_natural_map_now(const world *W, cd_solver *S)
+{
+    body_view b = S->bodies_on ? view_bodies(S->body) : view_particles(&W->P);
+    const contact *c = S->C.c;
+    int n = S->C.n;
+    double dt = W->dt, inv_dt = 1.0 / dt;
+    xsum res2, r2;
+    xsum_init(&res2);
+    xsum_init(&r2);
+#pragma omp parallel for schedule(static) if (n > CDLAB_PARALLEL_MIN) reduction(xsum_merge         \
+                                                                                : res2, r2)
+    for (int k = 0; k < n; k++) {
+        if (k + JACOBI_AHEAD < n)
+            prefetch_bodies(b, &c[k + JACOBI_AHEAD]);
+        vec3 V = relative_velocity(W, b, &c[k]), nn = c[k].n;
+        double g_pos = c[k].gap > 0.0 ? c[k].gap : 0.0;
+        double u_n = v3_dot(V, nn) + g_pos * inv_dt, r_n = v3_dot(c[k].R, nn) * dt;
+        vec3 u_t = v3_axpy(-v3_dot(V, nn), nn, V), r_t = v3_axpy(-r_n, nn, v3_scale(c[k].R, dt));
+        /* local axes (n, then the tangent's global components: the cone sees only |.|) */
+        double r[4] = {r_n, r_t.x, r_t.y, r_t.z}, u[4] = {u_n, u_t.x, u_t.y, u_t.z}, a2;
+        xsum_add(&res2, natural_map_term(r, u, 4, c[k].mu, 1.0, &a2));
+        xsum_add(&r2, a2);
+    }
+    double res = sqrt(xsum_round(&res2)), rr = sqrt(xsum_round(&r2));
+    return rr > 0.0 ? res / rr : res;
 }
 
 /* The sweeps as the step's solver: sweeps in p->sweep's order (across the ranks through
@@ -648,6 +680,8 @@ static status sweeps_solve(world *W, cd_solver *S, const cd_params *p, int budge
         if (s != CDLAB_OK)
             break;
         st->iterations++;
+        if (p->crit == CRIT_NATURAL_MAP)
+            r.natural_map = cd_natural_map_now(W, S);
         if (criteria_met(p, &r, st->iterations, &st->residual)) {
             st->converged = 1;
             break;
