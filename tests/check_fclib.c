@@ -251,6 +251,115 @@ START_TEST(fclib_3d_merit)
 }
 END_TEST
 
+/* `cdlab solve`'s reader and sweeps: cdlab's reader gives the arrays fclib's own reader gives
+ * (bit for bit), the stored solution's residual is the one the export recorded, and the sweeps
+ * from zero reach 1e-10 at every relaxation tried, the residual recomputed independently (the
+ * assembled W times r, natural_map_residual) at most 1.01e-10; forward and random alike. */
+START_TEST(fclib_read_and_solve)
+{
+    for (int dim = 2; dim <= 3; dim++) {
+        sim s;
+        sim_open(&s, dim == 2 ? ini_2d : ini_3d, dim == 2 ? 1 : 5);
+        char path[32];
+        double recorded = export_step(&s, dim == 2 ? 120 : 100, path);
+        readback b = read_back(path, dim);
+        contact_problem cp;
+        int stored;
+        diag err;
+        ck_assert_msg(contact_problem_read_fclib(path, &cp, &stored, &err) == CDLAB_OK, "%s",
+                      err.msg);
+        ck_assert_int_eq(stored, 1);
+        ck_assert_int_eq(cp.d, dim);
+        ck_assert_int_eq(cp.m, b.p->W->m);
+        ck_assert_int_eq(cp.nnz, b.p->W->p[b.p->W->m]);
+        ck_assert(memcmp(cp.colptr, b.p->W->p, (size_t)(cp.m + 1) * sizeof(int)) == 0);
+        ck_assert(memcmp(cp.row, b.p->W->i, (size_t)cp.nnz * sizeof(int)) == 0);
+        ck_assert(memcmp(cp.val, b.p->W->x, (size_t)cp.nnz * sizeof(double)) == 0);
+        ck_assert(memcmp(cp.q, b.p->q, (size_t)cp.m * sizeof(double)) == 0);
+        ck_assert(memcmp(cp.mu, b.p->mu, (size_t)cp.nc * sizeof(double)) == 0);
+        ck_assert(memcmp(cp.r, b.sol->r, (size_t)cp.m * sizeof(double)) == 0);
+        double again = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu,
+                                            cp.r, NM_RHO_ONE, NULL);
+        ck_assert_double_eq(again, recorded);
+        const double omegas[] = {1.0, 1.5, 0.7};
+        for (int k = 0; k < 4; k++) {
+            double *r = calloc((size_t)cp.m, sizeof *r);
+            cp_sweep_options o = {.order = k == 3 ? CP_FORWARD : CP_RANDOM,
+                                  .relaxation = omegas[k % 3],
+                                  .tolerance = 1e-10,
+                                  .max_sweeps = 200000,
+                                  .every = 0,
+                                  .seed = 3};
+            cp_sweep_result res;
+            ck_assert_msg(contact_problem_sweeps(&cp, r, &o, NULL, NULL, &res, &err) == CDLAB_OK,
+                          "%s", err.msg);
+            ck_assert_msg(res.converged && res.residual <= 1e-10, "%dD omega %g: %g after %d", dim,
+                          o.relaxation, res.residual, res.sweeps);
+            double indep = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu,
+                                                r, NM_RHO_ONE, NULL);
+            ck_assert_msg(indep <= 1.01e-10, "%dD: W r + q gives %g", dim, indep);
+            fprintf(stderr, "  solve %dD, %d contacts, %s omega %.1f: 1e-10 in %d sweeps\n", dim,
+                    cp.nc, k == 3 ? "forward" : "random", o.relaxation, res.sweeps);
+            free(r);
+        }
+        contact_problem_free(&cp);
+        readback_free(&b);
+        unlink(path);
+        sim_close(&s);
+    }
+}
+END_TEST
+
+/* Another code's file: W as triplets (FCLIB's nz >= 0), here one frictionless 2D contact
+ * W = diag(2, 1), q = (-1, 0.5): converted to columns and solved exactly (r_N = 0.5); files
+ * that are no local problem are refused in a message naming them. */
+START_TEST(fclib_read_triplets_and_refusals)
+{
+    char path[32] = "/tmp/cdlab_fctXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path);
+    int rows[] = {1, 0}, cols[] = {1, 0};
+    double vals[] = {1.0, 2.0}, q[] = {-1.0, 0.5}, mu[] = {0.0};
+    struct fclib_matrix W = {.nzmax = 2, .m = 2, .n = 2, .p = cols, .i = rows, .x = vals, .nz = 2};
+    struct fclib_info info = {.title = "triplets", .description = "test", .math_info = "none"};
+    struct fclib_local prob = {.W = &W, .mu = mu, .q = q, .spacedim = 2, .info = &info};
+    ck_assert_int_eq(fclib_write_local(&prob, path), 1);
+    contact_problem cp;
+    int stored;
+    diag err;
+    ck_assert_msg(contact_problem_read_fclib(path, &cp, &stored, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_int_eq(stored, 0);
+    ck_assert_int_eq(cp.nnz, 2);
+    ck_assert_int_eq(cp.colptr[0], 0);
+    ck_assert_int_eq(cp.colptr[1], 1);
+    ck_assert_int_eq(cp.row[0], 0);
+    ck_assert_double_eq(cp.val[0], 2.0);
+    double r[2] = {0.0, 0.0};
+    cp_sweep_options o = {
+        .order = CP_FORWARD, .relaxation = 1.0, .tolerance = 0.0, .max_sweeps = 3};
+    cp_sweep_result res;
+    ck_assert_int_eq(contact_problem_sweeps(&cp, r, &o, NULL, NULL, &res, &err), CDLAB_OK);
+    ck_assert_double_eq(r[0], 0.5);
+    ck_assert_double_eq(r[1], 0.0);
+    ck_assert_double_eq(res.residual, 0.0);
+    contact_problem_free(&cp);
+    unlink(path);
+    /* not a local problem, not HDF5, absent */
+    char other[32] = "/tmp/cdlab_fcnXXXXXX";
+    fd = mkstemp(other);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "not hdf5\n", 9), 9);
+    close(fd);
+    ck_assert_int_ne(contact_problem_read_fclib(other, &cp, &stored, &err), CDLAB_OK);
+    ck_assert_msg(strstr(err.msg, other), "%s", err.msg);
+    ck_assert_int_ne(contact_problem_read_fclib("/nonexistent/x.h5", &cp, &stored, &err), CDLAB_OK);
+    ck_assert_msg(strstr(err.msg, "/nonexistent/x.h5"), "%s", err.msg);
+    unlink(other);
+}
+END_TEST
+
 /* The natural map on one contact (W = 1): an open frictionless contact with no sliding is
  * solved by r = 0 (the residual was |u_N|: the cone's projection kept a negative normal when
  * mu = 0, and every frictionless export printed a residual of the order of its gaps/dt), a
@@ -467,6 +576,22 @@ START_TEST(fclib_program_export)
     double merit = fclib_merit_local(b.p, MERIT_1, b.sol);
     ck_assert_msg(merit < 1e-7, "fclib_merit_local = %g", merit);
     readback_free(&b);
+    /* cdlab solve: the history and the verdict; exit 0 reached, 1 not within the sweeps given,
+     * 2 for a file that is no problem (the run's output) */
+    char said2[8192];
+    snprintf(cmd, sizeof cmd, "%s solve %s --relaxation 1.4 --tolerance 1e-9 --every 10 2>&1",
+             cdlab_bin(), fb);
+    ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 0);
+    ck_assert_msg(strstr(said2, "177 contacts, local dimension 3") &&
+                      strstr(said2, "its stored solution: natural-map residual") &&
+                      strstr(said2, "  sweep       10   residual ") && strstr(said2, "reached: "),
+                  "%s", said2);
+    snprintf(cmd, sizeof cmd, "%s solve %s --max-sweeps 2 --tolerance 0 2>&1", cdlab_bin(), fb);
+    ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 1);
+    ck_assert_msg(strstr(said2, "not reached: ") && strstr(said2, "after 2 sweeps"), "%s", said2);
+    snprintf(cmd, sizeof cmd, "%s solve %s 2>&1", cdlab_bin(), out);
+    ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 2);
+    ck_assert_msg(strstr(said2, "not an FCLIB local problem"), "%s", said2);
     remove_output(out);
     for (int k = 0; k < 4; k++)
         unlink(tmp[k]);
@@ -553,6 +678,8 @@ Suite *fclib_suite(void)
     tcase_add_test(tc, fclib_2d_piston);
     tcase_add_test(tc, fclib_3d_merit);
     tcase_add_test(tc, unit_natural_map_frictionless);
+    tcase_add_test(tc, fclib_read_and_solve);
+    tcase_add_test(tc, fclib_read_triplets_and_refusals);
     tcase_add_test(tc, fclib_2d_frictionless);
     tcase_add_test(tc, fclib_export_not_reached_said);
     tcase_add_test(tc, fclib_export_changes_nothing);

@@ -36,6 +36,7 @@ static void usage(FILE *f)
             "  cdlab check CONFIG.ini [--set section.key=value ...]\n"
             "  cdlab info OUT.h5\n"
             "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
+            "  cdlab solve FILE.fclib.h5 [--sweep S] [--relaxation W] [--tolerance T] [...]\n"
             "  cdlab help [COMMAND]               what a command does, with an example\n"
             "  cdlab help config [SECTION]        every configuration key: type, default, meaning\n"
             "  cdlab --version                    version, commit, results epoch, build options,\n"
@@ -91,6 +92,21 @@ static const struct {
      "  --diameter D               particle diameter (default 1)\n"
      "  --length L                 system size, to compare with the diffusion length",
      "  cdlab equiv 40 1.0 1.0 random --length 50"},
+    {"solve", "cdlab solve FILE.fclib.h5 [options]",
+     "Solves a stored contact problem (an FCLIB local problem: cdlab's --export-fclib files or\n"
+     "another code's) with the sweeps, from zero or from its stored solution, and prints the\n"
+     "natural-map residual (rho = 1, FCLIB's and Siconos's error) every K sweeps: a step studied\n"
+     "without re-running its simulation. The one-contact update is the engine's (docs/physics.md).",
+     "  --sweep random|forward|backward   the order (default random)\n"
+     "  --relaxation W             omega in (0, 2) (default 1: Gauss-Seidel)\n"
+     "  --tolerance T              stop at a residual <= T (default 1e-8)\n"
+     "  --max-sweeps N             at most N sweeps (default 100000)\n"
+     "  --every K                  a history line every K sweeps (default 100; 0: first, last)\n"
+     "  --start zero|stored        from zero impulses (default) or the file's /solution/r\n"
+     "  --seed S                   the random order's stream (default 1)\n"
+     "Exit status: 0 tolerance reached, 1 not reached (or a failed write), 2 refused.",
+     "  cdlab run tests/memcheck/cd.ini -o pile.h5 --export-fclib 30\n"
+     "  cdlab solve pile-step30.fclib.h5 --relaxation 1.5 --tolerance 1e-10"},
     {"help", "cdlab help [COMMAND | config [SECTION]]",
      "Lists the commands, or explains one; `cdlab help config` lists every configuration key\n"
      "with its type, default and meaning (from docs/config.md, which is the parser's key list).",
@@ -712,6 +728,150 @@ static int cmd_equiv(int argc, char **argv)
     return 0;
 }
 
+static void solve_report(void *ctx, int sweep, double residual, double seconds)
+{
+    (void)ctx;
+    printf("  sweep %8d   residual %.6e   %.4g s\n", sweep, residual, seconds);
+}
+
+typedef struct solve_args {
+    const char *file, *order, *start;
+    double relaxation, tolerance;
+    long max_sweeps, every;
+    uint64_t seed;
+} solve_args;
+
+/* cdlab solve's command line into a; 0, or the exit status of a bad one (its message printed). */
+static int parse_solve_args(int argc, char **argv, solve_args *a)
+{
+    *a = (solve_args){.order = "random",
+                      .start = "zero",
+                      .relaxation = 1.0,
+                      .tolerance = 1e-8,
+                      .max_sweeps = 100000,
+                      .every = 100,
+                      .seed = 1};
+    double v;
+    for (int k = 0; k < argc; k++) {
+        const char *o = argv[k];
+        if (strncmp(o, "--", 2) != 0) {
+            if (a->file) {
+                fprintf(stderr, "cdlab solve: one FILE.fclib.h5 (got '%s' and '%s')\n", a->file, o);
+                return 2;
+            }
+            a->file = o;
+            continue;
+        }
+        if (k + 1 >= argc) {
+            fprintf(stderr, "cdlab solve: %s needs a value\n", o);
+            return 2;
+        }
+        const char *val = argv[++k];
+        if (strcmp(o, "--sweep") == 0 &&
+            (strcmp(val, "random") == 0 || strcmp(val, "forward") == 0 ||
+             strcmp(val, "backward") == 0))
+            a->order = val;
+        else if (strcmp(o, "--start") == 0 &&
+                 (strcmp(val, "zero") == 0 || strcmp(val, "stored") == 0))
+            a->start = val;
+        else if (strcmp(o, "--relaxation") == 0 && config_parse_number(val, &v) && v > 0.0 &&
+                 v < 2.0)
+            a->relaxation = v;
+        else if (strcmp(o, "--tolerance") == 0 && config_parse_number(val, &v) && v >= 0.0)
+            a->tolerance = v;
+        else if ((strcmp(o, "--max-sweeps") == 0 || strcmp(o, "--every") == 0) &&
+                 config_parse_number(val, &v) && v >= (o[2] == 'm' ? 1.0 : 0.0) && v <= 1e9 &&
+                 v == floor(v))
+            *(o[2] == 'm' ? &a->max_sweeps : &a->every) = (long)v;
+        else if (strcmp(o, "--seed") == 0 && config_parse_number(val, &v) && v >= 0.0 &&
+                 v < 1.8e19 && v == floor(v))
+            a->seed = (uint64_t)v;
+        else {
+            fprintf(stderr,
+                    "cdlab solve: %s '%s' is not taken (cdlab help solve: --sweep "
+                    "random|forward|backward, --relaxation in (0, 2), --tolerance >= 0, "
+                    "--max-sweeps >= 1, --every >= 0, --start zero|stored, --seed >= 0)\n",
+                    o, val);
+            return 2;
+        }
+    }
+    if (!a->file) {
+        fprintf(stderr, "cdlab solve: which FILE.fclib.h5? (cdlab help solve)\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* cdlab solve FILE.fclib.h5: a stored contact problem solved by the sweeps, the residual
+ * history printed. */
+static int cmd_solve(int argc, char **argv)
+{
+    solve_args a;
+    int bad = parse_solve_args(argc, argv, &a);
+    if (bad)
+        return bad;
+    const char *file = a.file, *order = a.order, *start = a.start;
+    double relaxation = a.relaxation, tolerance = a.tolerance;
+    long max_sweeps = a.max_sweeps, every = a.every;
+    uint64_t seed = a.seed;
+    contact_problem cp;
+    int stored;
+    diag err;
+    if (contact_problem_read_fclib(file, &cp, &stored, &err) != CDLAB_OK) {
+        fprintf(stderr, "cdlab: %s\n", err.msg);
+        return 2;
+    }
+    if (strcmp(start, "stored") == 0 && !stored) {
+        fprintf(stderr, "cdlab solve: %s holds no solution (/solution/r) to start from\n", file);
+        contact_problem_free(&cp);
+        return 2;
+    }
+    printf("%s: %d contacts, local dimension %d, W %d x %d with %d entries\n", file, cp.nc, cp.d,
+           cp.m, cp.m, cp.nnz);
+    if (stored)
+        printf("its stored solution: natural-map residual %.6e (rho = 1, FCLIB's and Siconos's; "
+               "rho = 1/W_NN: %.6e)\n",
+               natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r,
+                                    NM_RHO_ONE, NULL),
+               natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu, cp.r,
+                                    NM_RHO_INV_W, NULL));
+    double *r = calloc((size_t)cp.m, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "cdlab: out of memory for %d impulses\n", cp.m);
+        contact_problem_free(&cp);
+        return 1;
+    }
+    if (strcmp(start, "stored") == 0)
+        memcpy(r, cp.r, (size_t)cp.m * sizeof *r);
+    cp_sweep_options o = {.order = strcmp(order, "random") == 0    ? CP_RANDOM
+                                   : strcmp(order, "forward") == 0 ? CP_FORWARD
+                                                                   : CP_BACKWARD,
+                          .relaxation = relaxation,
+                          .tolerance = tolerance,
+                          .max_sweeps = (int)max_sweeps,
+                          .every = (int)every,
+                          .seed = seed};
+    printf("solver: %s sweeps, relaxation %g, from %s, until the natural-map residual (rho = 1) "
+           "<= %g or %ld sweeps\n",
+           order, relaxation, strcmp(start, "zero") == 0 ? "zero" : "the stored solution",
+           tolerance, max_sweeps);
+    cp_sweep_result res;
+    status s = contact_problem_sweeps(&cp, r, &o, solve_report, NULL, &res, &err);
+    if (s == CDLAB_OK)
+        printf("%s: residual %.6e after %d sweeps in %.4g s (%.3g ns per contact update)\n",
+               res.converged ? "reached" : "not reached", res.residual, res.sweeps, res.seconds,
+               res.sweeps > 0 ? 1e9 * res.seconds / ((double)res.sweeps * cp.nc) : 0.0);
+    else
+        fprintf(stderr, "cdlab: %s\n", err.msg);
+    free(r);
+    contact_problem_free(&cp);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cdlab: cannot write the standard output: %s\n", strerror(errno));
+        return 1;
+    }
+    return s != CDLAB_OK ? 2 : res.converged ? 0 : 1;
+}
+
 static int cdlab_main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -758,6 +918,8 @@ static int cdlab_main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2, 0);
     if (strcmp(argv[1], "equiv") == 0)
         return cmd_equiv(argc - 2, argv + 2);
+    if (strcmp(argv[1], "solve") == 0)
+        return cmd_solve(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0)
         return cmd_run(argc - 2, argv + 2, 1);
     if (strcmp(argv[1], "info") == 0) {

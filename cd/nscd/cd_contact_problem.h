@@ -82,4 +82,30 @@ status contact_problem_fclib_load(diag *err);
 #define STALE_NOTICE_MAX (PATH_MAX + 512)
 int contact_problem_stale_partials(const char *path, char said[][STALE_NOTICE_MAX], int max);
 
+/* Reads an FCLIB local problem (cdlab's exports, other codes' files) into cp: W in compressed
+ * columns (triplets are converted), q, mu, and the stored solution's r when the file has one
+ * (*has_solution; else cp->r is NULL); u, frames, bodies and gaps are not read (NULL). A file
+ * that is no such problem, or whose arrays disagree, is refused (CDLAB_ERR_ARG, naming it). */
+status contact_problem_read_fclib(const char *path, contact_problem *cp, int *has_solution,
+                                  diag *err);
+
+/* The sweeps on a stored problem (cd_matrix_sweeps.c): the engine's one-contact update on r with
+ * u = W r + q kept, until the natural-map residual (rho = 1) is at most tolerance or max_sweeps
+ * are done. report (may be NULL) gets sweep 0, every every-th sweep and the last. */
+typedef enum { CP_FORWARD, CP_BACKWARD, CP_RANDOM } cp_order;
+typedef struct cp_sweep_options {
+    cp_order order;
+    double relaxation; /* omega in (0, 2) */
+    double tolerance;
+    int max_sweeps, every;
+    uint64_t seed; /* the random order's stream */
+} cp_sweep_options;
+typedef struct cp_sweep_result {
+    int sweeps, converged;
+    double residual, seconds;
+} cp_sweep_result;
+typedef void (*cp_sweep_report)(void *ctx, int sweep, double residual, double seconds);
+status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_sweep_options *o,
+                              cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);
+
 #endif

@@ -1,0 +1,151 @@
+/* The sweeps on a stored contact problem (W, q, mu) of FCLIB's form, for `cdlab solve`: the
+ * engine's one-contact update (cd_sweep.c's contact_update) on impulses r with u = W r + q kept
+ * up to date column by column, so that a step can be studied without re-running its
+ * simulation, and against other codes' solvers on the same file. */
+#include "nscd/cd_contact_problem.h"
+
+#include "pcg32.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The natural-map residual (rho = 1) of r with u = W r + q given. */
+static double residual_of(const contact_problem *cp, const double *r, const double *u)
+{
+    double res2 = 0.0, r2 = 0.0;
+    for (int a = 0; a < cp->nc; a++) {
+        double a2;
+        res2 += natural_map_term(&r[a * cp->d], &u[a * cp->d], cp->d, cp->mu[a], 1.0, &a2);
+        r2 += a2;
+    }
+    return r2 > 0.0 ? sqrt(res2) / sqrt(r2) : sqrt(res2);
+}
+
+/* u += W[:, k] x for the columns k of contact a. */
+static void add_columns(const contact_problem *cp, int a, const double *dx, double *u)
+{
+    for (int j = 0; j < cp->d; j++) {
+        int k = a * cp->d + j;
+        if (dx[j] != 0.0)
+            for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++)
+                u[cp->row[e]] += cp->val[e] * dx[j];
+    }
+}
+
+/* The one-contact update: the Gauss-Seidel step on each axis, r - u / W_kk, taken omega times,
+ * then the shock law's projections: open when the normal is negative, the tangent scaled onto
+ * the cone (as cd_sweep.c's contact_update, in impulses). */
+static void update(const contact_problem *cp, int a, const double *w_diag, double omega, double *r,
+                   double *u)
+{
+    int d = cp->d;
+    double *ra = &r[a * d], *ua = &u[a * d], next[3] = {0.0, 0.0, 0.0}, dx[3];
+    const double *wa = &w_diag[a * d];
+    double rn = ra[0] - omega * ua[0] / wa[0];
+    if (rn > 0.0) {
+        next[0] = rn;
+        double t2 = 0.0;
+        for (int j = 1; j < d; j++) {
+            next[j] = wa[j] > 0.0 ? ra[j] - omega * ua[j] / wa[j] : 0.0;
+            t2 += next[j] * next[j];
+        }
+        double limit = cp->mu[a] * rn;
+        if (t2 > limit * limit) {
+            double scale = limit / sqrt(t2);
+            for (int j = 1; j < d; j++)
+                next[j] *= scale;
+        }
+    }
+    for (int j = 0; j < d; j++) {
+        dx[j] = next[j] - ra[j];
+        ra[j] = next[j];
+    }
+    add_columns(cp, a, dx, u);
+}
+
+status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_sweep_options *o,
+                              cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err)
+{
+    int m = cp->m, nc = cp->nc, d = cp->d;
+    memset(res, 0, sizeof *res);
+    if (o->order != CP_FORWARD && o->order != CP_BACKWARD && o->order != CP_RANDOM)
+        return diag_set(err, CDLAB_ERR_ARG,
+                        "the stored problem's sweeps are forward, backward "
+                        "or random");
+    double *u = malloc((size_t)m * sizeof *u), *w_diag = malloc((size_t)m * sizeof *w_diag);
+    int *perm = malloc((size_t)(nc + 1) * sizeof *perm);
+    if (!u || !w_diag || !perm) {
+        free(u);
+        free(w_diag);
+        free(perm);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for a problem of %d contacts", nc);
+    }
+    status s = CDLAB_OK;
+    for (int k = 0; k < m; k++) {
+        w_diag[k] = 0.0;
+        for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++)
+            if (cp->row[e] == k)
+                w_diag[k] += cp->val[e];
+        if (k % d == 0 && !(w_diag[k] > 0.0)) {
+            s = diag_set(err, CDLAB_ERR_ARG,
+                         "contact %d's normal diagonal entry W(%d,%d) is %g: a contact whose "
+                         "normal impulse moves nothing has no one-contact update",
+                         k / d, k, k, w_diag[k]);
+            break;
+        }
+    }
+    if (s == CDLAB_OK) {
+        /* u = W r + q */
+        memcpy(u, cp->q, (size_t)m * sizeof *u);
+        for (int k = 0; k < m; k++)
+            if (r[k] != 0.0)
+                for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++)
+                    u[cp->row[e]] += cp->val[e] * r[k];
+        pcg32 rng;
+        pcg32_seed(&rng, o->seed, 54u);
+        for (int a = 0; a < nc; a++)
+            perm[a] = o->order == CP_BACKWARD ? nc - 1 - a : a;
+        double t0 = now_seconds();
+        res->residual = residual_of(cp, r, u);
+        if (report)
+            report(ctx, 0, res->residual, 0.0);
+        while (res->sweeps < o->max_sweeps && !(res->residual <= o->tolerance)) {
+            if (o->order == CP_RANDOM)
+                for (int k = nc - 1; k > 0; k--) {
+                    int j = (int)pcg32_bounded_fast(&rng, (uint32_t)(k + 1)), t = perm[k];
+                    perm[k] = perm[j];
+                    perm[j] = t;
+                }
+            for (int k = 0; k < nc; k++)
+                update(cp, perm[k], w_diag, o->relaxation, r, u);
+            res->sweeps++;
+            res->residual = residual_of(cp, r, u);
+            if (!isfinite(res->residual)) {
+                s = diag_set(err, CDLAB_ERR_NUMERIC,
+                             "sweep %d: the residual is %g (the impulses diverge: relaxation %g "
+                             "too large for this problem?)",
+                             res->sweeps, res->residual, o->relaxation);
+                break;
+            }
+            if (report && o->every > 0 && res->sweeps % o->every == 0)
+                report(ctx, res->sweeps, res->residual, now_seconds() - t0);
+        }
+        res->seconds = now_seconds() - t0;
+        res->converged = res->residual <= o->tolerance;
+        if (report && s == CDLAB_OK && (o->every <= 0 || res->sweeps % o->every != 0))
+            report(ctx, res->sweeps, res->residual, res->seconds);
+    }
+    free(u);
+    free(w_diag);
+    free(perm);
+    return s;
+}
