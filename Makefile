@@ -253,4 +253,4 @@ format:
 clean:
 	rm -rf build build-debug build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/tests/mpi_selftest.d

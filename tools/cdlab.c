@@ -83,14 +83,15 @@ static const struct {
      "recorded. Numbers are printed in full (the shortest text that reads back to the same\n"
      "double).",
      "", "  cdlab info chain.h5"},
-    {"equiv", "cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]",
+    {"equiv", "cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L] [--relaxation W]",
      "The CD <-> DEM equivalence of Unger & Kertesz (sec. 3.4) for a CD run of N_I sweeps per\n"
      "step of DT with particles of mass MASS: q of the sweep order, the effective contact\n"
      "stiffness and dashpot (eqs. 67-68), sound speed, diffusion length, the DEM twin's critical\n"
      "time step, and a ready [dem] section. SWEEP: random (default), forward, backward, jacobi,\n"
      "colored.",
      "  --diameter D               particle diameter (default 1)\n"
-     "  --length L                 system size, to compare with the diffusion length",
+     "  --length L                 system size, to compare with the diffusion length\n"
+     "  --relaxation W             the sweeps' relaxation omega in (0, 2) (solver.relaxation)",
      "  cdlab equiv 40 1.0 1.0 random --length 50"},
     {"solve", "cdlab solve FILE.fclib.h5 [options]",
      "Solves a stored contact problem (an FCLIB local problem: cdlab's --export-fclib files or\n"
@@ -606,12 +607,25 @@ static int parse_pos(const char *s, double *v)
  * documents them. */
 static int cmd_equiv(int argc, char **argv)
 {
-    double args[3], d = 1.0, L = 0.0;
+    double args[3], d = 1.0, L = 0.0, omega = 1.0;
     const char *sweep_name = "random", *n_i_text = NULL, *d_text = NULL, *L_text = NULL;
+    const char *w_text = NULL;
     const char *argv_dt = NULL, *argv_m = NULL;
     int npos = 0;
     for (int k = 0; k < argc; k++) {
-        if (strcmp(argv[k], "--diameter") == 0 || strcmp(argv[k], "--length") == 0) {
+        if (strcmp(argv[k], "--relaxation") == 0) {
+            if (k + 1 >= argc) {
+                fprintf(stderr, "cdlab equiv: --relaxation needs a number\n");
+                return 2;
+            }
+            if (w_text)
+                return given_twice(argv[k], w_text, argv[k + 1]);
+            w_text = argv[++k];
+            if (!parse_pos(w_text, &omega) || !(omega < 2.0)) {
+                fprintf(stderr, "cdlab equiv: --relaxation must be in (0, 2) (got '%s')\n", w_text);
+                return 2;
+            }
+        } else if (strcmp(argv[k], "--diameter") == 0 || strcmp(argv[k], "--length") == 0) {
             /* without its value it was taken for the SWEEP ("unknown sweep '--diameter'") */
             int is_d = argv[k][2] == 'd';
             const char **seen = is_d ? &d_text : &L_text;
@@ -629,7 +643,8 @@ static int cmd_equiv(int argc, char **argv)
             }
             k++;
         } else if (strncmp(argv[k], "--", 2) == 0) {
-            fprintf(stderr, "cdlab equiv: unknown option '%s' (--diameter D, --length L)\n",
+            fprintf(stderr,
+                    "cdlab equiv: unknown option '%s' (--diameter D, --length L, --relaxation W)\n",
                     argv[k]);
             return 2;
         } else if (npos < 3) {
@@ -678,9 +693,16 @@ static int cmd_equiv(int argc, char **argv)
                 sweep_name);
         return 2;
     }
+    if (!isfinite(equiv_q_relaxed((sweep_order)sweep, omega))) {
+        fprintf(stderr,
+                "cdlab equiv: the %s sweep relaxed by %s has no q (relaxed Jacobi "
+                "diverges above 1)\n",
+                sweep_name, w_text);
+        return 2;
+    }
     int N_I = (int)args[0];
     double dt = args[1], m = args[2];
-    equiv_figures e = equiv_of((sweep_order)sweep, N_I, dt, d, m);
+    equiv_figures e = equiv_of_relaxed((sweep_order)sweep, omega, N_I, dt, d, m);
     double dtc = equiv_critical_dt(e.kappa, e.gamma, m);
     /* a figure beyond a double's range was printed as inf, 0 or -nan, and the [dem] section
      * below then described another system */
@@ -703,12 +725,18 @@ static int cmd_equiv(int argc, char **argv)
     config_fmt_double(kn_s, sizeof kn_s, e.kappa);
     config_fmt_double(gn_s, sizeof gn_s, e.gamma);
     printf("CD run: N_I = %d sweeps per step, dt = %s, particle mass m = %s, diameter d = %s, %s "
-           "sweep\n",
-           N_I, dt_s, m_s, d_s, sweep_name);
-    printf("  q         = %.6g      (%s)\n", e.q,
-           sweep == SWEEP_RANDOM   ? "eq. 46"
-           : sweep == SWEEP_JACOBI ? "eq. 45"
-                                   : "measured: 1D wave test at N_I = 40, experiments/chain1d");
+           "sweep%s%s\n",
+           N_I, dt_s, m_s, d_s, sweep_name, w_text ? " relaxed by omega = " : "",
+           w_text ? w_text : "");
+    if (omega != 1.0)
+        printf("  q         = %.6g      q(omega), derived on the chain (docs/physics.md; %.6g at "
+               "omega = 1)\n",
+               e.q, equiv_q((sweep_order)sweep));
+    else
+        printf("  q         = %.6g      (%s)\n", e.q,
+               sweep == SWEEP_RANDOM   ? "eq. 46"
+               : sweep == SWEEP_JACOBI ? "eq. 45"
+                                       : "measured: 1D wave test at N_I = 40, experiments/chain1d");
     printf("  kappa     = %.6g      q m N_I / dt^2 (eq. 67): effective contact stiffness\n",
            e.kappa);
     printf("  gamma     = %.6g      q m N_I / dt (eq. 68): effective contact dashpot\n", e.gamma);
@@ -722,6 +750,8 @@ static int cmd_equiv(int argc, char **argv)
                e.l_diff < L ? "spuriously soft regime (l_diff < L)" : "l_diff >= L");
     printf("\nDEM twin: critical time step %.6g for mass %s (use dt well below it)\n\n", dtc, m_s);
     printf("[dem]\nstiffness_from_cd = %d\ncd_dt = %s\ncd_sweep = %s\n", N_I, dt_s, sweep_name);
+    if (omega != 1.0)
+        printf("cd_relaxation = %s\n", w_text);
     printf("; equivalent to: k_n = %s, damping = absolute, damping_normal = %s, k_t = 0\n"
            "; (the mean particle mass of the DEM config is used; with m = %s as here)\n",
            kn_s, gn_s, m_s);

@@ -30,24 +30,31 @@ static status stiffness_from_cd(config *c, const world *W, const scene_info *inf
             file_dt = NAN; /* config_double below then asks for dem.cd_dt */
     }
     int sweep;
+    double omega;
     if ((s = config_double(c, S, "cd_dt", !isfinite(file_dt), file_dt, 0.0, 1, INFINITY, &cd_dt,
                            err)) ||
         (s = config_enum(c, S, "cd_sweep", 0, is_twin ? (int)twin->sweep : SWEEP_RANDOM,
-                         sweep_order_names, &sweep, err)))
+                         sweep_order_names, &sweep, err)) ||
+        (s = config_double(c, S, "cd_relaxation", 0,
+                           is_twin && twin->relaxation > 0.0 ? twin->relaxation : 1.0, 0.0,
+                           CONFIG_MIN_OPEN | CONFIG_MAX_OPEN, 2.0, &omega, err)))
         return s;
     d->cd_sweep = sweep;
     d->cd_dt = cd_dt;
-    double q = equiv_q((sweep_order)sweep);
+    d->cd_relaxation = omega;
+    double q = equiv_q_relaxed((sweep_order)sweep, omega);
     if (!isfinite(q))
-        return config_error(c, S, "cd_sweep", err,
-                            "no q for the %s sweep; give dem.k_n and the dashpot yourself",
-                            sweep_order_names[sweep]);
+        return config_error(c, S, omega == 1.0 ? "cd_sweep" : "cd_relaxation", err,
+                            "no q for the %s sweep%s; give dem.k_n and the dashpot yourself",
+                            sweep_order_names[sweep],
+                            omega == 1.0 ? "" : " relaxed above 1 (it is unstable)");
     for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL}; *k;
          k++)
         if (config_has(c, S, *k))
             return config_error(c, S, *k, err,
                                 "is set by dem.stiffness_from_cd; give one or the other");
-    equiv_figures e = equiv_of((sweep_order)sweep, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
+    equiv_figures e = equiv_of_relaxed((sweep_order)sweep, omega, (int)from_cd, cd_dt, info->d_mean,
+                                       info->m_mean);
     /* k_n = inf (cd_dt = 1e-200) ran with a -nan critical time step and no force */
     if (!(e.kappa > 0.0 && e.kappa < INFINITY && e.gamma > 0.0 && e.gamma < INFINITY))
         return config_error(c, S, "cd_dt", err,
@@ -246,13 +253,6 @@ status dem_config_read(config *c, const world *W, const scene_info *info, const 
                         err)))
         return s;
     d->from_cd = (int)from_cd;
-    if (from_cd > 0 && is_twin && twin->relaxation != 0.0 && twin->relaxation != 1.0)
-        return config_error(c, "solver", "relaxation", err,
-                            "is %g: the DEM twin's stiffness kappa = q m N_I/dt^2 takes q from "
-                            "the Gauss-Seidel sweeps (omega = 1); the over-relaxed sweeps' q is "
-                            "not measured yet: give the contact yourself (dem.k_n, "
-                            "dem.damping_normal)",
-                            twin->relaxation);
     if (from_cd > 0) {
         if ((s = stiffness_from_cd(c, W, info, twin, from_cd, d, err)))
             return s;

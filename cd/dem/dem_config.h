@@ -22,6 +22,7 @@ typedef struct dem_setup {
     int from_cd;          /* N_I of dem.stiffness_from_cd, 0 if not used */
     int cd_sweep;         /* with from_cd: the CD run's sweep order (sweep_order) */
     double cd_dt;         /* with from_cd: the CD run's time step */
+    double cd_relaxation; /* with from_cd: the CD run's relaxation omega (1: Gauss-Seidel) */
 } dem_setup;
 
 /* dt is the run's time step; info gives the mean particle mass for stiffness_from_cd.

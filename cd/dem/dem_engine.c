@@ -96,11 +96,15 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
     /* the twin runs the CD run's physical time: the pipeline scales its steps */
     if (E->set.from_cd > 0 && twin && twin->present && E->set.cd_dt != W->dt)
         twin->time_ratio = E->set.cd_dt / W->dt;
-    if (E->set.from_cd > 0 && twin && twin->present)
+    if (E->set.from_cd > 0 && twin && twin->present) {
+        char relax[64] = "";
+        if (E->set.cd_relaxation != 1.0)
+            snprintf(relax, sizeof relax, ", cd_relaxation = %g", E->set.cd_relaxation);
         snprintf(note, note_n,
                  "; this is the DEM twin of its CD run (dem.stiffness_from_cd = %d, cd_sweep = "
-                 "%s, cd_dt = %g)",
-                 E->set.from_cd, sweep_order_names[E->set.cd_sweep], E->set.cd_dt);
+                 "%s%s, cd_dt = %g)",
+                 E->set.from_cd, sweep_order_names[E->set.cd_sweep], relax, E->set.cd_dt);
+    }
     return CDLAB_OK;
 }
 

@@ -20,10 +20,41 @@ double equiv_q(sweep_order s)
     return NAN;
 }
 
+/* The derived q(omega) of the order on the chain (equiv.h). */
+static double q_shape(sweep_order s, double omega)
+{
+    switch (s) {
+    case SWEEP_JACOBI:
+        return omega <= 1.0 ? omega / 2.0 : NAN;
+    case SWEEP_RANDOM:
+        return 2.0 * exp(omega / 2.0) - 2.0 - omega / 2.0;
+    case SWEEP_FORWARD:
+    case SWEEP_BACKWARD:
+        return omega / (2.0 - omega);
+    case SWEEP_COLORED:
+        return omega * (omega + 2.0) / 4.0;
+    }
+    return NAN;
+}
+
+double equiv_q_relaxed(sweep_order s, double omega)
+{
+    if (omega == 1.0)
+        return equiv_q(s);
+    if (!(omega > 0.0 && omega < 2.0))
+        return NAN;
+    return equiv_q(s) * q_shape(s, omega) / q_shape(s, 1.0);
+}
+
 equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m)
 {
+    return equiv_of_relaxed(s, 1.0, N_I, dt, d, m);
+}
+
+equiv_figures equiv_of_relaxed(sweep_order s, double omega, int N_I, double dt, double d, double m)
+{
     equiv_figures e;
-    e.q = equiv_q(s);
+    e.q = equiv_q_relaxed(s, omega);
     e.D = e.q * N_I * d * d / dt;        /* eq. (54) */
     e.c = sqrt(e.q * N_I) * d / dt;      /* eq. (57) */
     e.l_diff = sqrt(4.0 * e.D * dt);     /* eq. (63) */

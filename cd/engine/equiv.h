@@ -39,12 +39,23 @@ extern const char *const sweep_order_names[];
  * measured values for colored and the ordered sweeps (above). */
 double equiv_q(sweep_order s);
 
+/* q of the over-relaxed sweeps (solver.relaxation = omega), derived on the chain (docs/physics.md,
+ * "q of the relaxed sweeps": the variance of one sweep's mean kernel) and measured on it
+ * (experiments/chain1d): jacobi omega/2; random 2 exp(omega/2) - 2 - omega/2 (eq. 46 at 1);
+ * forward and backward omega/(2 - omega) (1 at 1: the measured q, now derived); colored (two
+ * colours in random order) omega (omega + 2)/4 (3/4 at 1), each scaled by equiv_q(s) over its
+ * value at 1 so that omega = 1 is equiv_q(s) exactly (the colored sweep's measured 0.751). NaN
+ * for jacobi above 1, where its checkerboard mode grows by |1 - 2 omega| a sweep. */
+double equiv_q_relaxed(sweep_order s, double omega);
+
 typedef struct equiv_figures {
     double q, D, c, l_diff, kappa, gamma; /* eqs. (45-46), (54), (57), (63), (67), (68) */
 } equiv_figures;
 
 /* For N_I sweeps per step, time step dt, particle diameter d and mass m. */
 equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m);
+/* The same for the sweeps relaxed by omega (equiv_q_relaxed; omega = 1: equiv_of). */
+equiv_figures equiv_of_relaxed(sweep_order s, double omega, int N_I, double dt, double d, double m);
 
 /* The tangential block's figures over the normal ones: m_t/m_n (eqs. 17-18) for two equal
  * particles, or a particle and a wall, with lever arms of their radius and moments of inertia

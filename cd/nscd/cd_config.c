@@ -22,6 +22,13 @@ status cd_config_read(config *c, cd_params *p, diag *err)
         (s = config_double(c, "solver", "stress_volume", 0, p->stress_volume, 0.0, 0, INFINITY,
                            &p->stress_volume, err)))
         return s;
+    if (sweep == SWEEP_JACOBI && p->relaxation > 1.0)
+        return config_error(c, "solver", "relaxation", err,
+                            "is %g with the jacobi sweep: relaxed Jacobi diverges above 1 (on a "
+                            "chain its checkerboard mode grows by |1 - 2 omega| every sweep; "
+                            "the 1D wave test overlapped by 0.32 of a radius in its first step "
+                            "at 1.25): use at most 1, or another order",
+                            p->relaxation);
     p->sweep = (sweep_order)sweep;
     p->crit = (criterion)crit;
     p->iterations = (int)iters;

@@ -153,13 +153,12 @@ static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
     return buf;
 }
 
-/* The spurious elasticity figures of the run's solver: Unger & Kertesz's for the sweeps' q
- * (measured for omega = 1); not a number for the over-relaxed sweeps, whose q is not known. */
+/* The spurious elasticity figures of the run's solver: Unger & Kertesz's for the sweeps' q, of
+ * the relaxed sweeps' q(omega) (equiv_q_relaxed) when relaxed. */
 static equiv_figures cd_figures(const cd_params *p, const world *W, const scene_info *info)
 {
-    if (p->relaxation != 1.0)
-        return (equiv_figures){NAN, NAN, NAN, NAN, NAN, NAN};
-    return equiv_of(p->sweep, p->iterations, W->dt, info->d_mean, info->m_mean);
+    return equiv_of_relaxed(p->sweep, p->relaxation, p->iterations, W->dt, info->d_mean,
+                            info->m_mean);
 }
 
 static void cd_announce(const engine *e, const world *W, const scene_info *info,
@@ -212,11 +211,12 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
                    sweep, p->epsilon, p->iterations, warm);
     if (p->relaxation != 1.0)
         engine_say(notes,
-                   "solver: over-relaxed sweeps (projected SOR), omega = solver.relaxation = %g: "
-                   "each update moves the force omega times the Gauss-Seidel step before the "
-                   "shock law's projection; q, and with it the spurious elasticity figures, is "
-                   "measured for omega = 1 only, so none is given (/elasticity holds NaN)",
-                   p->relaxation);
+                   "solver: %s sweeps (projected SOR), omega = solver.relaxation = %g: each "
+                   "update moves the force omega times the Gauss-Seidel step before the shock "
+                   "law's projection; q(omega) = %.4f (derived on the chain, docs/physics.md; "
+                   "%.4f at omega = 1)",
+                   p->relaxation > 1.0 ? "over-relaxed" : "under-relaxed", p->relaxation, f.q,
+                   equiv_q(p->sweep));
     if (comm_size() > 1 && p->sweep == SWEEP_COLORED)
         engine_say(notes,
                    "distributed over %d ranks: the colored sweep is the one-process sweep, "
