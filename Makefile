@@ -140,7 +140,7 @@ demo: deps
 	PYTHON=$(PYTHON) CDLAB=$(CURDIR)/$(BUILD)/cdlab bash experiments/chain1d/run.sh
 
 # The studies of experiments/*/ (docs/experiments.md); QUICK=1 runs small versions.
-EXPERIMENTS ?= chain1d piston2d cd_vs_dem convergence kuhn sliding_pair ddem lammps
+EXPERIMENTS ?= chain1d piston2d cd_vs_dem convergence kuhn sliding_pair ddem solvers lammps
 experiments: deps
 	$(MAKE) --no-print-directory $(BUILD)/cdlab $(BUILD)/cdlab-lab
 	@for e in $(EXPERIMENTS); do \

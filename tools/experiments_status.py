@@ -17,7 +17,7 @@ import sys
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MARK = re.compile(r"<!-- cdlab-study commit=(\S+) epoch=(\d+) date=(\S+) fingerprint=(\S+) -->")
-STUDIES = ["chain1d", "piston2d", "cd_vs_dem", "convergence", "kuhn", "sliding_pair", "ddem",
+STUDIES = ["chain1d", "piston2d", "cd_vs_dem", "convergence", "kuhn", "sliding_pair", "ddem", "solvers",
            "lammps", "parallel"]
 
 

@@ -54,7 +54,7 @@ def stamp(cdlab, inputs=(), runs=()):
                                f"({commit}): delete it and rerun the study")
     fp = fingerprint(inputs) if inputs else "none"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     names = ", ".join(f"`{os.path.relpath(p, root)}`" for p in sorted(inputs)) or "none"
     return ["", "---", "",
             f"Made by cdlab {commit} (results epoch {epoch}) on {date}, from "
