@@ -90,7 +90,7 @@ def main():
           "", f"![chain overlay]({os.path.basename(out)}/chain_overlay.png)", ""]
     if not a.quick:
         from cdlab import Run as R2
-        import dampedfit
+        from cdlab import dampedfit
         pdev = []
         fig, axs = plt.subplots(2, 1, figsize=(8, 4.8), sharex=True)
         for ax, ni in zip(axs, [10, 20]):
