@@ -115,7 +115,14 @@ static status prepare(run_state *R, diag *err)
         claimed = 1;
         R->w.of = &R->of;
         outfile_fd_path(R->of.fd, R->fd_path, sizeof R->fd_path);
-        if ((s = h5out_create_via(&R->w.h, R->fd_path, R->of.partial, err)) == CDLAB_OK &&
+        /* made through the claimed descriptor; if it fails while the name was taken by another
+         * file (HDF5 resolves the descriptor's path by name and met the moment between a
+         * rename and a new file: "No such file or directory"), that is the reason given */
+        diag moved;
+        if ((s = h5out_create_via(&R->w.h, R->fd_path, R->of.partial, err)) != CDLAB_OK &&
+            outfile_present(&R->of, &moved) != CDLAB_OK)
+            *err = moved;
+        if (s == CDLAB_OK &&
             (h5out_read_back_as(R->w.h, R->fd_path), s = outfile_present(&R->of, err)) ==
                 CDLAB_OK &&
             (s = run_output_header(&R->w, R->c, S, R->hk, err)) == CDLAB_OK)
