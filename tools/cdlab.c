@@ -371,7 +371,14 @@ static void report_kept(const run_summary *sum, const char *cfg_path)
                 "it may be incomplete)",
                 sum->out_file, sum->snapshot_step);
     }
-    if (sum->checkpoint_step >= 0)
+    if (sum->checkpoint_step >= 0 && sum->checkpoint_step >= sum->last_step)
+        /* a restart from it has nothing to do (it was told "to continue") */
+        fprintf(stderr,
+                "; its last complete checkpoint is at step %ld, the run's last: every step was "
+                "done; to run further, cdlab run %s -o NEW.h5 --restart %s --set "
+                "system.steps=N (N > %ld)\n",
+                sum->checkpoint_step, cfg_path, sum->out_file, sum->checkpoint_step);
+    else if (sum->checkpoint_step >= 0)
         fprintf(stderr,
                 "; its last complete checkpoint is at step %ld: to continue, cdlab run %s "
                 "-o NEW.h5 --restart %s\n",

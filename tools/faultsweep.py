@@ -44,8 +44,11 @@ RUNS = {
 }
 
 
-def run(cdlab, name, out, inject=None, restart=None, steps_set=True):
+def run(cdlab, name, out, inject=None, restart=None, steps_set=True, more_steps=0):
     cfg, args = RUNS[name]
+    if more_steps:  # a restart from the last step's checkpoint: run on past it
+        args = [a if not a.startswith("system.steps=") else
+                f"system.steps={int(a.split('=')[1]) + more_steps}" for a in args]
     cmd = [cdlab, "run", os.path.join(ROOT, cfg), "-o", out, "-q", "--threads", "1"] + args
     if restart:
         cmd += ["--restart", restart]
@@ -133,7 +136,9 @@ def one_fault(cdlab, name, ref, work, err, k, try_restart):
     if held is not None and held >= 0 and try_restart:
         # a restart from the file that failed continues to the fault-free end
         again = os.path.join(work, "again.h5")
-        q = run(cdlab, name, again, restart=out)
+        steps = int(next(a for a in RUNS[name][1] if a.startswith("system.steps=")).split("=")[1])
+        # from the last step's checkpoint nothing is left to do (refused, rightly): run on by 10
+        q = run(cdlab, name, again, restart=out, more_steps=10 if held >= steps else 0)
         if q.returncode != 0:
             failures.append(f"{tag}: --restart from its checkpoint of step {held} failed: "
                             f"{q.stderr.strip()[-300:]}")

@@ -371,6 +371,7 @@ static status loop(run_state *R, run_summary *sum, diag *err)
             sum->missed_overlap = fmax(sum->missed_overlap, R->rec.missed_overlap);
         }
         sum->steps_done = W->step;
+        sum->last_step = R->S.info.steps;
         s = record_step(R, s, err);
         if (s == CDLAB_OK)
             s = stop_if_signalled(R, err);

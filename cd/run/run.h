@@ -59,6 +59,7 @@ typedef struct run_hooks {
 typedef struct run_summary {
     int started;     /* 0: failed during set-up (config, input files, output file) */
     long steps_done; /* the last step done, counted from the original start */
+    long last_step;  /* the run's last step (system.steps) */
     long first_step; /* the step this run started from: 0, or a restart's checkpoint step; the
                         figures below are this run's, over its steps_done - first_step steps */
     double wall_seconds;
