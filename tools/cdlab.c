@@ -849,23 +849,19 @@ static int cmd_solve(int argc, char **argv)
     int bad = parse_solve_args(argc, argv, &a);
     if (bad)
         return bad;
-    const char *file = a.file, *order = a.order, *start = a.start;
-    double relaxation = a.relaxation, tolerance = a.tolerance;
-    long max_sweeps = a.max_sweeps, every = a.every;
-    uint64_t seed = a.seed;
     contact_problem cp;
     int stored;
     diag err;
-    if (contact_problem_read_fclib(file, &cp, &stored, &err) != CDLAB_OK) {
+    if (contact_problem_read_fclib(a.file, &cp, &stored, &err) != CDLAB_OK) {
         fprintf(stderr, "cdlab: %s\n", err.msg);
         return 2;
     }
-    if (strcmp(start, "stored") == 0 && !stored) {
-        fprintf(stderr, "cdlab solve: %s holds no solution (/solution/r) to start from\n", file);
+    if (strcmp(a.start, "stored") == 0 && !stored) {
+        fprintf(stderr, "cdlab solve: %s holds no solution (/solution/r) to start from\n", a.file);
         contact_problem_free(&cp);
         return 2;
     }
-    printf("%s: %d contacts, local dimension %d, W %d x %d with %d entries\n", file, cp.nc, cp.d,
+    printf("%s: %d contacts, local dimension %d, W %d x %d with %d entries\n", a.file, cp.nc, cp.d,
            cp.m, cp.m, cp.nnz);
     if (stored)
         printf("its stored solution: natural-map residual %.6e (rho = 1, FCLIB's and Siconos's; "
@@ -880,20 +876,20 @@ static int cmd_solve(int argc, char **argv)
         contact_problem_free(&cp);
         return 1;
     }
-    if (strcmp(start, "stored") == 0)
+    if (strcmp(a.start, "stored") == 0)
         memcpy(r, cp.r, (size_t)cp.m * sizeof *r);
-    cp_sweep_options o = {.order = strcmp(order, "random") == 0    ? CP_RANDOM
-                                   : strcmp(order, "forward") == 0 ? CP_FORWARD
-                                                                   : CP_BACKWARD,
-                          .relaxation = relaxation,
-                          .tolerance = tolerance,
-                          .max_sweeps = (int)max_sweeps,
-                          .every = (int)every,
-                          .seed = seed};
+    cp_sweep_options o = {.order = strcmp(a.order, "random") == 0    ? CP_RANDOM
+                                   : strcmp(a.order, "forward") == 0 ? CP_FORWARD
+                                                                     : CP_BACKWARD,
+                          .relaxation = a.relaxation,
+                          .tolerance = a.tolerance,
+                          .max_sweeps = (int)a.max_sweeps,
+                          .every = (int)a.every,
+                          .seed = a.seed};
     printf("solver: %s sweeps, relaxation %g, from %s, until the natural-map residual (rho = 1) "
            "<= %g or %ld sweeps\n",
-           order, relaxation, strcmp(start, "zero") == 0 ? "zero" : "the stored solution",
-           tolerance, max_sweeps);
+           a.order, a.relaxation, strcmp(a.start, "zero") == 0 ? "zero" : "the stored solution",
+           a.tolerance, a.max_sweeps);
     cp_sweep_result res;
     status s = contact_problem_sweeps(&cp, r, &o, solve_report, NULL, &res, &err);
     if (s == CDLAB_OK)

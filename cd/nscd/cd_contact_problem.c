@@ -340,18 +340,28 @@ double natural_map_residual(int nc, int d, const int *colptr, const int *row, co
     matvec(m, colptr, row, val, r, u);
     for (int k = 0; k < m; k++)
         u[k] += q[k];
+    double res = natural_map_given_u(nc, d, colptr, row, val, mu, r, u, rho_mode, abs_out);
+    free(u);
+    return res;
+}
+
+double natural_map_given_u(int nc, int d, const int *colptr, const int *row, const double *val,
+                           const double *mu, const double *r, const double *u, int rho_mode,
+                           double *abs_out)
+{
     double res2 = 0.0, r2 = 0.0;
     for (int a = 0; a < nc; a++) {
         const double *ua = &u[a * d], *ra = &r[a * d];
-        double w_nn = 0.0;
-        for (int e = colptr[a * d]; e < colptr[a * d + 1]; e++)
-            if (row[e] == a * d)
-                w_nn = val[e];
-        double rho = rho_mode == NM_RHO_ONE ? 1.0 : w_nn > 0.0 ? 1.0 / w_nn : 1.0, a2;
+        double rho = 1.0, w_nn = 0.0, a2;
+        if (rho_mode == NM_RHO_INV_W) {
+            for (int e = colptr[a * d]; e < colptr[a * d + 1]; e++)
+                if (row[e] == a * d)
+                    w_nn = val[e];
+            rho = w_nn > 0.0 ? 1.0 / w_nn : 1.0;
+        }
         res2 += natural_map_term(ra, ua, d, mu[a], rho, &a2);
         r2 += a2;
     }
-    free(u);
     double res = sqrt(res2);
     if (abs_out)
         *abs_out = res;

@@ -53,6 +53,10 @@ enum { NM_RHO_ONE, NM_RHO_INV_W };
 double natural_map_residual(int nc, int d, const int *colptr, const int *row, const double *val,
                             const double *q, const double *mu, const double *r, int rho_mode,
                             double *abs_out);
+/* The same with u = W r + q given (W is read only for rho = 1/W_NN). */
+double natural_map_given_u(int nc, int d, const int *colptr, const int *row, const double *val,
+                           const double *mu, const double *r, const double *u, int rho_mode,
+                           double *abs_out);
 /* One contact's term: |r - P_K(r - rho (u + mu |u_T| e_N))|^2 in local dimension d (up to 4:
  * the normal first, then the tangent's components), and |r|^2 in *r2. */
 double natural_map_term(const double *r, const double *u, int d, double mu, double rho, double *r2);

@@ -44,7 +44,8 @@ static status read_array(h5in *h, const char *path, const char *file, h5type typ
     return count > 0 ? h5in_read(h, path, type, *out, count, err) : CDLAB_OK;
 }
 
-/* Triplets (i, p, x) into compressed columns, duplicates summed in place of each other. */
+/* Triplets (i, p, x) into compressed columns; a duplicate stays an entry of its own (the
+ * products add them). */
 static status triplets_to_columns(contact_problem *cp, int nz, const char *file, diag *err)
 {
     int m = cp->m;

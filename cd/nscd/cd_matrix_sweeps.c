@@ -21,13 +21,8 @@ static double now_seconds(void)
 /* The natural-map residual (rho = 1) of r with u = W r + q given. */
 static double residual_of(const contact_problem *cp, const double *r, const double *u)
 {
-    double res2 = 0.0, r2 = 0.0;
-    for (int a = 0; a < cp->nc; a++) {
-        double a2;
-        res2 += natural_map_term(&r[a * cp->d], &u[a * cp->d], cp->d, cp->mu[a], 1.0, &a2);
-        r2 += a2;
-    }
-    return r2 > 0.0 ? sqrt(res2) / sqrt(r2) : sqrt(res2);
+    return natural_map_given_u(cp->nc, cp->d, cp->colptr, cp->row, cp->val, cp->mu, r, u,
+                               NM_RHO_ONE, NULL);
 }
 
 /* u += W[:, k] x for the columns k of contact a. */

@@ -219,6 +219,16 @@ def main():
     return 0
 
 
+def finish(fig, ax, ylabel, legend_size, name):
+    """A plot against omega, log scale, written to out/NAME."""
+    ax.set_xlabel("relaxation ω")
+    ax.set_ylabel(ylabel)
+    ax.set_yscale("log")
+    ax.legend(fontsize=legend_size)
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, name), dpi=110)
+
+
 def plot(rows, solved, omegas, w_solve, problems):
     import matplotlib
     matplotlib.use("Agg")
@@ -232,24 +242,14 @@ def plot(rows, solved, omegas, w_solve, problems):
         ax.plot(x, shapes[s](x), color=col, lw=1, label=f"{s}: derived")
         rs = [r for r in rows if r["sweep"] == s and r["N_I"] == 40]
         ax.plot([r["omega"] for r in rs], [r["q_om"] for r in rs], "o", color=col, ms=4)
-    ax.set_xlabel("relaxation ω")
-    ax.set_ylabel("q (points: 1D wave test, N_I = 40)")
-    ax.set_yscale("log")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "q_of_omega.png"), dpi=110)
+    finish(fig, ax, "q (points: 1D wave test, N_I = 40)", 8, "q_of_omega.png")
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for fc, _ in problems:
         for s, mk in [("random", "o-"), ("forward", "s--")]:
             rs = [r for r in solved if r["fc"] == fc and r["sweep"] == s and r["reached"]]
             ax.plot([r["omega"] for r in rs], [r["sweeps"] for r in rs], mk, ms=4,
                     label=f"{os.path.basename(fc).replace('.fclib.h5', '')}, {s}")
-    ax.set_xlabel("relaxation ω")
-    ax.set_ylabel("sweeps to natural-map 1e-8 from zero")
-    ax.set_yscale("log")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "solve_cost.png"), dpi=110)
+    finish(fig, ax, "sweeps to natural-map 1e-8 from zero", 7, "solve_cost.png")
 
 
 if __name__ == "__main__":
