@@ -140,27 +140,48 @@ def positive(text):
     return k
 
 
-def _crashes(cmd, a):
-    """The signal that kills the HDF5 library when cmd reads a.file (some damaged files crash it,
-    which no Python handler can catch), tried first in a child process with its output dropped
-    (plot's child reads the series only: the PNG is written by the parent); 0 when it does not."""
-    if a.cmd == "plot":
-        def cmd(a):
-            r = Run(a.file)
-            return [r.series(n) for n in ["t"] + a.names if r.has_series(n)]
-    pid = os.fork()
-    if pid == 0:  # the child: the command, its output to /dev/null, then out without clean-up
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.dup2(null, 2)
-            sys.stdout = sys.stderr = open(os.devnull, "w")
-            cmd(a)
-        except BaseException:
-            pass
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+def _run(cmd, a):
+    """cmd(a) with its refusals: a damaged or foreign file in one line naming it (exit 2)."""
+    try:
+        return cmd(a)
+    except (OSError, NotCdlabOutput, KeyError, ValueError, TypeError, IndexError, RuntimeError,
+            AttributeError) as e:
+        # a damaged or foreign file: one line naming it, never a traceback
+        what = str(e) if str(e).startswith(a.file) else f"{a.file}: cannot read it ({e})"
+        print(f"cdlab-py: {' '.join(what.split())}", file=sys.stderr)
+        return 2
+
+
+def _in_child(cmd, a):
+    """_run(cmd, a) in a child process, its output passed on when it ends: some damaged files
+    crash Debian's HDF5 library (SIGSEGV in H5A__close), which no Python handler can catch, and
+    whether a read crashes depends on the heap (a trial read in a child, then the real one in the
+    parent, crashed in the parent). Returns (exit status, standard output, standard error), or
+    (None, signal, "") when the child was killed."""
+    import io
+    import tempfile
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: the command into strings, then out without clean-up
+            rc = 1
+            try:
+                sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+                rc = _run(cmd, a)
+                out.write(sys.stdout.getvalue().encode("utf-8", "surrogateescape"))
+                err.write(sys.stderr.getvalue().encode("utf-8", "surrogateescape"))
+                out.flush()
+                err.flush()
+            finally:
+                os._exit(rc if isinstance(rc, int) and 0 <= rc < 256 else 1)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            return None, os.WTERMSIG(status), ""
+        out.seek(0)
+        err.seek(0)
+        return (os.WEXITSTATUS(status), out.read().decode("utf-8", "surrogateescape"),
+                err.read().decode("utf-8", "surrogateescape"))
 
 
 def main(argv=None):
@@ -190,25 +211,19 @@ def main(argv=None):
     if a.cmd in ("compare", "fresh"):  # their own verdicts and messages
         return {"compare": cmd_compare, "fresh": cmd_fresh}[a.cmd](a)
     cmd = {"summary": cmd_summary, "series": cmd_series, "plot": cmd_plot, "chain": cmd_chain}[a.cmd]
-    crashed = _crashes(cmd, a)
-    if crashed:
-        print(f"cdlab-py: {a.file}: damaged: the HDF5 library was killed by signal {crashed} "
+    rc, out, err = _in_child(cmd, a)
+    if rc is None:
+        print(f"cdlab-py: {a.file}: damaged: the HDF5 library was killed by signal {out} "
               "reading it (cdlab info FILE says what cdlab can still read)", file=sys.stderr)
         return 2
+    sys.stderr.write(err)
     try:
-        rc = cmd(a)
+        sys.stdout.write(out)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at the exit
         return rc
     except BrokenPipeError:  # the reader stopped (| head): no message, as cat would end
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (OSError, NotCdlabOutput, KeyError, ValueError, TypeError, IndexError, RuntimeError,
-            AttributeError) as e:
-        # a damaged or foreign file: one line naming it, never a traceback
-        what = str(e) if str(e).startswith(a.file) else f"{a.file}: cannot read it ({e})"
-        print(f"cdlab-py: {' '.join(what.split())}", file=sys.stderr)
-        return 2
-
 
 if __name__ == "__main__":
     sys.exit(main())
