@@ -34,7 +34,9 @@ DEFS    := -D_POSIX_C_SOURCE=200809L
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(OMPFLAG) $(DEFS) -I$(BUILD) -Icommon -Icd $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS_ALL = $(OMPFLAG) $(PKG_LIBS) -lm $(EXTRA_LDFLAGS)
+# SuiteSparse's UMFPACK (libsuitesparse-dev; no pkg-config file): the Newton solver's sparse LU
+SPARSE_LIBS := -lumfpack
+LDLIBS_ALL = $(OMPFLAG) $(PKG_LIBS) $(SPARSE_LIBS) -lm $(EXTRA_LDFLAGS)
 # The programs (cdlab, cdlab-lab) link Debian's static libhdf5.a: the shared one brings the
 # curl/TLS/Kerberos chain of its S3 driver (6 MB resident, 33 more libraries loaded at every
 # start), which cdlab never uses. They do not link libfclib (loaded with dlopen for
@@ -45,7 +47,7 @@ HDF5_PROG  = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -Wl,-Bstatic -lh
 else
 HDF5_PROG  = $(shell pkg-config --libs hdf5 2>/dev/null)
 endif
-LDLIBS_PROG = $(OMPFLAG) $(HDF5_PROG) $(shell pkg-config --libs inih ompi-c 2>/dev/null) -lm $(EXTRA_LDFLAGS)
+LDLIBS_PROG = $(OMPFLAG) $(HDF5_PROG) $(shell pkg-config --libs inih ompi-c 2>/dev/null) $(SPARSE_LIBS) -lm $(EXTRA_LDFLAGS)
 
 LIB_SRC  := $(wildcard common/*.c) $(wildcard cd/*.c) $(wildcard cd/*/*.c)
 TOOL_SRC := tools/cdlab.c tools/cdlab_lab.c

@@ -310,6 +310,94 @@ START_TEST(fclib_read_and_solve)
 }
 END_TEST
 
+/* The other solvers of a stored problem on the same exports: APGD with De Saxce's outer loop and
+ * the semismooth Newton method reach their tolerance from zero (1e-8 and 1e-10), the residual
+ * recomputed independently from the assembled W (at most 1.01 times the tolerance), Newton in at
+ * most 40 iterations (a wrong Jacobian would leave it linear, or stalled); APGD without the
+ * outer loop solves the convex relaxation (its own residual <= 1e-8) and not Coulomb's law
+ * where contacts slide: there its sliding contacts separate at u_N = mu |u_T| (to 1e-6 of the
+ * largest |u|), the dilation, positive on average. */
+START_TEST(fclib_apgd_and_newton)
+{
+    for (int dim = 2; dim <= 3; dim++) {
+        sim s;
+        sim_open(&s, dim == 2 ? ini_2d : ini_3d, dim == 2 ? 1 : 5);
+        char path[32];
+        export_step(&s, dim == 2 ? 120 : 100, path);
+        contact_problem cp;
+        int stored;
+        diag err;
+        ck_assert_msg(contact_problem_read_fclib(path, &cp, &stored, &err) == CDLAB_OK, "%s",
+                      err.msg);
+        for (int k = 0; k < 3; k++) {
+            double *r = calloc((size_t)cp.m, sizeof *r), tol = k == 2 ? 1e-10 : 1e-8;
+            cp_sweep_options o = {.method = k == 2 ? CP_NEWTON : CP_APGD,
+                                  .order = CP_RANDOM,
+                                  .relaxation = 1.0,
+                                  .tolerance = tol,
+                                  .max_sweeps = 200000,
+                                  .seed = 3,
+                                  .desaxce = k == 0};
+            cp_sweep_result res;
+            ck_assert_msg(contact_problem_solve(&cp, r, &o, NULL, NULL, &res, &err) == CDLAB_OK,
+                          "%s", err.msg);
+            ck_assert_msg(res.converged && res.residual <= tol, "%dD method %d: %g after %d", dim,
+                          k, res.residual, res.sweeps);
+            double indep = natural_map_residual(cp.nc, cp.d, cp.colptr, cp.row, cp.val, cp.q, cp.mu,
+                                                r, NM_RHO_ONE, NULL);
+            if (k != 1) {
+                ck_assert_msg(indep <= 1.01 * tol, "%dD method %d: W r + q gives %g", dim, k,
+                              indep);
+                ck_assert_double_eq(indep, res.coulomb);
+            } else {
+                /* the convex relaxation: u_N = mu |u_T| at its sliding contacts */
+                double *u = malloc((size_t)cp.m * sizeof *u), umax = 0.0, worst = 0.0;
+                contact_problem_matvec(cp.m, cp.colptr, cp.row, cp.val, r, u);
+                for (int j = 0; j < cp.m; j++) {
+                    u[j] += cp.q[j];
+                    umax = fmax(umax, fabs(u[j]));
+                }
+                int sliding = 0;
+                for (int a = 0; a < cp.nc; a++) {
+                    double *ua = &u[a * dim], *ra = &r[a * dim], ut = 0.0, rt = 0.0;
+                    for (int j = 1; j < dim; j++) {
+                        ut += ua[j] * ua[j];
+                        rt += ra[j] * ra[j];
+                    }
+                    if (ra[0] > 0.0 && sqrt(rt) > (1.0 - 1e-9) * cp.mu[a] * ra[0] &&
+                        sqrt(ut) > 1e-6 * umax) {
+                        sliding++;
+                        worst = fmax(worst, fabs(ua[0] - cp.mu[a] * sqrt(ut)));
+                    }
+                }
+                ck_assert_msg(sliding > 0, "%dD: no contact slides in the convex answer", dim);
+                ck_assert_msg(worst <= 1e-6 * umax, "%dD: u_N - mu |u_T| up to %g (|u| %g)", dim,
+                              worst, umax);
+                ck_assert_msg(res.dilation_mean > 0.0 && res.coulomb > 1e-4,
+                              "%dD: dilation %g, Coulomb residual %g", dim, res.dilation_mean,
+                              res.coulomb);
+                fprintf(stderr,
+                        "  APGD convex %dD: %d sliding, u_N - mu|u_T| <= %.2g, dilation "
+                        "mean %.3g, Coulomb residual %.3g\n",
+                        dim, sliding, worst, res.dilation_mean, res.coulomb);
+                free(u);
+            }
+            if (k == 2)
+                ck_assert_msg(res.sweeps <= 40, "%dD: Newton took %d iterations", dim, res.sweeps);
+            fprintf(stderr, "  %s %dD, %d contacts: %.3g in %d iterations\n",
+                    k == 2   ? "newton"
+                    : k == 0 ? "apgd+desaxce"
+                             : "apgd convex",
+                    dim, cp.nc, res.residual, res.sweeps);
+            free(r);
+        }
+        contact_problem_free(&cp);
+        unlink(path);
+        sim_close(&s);
+    }
+}
+END_TEST
+
 /* Another code's file: W as triplets (FCLIB's nz >= 0), here one frictionless 2D contact
  * W = diag(2, 1), q = (-1, 0.5): converted to columns and solved exactly (r_N = 0.5); files
  * that are no local problem are refused in a message naming them. */
@@ -586,6 +674,15 @@ START_TEST(fclib_program_export)
                       strstr(said2, "its stored solution: natural-map residual") &&
                       strstr(said2, "  sweep       10   residual ") && strstr(said2, "reached: "),
                   "%s", said2);
+    snprintf(cmd, sizeof cmd, "%s solve %s --method newton --presweeps 5 --tolerance 1e-11 2>&1",
+             cdlab_bin(), fb);
+    ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 0);
+    ck_assert_msg(strstr(said2, "semismooth Newton") && strstr(said2, "reached: ") &&
+                      strstr(said2, "factorizations") && strstr(said2, "dilation: u_N at the "),
+                  "%s", said2);
+    snprintf(cmd, sizeof cmd, "%s solve %s --method apgd --desaxce sideways 2>&1", cdlab_bin(), fb);
+    ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 2);
+    ck_assert_msg(strstr(said2, "--desaxce 'sideways' is not taken"), "%s", said2);
     snprintf(cmd, sizeof cmd, "%s solve %s --max-sweeps 2 --tolerance 0 2>&1", cdlab_bin(), fb);
     ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 1);
     ck_assert_msg(strstr(said2, "not reached: ") && strstr(said2, "after 2 sweeps"), "%s", said2);
@@ -679,6 +776,7 @@ Suite *fclib_suite(void)
     tcase_add_test(tc, fclib_3d_merit);
     tcase_add_test(tc, unit_natural_map_frictionless);
     tcase_add_test(tc, fclib_read_and_solve);
+    tcase_add_test(tc, fclib_apgd_and_newton);
     tcase_add_test(tc, fclib_read_triplets_and_refusals);
     tcase_add_test(tc, fclib_2d_frictionless);
     tcase_add_test(tc, fclib_export_not_reached_said);

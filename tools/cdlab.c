@@ -97,14 +97,21 @@ static const struct {
      "  cdlab equiv 40 1.0 1.0 random --length 50"},
     {"solve", "cdlab solve FILE.fclib.h5 [options]",
      "Solves a stored contact problem (an FCLIB local problem: cdlab's --export-fclib files or\n"
-     "another code's) with the sweeps, from zero or from its stored solution, and prints the\n"
-     "natural-map residual (rho = 1, FCLIB's and Siconos's error) every K sweeps: a step studied\n"
-     "without re-running its simulation. The one-contact update is the engine's (docs/physics.md).",
-     "  --sweep random|forward|backward   the order (default random)\n"
+     "another code's) with the sweeps, APGD or Newton's method, from zero or from its stored\n"
+     "solution, and prints the natural-map residual (rho = 1, FCLIB's and Siconos's error) every\n"
+     "K iterations: a step studied without re-running its simulation. The sweeps' one-contact\n"
+     "update is the engine's (docs/physics.md; the methods: docs/output.md).",
+     "  --method sweeps|apgd|newton   the solver (default sweeps)\n"
+     "  --sweep random|forward|backward   the sweeps' order (default random)\n"
+     "  --desaxce on|off           APGD: De Saxce's outer loop to Coulomb's law (default on;\n"
+     "                             off: the convex relaxation, which dilates sliding contacts)\n"
+     "  --presweeps N              Newton: N sweeps before the first Newton step (default 0)\n"
      "  --relaxation W             omega in (0, 2) (default 1: Gauss-Seidel)\n"
      "  --tolerance T              stop at a residual <= T (default 1e-8)\n"
-     "  --max-sweeps N             at most N sweeps (default 100000)\n"
-     "  --every K                  a history line every K sweeps (default 100; 0: first, last)\n"
+     "  --max-sweeps N             at most N iterations (default 100000)\n"
+     "  --max-seconds S            and none begun after S seconds (default: no limit)\n"
+     "  --every K                  a history line every K iterations (default 100; 0: first, "
+     "last)\n"
      "  --start zero|stored        from zero impulses (default) or the file's /solution/r\n"
      "  --seed S                   the random order's stream (default 1)\n"
      "Exit status: 0 tolerance reached, 1 not reached (or a failed write), 2 refused.",
@@ -770,13 +777,14 @@ static int cmd_equiv(int argc, char **argv)
 static void solve_report(void *ctx, int sweep, double residual, double seconds)
 {
     (void)ctx;
-    printf("  sweep %8d   residual %.6e   %.4g s\n", sweep, residual, seconds);
+    printf("  %s %8d   residual %.6e   %.4g s\n", (const char *)ctx, sweep, residual, seconds);
 }
 
 typedef struct solve_args {
-    const char *file, *order, *start;
-    double relaxation, tolerance;
-    long max_sweeps, every;
+    const char *file, *order, *start, *method;
+    double relaxation, tolerance, max_seconds;
+    long max_sweeps, every, presweeps;
+    int desaxce;
     uint64_t seed;
 } solve_args;
 
@@ -784,6 +792,8 @@ typedef struct solve_args {
 static int parse_solve_args(int argc, char **argv, solve_args *a)
 {
     *a = (solve_args){.order = "random",
+                      .method = "sweeps",
+                      .desaxce = 1,
                       .start = "zero",
                       .relaxation = 1.0,
                       .tolerance = 1e-8,
@@ -810,6 +820,18 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
             (strcmp(val, "random") == 0 || strcmp(val, "forward") == 0 ||
              strcmp(val, "backward") == 0))
             a->order = val;
+        else if (strcmp(o, "--method") == 0 &&
+                 (strcmp(val, "sweeps") == 0 || strcmp(val, "apgd") == 0 ||
+                  strcmp(val, "newton") == 0))
+            a->method = val;
+        else if (strcmp(o, "--desaxce") == 0 && (strcmp(val, "on") == 0 || strcmp(val, "off") == 0))
+            a->desaxce = strcmp(val, "on") == 0;
+        else if (strcmp(o, "--presweeps") == 0 && config_parse_number(val, &v) && v >= 0.0 &&
+                 v <= 1e9 && v == floor(v))
+            a->presweeps = (long)v;
+        else if (strcmp(o, "--max-seconds") == 0 && config_parse_number(val, &v) && v > 0.0 &&
+                 v < 1e9)
+            a->max_seconds = v;
         else if (strcmp(o, "--start") == 0 &&
                  (strcmp(val, "zero") == 0 || strcmp(val, "stored") == 0))
             a->start = val;
@@ -827,9 +849,11 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
             a->seed = (uint64_t)v;
         else {
             fprintf(stderr,
-                    "cdlab solve: %s '%s' is not taken (cdlab help solve: --sweep "
-                    "random|forward|backward, --relaxation in (0, 2), --tolerance >= 0, "
-                    "--max-sweeps >= 1, --every >= 0, --start zero|stored, --seed >= 0)\n",
+                    "cdlab solve: %s '%s' is not taken (cdlab help solve: --method "
+                    "sweeps|apgd|newton, --sweep random|forward|backward, --relaxation in "
+                    "(0, 2), --tolerance >= 0, --max-sweeps >= 1, --every >= 0, --start "
+                    "zero|stored, --seed >= 0, --desaxce on|off, --presweeps >= 0, --max-seconds > "
+                    "0)\n",
                     o, val);
             return 2;
         }
@@ -841,8 +865,47 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
     return 0;
 }
 
-/* cdlab solve FILE.fclib.h5: a stored contact problem solved by the sweeps, the residual
- * history printed. */
+/* cdlab solve's line saying which solver runs, from where, until when. */
+static void print_solver(const solve_args *a, int method)
+{
+    const char *from = strcmp(a->start, "zero") == 0 ? "zero" : "the stored solution";
+    if (method == CP_APGD)
+        printf("solver: APGD on the cone complementarity problem, %s, from %s, until the "
+               "natural-map residual (rho = 1) <= %g or %ld iterations\n",
+               a->desaxce ? "De Saxce's outer loop to Coulomb's law"
+                          : "the convex relaxation (no outer loop: sliding contacts dilate)",
+               from, a->tolerance, a->max_sweeps);
+    else if (method == CP_NEWTON)
+        printf("solver: semismooth Newton (Alart-Curnier, UMFPACK) after %ld %s sweeps "
+               "(relaxation %g), from %s, until the natural-map residual (rho = 1) <= %g or %ld "
+               "iterations\n",
+               a->presweeps, a->order, a->relaxation, from, a->tolerance, a->max_sweeps);
+    else
+        printf("solver: %s sweeps, relaxation %g, from %s, until the natural-map residual "
+               "(rho = 1) <= %g or %ld sweeps\n",
+               a->order, a->relaxation, from, a->tolerance, a->max_sweeps);
+}
+
+/* The solver's own figures after the verdict. */
+static void print_solver_figures(const solve_args *a, int method, const cp_sweep_result *res,
+                                 int nc)
+{
+    if (method == CP_SWEEPS)
+        printf(" (%.3g ns per contact update)\n",
+               res->sweeps > 0 ? 1e9 * res->seconds / ((double)res->sweeps * nc) : 0.0);
+    else if (method == CP_APGD)
+        printf(a->desaxce ? " (%d outer updates of mu |u_T|; the last inner problem's "
+                            "residual %.3e)\n"
+                          : " (%d outer updates; this residual is the convex problem's own, "
+                            "the natural-map residual of Coulomb's law is %.3e)\n",
+               res->outer, a->desaxce ? res->inner_residual : res->coulomb);
+    else
+        printf(" (%d factorizations, %d sweeps in place of a failed line search)\n",
+               res->factorizations, res->fallbacks);
+}
+
+/* cdlab solve FILE.fclib.h5: a stored contact problem solved by the sweeps, APGD or Newton's
+ * method, the residual history printed. */
 static int cmd_solve(int argc, char **argv)
 {
     solve_args a;
@@ -878,25 +941,34 @@ static int cmd_solve(int argc, char **argv)
     }
     if (strcmp(a.start, "stored") == 0)
         memcpy(r, cp.r, (size_t)cp.m * sizeof *r);
-    cp_sweep_options o = {.order = strcmp(a.order, "random") == 0    ? CP_RANDOM
+    int method = strcmp(a.method, "apgd") == 0     ? CP_APGD
+                 : strcmp(a.method, "newton") == 0 ? CP_NEWTON
+                                                   : CP_SWEEPS;
+    cp_sweep_options o = {.method = (cp_method)method,
+                          .order = strcmp(a.order, "random") == 0    ? CP_RANDOM
                                    : strcmp(a.order, "forward") == 0 ? CP_FORWARD
                                                                      : CP_BACKWARD,
                           .relaxation = a.relaxation,
                           .tolerance = a.tolerance,
                           .max_sweeps = (int)a.max_sweeps,
                           .every = (int)a.every,
-                          .seed = a.seed};
-    printf("solver: %s sweeps, relaxation %g, from %s, until the natural-map residual (rho = 1) "
-           "<= %g or %ld sweeps\n",
-           a.order, a.relaxation, strcmp(a.start, "zero") == 0 ? "zero" : "the stored solution",
-           a.tolerance, a.max_sweeps);
+                          .seed = a.seed,
+                          .desaxce = a.desaxce,
+                          .presweeps = (int)a.presweeps,
+                          .max_seconds = a.max_seconds};
+    print_solver(&a, method);
+    const char *unit = method == CP_SWEEPS ? "sweeps" : "iterations";
     cp_sweep_result res;
-    status s = contact_problem_sweeps(&cp, r, &o, solve_report, NULL, &res, &err);
-    if (s == CDLAB_OK)
-        printf("%s: residual %.6e after %d sweeps in %.4g s (%.3g ns per contact update)\n",
-               res.converged ? "reached" : "not reached", res.residual, res.sweeps, res.seconds,
-               res.sweeps > 0 ? 1e9 * res.seconds / ((double)res.sweeps * cp.nc) : 0.0);
-    else
+    status s =
+        contact_problem_solve(&cp, r, &o, solve_report,
+                              (void *)(method == CP_SWEEPS ? "sweep" : "iteration"), &res, &err);
+    if (s == CDLAB_OK) {
+        printf("%s: residual %.6e after %d %s in %.4g s", res.converged ? "reached" : "not reached",
+               res.residual, res.sweeps, unit, res.seconds);
+        print_solver_figures(&a, method, &res, cp.nc);
+        printf("dilation: u_N at the %d contacts with r_N > 0: mean %.3e, largest %.3e\n",
+               res.closed, res.dilation_mean, res.dilation_max);
+    } else
         fprintf(stderr, "cdlab: %s\n", err.msg);
     free(r);
     contact_problem_free(&cp);

@@ -2,6 +2,7 @@
 # Install the Debian packages cdlab needs, only those missing. Does nothing when all are present.
 set -euo pipefail
 pkgs=(build-essential pkg-config libhdf5-dev check libinih-dev libfclib-dev libopenmpi-dev openmpi-bin
+      libsuitesparse-dev
       python3-numpy python3-scipy python3-matplotlib python3-h5py strace)
 # strace: the failed-write tests (a write made to fail: tests/check_safety.c, tools/faultsweep.py)
 # extra packages for one target (make bench: lammps for the side-by-side timing; experiments/lammps:

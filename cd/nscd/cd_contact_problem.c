@@ -71,8 +71,8 @@ static void local_velocity(const world *W, const contact *c, const vec3 *ax, int
         out[k] = v3_dot(V, ax[k]) + (k == 0 ? g_pos / W->dt : 0.0);
 }
 
-static void matvec(int m, const int *colptr, const int *row, const double *val, const double *x,
-                   double *y)
+void contact_problem_matvec(int m, const int *colptr, const int *row, const double *val,
+                            const double *x, double *y)
 {
     memset(y, 0, (size_t)m * sizeof *y);
     for (int k = 0; k < m; k++)
@@ -289,9 +289,7 @@ status contact_problem_build(world *W, const contact_list *L, contact_problem *c
     return s;
 }
 
-/* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place; z_T is
- * z[1 .. d-1]). */
-static void project_cone(double *z, int d, double mu)
+void project_cone(double *z, int d, double mu)
 {
     double zn = z[0], zt = 0.0;
     for (int k = 1; k < d; k++)
@@ -337,7 +335,7 @@ double natural_map_residual(int nc, int d, const int *colptr, const int *row, co
     double *u = malloc((size_t)(m + 1) * sizeof *u);
     if (!u)
         return NAN;
-    matvec(m, colptr, row, val, r, u);
+    contact_problem_matvec(m, colptr, row, val, r, u);
     for (int k = 0; k < m; k++)
         u[k] += q[k];
     double res = natural_map_given_u(nc, d, colptr, row, val, mu, r, u, rho_mode, abs_out);

@@ -57,6 +57,12 @@ double natural_map_residual(int nc, int d, const int *colptr, const int *row, co
 double natural_map_given_u(int nc, int d, const int *colptr, const int *row, const double *val,
                            const double *mu, const double *r, const double *u, int rho_mode,
                            double *abs_out);
+/* y = W x for W in compressed columns (m x m). */
+void contact_problem_matvec(int m, const int *colptr, const int *row, const double *val,
+                            const double *x, double *y);
+/* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place; z_T is
+ * z[1 .. d-1]). */
+void project_cone(double *z, int d, double mu);
 /* One contact's term: |r - P_K(r - rho (u + mu |u_T| e_N))|^2 in local dimension d (up to 4:
  * the normal first, then the tangent's components), and |r|^2 in *r2. */
 double natural_map_term(const double *r, const double *u, int d, double mu, double rho, double *r2);
@@ -93,23 +99,62 @@ int contact_problem_stale_partials(const char *path, char said[][STALE_NOTICE_MA
 status contact_problem_read_fclib(const char *path, contact_problem *cp, int *has_solution,
                                   diag *err);
 
-/* The sweeps on a stored problem (cd_matrix_sweeps.c): the engine's one-contact update on r with
- * u = W r + q kept, until the natural-map residual (rho = 1) is at most tolerance or max_sweeps
- * are done. report (may be NULL) gets sweep 0, every every-th sweep and the last. */
+/* The solvers of a stored problem, each until the natural-map residual (rho = 1) is at most
+ * tolerance or max_sweeps of its iterations are done; report (may be NULL) gets iteration 0,
+ * every every-th and the last.
+ *   CP_SWEEPS (cd_matrix_sweeps.c): the engine's one-contact update on r with u = W r + q kept,
+ *     in order's order, relaxed by relaxation; an iteration is a sweep.
+ *   CP_APGD (cd_matrix_apgd.c): Nesterov's accelerated projected gradient with an adaptive step
+ *     and restart (Mazhar, Heyn, Negrut & Tasora 2015) on the cone complementarity problem
+ *     min 1/2 r.W r + (q + s e_N).r over the Coulomb cones, an iteration one gradient step (one
+ *     product with W per trial step). With s = 0 (desaxce 0) that is Anitescu's convex
+ *     relaxation, whose sliding contacts separate at u_N = mu |u_T| (the dilation); with
+ *     desaxce, s = mu |u_T| of the last outer iterate (De Saxce's modified velocity), updated
+ *     whenever the inner problem's residual has fallen below a tenth of the Coulomb one, so that
+ *     a fixed point is a solution of Coulomb's law.
+ *   CP_NEWTON (cd_matrix_newton.c): a proximal semismooth Newton method on Alart and Curnier's
+ *     function with UMFPACK's sparse LU and an Armijo line search, after presweeps sweeps of
+ *     order's order; a line search that fails gives way to one sweep. */
 typedef enum { CP_FORWARD, CP_BACKWARD, CP_RANDOM } cp_order;
+typedef enum { CP_SWEEPS, CP_APGD, CP_NEWTON } cp_method;
 typedef struct cp_sweep_options {
+    cp_method method;
     cp_order order;
     double relaxation; /* omega in (0, 2) */
     double tolerance;
     int max_sweeps, every;
-    uint64_t seed; /* the random order's stream */
+    uint64_t seed;      /* the random order's stream */
+    int desaxce;        /* APGD: De Saxce's outer fixed point (1) or the convex relaxation (0) */
+    int presweeps;      /* Newton: sweeps before the first Newton step */
+    double max_seconds; /* > 0: stop after an iteration that ends past this many seconds */
 } cp_sweep_options;
 typedef struct cp_sweep_result {
     int sweeps, converged;
     double residual, seconds;
+    int outer; /* APGD with desaxce: outer iterations (updates of s) */
+    /* APGD: the answer's residual on the last s; without desaxce that of the convex problem
+     * itself, which is then the criterion's measure (residual) */
+    double inner_residual;
+    double coulomb;     /* the answer's natural-map residual, rho = 1 (contact_problem_solve) */
+    int factorizations; /* Newton: LU factorizations; fallbacks: line searches that failed */
+    int fallbacks;
+    /* the answer's dilation: at the contacts that carry a normal impulse (r_N > 0), the mean
+     * and the largest normal velocity u_N (zero in Coulomb's law, mu |u_T| at the convex
+     * relaxation's sliding contacts), and how many such contacts there are */
+    double dilation_mean, dilation_max;
+    int closed;
 } cp_sweep_result;
 typedef void (*cp_sweep_report)(void *ctx, int sweep, double residual, double seconds);
 status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_sweep_options *o,
                               cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);
+status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep_options *o,
+                            cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);
+status contact_problem_newton(const contact_problem *cp, double *r, const cp_sweep_options *o,
+                              cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);
+/* The method o->method asks for, and then the answer's dilation in res. */
+status contact_problem_solve(const contact_problem *cp, double *r, const cp_sweep_options *o,
+                             cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);
+/* Seconds of the monotonic clock. */
+double cp_seconds(void);
 
 #endif

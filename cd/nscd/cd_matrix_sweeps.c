@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_seconds(void)
+double cp_seconds(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -109,11 +109,12 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
         pcg32_seed(&rng, o->seed, 54u);
         for (int a = 0; a < nc; a++)
             perm[a] = o->order == CP_BACKWARD ? nc - 1 - a : a;
-        double t0 = now_seconds();
+        double t0 = cp_seconds();
         res->residual = residual_of(cp, r, u);
         if (report)
             report(ctx, 0, res->residual, 0.0);
-        while (res->sweeps < o->max_sweeps && !(res->residual <= o->tolerance)) {
+        while (res->sweeps < o->max_sweeps && !(res->residual <= o->tolerance) &&
+               !(o->max_seconds > 0.0 && cp_seconds() - t0 > o->max_seconds)) {
             if (o->order == CP_RANDOM)
                 for (int k = nc - 1; k > 0; k--) {
                     int j = (int)pcg32_bounded_fast(&rng, (uint32_t)(k + 1)), t = perm[k];
@@ -132,9 +133,9 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
                 break;
             }
             if (report && o->every > 0 && res->sweeps % o->every == 0)
-                report(ctx, res->sweeps, res->residual, now_seconds() - t0);
+                report(ctx, res->sweeps, res->residual, cp_seconds() - t0);
         }
-        res->seconds = now_seconds() - t0;
+        res->seconds = cp_seconds() - t0;
         res->converged = res->residual <= o->tolerance;
         if (report && s == CDLAB_OK && (o->every <= 0 || res->sweeps % o->every != 0))
             report(ctx, res->sweeps, res->residual, res->seconds);
@@ -143,4 +144,41 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
     free(w_diag);
     free(perm);
     return s;
+}
+
+/* The answer's dilation into res: u_N at the contacts with r_N > 0. */
+static status dilation(const contact_problem *cp, const double *r, cp_sweep_result *res, diag *err)
+{
+    double *u = malloc((size_t)cp->m * sizeof *u + 1);
+    if (!u)
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for %d velocities", cp->m);
+    contact_problem_matvec(cp->m, cp->colptr, cp->row, cp->val, r, u);
+    double sum = 0.0;
+    res->dilation_max = 0.0;
+    res->closed = 0;
+    for (int a = 0; a < cp->nc; a++) {
+        int k = a * cp->d;
+        if (r[k] > 0.0) {
+            double un = u[k] + cp->q[k]; /* u is W r here */
+            sum += un;
+            res->dilation_max = res->closed == 0 || un > res->dilation_max ? un : res->dilation_max;
+            res->closed++;
+        }
+    }
+    res->dilation_mean = res->closed > 0 ? sum / res->closed : 0.0;
+    for (int k = 0; k < cp->m; k++)
+        u[k] += cp->q[k];
+    res->coulomb = natural_map_given_u(cp->nc, cp->d, cp->colptr, cp->row, cp->val, cp->mu, r, u,
+                                       NM_RHO_ONE, NULL);
+    free(u);
+    return CDLAB_OK;
+}
+
+status contact_problem_solve(const contact_problem *cp, double *r, const cp_sweep_options *o,
+                             cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err)
+{
+    status s = o->method == CP_APGD     ? contact_problem_apgd(cp, r, o, report, ctx, res, err)
+               : o->method == CP_NEWTON ? contact_problem_newton(cp, r, o, report, ctx, res, err)
+                                        : contact_problem_sweeps(cp, r, o, report, ctx, res, err);
+    return s == CDLAB_OK ? dilation(cp, r, res, err) : s;
 }
