@@ -154,6 +154,8 @@ status contact_problem_newton(const contact_problem *cp, double *r, const cp_swe
 /* The method o->method asks for, and then the answer's dilation in res. */
 status contact_problem_solve(const contact_problem *cp, double *r, const cp_sweep_options *o,
                              cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);
+/* W's diagonal into w_diag (m); CDLAB_ERR_ARG when a contact's normal entry is not positive. */
+status contact_problem_diagonal(const contact_problem *cp, double *w_diag, diag *err);
 /* Seconds of the monotonic clock. */
 double cp_seconds(void);
 

@@ -191,12 +191,12 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
                           res->sweeps, coul);
             break;
         }
-        double meas = o->desaxce ? coul : inner_residual(cp, w.s, w.x, w.u);
+        double inner = inner_residual(cp, w.s, w.x, w.u), meas = o->desaxce ? coul : inner;
         if (meas < res->residual) {
             res->residual = meas;
             memcpy(w.best, w.x, (size_t)m * sizeof *w.x);
         }
-        if (o->desaxce && inner_residual(cp, w.s, w.x, w.u) <= 0.1 * coul) {
+        if (o->desaxce && inner <= 0.1 * coul) {
             desaxce_shift(cp, w.u, w.s);
             memcpy(w.y, w.x, (size_t)m * sizeof *w.x);
             memcpy(w.wy, w.wx, (size_t)m * sizeof *w.wx);

@@ -252,18 +252,11 @@ static status setup(const contact_problem *cp, newton_work *w, diag *err)
         !w->Ft || !build_pattern(cp, w))
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for Newton's method on %d contacts",
                         nc);
-    for (int k = 0; k < m; k++) {
-        w->w_diag[k] = 0.0;
-        for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++)
-            if (cp->row[e] == k)
-                w->w_diag[k] += cp->val[e];
-    }
-    for (int a = 0; a < nc; a++) {
-        if (!(w->w_diag[a * d] > 0.0))
-            return diag_set(err, CDLAB_ERR_ARG, "contact %d's normal diagonal entry W(%d,%d) is %g",
-                            a, a * d, a * d, w->w_diag[a * d]);
+    status s = contact_problem_diagonal(cp, w->w_diag, err);
+    if (s != CDLAB_OK)
+        return s;
+    for (int a = 0; a < nc; a++)
         w->rho[a] = 1.0 / w->w_diag[a * d];
-    }
     return CDLAB_OK;
 }
 

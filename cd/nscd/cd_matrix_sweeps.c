@@ -67,10 +67,27 @@ static void update(const contact_problem *cp, int a, const double *w_diag, doubl
     add_columns(cp, a, dx, u);
 }
 
+status contact_problem_diagonal(const contact_problem *cp, double *w_diag, diag *err)
+{
+    int d = cp->d;
+    for (int k = 0; k < cp->m; k++) {
+        w_diag[k] = 0.0;
+        for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++)
+            if (cp->row[e] == k)
+                w_diag[k] += cp->val[e];
+        if (k % d == 0 && !(w_diag[k] > 0.0))
+            return diag_set(err, CDLAB_ERR_ARG,
+                            "contact %d's normal diagonal entry W(%d,%d) is %g: a contact whose "
+                            "normal impulse moves nothing has no one-contact update",
+                            k / d, k, k, w_diag[k]);
+    }
+    return CDLAB_OK;
+}
+
 status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_sweep_options *o,
                               cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err)
 {
-    int m = cp->m, nc = cp->nc, d = cp->d;
+    int m = cp->m, nc = cp->nc;
     memset(res, 0, sizeof *res);
     if (o->order != CP_FORWARD && o->order != CP_BACKWARD && o->order != CP_RANDOM)
         return diag_set(err, CDLAB_ERR_ARG,
@@ -84,20 +101,7 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
         free(perm);
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for a problem of %d contacts", nc);
     }
-    status s = CDLAB_OK;
-    for (int k = 0; k < m; k++) {
-        w_diag[k] = 0.0;
-        for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++)
-            if (cp->row[e] == k)
-                w_diag[k] += cp->val[e];
-        if (k % d == 0 && !(w_diag[k] > 0.0)) {
-            s = diag_set(err, CDLAB_ERR_ARG,
-                         "contact %d's normal diagonal entry W(%d,%d) is %g: a contact whose "
-                         "normal impulse moves nothing has no one-contact update",
-                         k / d, k, k, w_diag[k]);
-            break;
-        }
-    }
+    status s = contact_problem_diagonal(cp, w_diag, err);
     if (s == CDLAB_OK) {
         /* u = W r + q */
         memcpy(u, cp->q, (size_t)m * sizeof *u);
@@ -153,21 +157,21 @@ static status dilation(const contact_problem *cp, const double *r, cp_sweep_resu
     if (!u)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for %d velocities", cp->m);
     contact_problem_matvec(cp->m, cp->colptr, cp->row, cp->val, r, u);
+    for (int k = 0; k < cp->m; k++)
+        u[k] += cp->q[k];
     double sum = 0.0;
     res->dilation_max = 0.0;
     res->closed = 0;
     for (int a = 0; a < cp->nc; a++) {
         int k = a * cp->d;
         if (r[k] > 0.0) {
-            double un = u[k] + cp->q[k]; /* u is W r here */
+            double un = u[k];
             sum += un;
             res->dilation_max = res->closed == 0 || un > res->dilation_max ? un : res->dilation_max;
             res->closed++;
         }
     }
     res->dilation_mean = res->closed > 0 ? sum / res->closed : 0.0;
-    for (int k = 0; k < cp->m; k++)
-        u[k] += cp->q[k];
     res->coulomb = natural_map_given_u(cp->nc, cp->d, cp->colptr, cp->row, cp->val, cp->mu, r, u,
                                        NM_RHO_ONE, NULL);
     free(u);
