@@ -5,6 +5,7 @@
 #include "nscd/cd_config.h"
 #include "nscd/cd_method.h"
 #include "dem/dem_config.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -218,6 +219,245 @@ START_TEST(errors_relaxation_range_and_twin)
 }
 END_TEST
 
+/* The assembled solvers (solver.method), each with its [solver] lines: APGD with De Saxce's
+ * outer fixed point, and Newton from the warm start and after two sweeps. */
+static const char *const assembled[] = {
+    "method = apgd\n",
+    "method = newton\n",
+    "method = newton\npresweeps = 2\nsweep = forward\n",
+};
+#define N_ASSEMBLED (int)(sizeof assembled / sizeof assembled[0])
+
+/* The resting stack of five disks (analytic_relaxed_resting_stack) with every assembled solver
+ * to the natural map's 1e-11: the forces k m g to 1e-9 relative, the disks at rest, each step
+ * converged, no dilation (u_N at the closed contacts below 1e-9 g dt). */
+START_TEST(analytic_assembled_resting_stack)
+{
+    const char *ini = "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\ngravity = 0 -10 0\n"
+                      "[solver]\ncriterion = natural_map\nepsilon = 1e-11\niterations = 100000\n"
+                      "%s"
+                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\nspacing = 0\n"
+                      "origin = 0 0.5 0\ndirection = 0 1 0\n"
+                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n";
+    for (int m = 0; m < N_ASSEMBLED; m++) {
+        char text[1024];
+        snprintf(text, sizeof text, ini, assembled[m]);
+        sim sm;
+        sim_open(&sm, text, 1);
+        ck_assert(sm.p.method != &cd_method_sweeps);
+        long iters = 0;
+        for (int step = 0; step < 20; step++) {
+            sim_steps(&sm, 1);
+            ck_assert_msg(sm.st.converged && sm.st.residual <= 1e-11,
+                          "%s: step %d: residual %g after %d iterations", assembled[m], step,
+                          sm.st.residual, sm.st.sweeps);
+            ck_assert_msg(fabs(sm.st.dilation_max) <= 1e-9 * 10.0 * 0.01, "%s: dilation %g",
+                          assembled[m], sm.st.dilation_max);
+            iters += sm.st.sweeps;
+        }
+        double f[8];
+        int n = 0;
+        for (int k = 0; k < sm.S.C.n; k++)
+            if (v3_norm(sm.S.C.c[k].R) > 0.0) {
+                ck_assert_int_lt(n, 8);
+                f[n++] = v3_norm(sm.S.C.c[k].R);
+            }
+        ck_assert_int_eq(n, 5);
+        qsort(f, (size_t)n, sizeof f[0], cmp_double);
+        for (int k = 0; k < n; k++)
+            ck_assert_msg(fabs(f[k] - 10.0 * (k + 1)) <= 1e-9 * 10.0 * (k + 1),
+                          "%s: force %d is %.17g, expected %g", assembled[m], k, f[k],
+                          10.0 * (k + 1));
+        for (int i = 0; i < 5; i++)
+            ck_assert_msg(v3_norm(sm.W.P.v[i]) <= 1e-9 * 10.0 * 0.01, "%s: disk %d moves",
+                          assembled[m], i);
+        fprintf(stderr, "  resting stack, %.*s: %ld iterations in 20 steps to natural map 1e-11\n",
+                (int)strcspn(assembled[m], "\n"), assembled[m], iters);
+        sim_close(&sm);
+    }
+}
+END_TEST
+
+/* The sphere on the 30 degree incline (analytic_relaxed_incline), rolling (mu = 0.3) and sliding
+ * (mu = 0.1), with every assembled solver to the natural map's 1e-12: a to 1e-8 relative after
+ * 200 steps, the sliding count, no normal velocity. */
+START_TEST(analytic_assembled_incline)
+{
+    const double theta = 30.0 * CDLAB_PI / 180.0, g = 9.81, dt = 1e-3;
+    const double mus[] = {0.3, 0.1};
+    for (int o = 0; o < N_ASSEMBLED; o++)
+        for (int m = 0; m < 2; m++) {
+            char ini[1024];
+            snprintf(ini, sizeof ini,
+                     "[system]\ndimension = 3\ndt = %g\nsteps = 1\ngravity = %.17g 0 %.17g\n"
+                     "[solver]\ncriterion = natural_map\nepsilon = 1e-12\niterations = 100000\n"
+                     "%s"
+                     "[particles]\ncount = 1\nradius = 0.5\nmass = 2\norigin = 0 0 0.5\n"
+                     "[contact]\nfriction = %g\n"
+                     "[plane.slope]\npoint = 0 0 0\nnormal = 0 0 1\n",
+                     dt, g * sin(theta), -g * cos(theta), assembled[o], mus[m]);
+            sim sm;
+            sim_open(&sm, ini, 1);
+            const long n = 200;
+            sim_steps(&sm, n);
+            double a = sm.W.P.v[0].x / (n * dt);
+            double expect =
+                m == 0 ? 5.0 / 7.0 * g * sin(theta) : g * (sin(theta) - 0.1 * cos(theta));
+            ck_assert_msg(fabs(a / expect - 1.0) < 1e-8, "%s mu %g: a = %.15g, expected %.15g",
+                          assembled[o], mus[m], a, expect);
+            ck_assert_int_eq(sm.st.n_sliding, m == 1);
+            ck_assert_msg(fabs(sm.W.P.v[0].z) < 1e-8 * sm.W.P.v[0].x, "%s: v_n = %g", assembled[o],
+                          sm.W.P.v[0].z);
+            sim_close(&sm);
+        }
+}
+END_TEST
+
+/* Anitescu's convex relaxation (apgd, desaxce = false) on the sliding incline: in the first
+ * step the contact separates at u_N = mu |u_T| (the relaxation's dilation), measured on the
+ * sphere: its normal velocity is mu times the contact point's slip, to 1e-6 relative, and the
+ * step's dilation figures say so; with De Saxce's fixed point (desaxce = true) u_N is zero. */
+START_TEST(analytic_apgd_relaxation_dilation)
+{
+    const double theta = 30.0 * CDLAB_PI / 180.0, g = 9.81, dt = 1e-3, mu = 0.1;
+    for (int ds = 0; ds < 2; ds++) {
+        char ini[1024];
+        snprintf(ini, sizeof ini,
+                 "[system]\ndimension = 3\ndt = %g\nsteps = 1\ngravity = %.17g 0 %.17g\n"
+                 "[solver]\nmethod = apgd\ndesaxce = %s\ncriterion = natural_map\n"
+                 "epsilon = 1e-12\niterations = 100000\n"
+                 "[particles]\ncount = 1\nradius = 0.5\nmass = 2\norigin = 0 0 0.5\n"
+                 "[contact]\nfriction = %g\n"
+                 "[plane.slope]\npoint = 0 0 0\nnormal = 0 0 1\n",
+                 dt, g * sin(theta), -g * cos(theta), ds ? "true" : "false", mu);
+        sim sm;
+        sim_open(&sm, ini, 1);
+        sim_steps(&sm, 1);
+        double slip = sm.W.P.v[0].x - 0.5 * sm.W.P.w[0].y, vn = sm.W.P.v[0].z;
+        ck_assert_double_gt(slip, 0.0);
+        if (ds) {
+            ck_assert_msg(fabs(vn) <= 1e-9 * slip, "desaxce: v_n = %g, slip %g", vn, slip);
+        } else {
+            ck_assert_msg(fabs(vn / (mu * slip) - 1.0) < 1e-6,
+                          "relaxation: v_n = %.12g, mu slip %.12g", vn, mu * slip);
+            ck_assert_double_eq_tol(sm.st.dilation_mean, vn, 1e-6 * vn);
+            ck_assert_double_eq_tol(sm.st.dilation_max, vn, 1e-6 * vn);
+        }
+        sim_close(&sm);
+    }
+}
+END_TEST
+
+/* The frictionless head-on collision (analytic_relaxed_head_on_collision) with every assembled
+ * solver, to the natural map's 1e-13: momentum to round-off, relative velocity below 1e-12. */
+START_TEST(analytic_assembled_head_on_collision)
+{
+    const char *ini = "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n"
+                      "[solver]\ncriterion = natural_map\nepsilon = 1e-13\niterations = 10000\n%s"
+                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1.5\nspacing = 0.1\n"
+                      "origin = 0 0 0\ndirection = 1 0 0\n";
+    for (int m = 0; m < N_ASSEMBLED; m++) {
+        char text[1024];
+        snprintf(text, sizeof text, ini, assembled[m]);
+        sim sm;
+        sim_open(&sm, text, 1);
+        world *W = &sm.W;
+        W->P.v[0] = v3(1.0, 0, 0);
+        W->P.v[1] = v3(-0.5, 0, 0);
+        double p0 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
+        sim_steps(&sm, 20);
+        double p1 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
+        ck_assert_double_eq_tol(p1, p0, 1e-14 * fabs(p0) + 1e-15);
+        ck_assert_msg(fabs(W->P.v[1].x - W->P.v[0].x) <= 1e-12, "%s: v_rel = %g", assembled[m],
+                      W->P.v[1].x - W->P.v[0].x);
+        ck_assert_double_eq_tol(W->P.v[0].x, 0.25, 1e-12);
+        sim_close(&sm);
+    }
+}
+END_TEST
+
+/* A 3D pile under a piston with every assembled solver, a fixed count of 30 iterations: the
+ * same bits on 1, 2 and 3 threads (positions, velocities and forces after 15 steps). */
+START_TEST(determinism_assembled_threads)
+{
+    const char *ini = "[system]\ndimension = 3\ndt = 0.02\nsteps = 1\nseed = 5\n"
+                      "gravity = 0 0 -10\n"
+                      "[solver]\ncriterion = fixed\niterations = 30\n%s"
+                      "[particles]\nsource = random\ncount = 60\nradius_min = 0.4\n"
+                      "radius_max = 0.6\nbox_min = 0 0 0\nbox_max = 4 4 8\n"
+                      "[contact]\nfriction = 0.4\n"
+                      "[plane.base]\npoint = 0 0 0\nnormal = 0 0 1\n"
+                      "[piston.top]\npoint = 0 0 8.5\nnormal = 0 0 -1\nmass = 5\nforce = 20\n";
+    int saved = cdlab_threads();
+    for (int m = 0; m < N_ASSEMBLED; m++) {
+        char text[2048];
+        snprintf(text, sizeof text, ini, assembled[m]);
+        vec3 ref[120];
+        for (int t = 1; t <= 3; t++) {
+            cdlab_set_threads(t);
+            sim sm;
+            sim_open(&sm, text, 5);
+            sim_steps(&sm, 15);
+            ck_assert_int_eq(sm.W.P.n, 60);
+            for (int i = 0; i < 60; i++) {
+                if (t == 1) {
+                    ref[2 * i] = sm.W.P.x[i];
+                    ref[2 * i + 1] = sm.W.P.v[i];
+                }
+                ck_assert_msg(memcmp(&ref[2 * i], &sm.W.P.x[i], sizeof(vec3)) == 0 &&
+                                  memcmp(&ref[2 * i + 1], &sm.W.P.v[i], sizeof(vec3)) == 0,
+                              "%s: particle %d differs on %d threads", assembled[m], i, t);
+            }
+            sim_close(&sm);
+        }
+    }
+    cdlab_set_threads(saved);
+}
+END_TEST
+
+/* What solver.method cannot be combined with is refused, naming the key and the reason. */
+START_TEST(errors_assembled_combinations)
+{
+    static const struct {
+        const char *lines, *key, *why;
+    } bad[] = {
+        {"method = apgd\ncriterion = local\n", "solver.criterion", "natural_map"},
+        {"method = newton\ncriterion = global\n", "solver.criterion", "natural_map"},
+        {"method = apgd\nrelaxation = 1.5\n", "solver.relaxation", "APGD"},
+        {"method = apgd\nsweep = colored\n", "solver.sweep", "no sweeps"},
+        {"method = newton\nsweep = jacobi\n", "solver.sweep", "random, forward or backward"},
+        {"desaxce = false\n", "solver.desaxce", "apgd"},
+        {"method = apgd\npresweeps = 3\n", "solver.presweeps", "newton"},
+        {"method = cg\n", "solver.method", "sweeps"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\n[solver]\n%s"
+                 "[particles]\ncount = 1\nradius = 0.5\nmass = 1\n",
+                 bad[k].lines);
+        config c;
+        diag err;
+        ck_assert_int_eq(config_load_string(&c, text, "bad.ini", &err), CDLAB_OK);
+        ck_assert_msg(run_validate(&c, NULL, &err) != CDLAB_OK, "taken: %s", bad[k].lines);
+        ck_assert_msg(strstr(err.msg, bad[k].key) && strstr(err.msg, bad[k].why), "%s: message: %s",
+                      bad[k].lines, err.msg);
+        config_free(&c);
+    }
+    /* a DEM twin of an assembled solver has no q to take */
+    const char *twin = "[system]\nmode = dem\ndimension = 1\ndt = 1e-5\nsteps = 1\n"
+                       "[solver]\nmethod = apgd\niterations = 20\n[dem]\ncd_dt = 0.01\n"
+                       "[particles]\ncount = 3\nradius = 0.5\nmass = 1\nspacing = 0\n";
+    config c;
+    diag err;
+    ck_assert_int_eq(config_load_string(&c, twin, "twin.ini", &err), CDLAB_OK);
+    ck_assert(run_validate(&c, NULL, &err) != CDLAB_OK);
+    ck_assert_msg(strstr(err.msg, "solver.method") && strstr(err.msg, "twin"), "message: %s",
+                  err.msg);
+    config_free(&c);
+}
+END_TEST
+
 Suite *solvers_suite(void)
 {
     Suite *s = suite_create("solvers");
@@ -228,6 +468,12 @@ Suite *solvers_suite(void)
     tcase_add_test(tc, analytic_relaxed_head_on_collision);
     tcase_add_test(tc, unit_natural_map_criterion);
     tcase_add_test(tc, errors_relaxation_range_and_twin);
+    tcase_add_test(tc, analytic_assembled_resting_stack);
+    tcase_add_test(tc, analytic_assembled_incline);
+    tcase_add_test(tc, analytic_apgd_relaxation_dilation);
+    tcase_add_test(tc, analytic_assembled_head_on_collision);
+    tcase_add_test(tc, determinism_assembled_threads);
+    tcase_add_test(tc, errors_assembled_combinations);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -26,7 +26,7 @@ typedef enum criterion {
 struct cd_method;
 
 typedef struct cd_params {
-    const struct cd_method *method; /* the step's solver (cd_method.h): the sweeps */
+    const struct cd_method *method; /* the step's solver (cd_method.h): sweeps, apgd, newton */
     sweep_order sweep;
     criterion crit;
     int iterations;       /* N_I for fixed; the cap on sweeps for local and global */
@@ -37,6 +37,8 @@ typedef struct cd_params {
     double abort_overlap; /* stop when an overlap exceeds this fraction of the smaller radius
                              of the pair (0 disables the check) */
     double stress_volume; /* V of /series/stress (0: the particles' bounding box each row) */
+    int desaxce;          /* apgd: De Saxce's outer fixed point (1) or the convex relaxation (0) */
+    int presweeps;        /* newton: sweeps of the shock law before the first Newton step */
 } cd_params;
 
 cd_params cd_params_default(void);
@@ -56,6 +58,10 @@ typedef struct cd_stats {
      * further apart than contact.detect_gap then that overlap now, and their largest overlap */
     int missed;
     double missed_overlap;
+    /* apgd and newton: the answer's normal velocity u_N (plus g_pos/dt) at the contacts that
+     * carry a normal force, mean and largest: zero in the shock law, mu |u_T| at the convex
+     * relaxation's sliding contacts (0 for the sweeps, which keep the shock law exactly) */
+    double dilation_mean, dilation_max;
 } cd_stats;
 
 /* A distributed run's part of the step (cd/nscd/cd_dist.c; NULL in one process): what the step

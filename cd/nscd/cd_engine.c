@@ -6,6 +6,7 @@
 #include "nscd/cd_config.h"
 #include "nscd/cd_contact_problem.h"
 #include "nscd/cd_dist.h"
+#include "nscd/cd_method.h"
 #include "comm.h"
 #include "engine/engine.h"
 #include "engine/engine_checkpoint.h"
@@ -43,6 +44,9 @@ typedef struct cd_engine {
     contact_list Cg;
     int ser_across, have_across;
     int ser_stress[2]; /* /series/stress, stress_walls */
+    /* apgd and newton: /series/dilation (mean, largest), and the last step's */
+    int ser_dilation, have_dilation;
+    double dilation[2];
 } cd_engine;
 
 #define CD_OF(e) ((cd_engine *)(e)->content)
@@ -102,6 +106,11 @@ static status cd_read(engine *e, config *c, const world *W, const scene_info *in
                             "is natural_map, which is not yet offered in a distributed run (its "
                             "residual would need the halo's velocities after every sweep): use "
                             "one process, or the local, global or fixed criterion");
+    if (s == CDLAB_OK && E->prm.method != &cd_method_sweeps && comm_size() > 1)
+        return config_error(c, "solver", "method", err,
+                            "is %s, which runs in one process only (it assembles the whole "
+                            "step's Delassus operator): use one process, or the sweeps",
+                            E->prm.method->name);
     return s;
 }
 
@@ -110,6 +119,12 @@ static status cd_read_other(config *c, equiv_twin *twin, diag *err)
 {
     cd_params p;
     status s = cd_config_read(c, &p, err);
+    if (s == CDLAB_OK && p.method != &cd_method_sweeps)
+        return config_error(c, "solver", "method", err,
+                            "is %s: the DEM twin's stiffness and damping come from the sweeps' q "
+                            "(Unger & Kertesz), which %s does not have (its spurious elasticity "
+                            "is measured in experiments/solvers); give the twin a sweeps config",
+                            p.method->name, p.method->name);
     if (s == CDLAB_OK)
         *twin = (equiv_twin){.present = 1,
                              .sweep = p.sweep,
@@ -123,14 +138,15 @@ static status cd_read_other(config *c, equiv_twin *twin, diag *err)
 static void cd_warning(const engine *e, engine_warning kind, const world *W, long step,
                        const engine_record *rec, char *buf, size_t n)
 {
-    (void)e;
+    int sweeps = CD_OF(e)->prm.method == &cd_method_sweeps;
     if (kind == ENGINE_WARN_UNCONVERGED)
         snprintf(buf, n,
                  "step %ld did not converge: the solver's criterion was not met within its %d "
-                 "sweeps (solver.iterations), and the run goes on with the last sweep's forces. "
+                 "%s (solver.iterations), and the run goes on with the %s forces. "
                  "/summary@unconverged_steps counts every such step (/series/converged marks "
                  "those with a row): raise solver.iterations, or loosen solver.epsilon",
-                 step, rec->sweeps);
+                 step, rec->sweeps, sweeps ? "sweeps" : "iterations",
+                 sweeps ? "last sweep's" : "method's answer's");
     else if (kind == ENGINE_WARN_MISSED)
         snprintf(buf, n,
                  "in step %ld, %ld pair%s met unseen by the contact detection: further apart than "
@@ -147,6 +163,10 @@ static void cd_warning(const engine *e, engine_warning kind, const world *W, lon
 static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
 {
     const cd_engine *E = CD_OF(e);
+    if (E->prm.method != &cd_method_sweeps) {
+        snprintf(buf, n, "solver.method = %s is serial", E->prm.method->name);
+        return buf;
+    }
     if (E->prm.sweep == SWEEP_COLORED || E->prm.sweep == SWEEP_JACOBI)
         return NULL;
     snprintf(buf, n, "the %s sweep is serial", sweep_order_names[E->prm.sweep]);
@@ -154,11 +174,72 @@ static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
 }
 
 /* The spurious elasticity figures of the run's solver: Unger & Kertesz's for the sweeps' q, of
- * the relaxed sweeps' q(omega) (equiv_q_relaxed) when relaxed. */
+ * the relaxed sweeps' q(omega) (equiv_q_relaxed) when relaxed; not a number for apgd and newton,
+ * which have no q (their elasticity is measured, experiments/solvers). */
 static equiv_figures cd_figures(const cd_params *p, const world *W, const scene_info *info)
 {
-    return equiv_of_relaxed(p->sweep, p->relaxation, p->iterations, W->dt, info->d_mean,
-                            info->m_mean);
+    equiv_figures f =
+        equiv_of_relaxed(p->sweep, p->relaxation, p->iterations, W->dt, info->d_mean, info->m_mean);
+    if (p->method != &cd_method_sweeps)
+        f.q = f.D = f.c = f.l_diff = f.kappa = f.gamma = NAN;
+    return f;
+}
+
+/* The banner's line on what the ranks do to the sweep (more than one rank). */
+static void announce_distributed(const cd_params *p, const engine_notes *notes)
+{
+    if (comm_size() > 1 && p->sweep == SWEEP_COLORED)
+        engine_say(notes,
+                   "distributed over %d ranks: the colored sweep is the one-process sweep, "
+                   "bit for bit",
+                   comm_size());
+    else if (comm_size() > 1 && p->sweep == SWEEP_JACOBI)
+        engine_say(notes,
+                   "distributed over %d ranks: domain-wise jacobi sweep: every contact takes the "
+                   "previous sweep's velocities in one process too, so q is unchanged (measured "
+                   "on a 200-disk chain, experiments/parallel)",
+                   comm_size());
+    else if (comm_size() > 1)
+        engine_say(notes,
+                   "distributed over %d ranks: domain-wise %s sweep (Shojaaee et al. 2012): the "
+                   "contacts across rank boundaries are updated from the halo velocities of the "
+                   "previous sweep, which lowers the effective q by about %.2f times their "
+                   "fraction for this order (/series/parallel/boundary_fraction; measured on a "
+                   "200-disk chain, experiments/parallel); the figures below are one process's",
+                   comm_size(), sweep_order_names[p->sweep], -domain_wise_dq(p->sweep));
+}
+
+/* The banner's solver lines for apgd and newton. */
+static void announce_assembled(const cd_params *p, const engine_notes *notes)
+{
+    char stop[160];
+    if (p->crit == CRIT_FIXED)
+        snprintf(stop, sizeof stop, "criterion fixed: %d iterations every step", p->iterations);
+    else
+        snprintf(stop, sizeof stop,
+                 "criterion natural_map: residual (rho = 1) <= epsilon %g, at most %d iterations",
+                 p->epsilon, p->iterations);
+    engine_say(notes, "solver: method %s (%s), %s, warm start %s", p->method->name,
+               p->method->title, stop, p->warm_start ? "on" : "off");
+    if (p->method == &cd_method_apgd && p->desaxce)
+        engine_say(notes, "solver: apgd with De Saxce's outer fixed point back to Coulomb's law "
+                          "(solver.desaxce = true); /series/dilation records the answers' u_N "
+                          "at closed contacts");
+    else if (p->method == &cd_method_apgd)
+        engine_say(notes,
+                   "solver: apgd on Anitescu's convex relaxation (solver.desaxce = false): "
+                   "sliding contacts separate at u_N = mu |u_T| (a dilation, not Coulomb's "
+                   "law), recorded in /series/dilation; the criterion is the relaxed problem's "
+                   "own residual");
+    else
+        engine_say(notes,
+                   "solver: newton after %d %s sweeps a step (solver.presweeps; they count as "
+                   "iterations), W assembled and factorized by UMFPACK at every Newton step",
+                   p->presweeps, sweep_order_names[p->sweep]);
+    engine_say(notes,
+               "spurious elasticity: %s has no q (Unger & Kertesz's figures are the "
+               "sweeps'); its c, kappa and gamma are measured in experiments/solvers",
+               p->method->name);
 }
 
 static void cd_announce(const engine *e, const world *W, const scene_info *info,
@@ -169,6 +250,10 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
     /* what each criterion uses (the banner named epsilon and delta for the fixed count too,
      * where epsilon does nothing) */
     const char *sweep = sweep_order_names[p->sweep], *warm = p->warm_start ? "on" : "off";
+    if (p->method != &cd_method_sweeps) {
+        announce_assembled(p, notes);
+        return;
+    }
     if (p->crit == CRIT_FIXED)
         engine_say(notes,
                    "solver: sweep %s, criterion fixed: %d sweeps every step (solver.epsilon not "
@@ -217,25 +302,7 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
                    "%.4f at omega = 1)",
                    p->relaxation > 1.0 ? "over-relaxed" : "under-relaxed", p->relaxation, f.q,
                    equiv_q(p->sweep));
-    if (comm_size() > 1 && p->sweep == SWEEP_COLORED)
-        engine_say(notes,
-                   "distributed over %d ranks: the colored sweep is the one-process sweep, "
-                   "bit for bit",
-                   comm_size());
-    else if (comm_size() > 1 && p->sweep == SWEEP_JACOBI)
-        engine_say(notes,
-                   "distributed over %d ranks: domain-wise jacobi sweep: every contact takes the "
-                   "previous sweep's velocities in one process too, so q is unchanged (measured "
-                   "on a 200-disk chain, experiments/parallel)",
-                   comm_size());
-    else if (comm_size() > 1)
-        engine_say(notes,
-                   "distributed over %d ranks: domain-wise %s sweep (Shojaaee et al. 2012): the "
-                   "contacts across rank boundaries are updated from the halo velocities of the "
-                   "previous sweep, which lowers the effective q by about %.2f times their "
-                   "fraction for this order (/series/parallel/boundary_fraction; measured on a "
-                   "200-disk chain, experiments/parallel); the figures below are one process's",
-                   comm_size(), sweep_order_names[p->sweep], -domain_wise_dq(p->sweep));
+    announce_distributed(p, notes);
     if (p->crit != CRIT_FIXED || !isfinite(f.q))
         return;
     engine_say(notes,
@@ -262,6 +329,10 @@ static void cd_estimate(const engine *e, const world *W, long steps, long pairs,
 {
     (void)W;
     const cd_params *p = &CD_OF(e)->prm;
+    if (p->method != &cd_method_sweeps) {
+        snprintf(buf, n, "not estimated for solver.method = %s", p->method->name);
+        return;
+    }
     /* a sweep updates every listed pair */
     double per_sweep = (double)steps * (double)pairs / EST_CD_UPDATES_PER_S;
     if (p->crit == CRIT_FIXED)
@@ -312,9 +383,10 @@ static status export_fclib(cd_engine *E, world *W, const contact_list *L, const 
     snprintf(title, sizeof title, "cdlab %s, step %ld", cfg, step);
     snprintf(desc, sizeof desc,
              "Contact dynamics step %ld (t = %.17g, dt = %.17g) of %s: %d contacts, dimension %d; "
-             "cdlab solution after %d sweeps (%s sweep, %s criterion, epsilon %g, converged %d)",
-             step, t, W->dt, cfg, cp.nc, W->P.dimension, st->sweeps, sweep_order_names[p->sweep],
-             cd_criterion_names[p->crit], p->epsilon, st->converged);
+             "cdlab solution after %d iterations (method %s, %s sweep, %s criterion, epsilon %g, "
+             "converged %d)",
+             step, t, W->dt, cfg, cp.nc, W->P.dimension, st->sweeps, p->method->name,
+             sweep_order_names[p->sweep], cd_criterion_names[p->crit], p->epsilon, st->converged);
     fclib_meta meta = {.title = title,
                        .description = desc,
                        .step = step,
@@ -357,8 +429,15 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
         (s = h5out_attr_double(h, g, "gamma_eff", f.gamma, err)) ||
         (s = h5out_attr_double(h, g, "L", info->length, err)) ||
         (s = h5out_attr_double(h, g, "d_mean", info->d_mean, err)) ||
-        (s = h5out_attr_double(h, g, "relaxation", p->relaxation, err)))
+        (s = h5out_attr_double(h, g, "relaxation", p->relaxation, err)) ||
+        (s = h5out_attr_string(h, g, "method", p->method->name, err)))
         return s;
+    if (p->method != &cd_method_sweeps) {
+        if ((s = h5out_series(h, "/series/dilation", H5IO_DOUBLE, 1, (const long[]){2},
+                              &CD_OF(e)->ser_dilation, err)))
+            return s;
+        CD_OF(e)->have_dilation = 1;
+    }
     if ((s = h5out_attr_double(h, g, "m_mean", info->m_mean, err)))
         return s;
     if ((s = engine_stress_series(h, "; f: the contact force of the step (its impulse / dt)",
@@ -435,6 +514,8 @@ static status cd_engine_step(engine *e, world *W, engine_record *rec, diag *err)
                            .solve_seconds = st.solve_seconds,
                            .missed = st.missed,
                            .missed_overlap = st.missed_overlap};
+    E->dilation[0] = st.dilation_mean;
+    E->dilation[1] = st.dilation_max;
     return s;
 }
 
@@ -467,6 +548,8 @@ static status cd_row(engine *e, h5out *h, const world *W, diag *err)
     double sigma[2][3][3];
     cd_stress(W, contacts_of(E, W), world_stress_volume(W, E->prm.stress_volume), sigma);
     status s = engine_stress_row(h, E->ser_stress, sigma, err);
+    if (s == CDLAB_OK && E->have_dilation)
+        s = h5out_series_append(h, E->ser_dilation, E->dilation, err);
     if (s != CDLAB_OK || !E->have_across) /* one process: no boundary series */
         return s;
     double f = E->M && E->M->counted > 0.0 ? E->M->across / E->M->counted : 0.0;

@@ -3,6 +3,7 @@
  *     z = r_a - rho_a u_a,
  *     F_a = r_a                                  when z_N <= 0 (open),
  *     F_a = rho_a u_a                            when |z_T| <= mu z_N (sticking),
+ *     F_a = (rho_a u_N, r_T)                     when mu = 0 (frictionless),
  *     F_a = (rho_a u_N, r_T - mu z_N z_T / |z_T|)  otherwise (sliding),
  * zero exactly where the shock law holds (Signorini with Coulomb's law of maximal
  * dissipation). Its generalized Jacobian is J = P + Q W with P and Q block diagonal (one d x d
@@ -146,10 +147,16 @@ static double af_function(const contact_problem *cp, newton_work *w, const doubl
                 if (Pa)
                     Pa[j * d + j] = 1.0;
             }
-        } else if (zt <= mu * z[0]) { /* sticking */
+        } else if (mu == 0.0 || zt <= mu * z[0]) {
+            /* sticking, or frictionless (the sliding case's limit, taken here: z_T may be 0);
+             * a tangent without friction or along which no body can move (W_jj = 0, a chain's)
+             * has F_j = r_j, else J's row would be zero */
             for (int j = 0; j < d; j++) {
-                Fa[j] = rho * ua[j];
-                if (Qa)
+                int free_t = j > 0 && (mu == 0.0 || w->w_diag[a * d + j] == 0.0);
+                Fa[j] = free_t ? ra[j] : rho * ua[j];
+                if (Pa && free_t)
+                    Pa[j * d + j] = 1.0;
+                else if (Qa)
                     Qa[j * d + j] = rho;
             }
         } else { /* sliding: the normal as closed, the tangent on the disk of radius mu z_N */

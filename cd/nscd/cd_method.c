@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-const cd_method *const cd_methods[] = {&cd_method_sweeps, NULL};
+const cd_method *const cd_methods[] = {&cd_method_sweeps, &cd_method_apgd, &cd_method_newton, NULL};
 
 const cd_method *cd_method_find(const char *name)
 {

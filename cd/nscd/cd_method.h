@@ -16,6 +16,8 @@ typedef struct cd_solve_stats {
     int iterations;  /* iterations done (for the sweeps: sweeps) */
     int converged;   /* the criterion held after the last of them */
     double residual; /* the criterion's measure after the last of them (cd_stats.residual) */
+    /* the answer's u_N at the contacts that carry a normal force: mean and largest (cd_stats) */
+    double dilation_mean, dilation_max;
 } cd_solve_stats;
 
 typedef struct cd_method {
@@ -29,6 +31,9 @@ typedef struct cd_method {
 
 /* The shock law's Gauss-Seidel sweeps in p->sweep's order (and the Jacobi update): cd_sweep.c. */
 extern const cd_method cd_method_sweeps;
+/* The assembled solvers (cd_assembled.c): APGD and the semismooth Newton method on the step's
+ * contact problem (cd_contact_problem.h). */
+extern const cd_method cd_method_apgd, cd_method_newton;
 /* Every solver, NULL-terminated; cd_method_find: the one of that name, or NULL. */
 extern const cd_method *const cd_methods[];
 const cd_method *cd_method_find(const char *name);

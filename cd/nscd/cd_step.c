@@ -23,7 +23,8 @@ cd_params cd_params_default(void)
                        .relaxation = 1.0,
                        .delta = 1e-12,
                        .warm_start = 1,
-                       .abort_overlap = 0.5};
+                       .abort_overlap = 0.5,
+                       .desaxce = 1};
 }
 
 void cd_solver_init(cd_solver *S, uint64_t seed)
@@ -229,12 +230,14 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
 
     /* 4. the solver, until the criterion holds (or the cap); a distributed run solves on every
      * rank while any has contacts (its iterations exchange) */
-    cd_solve_stats ss = {.iterations = 0, .converged = 1, .residual = 0.0};
+    cd_solve_stats ss = {.iterations = 0, .converged = 1};
     if ((S->dist ? S->dist->contacts : (double)L->n) > 0.0)
         s = p->method->solve(W, S, p, p->iterations, &ss, err);
     st->sweeps = ss.iterations;
     st->converged = ss.converged;
     st->residual = ss.residual;
+    st->dilation_mean = ss.dilation_mean;
+    st->dilation_max = ss.dilation_max;
     if (S->bodies_on)
         cd_bodies_scatter(W, S);
     if (s != CDLAB_OK)
