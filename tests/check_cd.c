@@ -1376,6 +1376,70 @@ START_TEST(invariant_jacobi_threads_bit_identical)
 }
 END_TEST
 
+/* The random sweep on threads (deterministic reservations) is the one-thread sweep, bit for bit:
+ * the pile with its piston (after 60 steps, settled into contact: the piston's contacts are
+ * reserved atomically, as every contact across the threads' stretches), and a 2D lattice of
+ * 30 x 30 touching disks whose bottom row is frozen (a frozen particle is no body to reserve),
+ * 20 steps, at 2, 3 and 7 threads against 1. The rounds are made to run on these small lists
+ * (cd_solver.dr_min_contacts = 1; runs take them from 32,768 contacts), and the test checks
+ * that they ran. Particles, forces, the piston and the last sweep's residual. */
+START_TEST(invariant_random_threads_bit_identical)
+{
+#ifdef _OPENMP
+    char pile[2048], lattice[1024], file[] = "/tmp/cdlab_lattXXXXXX";
+    snprintf(pile, sizeof pile, "%s", COLORED_PILE);
+    char *sw = strstr(pile, "sweep = colored");
+    ck_assert_ptr_nonnull(sw);
+    memcpy(sw, "sweep = random ", 15);
+    static char rows[30 * 30 * 96];
+    size_t at = 0;
+    for (int y = 0; y < 30; y++)
+        for (int x = 0; x < 30; x++)
+            at += (size_t)snprintf(rows + at, sizeof rows - at, "%d.5 %d.5 0 1 0 0 0 0 0 0 %d\n", x,
+                                   y, y == 0);
+    temp_text_file(file, rows);
+    snprintf(lattice, sizeof lattice,
+             "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\ngravity = 0 -10 0\nseed = 9\n"
+             "[solver]\nsweep = random\ncriterion = fixed\niterations = 20\n"
+             "[particles]\nsource = file\nformat = chute\nfile = %s\nmass = 1\n"
+             "[contact]\nfriction = 0.3\n"
+             "[plane.left]\npoint = 0 0 0\nnormal = 1 0 0\n"
+             "[plane.right]\npoint = 30 0 0\nnormal = -1 0 0\n",
+             file);
+    const char *cases[] = {pile, lattice};
+    const long steps[] = {60, 20};
+    int saved = omp_get_max_threads();
+    for (int c = 0; c < 2; c++) {
+        sim ref;
+        omp_set_num_threads(1);
+        sim_open(&ref, cases[c], 5);
+        sim_steps(&ref, steps[c]);
+        ck_assert_int_gt(ref.S.C.n, 1000);
+        const int threads[] = {2, 3, 7};
+        for (int k = 0; k < 3; k++) {
+            sim a;
+            omp_set_num_threads(threads[k]);
+            sim_open(&a, cases[c], 5);
+            a.S.dr_min_contacts = 1;
+            sim_steps(&a, steps[c]);
+            ck_assert_msg(a.S.dr_threads == threads[k], "case %d: the rounds ran on %d threads", c,
+                          a.S.dr_threads);
+            same_state(&a, &ref);
+            for (int w = 0; w < ref.W.n_walls; w++)
+                ck_assert(a.W.walls[w].s == ref.W.walls[w].s && a.W.walls[w].u == ref.W.walls[w].u);
+            ck_assert(a.st.residual == ref.st.residual);
+            sim_close(&a);
+        }
+        if (c == 1) /* the frozen row stayed put */
+            ck_assert(ref.W.P.frozen[0] + ref.W.P.frozen[29] == 2 && ref.W.P.v[0].y == 0.0);
+        sim_close(&ref);
+    }
+    omp_set_num_threads(saved);
+    unlink(file);
+#endif
+}
+END_TEST
+
 /* Only the Jacobi sweep has a buffer of new forces (24 bytes per contact of address space,
  * which ulimit -v counts): after 20 steps of the pile, the colored and random sweeps have none,
  * the Jacobi sweep one for every contact. */
@@ -1636,6 +1700,7 @@ Suite *cd_suite(void)
     tcase_add_test(td, determinism_same_seed);
     tcase_add_test(td, invariant_colored_threads_bit_identical);
     tcase_add_test(td, invariant_jacobi_threads_bit_identical);
+    tcase_add_test(td, invariant_random_threads_bit_identical);
     suite_add_tcase(s, td);
     TCase *ts = tcase_create("slow");
     tcase_set_tags(ts, "slow");

@@ -94,6 +94,9 @@ typedef struct cd_body {
     double inv_m, inv_I;
 } __attribute__((aligned(64))) cd_body;
 
+/* The most threads the random sweep's rounds take (cd_sweep.c). */
+#define CD_DR_MAX_THREADS 64
+
 typedef struct cd_solver {
     /* the step's contacts: candidates from the detection, their frames and forces R (carried
      * over to the next step's warm start); the engine's own, not the world's */
@@ -114,6 +117,16 @@ typedef struct cd_solver {
     int color_start_cap, color_order_cap, color_of_cap, mask_cap, blk_cap, draw_cap;
     int n_colors, mask_words;
     long colored_at_step; /* the step whose contact list is coloured (-1: none) */
+    /* the random sweep on threads (deterministic reservations, cd_sweep.c): per movable body
+     * the earliest position in perm that reserved it (INT_MAX: none); per thread the window's
+     * entries (positions in perm) and their bodies */
+    int *resv, *dr_keep, *dr_bodies, *dr_ends; /* dr_ends: each contact's two movable bodies */
+    int resv_cap, dr_keep_cap, dr_bodies_cap, dr_ends_cap;
+    long dr_ends_at_step;                /* the step whose contact list dr_ends holds (-1: none) */
+    const contact *dr_ends_of;           /* and the list's records then */
+    int dr_threads;                      /* and the thread count then, which set dr_first */
+    int dr_first[CD_DR_MAX_THREADS + 1]; /* the threads' stretches of the contact list */
+    int dr_min_contacts; /* the fewest contacts swept on threads (0: cd_sweep.c's default) */
 } cd_solver;
 
 void cd_solver_init(cd_solver *S, uint64_t seed);

@@ -167,7 +167,9 @@ static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
         snprintf(buf, n, "solver.method = %s is serial", E->prm.method->name);
         return buf;
     }
-    if (E->prm.sweep == SWEEP_COLORED || E->prm.sweep == SWEEP_JACOBI)
+    /* the random sweep: on threads by deterministic reservations (cd_sweep.c), the same bits */
+    if (E->prm.sweep == SWEEP_COLORED || E->prm.sweep == SWEEP_JACOBI ||
+        (E->prm.sweep == SWEEP_RANDOM && comm_size() == 1))
         return NULL;
     snprintf(buf, n, "the %s sweep is serial", sweep_order_names[E->prm.sweep]);
     return buf;

@@ -32,6 +32,7 @@ void cd_solver_init(cd_solver *S, uint64_t seed)
     memset(S, 0, sizeof *S);
     pcg32_seed(&S->rng, seed, PCG32_STREAM_SWEEP);
     S->colored_at_step = -1;
+    S->dr_ends_at_step = -1;
     S->mask_words = 1;
 }
 
@@ -46,6 +47,10 @@ void cd_solver_free(cd_solver *S)
     free(S->mask);
     free(S->blk);
     free(S->draw);
+    free(S->resv);
+    free(S->dr_keep);
+    free(S->dr_bodies);
+    free(S->dr_ends);
     free(S->body);
     memset(S, 0, sizeof *S);
 }
@@ -161,6 +166,7 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
     if (s != CDLAB_OK)
         return s;
     S->colored_at_step = -1; /* a new contact list: colour it afresh */
+    S->dr_ends_at_step = -1;
     st->missed = 0;
     st->missed_overlap = 0.0;
     double gap_before = W->step_gap;

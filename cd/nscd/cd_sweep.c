@@ -8,6 +8,11 @@
 #include "grow.h"
 #include "parallel.h"
 
+#include <limits.h>
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,108 +260,6 @@ static void pad_perm(int *perm, int n)
         perm[k] = 0;
 }
 
-/* How many contacts ahead the greedy colouring prefetches its bodies' masks. */
-#define COLOR_AHEAD 16
-
-status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, int *ncolors,
-                        uint64_t **mask, int *mask_cap, int *mask_words, diag *err)
-{
-    for (;;) {
-        int mw = *mask_words;
-        uint64_t *m = grow_array(*mask, mask_cap, nb * mw, sizeof *m);
-        if (!m)
-            return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-        *mask = m;
-        memset(m, 0, (size_t)nb * mw * sizeof *m);
-        int ncol = 0, overflow = 0;
-        for (int k = 0; k < n && !overflow; k++) {
-            if (k + COLOR_AHEAD < n) { /* the bodies' masks: in random storage order, misses */
-                if (a[k + COLOR_AHEAD] >= 0)
-                    prefetch_line(&m[(size_t)a[k + COLOR_AHEAD] * mw]);
-                if (b[k + COLOR_AHEAD] >= 0)
-                    prefetch_line(&m[(size_t)b[k + COLOR_AHEAD] * mw]);
-            }
-            uint64_t *ra = a[k] >= 0 ? &m[(size_t)a[k] * mw] : NULL;
-            uint64_t *rb = b[k] >= 0 ? &m[(size_t)b[k] * mw] : NULL;
-            int col = -1;
-            for (int w = 0; w < mw && col < 0; w++) {
-                uint64_t used = (ra ? ra[w] : 0) | (rb ? rb[w] : 0);
-                if (~used)
-                    col = 64 * w + __builtin_ctzll(~used);
-            }
-            if (col < 0) {
-                overflow = 1;
-                break;
-            }
-            color[k] = col;
-            if (ra)
-                ra[col / 64] |= 1ull << (col % 64);
-            if (rb)
-                rb[col / 64] |= 1ull << (col % 64);
-            if (col + 1 > ncol)
-                ncol = col + 1;
-        }
-        if (!overflow) {
-            *ncolors = ncol;
-            return CDLAB_OK;
-        }
-        if (*mask_words >= 1 << 16)
-            return diag_set(err, CDLAB_ERR_NOMEM, "contact graph needs more than %d colours",
-                            64 << 16);
-        *mask_words *= 2;
-    }
-}
-
-/* Greedy colouring of the contact graph in list order (cd_greedy_colors): two contacts conflict
- * when they share a movable body (a particle that is not frozen, or a piston); fixed walls and
- * frozen particles do not count. Bodies are numbered particles, then walls. Deterministic:
- * depends only on the contact list. */
-int *cd_contact_bodies(const world *W, const contact_list *L)
-{
-    const particles *P = &W->P;
-    int n = L->n;
-    int *ab = malloc((size_t)(2 * n + 1) * sizeof *ab);
-    if (!ab)
-        return NULL;
-    CDLAB_PARALLEL_FOR
-    for (int k = 0; k < n; k++) {
-        const contact *c = &L->c[k];
-        ab[k] = P->frozen[c->j] ? -1 : c->j;
-        if (c->i >= 0)
-            ab[n + k] = P->frozen[c->i] ? -1 : c->i;
-        else
-            ab[n + k] = W->walls[contact_wall_index(c)].kind == WALL_PISTON
-                            ? P->n + contact_wall_index(c)
-                            : -1;
-    }
-    return ab;
-}
-
-status cd_color_bodies(world *W, cd_solver *S, const int *ab, diag *err)
-{
-    int n = S->C.n, nb = W->P.n + W->n_walls;
-    int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
-    if (!color_of)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
-    S->color_of = color_of;
-    status s = cd_greedy_colors(n, ab, ab + n, nb, color_of, &S->n_colors, &S->mask, &S->mask_cap,
-                                &S->mask_words, err);
-    if (s != CDLAB_OK)
-        return s;
-    S->colored_at_step = W->step;
-    return cd_group_colors(S, n, err);
-}
-
-status cd_color_contacts(world *W, cd_solver *S, diag *err)
-{
-    int *ab = cd_contact_bodies(W, &S->C);
-    if (!ab)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", S->C.n);
-    status s = cd_color_bodies(W, S, ab, err);
-    free(ab);
-    return s;
-}
-
 status cd_group_colors(cd_solver *S, int n, diag *err)
 {
     /* contacts grouped by colour, in list order within a colour (counting sort into perm) */
@@ -418,54 +321,6 @@ static inline void prefetch_ahead(const contact *c, body_view b, const int *perm
     prefetch_line(f);
     prefetch_line(f + 64);
     prefetch_bodies(b, &c[perm[k + PF_NEAR]]);
-}
-
-/* Fisher-Yates: a uniform random permutation of a[0..n-1] in place. */
-void cd_shuffle(pcg32 *rng, int *a, int n)
-{
-    for (int k = n - 1; k > 0; k--) {
-        int m = (int)pcg32_bounded_fast(rng, (uint32_t)(k + 1));
-        int t = a[k];
-        a[k] = a[m];
-        a[m] = t;
-    }
-}
-
-/* The most outputs of the stream cd_shuffle_skip makes at a time (4 MB: a colour of 10^6
- * contacts in one go, each thread making a stretch of it), and the fewest it makes on threads
- * (a team started for less costs more than it saves: 32,768 outputs are about 30 us). */
-#define SKIP_ROUND (1 << 20)
-#define SKIP_THREADED 65536
-
-status cd_shuffle_skip(cd_solver *S, int n, diag *err)
-{
-    if (n < 2)
-        return CDLAB_OK;
-    /* each draw takes at least one output: the count - done draws to go take no fewer */
-    int count = n - 1, done = 0;
-    int round = count < SKIP_ROUND ? count : SKIP_ROUND;
-    uint32_t *raw = grow_array(S->draw, &S->draw_cap, round, sizeof *raw);
-    if (!raw)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow solver buffers");
-    S->draw = raw;
-    int nt = cdlab_threads();
-    while (done < count) {
-        int want = count - done < round ? count - done : round;
-        int per = (want + nt - 1) / nt;
-        const pcg32 at = S->rng;
-#pragma omp parallel for schedule(static) if (want >= SKIP_THREADED)
-        for (int t = 0; t < nt; t++) {
-            int lo = t * per, hi = lo + per < want ? lo + per : want;
-            if (lo < hi) {
-                pcg32 g = at;
-                pcg32_advance(&g, (uint64_t)lo);
-                pcg32_fill(&g, raw + lo, hi - lo);
-            }
-        }
-        pcg32_advance(&S->rng,
-                      (uint64_t)pcg32_bounded_down_scan((uint32_t)n, count, &done, raw, want));
-    }
-    return CDLAB_OK;
 }
 
 /* Change measures per block of a fixed size (so the sums do not depend on the thread count). */
@@ -593,6 +448,306 @@ void sweep_contacts(world *W, contact_list *L, const cd_params *p, const int *id
         gauss_seidel(W, L, b, p, idx, n, count, measure, r);
 }
 
+/* The random sweep on threads, the same bits as on one (Blelloch, Fineman, Gibbons & Shun's
+ * deterministic reservations, PPoPP 2012). The sweep's contacts are taken in perm's order in
+ * rounds over a window of it: the contacts left over from the last round, then the next ones of
+ * perm. Each contact of the window writes its position q in perm into its movable bodies'
+ * slots, keeping the smallest (reserve); those that hold both their slots are updated (commit):
+ * no contact before them in perm that shares one of their bodies is still to do, so each reads
+ * exactly the velocities the serial sweep would give it, and no two of them share a body. The
+ * others go to the next round. Each thread takes the window's contacts of its own stretch of
+ * the contact list (sorted by body, so mostly its own bodies and their slots: a slot or a body
+ * written by both threads in turn would cross between their caches at every touch). The change
+ * measures are maxima, conjunctions and exact sums: the same in any order. */
+
+/* The window: a fiftieth of the sweep's contacts per round, and at least this many. */
+#define DR_WINDOW_MIN 8192
+/* Fewer contacts than this: the serial sweep (a round's barriers cost more than they save). */
+#define DR_MIN_CONTACTS 32768
+/* How far ahead the rounds prefetch the contact records (and half as far the bodies). */
+#define DR_AHEAD 48
+
+static inline int dr_thread(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static inline int dr_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* The movable body of each end of contact c (particles, then pistons as n + wall), -1 for a
+ * fixed wall or a frozen particle. */
+static inline void movable_bodies(const world *W, const contact *c, int *b0, int *b1)
+{
+    const particles *P = &W->P;
+    *b1 = P->frozen[c->j] ? -1 : c->j;
+    if (c->i >= 0)
+        *b0 = P->frozen[c->i] ? -1 : c->i;
+    else
+        *b0 =
+            W->walls[contact_wall_index(c)].kind == WALL_PISTON ? P->n + contact_wall_index(c) : -1;
+}
+
+/* The velocities of movable body k, as prefetch_bodies (none for -1 or a piston, k >= n). */
+static inline void prefetch_body(body_view b, int k, int n)
+{
+    if (k < 0 || k >= n)
+        return;
+    prefetch_line(body_v(b, k));
+    if (b.vs != sizeof(cd_body))
+        prefetch_line(body_w(b, k));
+}
+
+static inline void reserve_slot(int *slot, int q)
+{
+    int cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while (q < cur &&
+           !__atomic_compare_exchange_n(slot, &cur, q, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static inline int holds(const int *resv, int b, int q)
+{
+    return b < 0 || __atomic_load_n(&resv[b], __ATOMIC_RELAXED) == q;
+}
+
+/* A contact whose bodies are not both its thread's (or that touches a piston): reserved in a
+ * second pass, with atomic write-mins (ends[2k] carries the mark). */
+#define DR_BOUNDARY (1 << 30)
+
+/* The buffers of dr_sweep: nb slots, all free; per thread (nt) a window's entries and their
+ * bodies; each contact's bodies; the threads' stretches. */
+static status dr_ensure(cd_solver *S, int n, int nb, int nt, int window, diag *err)
+{
+    int old = S->resv_cap;
+    int *resv = grow_array(S->resv, &S->resv_cap, nb, sizeof *resv);
+    if (resv) {
+        S->resv = resv;
+        for (int k = old; k < S->resv_cap; k++)
+            resv[k] = INT_MAX;
+    }
+    int *keep = grow_array(S->dr_keep, &S->dr_keep_cap, nt * window, sizeof *keep);
+    if (keep)
+        S->dr_keep = keep;
+    int *bodies = grow_array(S->dr_bodies, &S->dr_bodies_cap, 2 * nt * window, sizeof *bodies);
+    if (bodies)
+        S->dr_bodies = bodies;
+    int *ends = grow_array(S->dr_ends, &S->dr_ends_cap, 2 * n, sizeof *ends);
+    if (ends)
+        S->dr_ends = ends;
+    if (!resv || !keep || !bodies || !ends)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot grow the sweep's reservations to %d contacts",
+                        n);
+    return CDLAB_OK;
+}
+
+/* The contact list's stretch of each of nt threads, first[0 .. nt] (each body's contacts as
+ * body 0 in one stretch: the list is sorted by body 0), and each contact's movable bodies in
+ * ends (the first as b0 + 1, marked DR_BOUNDARY where they are not both its thread's). */
+static void dr_split(const world *W, const contact_list *L, int nt, int *first, int *ends)
+{
+    int n = L->n, np = W->P.n;
+    int split[CD_DR_MAX_THREADS + 1]; /* thread t owns the particles split[t] .. split[t+1] - 1 */
+    first[0] = 0;
+    split[0] = 0;
+    for (int t = 1; t < nt; t++) {
+        int f = (int)((long)n * t / nt);
+        while (f > first[t - 1] && f < n && L->c[f - 1].i == L->c[f].i)
+            f--;
+        first[t] = f > first[t - 1] ? f : first[t - 1];
+        int i = first[t] < n ? L->c[first[t]].i : np;
+        split[t] = i > split[t - 1] ? i : split[t - 1];
+    }
+    first[nt] = n;
+    split[nt] = np;
+    for (int t = 0; t < nt; t++) {
+#pragma omp parallel for schedule(static) if (first[t + 1] - first[t] > CDLAB_PARALLEL_MIN)
+        for (int k = first[t]; k < first[t + 1]; k++) {
+            int b0, b1;
+            movable_bodies(W, &L->c[k], &b0, &b1);
+            int own0 = b0 < 0 || (b0 >= split[t] && b0 < split[t + 1]);
+            int own1 = b1 < 0 || (b1 >= split[t] && b1 < split[t + 1]);
+            ends[2 * k] = (b0 + 1) | (own0 && own1 ? 0 : DR_BOUNDARY); /* b0 + 1 >= 0 */
+            ends[2 * k + 1] = b1;
+        }
+    }
+}
+
+/* One thread's part of a round: its entries (the kept ones first, then its own of the
+ * window's new positions) and their bodies. */
+typedef struct dr_part {
+    int *keep, *bodies; /* keep: positions in perm; bodies: two per entry */
+    int kept, entries;
+} dr_part;
+
+/* The first movable body of contact k from ends[2k] (there b0 + 1, with the mark). */
+static inline int dr_body0(int e0)
+{
+    return (e0 & ~DR_BOUNDARY) - 1;
+}
+
+/* The bodies of contact k from ends; 1 if it is marked DR_BOUNDARY. */
+static inline int dr_bodies_of(const int *ends, int k, int *bb)
+{
+    int e0 = ends[2 * k];
+    bb[0] = dr_body0(e0);
+    bb[1] = ends[2 * k + 1];
+    return (e0 & DR_BOUNDARY) != 0;
+}
+
+/* Long: the rounds run in one parallel region, with its barriers, and read as one. */
+static status dr_sweep(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
+                       sweep_result *r, diag *err)
+{
+    contact_list *L = &S->C;
+    int n = L->n, nt = cdlab_threads() < CD_DR_MAX_THREADS ? cdlab_threads() : CD_DR_MAX_THREADS;
+    int window = n / 50 > DR_WINDOW_MIN ? n / 50 : DR_WINDOW_MIN;
+    status s = dr_ensure(S, n, W->P.n + W->n_walls, nt, window, err);
+    if (s != CDLAB_OK)
+        return s;
+    if (S->dr_ends_at_step != W->step || S->dr_ends_of != L->c || S->dr_threads != nt) {
+        /* a new contact list (cd_step_solve's detection forgets the old), or thread count */
+        dr_split(W, L, nt, S->dr_first, S->dr_ends);
+        S->dr_ends_at_step = W->step;
+        S->dr_ends_of = L->c;
+        S->dr_threads = nt;
+    }
+    const int *ends = S->dr_ends, *firsts = S->dr_first;
+    double inv_dt = 1.0 / W->dt, k_dt = p->relaxation * inv_dt;
+    int *resv = S->resv, *perm = S->perm;
+    int counts[CD_DR_MAX_THREADS];
+#pragma omp parallel num_threads(nt)
+    {
+        int t = dr_thread(), nth = dr_threads();
+        /* the team may be smaller than asked: its last thread takes the stretches left */
+        int first = firsts[t], last = t + 1 < nth ? firsts[t + 1] : n;
+        dr_part me = {.keep = S->dr_keep + (size_t)t * window,
+                      .bodies = S->dr_bodies + (size_t)2 * t * window};
+        sweep_result mine;
+        sweep_result_init(&mine);
+        int pos = 0, fresh = window < n ? window : n; /* round 1: perm[0 .. window) */
+        for (;;) {
+            /* the entries: the kept ones (keep[0 .. kept)), then the window's new positions
+             * pos .. pos + fresh whose contacts are this thread's */
+            int e = me.kept;
+            unsigned span = (unsigned)(last - first);
+            for (int q = pos; q < pos + fresh; q++) { /* branch-free: a share of them is mine */
+                me.keep[e] = q;
+                e += (unsigned)(perm[q] - first) < span;
+            }
+            me.entries = e;
+            /* reserve, first the contacts of this thread's own bodies (their slots written by
+             * this thread alone: plain write-mins), the bodies DR_AHEAD entries on prefetched
+             * and their slots DR_AHEAD/2 on; the others marked (bodies[2x] <= -2) */
+            int marked = 0;
+            for (int x = 0; x < me.entries; x++) {
+                if (x + DR_AHEAD < me.entries)
+                    prefetch_line(&ends[2 * perm[me.keep[x + DR_AHEAD]]]);
+                int y = x + DR_AHEAD / 2;
+                if (y < me.entries) {
+                    const int *ey = &ends[2 * perm[me.keep[y]]];
+                    if (dr_body0(ey[0]) >= 0)
+                        prefetch_line(&resv[dr_body0(ey[0])]);
+                    if (ey[1] >= 0)
+                        prefetch_line(&resv[ey[1]]);
+                }
+                int q = me.keep[x], *bb = &me.bodies[2 * x];
+                if (dr_bodies_of(ends, perm[q], bb)) {
+                    bb[0] = -3 - bb[0];
+                    marked++;
+                    continue;
+                }
+                for (int u = 0; u < 2; u++)
+                    if (bb[u] >= 0 && q < resv[bb[u]])
+                        resv[bb[u]] = q;
+            }
+#pragma omp barrier
+            if (marked) /* then the others, with atomic write-mins */
+                for (int x = 0; x < me.entries; x++) {
+                    int *bb = &me.bodies[2 * x], q = me.keep[x];
+                    if (bb[0] > -2)
+                        continue;
+                    bb[0] = -3 - bb[0];
+                    if (bb[0] >= 0)
+                        reserve_slot(&resv[bb[0]], q);
+                    if (bb[1] >= 0)
+                        reserve_slot(&resv[bb[1]], q);
+                }
+#pragma omp barrier
+            int left = 0;
+            for (int x = 0; x < me.entries; x++) { /* commit those that hold both bodies */
+                if (x + DR_AHEAD < me.entries) {
+                    const char *f = (const char *)&L->c[perm[me.keep[x + DR_AHEAD]]];
+                    prefetch_line(f);
+                    prefetch_line(f + 64);
+                }
+                if (x + DR_AHEAD / 2 < me.entries) {
+                    const int *by = &me.bodies[2 * (x + DR_AHEAD / 2)];
+                    prefetch_body(b, by[0], W->P.n);
+                    prefetch_body(b, by[1], W->P.n);
+                    if (by[0] >= 0)
+                        prefetch_line(&resv[by[0]]);
+                    if (by[1] >= 0)
+                        prefetch_line(&resv[by[1]]);
+                }
+                int q = me.keep[x];
+                if (holds(resv, me.bodies[2 * x], q) && holds(resv, me.bodies[2 * x + 1], q)) {
+                    contact *c = &L->c[perm[q]];
+                    set_force(W, b, p, c, contact_update(W, b, c, inv_dt, k_dt), measure, &mine);
+                } else {
+                    me.bodies[2 * x] = -3 - me.bodies[2 * x]; /* kept: marked, <= -2 */
+                    left++;
+                }
+            }
+            counts[t] = left;
+#pragma omp barrier
+            /* the slots free again; the entries left over, in order, to the front */
+            int k = 0;
+            for (int x = 0; x < me.entries; x++) {
+                int b0 = me.bodies[2 * x], b1 = me.bodies[2 * x + 1];
+                if (b0 <= -2) {
+                    me.keep[k++] = me.keep[x];
+                    b0 = -3 - b0;
+                }
+                if (b0 >= 0)
+                    __atomic_store_n(&resv[b0], INT_MAX, __ATOMIC_RELAXED);
+                if (b1 >= 0)
+                    __atomic_store_n(&resv[b1], INT_MAX, __ATOMIC_RELAXED);
+            }
+            me.kept = k;
+            /* the next window, made alike by every thread from the counts */
+            int all = 0;
+            for (int u = 0; u < nth; u++)
+                all += counts[u];
+            pos += fresh;
+            fresh = n - pos < window - all ? n - pos : window - all;
+#pragma omp barrier
+            if (all == 0 && fresh == 0)
+                break;
+        }
+        if (measure) {
+#pragma omp critical(dr_measure)
+            {
+                r->max_rel_change = fmax(r->max_rel_change, mine.max_rel_change);
+                r->local_ok = r->local_ok && mine.local_ok;
+                xsum_merge(&r->abs_before, &mine.abs_before);
+                xsum_merge(&r->abs_after, &mine.abs_after);
+            }
+        }
+    }
+    return CDLAB_OK;
+}
+
 static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params *p, int measure,
                            sweep_result *r, diag *err)
 {
@@ -615,6 +770,9 @@ static status sweep_bodies(world *W, cd_solver *S, body_view b, const cd_params 
     if (p->sweep == SWEEP_RANDOM) /* a uniform permutation, fresh every sweep */
         cd_shuffle(&S->rng, S->perm, n);
     pad_perm(S->perm, n);
+    if (p->sweep == SWEEP_RANDOM && cdlab_threads() > 1 &&
+        n >= (S->dr_min_contacts > 0 ? S->dr_min_contacts : DR_MIN_CONTACTS))
+        return dr_sweep(W, S, b, p, measure, r, err);
     for (int k = 0; k < n; k++) {
         prefetch_ahead(L->c, b, S->perm, k);
         contact *c = &L->c[S->perm[k]];
