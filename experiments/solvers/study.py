@@ -9,6 +9,9 @@
 3. The cost of a converged step: exported FCLIB steps (a 3D pile, 2D piles of 400 and 2,000
    disks) solved again by `cdlab solve` from zero to a natural-map residual of 1e-8, for omega
    from 1 to 1.9, random and forward.
+4. Every method of `cdlab solve` (sweeps, APGD, Newton) on the exported steps, to 1e-8 from zero.
+5. The 1D wave test with solver.method = apgd and newton: where the chain rings, is rigid or
+   blows apart, over N_I, and the N_I from which APGD is rigid for chains of 25 to 100 disks.
 
 Writes out/*.h5, out/*.fclib.h5, out/q_of_omega.png, out/solve_cost.png, summary.md.
 Usage: study.py [--quick]
@@ -157,6 +160,103 @@ def methods_section(problems, cap):
     return md, res
 
 
+def assembled_chain(args):
+    """The 1D wave test with solver.method = apgd or newton at N_I iterations a step, n disks: the
+    last disk's motion and the run's energy, and where the chain rings, its fitted omega."""
+    method, N_I, n = args
+    out = os.path.join(OUT, f"chain_{method}_n{N_I}_disks{n}.h5")
+    if not fresh(out, CDLAB):
+        clear_output(out)
+        subprocess.run([CDLAB, "run", CHAIN, "-o", out, "--quiet", "--set", f"solver.method={method}",
+                        "--set", f"solver.iterations={N_I}", "--set", f"particles.count={n}",
+                        "--set", "system.steps=3000", "--set", "output.every=0",
+                        "--set", "solver.abort_overlap=0"], check=True)
+    import h5py
+    with h5py.File(out, "r") as f:
+        x = f["series/probe_position"][:, -1, 0]
+        ke = f["series/kinetic_energy"][:]
+        active = f["series/active_contacts"][:]
+        overlap = float(f["series/max_overlap"][:].max())
+        dil = f["series/dilation"][:] if "series/dilation" in f else np.zeros((1, 2))
+    half = len(x) // 2
+    row = dict(method=method, N_I=N_I, n=n, out=out, ke_max=float(ke.max()), overlap=overlap,
+               swing=float(x[half:].max() - x[half:].min()),
+               open_late=int((active[half:] < n).sum()), dilation=float(np.abs(dil[:, 1]).max()),
+               length=float(x[-1] + 0.5))
+    row["state"] = ("rigid" if row["swing"] < 1e-6 else "blows apart" if row["open_late"] > 0
+                    else "rings")
+    if row["state"] == "rings" and n == 50:
+        r = chain.analyze(out, q=chain.Q_RANDOM)
+        row["q_om"] = q_from_omega(r["omega"], N_I)
+    return row
+
+
+def assembled_section(quick):
+    """Section 5: the spurious elasticity of APGD and Newton's method on the 1D wave test."""
+    nis = [10, 40, 80, 320] if quick else [5, 10, 20, 40, 60, 80, 160, 320]
+    jobs = [("apgd", k, 50) for k in nis] + [("newton", k, 50) for k in ([1, 5] if quick else
+                                                                           [1, 2, 5, 40])]
+    lengths = [25, 50] if quick else [25, 50, 100]
+    fracs = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0] if quick else [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7,
+                                                          1.8, 1.9, 2.0]
+    crit = [("apgd", int(round(f * n)), n) for n in lengths for f in fracs]
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        rows = list(ex.map(assembled_chain, jobs + crit))
+    base = assembled_chain(("sweeps", 40, 50))
+    md = ["## 5. The spurious elasticity of APGD and Newton's method (1D wave test)", "",
+          "The 50-disk chain of experiments/chain1d (force 0.05 m d/Δt² on the last disk, 3,000 "
+          "steps) with `solver.method = apgd` (De Saxcé's fixed point; frictionless, so the "
+          "convex relaxation is the same problem) and `newton`, a fixed count N_I of their "
+          "iterations every step, warm-started. Measured: the largest kinetic energy (the "
+          f"physical one is the random sweep's at N_I = 40: {base['ke_max']:.3g} m d²/Δt²), the "
+          "largest overlap, the last disk's swing over the second half of the run, the steps of "
+          "that half with an open contact, and the chain's length at the end (50 d at rest). "
+          "*rigid*: the last disk moves less than 1e-6 d over the second half; *blows apart*: "
+          "contacts still open in the second half; *rings*: the damped oscillation that the "
+          "sweeps show, fitted as in section 1.", "",
+          "| method | N_I | largest KE | largest overlap | swing, 2nd half | open steps, 2nd half | "
+          "length at end | state |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows[:len(jobs)]:
+        extra = f" (q from ω {r['q_om']:.3f})" if "q_om" in r else ""
+        md.append(f"| {r['method']} | {r['N_I']} | {r['ke_max']:.3g} | {r['overlap']:.3g} | "
+                  f"{r['swing']:.3g} | {r['open_late']} | {r['length']:.2f} | {r['state']}{extra} |")
+    # the smallest N_I of the scan from which the chain of n disks stays rigid
+    first = {}
+    for n in lengths:
+        ok = sorted(r["N_I"] for r in rows[len(jobs):] if r["n"] == n and r["state"] == "rigid")
+        bad = [r["N_I"] for r in rows[len(jobs):] if r["n"] == n and r["state"] != "rigid"]
+        first[n] = next((k for k in ok if all(b < k for b in bad)), None)
+    md += ["", "The N_I from which APGD keeps the chain rigid (the scan N_I = 1.0 n to 2.0 n in "
+           "steps of 0.1 n, n disks; every N_I of the scan above it rigid too):", "",
+           "| disks n | N_I* | N_I* / n |", "|---|---|---|"]
+    for n in lengths:
+        md.append(f"| {n} | {first[n]} | {first[n] / n:.2f} |" if first[n] else
+                  f"| {n} | > {2 * n} | – |")
+    ns = [n for n in lengths if first[n]]
+    if len(ns) >= 2:
+        slope = loglog_slope(np.array(ns, float), np.array([first[n] for n in ns], float))[0]
+        md += ["", f"N_I* ∝ n^{slope:.2f}."]
+    md += ["", "Verdicts. APGD has no spuriously elastic regime on the chain: below N_I* its "
+           "truncated answer is not dissipative: the chain gains energy (its largest kinetic "
+           "energy up to 200 times the physical one) and blows apart; from N_I* on it is rigid "
+           "to round-off. N_I* grows linearly with the chain's length, not with its square as "
+           "a diffusive signal's would: one product with W couples only neighbouring contacts, "
+           "so N_I iterations carry a change at most N_I contacts in a step (c ≤ N_I d/Δt, a "
+           "ballistic bound, against the sweeps' diffusive sqrt(q N_I) d/Δt; docs/physics.md), "
+           "and Nesterov's method needs of the order of sqrt(cond W) ∝ n iterations on the "
+           "chain's Laplacian. Newton's method does not ring "
+           "from N_I = 1: its sparse LU solves the whole chain at once once the warm start's "
+           "active set is the right one, so it has no q, no κ and no γ to report. Its error is "
+           "of another kind: in the first steps, while the contacts close, a few Newton steps "
+           "leave overlaps that the shock law's g_pos then keeps, so the chain ends "
+           + ", ".join(f"{50 - r['length']:.2f} d short at N_I = {r['N_I']}" for r in rows
+                       if r["method"] == "newton" and r["n"] == 50) +
+           " (a permanent set, not a spring). Neither can stand in for the paper's solver where "
+           "the spurious elasticity is the object of study; the 2D piston test (Fig. 8) with "
+           "them is not yet run.", ""]
+    return md, rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -274,10 +374,12 @@ def main():
                                 "particles.box_max=125 420 0", "plane.right.point=125 0 0"]))
     sec4, _ = methods_section(problems, 10.0 if a.quick else 60.0)
     md += sec4
+    sec5, rows5 = assembled_section(a.quick)
+    md += sec5
     plot(rows, solved, omegas, w_solve, problems[:3])
     md += ["![q of omega](out/q_of_omega.png)", "", "![cost](out/solve_cost.png)", ""]
     md.append(f"solvers: {'pass' if ok_all else 'FAIL'}")
-    runs = [r["out"] for r in rows] + [o for _, o in problems]
+    runs = [r["out"] for r in rows] + [o for _, o in problems] + [r["out"] for r in rows5]
     md += stamp(CDLAB, inputs=[CHAIN, PILE3D, SETTLE2D], runs=runs)
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
