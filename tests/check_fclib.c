@@ -4,9 +4,11 @@
 #include "suites.h"
 
 #include "nscd/cd_contact_problem.h"
+#include "parallel.h"
 
 #include <fclib.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -767,6 +769,63 @@ START_TEST(fclib_program_refuses_unusable_library)
 }
 END_TEST
 
+/* W x by rows on threads (contact_problem_product, the assembled solvers' product) is the
+ * columns' scatter (contact_problem_matvec) bit for bit, at 1, 2 and 3 threads, on a
+ * pseudo-random sparse W of 40,000 rows (above the threads' threshold) with values of every
+ * sign and size. */
+START_TEST(unit_product_by_rows_bit_identical)
+{
+    enum { M = 40000, PER = 7 };
+    contact_problem cp;
+    memset(&cp, 0, sizeof cp);
+    cp.m = M;
+    cp.nc = M / 2;
+    cp.d = 2;
+    cp.colptr = malloc((M + 1) * sizeof *cp.colptr);
+    cp.row = malloc((size_t)M * PER * sizeof *cp.row);
+    cp.val = malloc((size_t)M * PER * sizeof *cp.val);
+    double *x = malloc(M * sizeof *x), *y0 = malloc(M * sizeof *y0), *y1 = malloc(M * sizeof *y1);
+    ck_assert(cp.colptr && cp.row && cp.val && x && y0 && y1);
+    uint64_t z = 12345;
+    int nnz = 0;
+    for (int k = 0; k < M; k++) {
+        cp.colptr[k] = nnz;
+        int last = -1;
+        for (int e = 0; e < PER; e++) { /* ascending rows, some columns with fewer */
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            int r = last + 1 + (int)((z >> 33) % 9000);
+            if (r >= M)
+                break;
+            cp.row[nnz] = r;
+            cp.val[nnz++] =
+                ((double)(z >> 11) / 9007199254740992.0 - 0.5) * pow(10.0, (int)(z % 7) - 3);
+            last = r;
+        }
+        x[k] = sin(0.37 * k) * (k % 5 + 1);
+    }
+    cp.colptr[M] = nnz;
+    contact_problem rows;
+    diag err;
+    ck_assert_int_eq(contact_problem_with_rows(&cp, &rows, &err), CDLAB_OK);
+    contact_problem_matvec(M, cp.colptr, cp.row, cp.val, x, y0);
+    int saved = cdlab_threads();
+    for (int t = 1; t <= 3; t++) {
+        cdlab_set_threads(t);
+        memset(y1, 0xff, M * sizeof *y1);
+        contact_problem_product(&rows, x, y1);
+        ck_assert_msg(memcmp(y0, y1, M * sizeof *y0) == 0, "%d threads: W x by rows differs", t);
+    }
+    cdlab_set_threads(saved);
+    contact_problem_rows_free(&rows);
+    free(cp.colptr);
+    free(cp.row);
+    free(cp.val);
+    free(x);
+    free(y0);
+    free(y1);
+}
+END_TEST
+
 Suite *fclib_suite(void)
 {
     Suite *s = suite_create("fclib");
@@ -777,6 +836,7 @@ Suite *fclib_suite(void)
     tcase_add_test(tc, unit_natural_map_frictionless);
     tcase_add_test(tc, fclib_read_and_solve);
     tcase_add_test(tc, fclib_apgd_and_newton);
+    tcase_add_test(tc, unit_product_by_rows_bit_identical);
     tcase_add_test(tc, fclib_read_triplets_and_refusals);
     tcase_add_test(tc, fclib_2d_frictionless);
     tcase_add_test(tc, fclib_export_not_reached_said);

@@ -2,6 +2,7 @@
 #include "nscd/cd_contact_problem.h"
 
 #include "nscd/cd.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +60,9 @@ void contact_problem_free(contact_problem *cp)
     free(cp->body0);
     free(cp->body1);
     free(cp->gap);
+    free(cp->rowptr);
+    free(cp->rcol);
+    free(cp->rval);
     memset(cp, 0, sizeof *cp);
 }
 
@@ -78,6 +82,23 @@ void contact_problem_matvec(int m, const int *colptr, const int *row, const doub
     for (int k = 0; k < m; k++)
         for (int e = colptr[k]; e < colptr[k + 1]; e++)
             y[row[e]] += val[e] * x[k];
+}
+
+void contact_problem_product(const contact_problem *cp, const double *x, double *y)
+{
+    if (!cp->rowptr) {
+        contact_problem_matvec(cp->m, cp->colptr, cp->row, cp->val, x, y);
+        return;
+    }
+    const int *rp = cp->rowptr, *rc = cp->rcol;
+    const double *rv = cp->rval;
+#pragma omp parallel for schedule(static) if (cp->m > CDLAB_PARALLEL_MIN)
+    for (int i = 0; i < cp->m; i++) {
+        double s = 0.0;
+        for (int e = rp[i]; e < rp[i + 1]; e++)
+            s += rv[e] * x[rc[e]];
+        y[i] = s;
+    }
 }
 
 /* The scratch of contact_problem_build: the contacts of each movable body (CSR: list[start[b]

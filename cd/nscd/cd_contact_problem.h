@@ -33,6 +33,11 @@ typedef struct contact_problem {
     vec3 *frame;        /* nc x d: the local axes (n, t1[, t2]) in global coordinates */
     int *body0, *body1; /* stable ids: particle id, or -1 - wall index for body 0 */
     double *gap;        /* nc */
+    /* W by rows (compressed rows: row i holds columns rcol[rowptr[i] .. rowptr[i+1]-1] in
+     * ascending order), made by contact_problem_solve for its products on threads; NULL
+     * elsewhere */
+    int *rowptr, *rcol;
+    double *rval;
 } contact_problem;
 
 /* Builds the problem of the current step from the world and its contacts L right after
@@ -60,6 +65,13 @@ double natural_map_given_u(int nc, int d, const int *colptr, const int *row, con
 /* y = W x for W in compressed columns (m x m). */
 void contact_problem_matvec(int m, const int *colptr, const int *row, const double *val,
                             const double *x, double *y);
+/* y = W x: by rows on threads where cp has them (each row's sum in ascending column order,
+ * as the columns' scatter adds them: the same bits), else contact_problem_matvec. */
+void contact_problem_product(const contact_problem *cp, const double *x, double *y);
+/* rows: a copy of cp (sharing its arrays) with W by rows added; contact_problem_rows_free frees
+ * only those (cp's own arrays stay cp's). */
+status contact_problem_with_rows(const contact_problem *cp, contact_problem *rows, diag *err);
+void contact_problem_rows_free(contact_problem *rows);
 /* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place; z_T is
  * z[1 .. d-1]). */
 void project_cone(double *z, int d, double mu);

@@ -101,7 +101,7 @@ static int accelerated_step(const contact_problem *cp, apgd_work *w, double *L, 
             w->xt[k] = w->y[k] - t * w->g[k];
         for (int a = 0; a < cp->nc; a++)
             project_cone(&w->xt[a * d], d, cp->mu[a]);
-        contact_problem_matvec(m, cp->colptr, cp->row, cp->val, w->xt, w->wxt);
+        contact_problem_product(cp, w->xt, w->wxt);
         double f = objective(cp, w->s, w->xt, w->wxt), lin = 0.0, dist2 = 0.0;
         for (int k = 0; k < m; k++) {
             double dx = w->xt[k] - w->y[k];
@@ -153,7 +153,7 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
     memcpy(w.x, r, (size_t)m * sizeof *r);
     for (int a = 0; a < cp->nc; a++) /* a start outside the cones is projected */
         project_cone(&w.x[a * cp->d], cp->d, cp->mu[a]);
-    contact_problem_matvec(m, cp->colptr, cp->row, cp->val, w.x, w.wx);
+    contact_problem_product(cp, w.x, w.wx);
     double coul = coulomb_residual(cp, w.x, w.wx, w.u);
     if (o->desaxce)
         desaxce_shift(cp, w.u, w.s);
@@ -163,7 +163,7 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
     /* L from W applied to a vector of ones: |W 1| / |1| (the paper's first estimate) */
     for (int k = 0; k < m; k++)
         w.xt[k] = 1.0;
-    contact_problem_matvec(m, cp->colptr, cp->row, cp->val, w.xt, w.wxt);
+    contact_problem_product(cp, w.xt, w.wxt);
     double L = 0.0, theta = 1.0;
     for (int k = 0; k < m; k++)
         L += w.wxt[k] * w.wxt[k];
@@ -211,7 +211,7 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
     if (report && st == CDLAB_OK && (o->every <= 0 || res->sweeps % o->every != 0))
         report(ctx, res->sweeps, res->residual, res->seconds);
     memcpy(r, w.best, (size_t)m * sizeof *r);
-    contact_problem_matvec(m, cp->colptr, cp->row, cp->val, w.best, w.wx);
+    contact_problem_product(cp, w.best, w.wx);
     for (int k = 0; k < m; k++)
         w.u[k] = w.wx[k] + cp->q[k];
     res->inner_residual = inner_residual(cp, w.s, w.best, w.u);

@@ -121,7 +121,7 @@ static double af_function(const contact_problem *cp, newton_work *w, const doubl
                           double *F, double *P, double *Q, const double *center, double eps)
 {
     int d = cp->d;
-    contact_problem_matvec(cp->m, cp->colptr, cp->row, cp->val, r, u);
+    contact_problem_product(cp, r, u);
     double psi = 0.0;
     for (int a = 0; a < cp->nc; a++) {
         const double *ra = &r[a * d];

@@ -156,7 +156,7 @@ static status dilation(const contact_problem *cp, const double *r, cp_sweep_resu
     double *u = malloc((size_t)cp->m * sizeof *u + 1);
     if (!u)
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for %d velocities", cp->m);
-    contact_problem_matvec(cp->m, cp->colptr, cp->row, cp->val, r, u);
+    contact_problem_product(cp, r, u);
     for (int k = 0; k < cp->m; k++)
         u[k] += cp->q[k];
     double sum = 0.0;
@@ -178,11 +178,61 @@ static status dilation(const contact_problem *cp, const double *r, cp_sweep_resu
     return CDLAB_OK;
 }
 
+status contact_problem_with_rows(const contact_problem *cp, contact_problem *rows, diag *err)
+{
+    *rows = *cp;
+    int m = cp->m, nnz = cp->colptr[m];
+    rows->rowptr = calloc((size_t)m + 2, sizeof *rows->rowptr);
+    rows->rcol = malloc((size_t)nnz * sizeof *rows->rcol + 1);
+    rows->rval = malloc((size_t)nnz * sizeof *rows->rval + 1);
+    int *fill = malloc((size_t)m * sizeof *fill + 1);
+    if (!rows->rowptr || !rows->rcol || !rows->rval || !fill) {
+        free(fill);
+        contact_problem_rows_free(rows);
+        return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for W by rows (%d entries)", nnz);
+    }
+    for (int e = 0; e < nnz; e++)
+        rows->rowptr[cp->row[e] + 1]++;
+    for (int i = 0; i < m; i++) {
+        rows->rowptr[i + 1] += rows->rowptr[i];
+        fill[i] = rows->rowptr[i];
+    }
+    for (int k = 0; k < m; k++) /* column k's entries land in ascending k within each row */
+        for (int e = cp->colptr[k]; e < cp->colptr[k + 1]; e++) {
+            int at = fill[cp->row[e]]++;
+            rows->rcol[at] = k;
+            rows->rval[at] = cp->val[e];
+        }
+    free(fill);
+    return CDLAB_OK;
+}
+
+void contact_problem_rows_free(contact_problem *rows)
+{
+    free(rows->rowptr);
+    free(rows->rcol);
+    free(rows->rval);
+    rows->rowptr = rows->rcol = NULL;
+    rows->rval = NULL;
+}
+
 status contact_problem_solve(const contact_problem *cp, double *r, const cp_sweep_options *o,
                              cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err)
 {
-    status s = o->method == CP_APGD     ? contact_problem_apgd(cp, r, o, report, ctx, res, err)
-               : o->method == CP_NEWTON ? contact_problem_newton(cp, r, o, report, ctx, res, err)
-                                        : contact_problem_sweeps(cp, r, o, report, ctx, res, err);
-    return s == CDLAB_OK ? dilation(cp, r, res, err) : s;
+    contact_problem rows;
+    int own = !cp->rowptr && o->method != CP_SWEEPS; /* the sweeps take W by columns */
+    if (own) {
+        status sr = contact_problem_with_rows(cp, &rows, err);
+        if (sr != CDLAB_OK)
+            return sr;
+    }
+    const contact_problem *use = own ? &rows : cp;
+    status s = o->method == CP_APGD     ? contact_problem_apgd(use, r, o, report, ctx, res, err)
+               : o->method == CP_NEWTON ? contact_problem_newton(use, r, o, report, ctx, res, err)
+                                        : contact_problem_sweeps(use, r, o, report, ctx, res, err);
+    if (s == CDLAB_OK)
+        s = dilation(use, r, res, err);
+    if (own)
+        contact_problem_rows_free(&rows);
+    return s;
 }
