@@ -773,78 +773,19 @@ static int section_known(const char *s, const char *const *known)
     return 0;
 }
 
-/* Edit distance (insertions, deletions, substitutions) of two short names. */
-static int edit_distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la >= CONFIG_NAME_MAX || lb >= CONFIG_NAME_MAX)
-        return 1 << 20;
-    int row[CONFIG_NAME_MAX + 1];
-    for (int j = 0; j <= lb; j++)
-        row[j] = j;
-    for (int i = 1; i <= la; i++) {
-        int prev = row[0];
-        row[0] = i;
-        for (int j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = prev + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            row[j] = sub < up + 1 ? (sub < row[j - 1] + 1 ? sub : row[j - 1] + 1)
-                                  : (up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1);
-            prev = up;
-        }
-    }
-    return row[lb];
-}
-
-/* The known name closest to a misspelt one (NULL if none is close: at most a third of its
- * letters differ). */
-static const char *closest(const char *name, const char *const *known, int n)
-{
-    const char *best = NULL;
-    int bd = (int)strlen(name) / 3 + 1;
-    for (int k = 0; k < n; k++) {
-        int d = edit_distance(name, known[k]);
-        if (d < bd || (d == bd && !best && d <= 1)) {
-            bd = d;
-            best = known[k];
-        }
-    }
-    return best;
-}
-
-/* " (did you mean 'x'?)" for a key of a section, among the keys the readers asked for there
- * (every getter records the keys it looked up, defaults included), or "". */
-static const char *did_you_mean_key(const config *c, const char *sec, const char *key, char *buf,
-                                    size_t n)
-{
-    const char *names[256];
-    int m = 0;
-    size_t sl = strlen(sec);
-    /* derived values are recorded too (dem.critical_dt): only documented keys are suggested */
-    for (int k = 0; k < c->nres && m < 256; k++)
-        if (strncmp(c->res[k].name, sec, sl) == 0 && c->res[k].name[sl] == '.' &&
-            config_documented(c, sec, c->res[k].name + sl + 1))
-            names[m++] = c->res[k].name + sl + 1;
-    const char *best = closest(key, names, m);
-    if (!best)
-        return "";
-    snprintf(buf, n, " (did you mean '%s'?)", best);
-    return buf;
-}
-
 status config_check_unused(const config *c, const char *const *known_sections, diag *err)
 {
     for (int k = 0; k < c->n; k++) {
         const config_entry *e = &c->e[k];
         if (e->used)
             continue;
-        char hint[CONFIG_NAME_MAX + 32] = "";
+        char hint[CONFIG_NAME_MAX + 160] = "";
         if (!section_known(e->section, known_sections)) {
             const char *names[64];
             int m = 0;
             for (int s = 0; known_sections[s] && m < 64; s++)
                 names[m++] = known_sections[s];
-            const char *best = closest(e->section, names, m);
+            const char *best = config_closest(e->section, names, m);
             if (best)
                 snprintf(hint, sizeof hint, " (did you mean [%s%s]?)", best,
                          best[strlen(best) - 1] == '.' ? "NAME" : "");
@@ -855,7 +796,7 @@ status config_check_unused(const config *c, const char *const *known_sections, d
                             e->section, e->key, e->section, hint);
         }
         return eerr(c, e, e->section, e->key, err, "unknown key '%s' in section [%s]%s", e->key,
-                    e->section, did_you_mean_key(c, e->section, e->key, hint, sizeof hint));
+                    e->section, config_key_hint(c, e->section, e->key, hint, sizeof hint));
     }
     return CDLAB_OK;
 }
@@ -885,7 +826,7 @@ status config_skip_section(config *c, const char *section, const char *const *ke
             int m = 0;
             while (keys[m])
                 m++;
-            const char *best = closest(e->key, keys, m);
+            const char *best = config_closest(e->key, keys, m);
             return eerr(c, e, e->section, e->key, err, "unknown key '%s' in section [%s]%s%s%s",
                         e->key, e->section, best ? " (did you mean '" : "", best ? best : "",
                         best ? "'?)" : "");

@@ -91,6 +91,11 @@ status config_skip_section(config *c, const char *section, const char *const *ke
 
 /* From now on every key asked for must be among these documented keys (see config.undocumented). */
 void config_use_schema(config *c, const config_key_doc *schema, int n);
+/* The hints of an unknown name (common/config_hint.c): the closest of known[0 .. n) (NULL when
+ * none is close), and " (did you mean 'x'?)" among the keys read from section sec, or
+ * " (it is a key of [a], [b])" for a key of other sections, or "" (buf: the text). */
+const char *config_closest(const char *name, const char *const *known, int n);
+const char *config_key_hint(const config *c, const char *sec, const char *key, char *buf, size_t n);
 /* Whether a section and key are documented (always 1 without a schema). */
 int config_documented(const config *c, const char *section, const char *key);
 

@@ -955,6 +955,9 @@ START_TEST(errors_cli_exit_status_2)
     } cases[] = {
         {"mass = 1\n", "mass = 1\nwobble = 3\n", "bad.ini:9: particles.wobble: unknown key"},
         {"dt = 1\n", "dt = -0.5\n", "bad.ini:3: system.dt: must be > 0"},
+        {"dt = 1\n", "dt = 1\niterations = 80\n",
+         "bad.ini:4: system.iterations: unknown key 'iterations' in section [system] (it is a key "
+         "of [solver])"},
         {"friction = 0.2\n", "friction = -1\n", "bad.ini:10: contact.friction: must be >= 0"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -839,6 +839,29 @@ START_TEST(io_recorded_as_run)
 }
 END_TEST
 
+/* The Python reader's typed parameters (Run.value): a run's resolved keys come back as bool,
+ * int, float, list of numbers or text; a missing key is a KeyError naming it. */
+START_TEST(io_python_typed_parameters)
+{
+    setup_dir();
+    char msg[4096], cmd[8192], out[8192];
+    write_config(at("cd.ini"), CD_INI, 20, 20, 5, 10);
+    ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), at("t.h5")), 0);
+    snprintf(cmd, sizeof cmd,
+             "PYTHONPATH=../tools %s -c \"import sys; from cdlab import Run; r = Run(sys.argv[1]); "
+             "v = [r.value(k) for k in ('solver.iterations', 'system.dt', 'solver.warm_start', "
+             "'solver.sweep', 'system.gravity')]; "
+             "print([type(x).__name__ for x in v], v[4]); "
+             "r.value('solver.nothing')\" %s 2>&1",
+             PYTHON_BIN, at("t.h5"));
+    ck_assert_msg(run_capture(cmd, out, sizeof out) != 0, "%s", out);
+    ck_assert_msg(strstr(out, "['int', 'float', 'bool', 'str', 'list']") &&
+                      strstr(out, "no parameter solver.nothing"),
+                  "%s", out);
+    teardown_dir();
+}
+END_TEST
+
 /* Damaged outputs (cut short at 49 places, 64 bytes overwritten at 49 others): cdlab info and
  * the Python reader end each in exit 0 or 2, a refusal in one line naming the file (16 of 98
  * gave a Python traceback); a Latin-1 byte in a config comment and in the output's name is
@@ -1961,6 +1984,7 @@ Suite *safety_suite(void)
     tcase_add_test(tc, errors_messages_name_the_cause);
     tcase_add_test(tc, io_recorded_as_run);
     tcase_add_test(tc, io_damaged_files_one_line);
+    tcase_add_test(tc, io_python_typed_parameters);
     tcase_add_test(tc, errors_restart_other_system);
     tcase_add_test(tc, errors_restart_other_law);
     tcase_add_test(tc, errors_hostile_checkpoints);

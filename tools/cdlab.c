@@ -1089,29 +1089,35 @@ static int describe_in_child(const char *path)
     return rc;
 }
 
+/* cdlab --version: the build, its libraries and what they can do. */
+static int print_version(void)
+{
+    printf("cdlab %s\ncommit %s\nresults epoch %d\ncompiler %s\ncflags %s\n", cdlab_version,
+           cdlab_git_commit, CDLAB_RESULTS_EPOCH, cdlab_compiler, cdlab_cflags);
+    char hdf5[32];
+    h5io_library_version(hdf5, sizeof hdf5);
+    diag why = {{0}};
+    printf("hdf5 %s\nfclib %s%s\n", hdf5,
+           contact_problem_fclib_load(&why) == CDLAB_OK ? "loads (--export-fclib can write)"
+                                                        : "does not load: ",
+           why.msg);
+#ifdef _OPENMP
+    printf("openmp on (%d threads available; OMP_NUM_THREADS sets them)\n", cdlab_threads());
+#else
+    printf("openmp off (built with OPENMP=0)\n");
+#endif
+    return 0;
+}
+
 static int cdlab_main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("cdlab %s\ncommit %s\nresults epoch %d\ncompiler %s\ncflags %s\n", cdlab_version,
-               cdlab_git_commit, CDLAB_RESULTS_EPOCH, cdlab_compiler, cdlab_cflags);
-        char hdf5[32];
-        h5io_library_version(hdf5, sizeof hdf5);
-        diag why = {{0}};
-        printf("hdf5 %s\nfclib %s%s\n", hdf5,
-               contact_problem_fclib_load(&why) == CDLAB_OK ? "loads (--export-fclib can write)"
-                                                            : "does not load: ",
-               why.msg);
-#ifdef _OPENMP
-        printf("openmp on (%d threads available; OMP_NUM_THREADS sets them)\n", cdlab_threads());
-#else
-        printf("openmp off (built with OPENMP=0)\n");
-#endif
-        return 0;
-    }
+    /* cdlab --version, and any command's --version (cdlab info --version) */
+    if (strcmp(argv[1], "--version") == 0 || (argc == 3 && strcmp(argv[2], "--version") == 0))
+        return print_version();
     if (strcmp(argv[1], "help") == 0) {
         if (argc >= 3 && strcmp(argv[2], "config") == 0)
             return config_help(argc >= 4 ? argv[3] : NULL);

@@ -5,6 +5,7 @@
  *   cdlab-lab fig6             stress after a 90 deg rigid rotation, four variants (Fig. 6)
  *   cdlab-lab sliding-pair     normal and shear force over time (docs/physics.md)
  * (The MPI self-tests that were here are tests/mpi_selftest.c.) */
+#include "build_info.h"
 #include "cdlab.h"
 #include "comm.h"
 #include "config.h"
@@ -151,6 +152,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "cdlab-lab: %s\n", err.msg);
         comm_finalize();
         return 2;
+    }
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("cdlab-lab %s\ncommit %s\nresults epoch %d\n", cdlab_version, cdlab_git_commit,
+               CDLAB_RESULTS_EPOCH);
+        comm_finalize();
+        return stdout_checked_exit("cdlab-lab", 0);
     }
     int rc = stdout_checked_exit("cdlab-lab", lab_main(argc, argv));
     comm_finalize();

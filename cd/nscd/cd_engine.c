@@ -163,10 +163,12 @@ static void cd_warning(const engine *e, engine_warning kind, const world *W, lon
 static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
 {
     const cd_engine *E = CD_OF(e);
-    if (E->prm.method != &cd_method_sweeps) {
-        snprintf(buf, n, "solver.method = %s is serial", E->prm.method->name);
+    if (E->prm.method == &cd_method_newton) { /* its sparse LU is (its product is not) */
+        snprintf(buf, n, "solver.method = newton is serial");
         return buf;
     }
+    if (E->prm.method == &cd_method_apgd) /* its products with W on threads */
+        return NULL;
     /* the random sweep: on threads by deterministic reservations (cd_sweep.c), the same bits */
     if (E->prm.sweep == SWEEP_COLORED || E->prm.sweep == SWEEP_JACOBI ||
         (E->prm.sweep == SWEEP_RANDOM && comm_size() == 1))

@@ -6,6 +6,7 @@ With Debian's python3 and its python3-h5py, python3-numpy (python3-matplotlib fo
     from cdlab import Run
     r = Run("out.h5")
     r.params["solver.iterations"]          # resolved parameters, as strings
+    r.value("solver.iterations")           # ... typed: 40, 0.01, True, [0, 0, -9.81], "random"
     r.p("system.dt", float)                # ... converted
     r.series("t"), r.series("kinetic_energy"), r.series("probe_position")
     r.probe_path()                         # the probes' positions, unwrapped in a periodic box
@@ -40,6 +41,26 @@ def in_step_order(names):
     return sorted(names, key=lambda s: (len(s), s))
 
 
+def typed(text):
+    """A parameter's text as cdlab writes it (docs/output.md: /parameters) as a Python value."""
+    if text in ("true", "false"):
+        return text == "true"
+    parts = text.replace(",", " ").split()
+
+    def number(w):
+        try:
+            return int(w)
+        except ValueError:
+            return float(w)
+    try:
+        values = [number(w) for w in parts]
+    except ValueError:
+        return text
+    if not values:
+        return text
+    return values[0] if len(values) == 1 else values
+
+
 class NotCdlabOutput(ValueError):
     """An HDF5 file that is no cdlab output (an FCLIB export, another program's file)."""
 
@@ -70,6 +91,16 @@ class Run:
             # particle's input index (docs/output.md); None where ids are input indices
             self.input_index = f["input_index"][()] if "input_index" in f else None
         self.mode = self.params.get("system.mode", "cd")
+
+    def value(self, key, default=None):
+        """A parameter as a typed value: True/False for true/false, an int or a float for one
+        number, a list of numbers for a vector or a list (`0 0 -9.81`), else the text; default
+        (or KeyError naming the key) when the file has no such parameter."""
+        if key not in self.params:
+            if default is not None:
+                return default
+            raise KeyError(f"{self.path}: no parameter {key}")
+        return typed(self.params[key])
 
     def p(self, key, conv=str, default=None):
         if key not in self.params:

@@ -184,8 +184,20 @@ def _in_child(cmd, a):
                 err.read().decode("utf-8", "surrogateescape"))
 
 
+def _version():
+    """cdlab-py's version line: the package's own, the interpreter's and h5py's."""
+    import platform
+    try:
+        import h5py
+        h5 = f"h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version})"
+    except ImportError:
+        h5 = "h5py not importable"
+    return f"cdlab-py (the tools/cdlab package) on Python {platform.python_version()}, {h5}"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="cdlab-py", description="Look into a cdlab output file.")
+    ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("summary", help="what the run was and how it ended")
     p.add_argument("file")
