@@ -296,9 +296,9 @@ static status claim_helpers(outfile *o, int fd, int overwrite, diag *err)
     return CDLAB_OK;
 }
 
-status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
+/* outfile_claim's checks, without creating anything (o: its names filled in). */
+static status claim_checks(outfile *o, const char *final, int overwrite, diag *err)
 {
-
     memset(o, 0, sizeof *o);
     o->fd = -1;
     /* an empty name once ran and wrote .partial, .checkpoint and .xmf.partial, then failed to
@@ -329,8 +329,22 @@ status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
     if (access(dir, W_OK | X_OK) != 0)
         return diag_set(err, CDLAB_ERR_IO, "%s: cannot write into the folder %s: %s", final, dir,
                         strerror(errno));
+    return CDLAB_OK;
+}
+
+status outfile_check(const char *final, int overwrite, diag *err)
+{
+    outfile o;
+    return claim_checks(&o, final, overwrite, err);
+}
+
+status outfile_claim(outfile *o, const char *final, int overwrite, diag *err)
+{
+    status s = claim_checks(o, final, overwrite, err);
+    if (s != CDLAB_OK)
+        return s;
     int fd = -1;
-    if ((s = create_partial(o, final, &fd, err)) != CDLAB_OK)
+    if ((s = create_partial(o, o->final, &fd, err)) != CDLAB_OK)
         return s;
     return claim_helpers(o, fd, overwrite, err);
 }

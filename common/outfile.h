@@ -45,6 +45,9 @@ typedef struct outfile {
  * .partial left over), then creates and locks OUT.h5.partial. Refusals are CDLAB_ERR_ARG (or
  * CDLAB_ERR_IO with the OS reason) and leave every file as it was. */
 status outfile_claim(outfile *o, const char *final, int overwrite, diag *err);
+/* outfile_claim's checks alone, creating nothing: a run refuses an output it cannot write
+ * before its banner (the claim checks again when it creates the file). */
+status outfile_check(const char *final, int overwrite, diag *err);
 
 /* Puts the files in place (rules above), made durable first (fsync; a failure is an error and
  * leaves the .partial files). completed: the run finished every step. On return *kept_partial

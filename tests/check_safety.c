@@ -428,6 +428,13 @@ START_TEST(io_overwrite_policy)
     ck_assert_int_eq(cdlab(msg, sizeof msg, "run %s -o %s", at("cd.ini"), at("out.h5")), 2);
     ck_assert_msg(strstr(msg, "exists: give --overwrite"), "%s", msg);
     ck_assert(unchanged(at("out.h5"), old, len));
+    /* refused before the banner: the refusal is the run's one line, also without --quiet */
+    char cmd[8192], out[8192];
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s 2>&1", bin(), at("cd.ini"), at("out.h5"));
+    ck_assert_int_ne(run_capture(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "exists: give --overwrite") &&
+                      strchr(out, '\n') == strrchr(out, '\n'),
+                  "%s", out);
     /* a run that fails on its first steps: a dt that makes the pile explode (the overlap stop) */
     ck_assert_int_eq(cdlab(msg, sizeof msg,
                            "run %s -o %s --overwrite --set solver.abort_overlap=1e-9 "

@@ -606,6 +606,17 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
         S->W.step = step;
         S->info.start_pairs = contacts;
     }
+    /* an output that cannot be written is refused before the banner (the claim in prepare
+     * checks again); rank 0 writes it */
+    s = comm_rank() == 0 ? outfile_check(S->out.file, hk && hk->overwrite, err) : CDLAB_OK;
+    if (comm_size() > 1)
+        s = comm_agree(s, err);
+    if (s != CDLAB_OK) {
+        cdlab_set_threads(threads_before);
+        run_setup_free(S);
+        free(R);
+        return s;
+    }
     run_announce(S, hk);
     R->sdef = run_state_def(S);
     if ((s = prepare(R, err)) == CDLAB_OK) { /* refused: no file was left behind */
