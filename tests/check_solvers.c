@@ -22,123 +22,153 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A column of five disks (m = 1, g = 10) resting on a floor, frictionless: the contact below
- * disk k (counted from the top, k = 1..5) carries k m g, whatever the solver that meets the
- * shock law. With the natural-map criterion at 1e-12 every relaxation gives the forces to 1e-9
- * relative and leaves the disks at rest (|v| below 1e-9 g dt); each step converged. */
+/* The column of five disks (m = 1, g = 10) resting on a floor, frictionless, with the solver of
+ * the [solver] lines given (label names it): 20 steps to the natural map's eps, each converged;
+ * the contact below disk k (from the top) carries k m g to 1e-9 relative, the disks are at rest
+ * (|v| below 1e-9 g dt), the answers have no dilation (u_N below 1e-9 g dt); relaxation: the
+ * omega the lines give. The iterations. */
+static long resting_stack(const char *solver_lines, double relaxation, double eps,
+                          const char *label)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\ngravity = 0 -10 0\n"
+             "[solver]\ncriterion = natural_map\nepsilon = %g\niterations = 100000\n%s"
+             "[particles]\ncount = 5\nradius = 0.5\nmass = 1\nspacing = 0\n"
+             "origin = 0 0.5 0\ndirection = 0 1 0\n"
+             "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n",
+             eps, solver_lines);
+    sim sm;
+    sim_open(&sm, text, 1);
+    ck_assert_double_eq(sm.p.relaxation, relaxation); /* the lines were read */
+    long iters = 0;
+    for (int step = 0; step < 20; step++) {
+        sim_steps(&sm, 1);
+        ck_assert_msg(sm.st.converged && sm.st.residual <= eps,
+                      "%s: step %d: residual %g after %d iterations", label, step, sm.st.residual,
+                      sm.st.sweeps);
+        ck_assert_msg(fabs(sm.st.dilation_max) <= 1e-9 * 10.0 * 0.01, "%s: dilation %g", label,
+                      sm.st.dilation_max);
+        iters += sm.st.sweeps;
+    }
+    double f[8];
+    int n = 0;
+    for (int k = 0; k < sm.S.C.n; k++)
+        if (v3_norm(sm.S.C.c[k].R) > 0.0) {
+            ck_assert_int_lt(n, 8);
+            f[n++] = v3_norm(sm.S.C.c[k].R);
+        }
+    ck_assert_int_eq(n, 5);
+    qsort(f, (size_t)n, sizeof f[0], cmp_double);
+    for (int k = 0; k < n; k++)
+        ck_assert_msg(fabs(f[k] - 10.0 * (k + 1)) <= 1e-9 * 10.0 * (k + 1),
+                      "%s: force %d is %.17g, expected %g", label, k, f[k], 10.0 * (k + 1));
+    for (int i = 0; i < 5; i++)
+        ck_assert_msg(v3_norm(sm.W.P.v[i]) <= 1e-9 * 10.0 * 0.01, "%s: disk %d moves", label, i);
+    sim_close(&sm);
+    return iters;
+}
+
+/* A sphere on a 30 degree incline (gravity tilted) with the solver of the [solver] lines, to the
+ * natural map's eps: it rolls at a = (5/7) g sin(theta) with mu = 0.3 and slides at
+ * a = g (sin - mu cos) with mu = 0.1 (critical mu: (2/7) tan(theta) = 0.165), to tol relative
+ * after 200 steps, the contact counted sliding only then, no normal velocity (below tol v). */
+static void incline(const char *solver_lines, double eps, double tol, const char *label)
+{
+    const double theta = 30.0 * CDLAB_PI / 180.0, g = 9.81, dt = 1e-3;
+    const double mus[] = {0.3, 0.1};
+    for (int m = 0; m < 2; m++) {
+        char ini[1024];
+        snprintf(ini, sizeof ini,
+                 "[system]\ndimension = 3\ndt = %g\nsteps = 1\ngravity = %.17g 0 %.17g\n"
+                 "[solver]\ncriterion = natural_map\nepsilon = %g\niterations = 100000\n%s"
+                 "[particles]\ncount = 1\nradius = 0.5\nmass = 2\norigin = 0 0 0.5\n"
+                 "[contact]\nfriction = %g\n"
+                 "[plane.slope]\npoint = 0 0 0\nnormal = 0 0 1\n",
+                 dt, g * sin(theta), -g * cos(theta), eps, solver_lines, mus[m]);
+        sim sm;
+        sim_open(&sm, ini, 1);
+        const long n = 200;
+        sim_steps(&sm, n);
+        double a = sm.W.P.v[0].x / (n * dt);
+        double expect = m == 0 ? 5.0 / 7.0 * g * sin(theta) : g * (sin(theta) - 0.1 * cos(theta));
+        ck_assert_msg(fabs(a / expect - 1.0) < tol, "%s mu %g: a = %.15g, expected %.15g", label,
+                      mus[m], a, expect);
+        ck_assert_int_eq(sm.st.n_sliding, m == 1);
+        ck_assert_msg(fabs(sm.W.P.v[0].z) < tol * sm.W.P.v[0].x, "%s: v_n = %g", label,
+                      sm.W.P.v[0].z);
+        sim_close(&sm);
+    }
+}
+
+/* Frictionless head-on collision of two equal spheres (1 and -0.5 m/s) with the solver of the
+ * [solver] lines, to the natural map's eps: momentum conserved to round-off and the relative
+ * normal velocity zero afterwards to tol (the perfectly inelastic shock). */
+static void head_on(const char *solver_lines, double eps, double tol, const char *label)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n"
+             "[solver]\ncriterion = natural_map\nepsilon = %g\niterations = 10000\n%s"
+             "[particles]\ncount = 2\nradius = 0.5\nmass = 1.5\nspacing = 0.1\n"
+             "origin = 0 0 0\ndirection = 1 0 0\n",
+             eps, solver_lines);
+    sim sm;
+    sim_open(&sm, text, 1);
+    world *W = &sm.W;
+    W->P.v[0] = v3(1.0, 0, 0);
+    W->P.v[1] = v3(-0.5, 0, 0);
+    double p0 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
+    sim_steps(&sm, 20); /* they meet after 0.1/1.5 = 0.067 s = 7 steps */
+    double p1 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
+    ck_assert_double_eq_tol(p1, p0, 1e-14 * fabs(p0) + 1e-15);
+    ck_assert_msg(fabs(W->P.v[1].x - W->P.v[0].x) <= tol, "%s: v_rel = %g", label,
+                  W->P.v[1].x - W->P.v[0].x);
+    ck_assert_double_eq_tol(W->P.v[0].x, 0.25, tol);
+    sim_close(&sm);
+}
+
+/* The resting stack (resting_stack) with every relaxation, to the natural map's 1e-12. */
 START_TEST(analytic_relaxed_resting_stack)
 {
-    const char *ini = "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\ngravity = 0 -10 0\n"
-                      "[solver]\ncriterion = natural_map\nepsilon = 1e-12\niterations = 100000\n"
-                      "relaxation = %g\n"
-                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\nspacing = 0\n"
-                      "origin = 0 0.5 0\ndirection = 0 1 0\n"
-                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n";
     for (int o = 0; o < N_OMEGAS; o++) {
-        char text[1024];
-        snprintf(text, sizeof text, ini, omegas[o]);
-        sim sm;
-        sim_open(&sm, text, 1);
-        ck_assert_double_eq(sm.p.relaxation, omegas[o]);
-        long sweeps = 0;
-        for (int step = 0; step < 20; step++) {
-            sim_steps(&sm, 1);
-            ck_assert_msg(sm.st.converged, "omega %g: step %d did not converge (%d sweeps)",
-                          omegas[o], step, sm.st.sweeps);
-            ck_assert_msg(sm.st.residual <= 1e-12, "omega %g: residual %g", omegas[o],
-                          sm.st.residual);
-            sweeps += sm.st.sweeps;
-        }
-        double f[8];
-        int n = 0;
-        for (int k = 0; k < sm.S.C.n; k++)
-            if (v3_norm(sm.S.C.c[k].R) > 0.0) {
-                ck_assert_int_lt(n, 8);
-                f[n++] = v3_norm(sm.S.C.c[k].R);
-            }
-        ck_assert_int_eq(n, 5);
-        qsort(f, (size_t)n, sizeof f[0], cmp_double);
-        for (int k = 0; k < n; k++)
-            ck_assert_msg(fabs(f[k] - 10.0 * (k + 1)) <= 1e-9 * 10.0 * (k + 1),
-                          "omega %g: force %d is %.17g, expected %g", omegas[o], k, f[k],
-                          10.0 * (k + 1));
-        for (int i = 0; i < 5; i++)
-            ck_assert_msg(v3_norm(sm.W.P.v[i]) <= 1e-9 * 10.0 * 0.01, "omega %g: disk %d moves",
-                          omegas[o], i);
+        char lines[64], label[32];
+        snprintf(lines, sizeof lines, "relaxation = %g\n", omegas[o]);
+        snprintf(label, sizeof label, "omega %g", omegas[o]);
+        long sweeps = resting_stack(lines, omegas[o], 1e-12, label);
         fprintf(stderr,
                 "  resting stack, omega %.1f: %ld sweeps in 20 steps to natural map 1e-12\n",
                 omegas[o], sweeps);
-        sim_close(&sm);
     }
 }
 END_TEST
 
-/* A sphere on a 30 degree incline (gravity tilted): it rolls at a = (5/7) g sin(theta) with
- * mu = 0.3 and slides at a = g (sin - mu cos) with mu = 0.1 (critical mu: (2/7) tan(theta) =
- * 0.165), for every relaxation, to 1e-9 relative after 200 steps (the exact one-contact solution
- * of implicit Euler, reached to the natural map's 1e-13). */
+/* The incline (incline) with every relaxation, to 1e-9 relative at the natural map's 1e-13
+ * (the exact one-contact solution of implicit Euler). */
 START_TEST(analytic_relaxed_incline)
 {
-    const double theta = 30.0 * CDLAB_PI / 180.0, g = 9.81, dt = 1e-3;
-    const double mus[] = {0.3, 0.1};
-    for (int o = 0; o < N_OMEGAS; o++)
-        for (int m = 0; m < 2; m++) {
-            char ini[1024];
-            snprintf(ini, sizeof ini,
-                     "[system]\ndimension = 3\ndt = %g\nsteps = 1\ngravity = %.17g 0 %.17g\n"
-                     "[solver]\ncriterion = natural_map\nepsilon = 1e-13\niterations = 100000\n"
-                     "relaxation = %g\n"
-                     "[particles]\ncount = 1\nradius = 0.5\nmass = 2\norigin = 0 0 0.5\n"
-                     "[contact]\nfriction = %g\n"
-                     "[plane.slope]\npoint = 0 0 0\nnormal = 0 0 1\n",
-                     dt, g * sin(theta), -g * cos(theta), omegas[o], mus[m]);
-            sim sm;
-            sim_open(&sm, ini, 1);
-            const long n = 200;
-            sim_steps(&sm, n);
-            double a = sm.W.P.v[0].x / (n * dt);
-            double expect =
-                m == 0 ? 5.0 / 7.0 * g * sin(theta) : g * (sin(theta) - 0.1 * cos(theta));
-            ck_assert_msg(fabs(a / expect - 1.0) < 1e-9,
-                          "omega %g mu %g: a = %.15g, expected %.15g", omegas[o], mus[m], a,
-                          expect);
-            ck_assert_int_eq(sm.st.n_sliding, m == 1);
-            ck_assert_msg(fabs(sm.W.P.v[0].z) < 1e-9 * sm.W.P.v[0].x, "omega %g: v_n = %g",
-                          omegas[o], sm.W.P.v[0].z);
-            sim_close(&sm);
-        }
+    for (int o = 0; o < N_OMEGAS; o++) {
+        char lines[64], label[32];
+        snprintf(lines, sizeof lines, "relaxation = %g\n", omegas[o]);
+        snprintf(label, sizeof label, "omega %g", omegas[o]);
+        incline(lines, 1e-13, 1e-9, label);
+    }
 }
 END_TEST
 
-/* Frictionless head-on collision of two equal spheres (1 and -0.5 m/s): momentum conserved to
- * round-off and the relative normal velocity zero afterwards (the perfectly inelastic shock),
- * for every relaxation and every sweep order (jacobi up to 1). */
+/* The head-on collision (head_on) for every relaxation and every sweep order (jacobi up to 1),
+ * to 1e-13 at the natural map's 1e-14. */
 START_TEST(analytic_relaxed_head_on_collision)
 {
-    const char *ini = "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n"
-                      "[solver]\ncriterion = natural_map\nepsilon = 1e-14\niterations = 10000\n"
-                      "relaxation = %g\nsweep = %s\n"
-                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1.5\nspacing = 0.1\n"
-                      "origin = 0 0 0\ndirection = 1 0 0\n";
     for (int o = 0; o < N_OMEGAS; o++)
         for (int sw = 0; sweep_order_names[sw]; sw++) {
             if (sw == SWEEP_JACOBI && omegas[o] > 1.0) /* refused: it diverges */
                 continue;
-            char text[1024];
-            snprintf(text, sizeof text, ini, omegas[o], sweep_order_names[sw]);
-            sim sm;
-            sim_open(&sm, text, 1);
-            world *W = &sm.W;
-            W->P.v[0] = v3(1.0, 0, 0);
-            W->P.v[1] = v3(-0.5, 0, 0);
-            double p0 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
-            sim_steps(&sm, 20);
-            double p1 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
-            ck_assert_double_eq_tol(p1, p0, 1e-14 * fabs(p0) + 1e-15);
-            ck_assert_msg(fabs(W->P.v[1].x - W->P.v[0].x) <= 1e-13, "omega %g %s: v_rel = %g",
-                          omegas[o], sweep_order_names[sw], W->P.v[1].x - W->P.v[0].x);
-            ck_assert_double_eq_tol(W->P.v[0].x, 0.25, 1e-13);
-            sim_close(&sm);
+            char lines[96], label[64];
+            snprintf(lines, sizeof lines, "relaxation = %g\nsweep = %s\n", omegas[o],
+                     sweep_order_names[sw]);
+            snprintf(label, sizeof label, "omega %g %s", omegas[o], sweep_order_names[sw]);
+            head_on(lines, 1e-14, 1e-13, label);
         }
 }
 END_TEST
@@ -228,88 +258,23 @@ static const char *const assembled[] = {
 };
 #define N_ASSEMBLED (int)(sizeof assembled / sizeof assembled[0])
 
-/* The resting stack of five disks (analytic_relaxed_resting_stack) with every assembled solver
- * to the natural map's 1e-11: the forces k m g to 1e-9 relative, the disks at rest, each step
- * converged, no dilation (u_N at the closed contacts below 1e-9 g dt). */
+/* The resting stack (resting_stack) with every assembled solver, to the natural map's 1e-11. */
 START_TEST(analytic_assembled_resting_stack)
 {
-    const char *ini = "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\ngravity = 0 -10 0\n"
-                      "[solver]\ncriterion = natural_map\nepsilon = 1e-11\niterations = 100000\n"
-                      "%s"
-                      "[particles]\ncount = 5\nradius = 0.5\nmass = 1\nspacing = 0\n"
-                      "origin = 0 0.5 0\ndirection = 0 1 0\n"
-                      "[plane.floor]\npoint = 0 0 0\nnormal = 0 1 0\n";
     for (int m = 0; m < N_ASSEMBLED; m++) {
-        char text[1024];
-        snprintf(text, sizeof text, ini, assembled[m]);
-        sim sm;
-        sim_open(&sm, text, 1);
-        ck_assert(sm.p.method != &cd_method_sweeps);
-        long iters = 0;
-        for (int step = 0; step < 20; step++) {
-            sim_steps(&sm, 1);
-            ck_assert_msg(sm.st.converged && sm.st.residual <= 1e-11,
-                          "%s: step %d: residual %g after %d iterations", assembled[m], step,
-                          sm.st.residual, sm.st.sweeps);
-            ck_assert_msg(fabs(sm.st.dilation_max) <= 1e-9 * 10.0 * 0.01, "%s: dilation %g",
-                          assembled[m], sm.st.dilation_max);
-            iters += sm.st.sweeps;
-        }
-        double f[8];
-        int n = 0;
-        for (int k = 0; k < sm.S.C.n; k++)
-            if (v3_norm(sm.S.C.c[k].R) > 0.0) {
-                ck_assert_int_lt(n, 8);
-                f[n++] = v3_norm(sm.S.C.c[k].R);
-            }
-        ck_assert_int_eq(n, 5);
-        qsort(f, (size_t)n, sizeof f[0], cmp_double);
-        for (int k = 0; k < n; k++)
-            ck_assert_msg(fabs(f[k] - 10.0 * (k + 1)) <= 1e-9 * 10.0 * (k + 1),
-                          "%s: force %d is %.17g, expected %g", assembled[m], k, f[k],
-                          10.0 * (k + 1));
-        for (int i = 0; i < 5; i++)
-            ck_assert_msg(v3_norm(sm.W.P.v[i]) <= 1e-9 * 10.0 * 0.01, "%s: disk %d moves",
-                          assembled[m], i);
+        long iters = resting_stack(assembled[m], 1.0, 1e-11, assembled[m]);
         fprintf(stderr, "  resting stack, %.*s: %ld iterations in 20 steps to natural map 1e-11\n",
                 (int)strcspn(assembled[m], "\n"), assembled[m], iters);
-        sim_close(&sm);
     }
 }
 END_TEST
 
-/* The sphere on the 30 degree incline (analytic_relaxed_incline), rolling (mu = 0.3) and sliding
- * (mu = 0.1), with every assembled solver to the natural map's 1e-12: a to 1e-8 relative after
- * 200 steps, the sliding count, no normal velocity. */
+/* The incline (incline) with every assembled solver, to 1e-8 relative at the natural map's
+ * 1e-12. */
 START_TEST(analytic_assembled_incline)
 {
-    const double theta = 30.0 * CDLAB_PI / 180.0, g = 9.81, dt = 1e-3;
-    const double mus[] = {0.3, 0.1};
-    for (int o = 0; o < N_ASSEMBLED; o++)
-        for (int m = 0; m < 2; m++) {
-            char ini[1024];
-            snprintf(ini, sizeof ini,
-                     "[system]\ndimension = 3\ndt = %g\nsteps = 1\ngravity = %.17g 0 %.17g\n"
-                     "[solver]\ncriterion = natural_map\nepsilon = 1e-12\niterations = 100000\n"
-                     "%s"
-                     "[particles]\ncount = 1\nradius = 0.5\nmass = 2\norigin = 0 0 0.5\n"
-                     "[contact]\nfriction = %g\n"
-                     "[plane.slope]\npoint = 0 0 0\nnormal = 0 0 1\n",
-                     dt, g * sin(theta), -g * cos(theta), assembled[o], mus[m]);
-            sim sm;
-            sim_open(&sm, ini, 1);
-            const long n = 200;
-            sim_steps(&sm, n);
-            double a = sm.W.P.v[0].x / (n * dt);
-            double expect =
-                m == 0 ? 5.0 / 7.0 * g * sin(theta) : g * (sin(theta) - 0.1 * cos(theta));
-            ck_assert_msg(fabs(a / expect - 1.0) < 1e-8, "%s mu %g: a = %.15g, expected %.15g",
-                          assembled[o], mus[m], a, expect);
-            ck_assert_int_eq(sm.st.n_sliding, m == 1);
-            ck_assert_msg(fabs(sm.W.P.v[0].z) < 1e-8 * sm.W.P.v[0].x, "%s: v_n = %g", assembled[o],
-                          sm.W.P.v[0].z);
-            sim_close(&sm);
-        }
+    for (int m = 0; m < N_ASSEMBLED; m++)
+        incline(assembled[m], 1e-12, 1e-8, assembled[m]);
 }
 END_TEST
 
@@ -348,31 +313,12 @@ START_TEST(analytic_apgd_relaxation_dilation)
 }
 END_TEST
 
-/* The frictionless head-on collision (analytic_relaxed_head_on_collision) with every assembled
- * solver, to the natural map's 1e-13: momentum to round-off, relative velocity below 1e-12. */
+/* The head-on collision (head_on) with every assembled solver, to 1e-12 at the natural map's
+ * 1e-13. */
 START_TEST(analytic_assembled_head_on_collision)
 {
-    const char *ini = "[system]\ndimension = 3\ndt = 0.01\nsteps = 1\n"
-                      "[solver]\ncriterion = natural_map\nepsilon = 1e-13\niterations = 10000\n%s"
-                      "[particles]\ncount = 2\nradius = 0.5\nmass = 1.5\nspacing = 0.1\n"
-                      "origin = 0 0 0\ndirection = 1 0 0\n";
-    for (int m = 0; m < N_ASSEMBLED; m++) {
-        char text[1024];
-        snprintf(text, sizeof text, ini, assembled[m]);
-        sim sm;
-        sim_open(&sm, text, 1);
-        world *W = &sm.W;
-        W->P.v[0] = v3(1.0, 0, 0);
-        W->P.v[1] = v3(-0.5, 0, 0);
-        double p0 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
-        sim_steps(&sm, 20);
-        double p1 = W->P.m[0] * W->P.v[0].x + W->P.m[1] * W->P.v[1].x;
-        ck_assert_double_eq_tol(p1, p0, 1e-14 * fabs(p0) + 1e-15);
-        ck_assert_msg(fabs(W->P.v[1].x - W->P.v[0].x) <= 1e-12, "%s: v_rel = %g", assembled[m],
-                      W->P.v[1].x - W->P.v[0].x);
-        ck_assert_double_eq_tol(W->P.v[0].x, 0.25, 1e-12);
-        sim_close(&sm);
-    }
+    for (int m = 0; m < N_ASSEMBLED; m++)
+        head_on(assembled[m], 1e-13, 1e-12, assembled[m]);
 }
 END_TEST
 
