@@ -14,6 +14,8 @@
 #   make memcheck   valgrind on a short CD, a short DEM and a short bonded deformable-disc run
 #   make render     a 2D packing rendered with ParaView from its XDMF sidecar (build/render/)
 #   make format     clang-format the tree
+#   make install    build, then put the programs, the Python package and the docs under PREFIX
+#                   (/usr/local; DESTDIR for staging); install-built: what BUILD holds, no build
 
 OPENMP ?= 1
 BUILD  ?= build
@@ -56,7 +58,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: experiments-status FORCE all deps check-layers check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: install install-built experiments-status FORCE all deps check-layers check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -112,6 +114,18 @@ $(BUILD)/mpi_selftest: $(BUILD)/tests/mpi_selftest.o $(BUILD)/libcdlab.a
 
 deps:
 	@bash tools/deps.sh
+
+# make install: PREFIX/bin, the package where Debian's python3 finds it (/usr/lib/python3/
+# dist-packages for PREFIX=/usr, PREFIX/lib/python3.X/dist-packages otherwise, as /usr/local),
+# PREFIX/share/doc/cdlab (tools/install.sh)
+PREFIX  ?= /usr/local
+PYVER   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR   ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
+install: deps
+	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory install-built
+install-built:
+	@bash tools/install.sh "$(DESTDIR)$(PREFIX)" "$(DESTDIR)$(PYDIR)" "$(BUILD)"
 
 # Quick suites only; CK_EXCLUDE_TAGS is Check's own tag filter. The layers first.
 test: deps check-layers

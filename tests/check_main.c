@@ -256,6 +256,7 @@ int main(void)
     srunner_add_suite(sr, fclib_suite());
     srunner_add_suite(sr, fuzz_regress_suite());
     srunner_add_suite(sr, safety_suite());
+    srunner_add_suite(sr, python_suite());
     srunner_add_suite(sr, engine_suite());
     srunner_add_suite(sr, dem_deform_suite());
     srunner_add_suite(sr, dem_bond_suite());

@@ -32,6 +32,7 @@ Suite *restart_suite(void);
 Suite *fclib_suite(void);
 Suite *fuzz_regress_suite(void);
 Suite *safety_suite(void);
+Suite *python_suite(void);
 Suite *engine_suite(void);
 Suite *dem_deform_suite(void);
 Suite *dem_bond_suite(void);

@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <glob.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -39,6 +40,8 @@ static void usage(FILE *f)
             "  cdlab info OUT.h5\n"
             "  cdlab equiv N_I DT MASS [SWEEP] [--diameter D] [--length L]\n"
             "  cdlab solve FILE.fclib.h5 [--sweep S] [--relaxation W] [--tolerance T] [...]\n"
+            "  cdlab scan CONFIG.ini DIR --grid KEY=V1,V2,... | --table ROWS.csv [--jobs N]\n"
+            "                                     a run per row, one results table (resumable)\n"
             "  cdlab help [COMMAND]               what a command does, with an example\n"
             "  cdlab help config [SECTION]        every configuration key: type, default, meaning\n"
             "  cdlab --version                    version, commit, results epoch, build options,\n"
@@ -117,6 +120,22 @@ static const struct {
      "Exit status: 0 tolerance reached, 1 not reached (or a failed write), 2 refused.",
      "  cdlab run tests/memcheck/cd.ini -o pile.h5 --export-fclib 30\n"
      "  cdlab solve pile-step30.fclib.h5 --relaxation 1.5 --tolerance 1e-10"},
+    {"scan", "cdlab scan CONFIG.ini DIR (--grid KEY=V1,V2,... ... | --table ROWS.csv) [options]",
+     "Runs CONFIG.ini once per row of a grid or of a CSV table of --set values, rows in parallel\n"
+     "processes, into DIR/rows/NNNN.h5, and writes one results table, DIR/results.csv and\n"
+     "results.h5, with the chosen figures of each row. Run it again to resume: the rows whose\n"
+     "file is completed by this build are skipped. (Python: cdlab/scan.py; docs/howto/scan.md.)",
+     "  --grid KEY=V1,V2,...       a key and its values; several: their product, first slowest\n"
+     "  --table ROWS.csv           the rows: a header of section.key names, a line per row\n"
+     "  --set KEY=VALUE            a value for every row\n"
+     "  --figure SPEC              a results column: summary.NAME, elasticity.NAME,\n"
+     "                             param.SECTION.KEY, series.NAME.last|first|max|min|mean,\n"
+     "                             module:function (default: steps, wall time, mean sweeps)\n"
+     "  --jobs N                   rows at once (default: the cores); --threads T per row (1)\n"
+     "  --retry-failed             run again the rows whose run failed\n"
+     "Exit status: 0 every row completed, 1 some failed, 2 refused, 130 interrupted.",
+     "  cdlab scan experiments/chain1d/chain1d.ini scan1 --grid solver.iterations=10,20,40 \\\n"
+     "      --grid solver.sweep=random,jacobi --figure elasticity.q"},
     {"help", "cdlab help [COMMAND | config [SECTION]]",
      "Lists the commands, or explains one; `cdlab help config` lists every configuration key\n"
      "with its type, default and meaning (from docs/config.md, which is the parser's key list).",
@@ -1175,6 +1194,69 @@ static int cdlab_main(int argc, char **argv)
     return 2;
 }
 
+/* cdlab scan ...: the parameter scan is Python (tools/cdlab/scan.py; docs/howto/scan.md). It
+ * runs Debian's python3 (CDLAB_PYTHON to use another) on the package beside this program: the
+ * repository's tools/ for build/cdlab, PREFIX/lib/python3.X/dist-packages for PREFIX/bin/cdlab
+ * (make install), with CDLAB naming this program, so that the scan's rows run it. */
+static int exec_scan(int argc, char **argv)
+{
+    char self[4096], pkg[4096 + 64] = "";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "cdlab scan: cannot find this program's own path (/proc/self/exe)\n");
+        return 2;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    size_t dir = slash ? (size_t)(slash - self) : 0;
+    snprintf(pkg, sizeof pkg, "%.*s/../tools/cdlab/scan.py", (int)dir, self);
+    glob_t g = {0};
+    if (access(pkg, R_OK) == 0) {
+        snprintf(pkg, sizeof pkg, "%.*s/../tools", (int)dir, self);
+    } else {
+        snprintf(pkg, sizeof pkg, "%.*s/../lib/python3*/dist-packages/cdlab/scan.py", (int)dir,
+                 self);
+        if (glob(pkg, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+            fprintf(
+                stderr,
+                "cdlab scan: the Python package cdlab is not beside this program (%.*s/../tools "
+                "or ../lib/python3.X/dist-packages): run the repository's build/cdlab or "
+                "make install\n",
+                (int)dir, self);
+            globfree(&g);
+            return 2;
+        }
+        snprintf(pkg, sizeof pkg, "%s", g.gl_pathv[0]);
+        pkg[strlen(pkg) - strlen("/cdlab/scan.py")] = '\0';
+        globfree(&g);
+    }
+    const char *old = getenv("PYTHONPATH");
+    char path[8192 + 128];
+    snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old && *old ? old : "");
+    const char *python = getenv("CDLAB_PYTHON") ? getenv("CDLAB_PYTHON") : "/usr/bin/python3";
+    if (setenv("PYTHONPATH", path, 1) != 0 || (!getenv("CDLAB") && setenv("CDLAB", self, 1) != 0)) {
+        fprintf(stderr, "cdlab scan: cannot set the environment (%s)\n", strerror(errno));
+        return 2;
+    }
+    char **args = calloc((size_t)argc + 3, sizeof *args);
+    if (!args) {
+        fprintf(stderr, "cdlab scan: out of memory\n");
+        return 2;
+    }
+    args[0] = (char *)python;
+    args[1] = "-m";
+    args[2] = "cdlab";
+    for (int k = 1; k < argc; k++)
+        args[k + 2] = argv[k];
+    execv(python, args);
+    fprintf(stderr,
+            "cdlab scan: cannot start %s (%s): the scan needs Debian's python3 with python3-numpy "
+            "and python3-h5py (make deps), or CDLAB_PYTHON naming a python that has them\n",
+            python, strerror(errno));
+    free(args);
+    return 2;
+}
+
 /* Under mpirun: MPI is started. A job of more than one rank runs `cdlab run` and `cdlab check`
  * (the engine refuses what it cannot distribute) with everything printed by rank 0 only (the
  * other ranks' standard output and error go to /dev/null unless CDLAB_ALL_RANKS_PRINT is set,
@@ -1187,6 +1269,8 @@ int main(int argc, char **argv)
     /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported as a full disk is,
      * instead of killing the program without a word (SIGXFSZ, exit 153) */
     signal(SIGXFSZ, SIG_IGN);
+    if (argc >= 2 && strcmp(argv[1], "scan") == 0)
+        return exec_scan(argc, argv); /* before MPI starts: the scan's rows are processes */
     diag err = {{0}};
     if (comm_init(&argc, &argv, &err) != CDLAB_OK) {
         fprintf(stderr, "cdlab: %s\n", err.msg);

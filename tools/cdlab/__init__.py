@@ -16,6 +16,13 @@ With Debian's python3 and its python3-h5py, python3-numpy (python3-matplotlib fo
     r.snapshot(input_order=True)           # ... rows and contact ids in the input's order
     r.input_index                          # particles.order = spatial: each id's input index
 
+Running cdlab from Python (cdlab/runs.py) and parameter scans (cdlab/scan.py):
+
+    from cdlab import Config, scan
+    r = Config("experiments/chain1d/chain1d.ini", {"solver.iterations": 80}).run("c80.h5")
+    table = scan("experiments/chain1d/chain1d.ini", [{"solver.iterations": n} for n in (10, 20)],
+                 "scan1", figures=["elasticity.q", "series.kinetic_energy.max"])
+
 The command line (tools/cdlab-py runs Debian's /usr/bin/python3 whatever is first on PATH):
 
     tools/cdlab-py summary OUT.h5           # what the run was and how it ended
@@ -23,8 +30,15 @@ The command line (tools/cdlab-py runs Debian's /usr/bin/python3 whatever is firs
     tools/cdlab-py plot OUT.h5 kinetic_energy mean_overlap --png out.png
     PYTHONPATH=tools /usr/bin/python3 -m cdlab summary OUT.h5  # the same
 """
-import h5py
-import numpy as np
+import sys
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as _e:  # another python3 first on PATH: one line that says what to do
+    raise ImportError(f"cdlab needs numpy and h5py, and this python ({sys.executable}) has no "
+                      f"{_e.name}: run Debian's /usr/bin/python3 (make deps installs "
+                      "python3-numpy and python3-h5py)") from None
 
 
 def _text(v):
@@ -82,6 +96,9 @@ class Run:
                                      "(no /parameters and /build)")
             self.params = {k: _text(v) for k, v in f["parameters"].attrs.items()}
             self.attrs = {k: _text(v) for k, v in f.attrs.items()}
+            # the build that wrote it: git_commit, results_epoch, compiler, cflags, ...
+            self.build = {k: (_text(v) if isinstance(v, (bytes, np.bytes_)) else v.item()
+                              if hasattr(v, "item") else v) for k, v in f["build"].attrs.items()}
             self.summary = {k: v for k, v in f["summary"].attrs.items()} if "summary" in f else {}
             self.elasticity = dict(f["elasticity"].attrs) if "elasticity" in f else {}
             # a continued run: from_file, from_step (its summary's figures are over its own steps)
@@ -191,3 +208,7 @@ class Run:
             pair[body] = ix[pair[body]]
             out["contacts/pair"] = pair
         return out
+
+
+from .runs import Config, RunError, program  # noqa: E402 (they use Run)
+from .scan import scan  # noqa: E402

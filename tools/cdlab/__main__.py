@@ -196,6 +196,10 @@ def _version():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["scan"]:  # cdlab scan: its own options (cdlab/scan.py)
+        from cdlab.scan import main as scan_main
+        return scan_main(argv[1:])
     ap = argparse.ArgumentParser(prog="cdlab-py", description="Look into a cdlab output file.")
     ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -215,6 +219,8 @@ def main(argv=None):
     p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0: bit for bit)")
     p = sub.add_parser("chain", help="the 1D wave test's fit of a chain run against eqs. (58), (60)")
     p.add_argument("file")
+    sub.add_parser("scan", help="a run per row of a grid or table of --set values, one results "
+                                "table (cdlab-py scan --help)", add_help=False)
     p = sub.add_parser("fresh", help="exit 0 if a study's run FILE was made by the build CDLAB "
                                      "at this results epoch (it may be reused)")
     p.add_argument("file")
