@@ -17,6 +17,7 @@ Prints "scan resume: ok (K rows done before the kill)" and exits 0, else an Asse
 import csv
 import glob
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,7 +74,10 @@ kept = {r: os.stat(os.path.join(folder, "rows", f"{int(r):04d}.h5")) for r in do
 
 rc = subprocess.run(args, env=env, stderr=subprocess.PIPE, text=True)
 assert rc.returncode == 0, f"resume: exit {rc.returncode}: {rc.stderr}"
-assert f"{len(done_before)} already done" in rc.stderr, rc.stderr
+# a row whose cdlab finished its last step as the scan died is completed on disk though the
+# table never said so: the resume counts it done as well
+m = re.search(r"(\d+) already done", rc.stderr)
+assert m and len(done_before) <= int(m.group(1)) < 12, rc.stderr
 after = table()
 assert [r["status"] for r in after] == ["completed"] * 12, [r["status"] for r in after]
 for r in done_before:
