@@ -58,7 +58,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: install install-built experiments-status FORCE all deps check-layers check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
+.PHONY: bench-table install install-built experiments-status FORCE all deps check-layers check-faults check-tsan fuzz render memcheck experiments gallery bench test test-slow test-all demo debug check-asan clean format experiments-chain1d
 all: $(BUILD)/cdlab $(BUILD)/cdlab-lab
 
 # Provenance stamp: rewritten only when the commit or the flags change, so that objects that
@@ -138,6 +138,7 @@ test: deps check-layers
 check-layers:
 	@$(PYTHON) tools/check_layers.py
 	@out=$$($(PYTHON) tools/long_functions.py) || { echo "$$out"; exit 1; }; echo "$$out" | tail -1
+	@$(PYTHON) tools/bench_table.py --check
 	@$(PYTHON) tools/experiments_status.py || echo "(informational: make test does not fail on stale studies)"
 
 # Which committed study summaries were made before the last change to the engines' results
@@ -177,6 +178,11 @@ bench:
 	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab build-release/probe
 	BENCH_FLAGS="$(CSTD) $(BENCH_OPT) $(OMPFLAG)" CDLAB=$(CURDIR)/build-release/cdlab \
 	    PROBE=$(CURDIR)/build-release/probe $(PYTHON) tools/bench.py
+	$(PYTHON) tools/bench_table.py
+
+# docs/benchmarks.md from bench/results/ (make test fails when it is older than the files)
+bench-table:
+	$(PYTHON) tools/bench_table.py
 
 # The machine's memory and core figures beside each bench run (bench/probe.c, tools/bench.py).
 $(BUILD)/probe: bench/probe.c

@@ -273,7 +273,7 @@ START_TEST(io_python_command_line)
              path, fake, fake, fake);
     st = run_capture(cmd, out, sizeof out);
     ck_assert_msg(st == 0 && strstr(out, "P   N   G") && !strstr(out, "partial"), "%s", out);
-    /* the chain's analysis (README: "to fit a chain run like Fig. 7") says why a run is not one
+    /* the chain's analysis (docs/howto/python.md: "a chain run's fit") says why a run is not one
      * (a run of another criterion or source gave a KeyError traceback) */
     const char *random1d =
         "[system]\ndimension = 1\ndt = 1\nsteps = 2\n[particles]\nsource = random\n"

@@ -103,6 +103,27 @@ START_TEST(python_scan_resume)
 }
 END_TEST
 
+/* Every sh block of the README and the tutorial runs as printed, against the build under test
+ * (tools/doc_commands.py: a scratch folder whose build/ is that build's folder). */
+START_TEST(docs_commands_run)
+{
+    char build[4096], cmd[8192], out[16384];
+    snprintf(build, sizeof build, "%s", bin());
+    *strrchr(build, '/') = '\0';
+    snprintf(cmd, sizeof cmd,
+             "cd .. && %s tools/doc_commands.py --build %s README.md docs/tutorial.md 2>&1",
+             PYTHON_BIN, build);
+    int st = run_capture(cmd, out, sizeof out);
+    ck_assert_msg(st == 0 && strstr(out, "docs: ") && !strstr(out, "FAIL"), "exit %d: %s", st, out);
+    /* the README and the tutorial have blocks to run (a page whose blocks lost their sh mark
+     * would pass with none) */
+    int blocks = 0;
+    const char *at = strstr(out, "docs: ");
+    ck_assert_int_eq(sscanf(at, "docs: %d blocks ran", &blocks), 1);
+    ck_assert_msg(blocks >= 10, "%d blocks: %s", blocks, out);
+}
+END_TEST
+
 Suite *python_suite(void)
 {
     Suite *s = suite_create("python");
@@ -112,5 +133,9 @@ Suite *python_suite(void)
     tcase_add_test(tc, python_config_run);
     tcase_add_test(tc, python_scan_resume);
     suite_add_tcase(s, tc);
+    TCase *docs = tcase_create("docs");
+    tcase_set_timeout(docs, 600);
+    tcase_add_test(docs, docs_commands_run);
+    suite_add_tcase(s, docs);
     return s;
 }

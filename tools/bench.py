@@ -313,8 +313,8 @@ def chute_cases(tmp, out):
         FIG["dem_conventional_over_lammps"] = c1 / statistics.median(lrate)
         l1 = [r[2] for r in rows if r[0] == "lammps"][0]
         FIG["dem_lammps_law_over_lammps"] = l1 / statistics.median(lrate)
-        out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (target ≥ 1.5×). "
-                f"The same computation as LAMMPS (`dem.tangential = lammps`, 1 thread; no goal): "
+        out += ["", f"cdlab (Kuhn, 1 thread) / LAMMPS: {k1 / statistics.median(lrate):.2f}× (guard ≥ 0.6×). "
+                f"The same computation as LAMMPS (`dem.tangential = lammps`, 1 thread; guard ≥ 0.9×): "
                 f"{FIG['dem_lammps_law_over_lammps']:.2f}×.", ""]
     else:
         out += ["", "LAMMPS not installed (lmp not found): no side-by-side figure.", ""]
@@ -808,10 +808,13 @@ def goals_table(machine=None, machine_end=None):
         total, slowest = FIG["side_by_side"]
         n = FIG.get("top_threads", 16)
         ceiling = f"; here {n} one-thread runs side by side do {total:.1f}× the work of one, {n * slowest:.1f}× at the slowest's pace"
-    goals = [("DEM chute, Kuhn law, 1 thread, over LAMMPS (same run)", "dem_over_lammps", ">=", 1.5, "{:.2f}×"),
-             ("DEM chute, conventional law, over LAMMPS", "dem_conventional_over_lammps", ">=", 1.5, "{:.2f}×"),
+    # one-thread DEM speed and the memory at 65,600 are guards now, not goals (2026-12 decisions)
+    goals = [("DEM chute, Kuhn law, 1 thread, over LAMMPS (same run; a guard)", "dem_over_lammps", ">=", 0.6, "{:.2f}×"),
+             ("DEM chute, lammps law, 1 thread, over LAMMPS (same computation; a guard)",
+              "dem_lammps_law_over_lammps", ">=", 0.9, "{:.2f}×"),
              ("DEM chute, conventional law over Kuhn (faster still)", "dem_conventional_over_kuhn", ">", 1.0, "{:.2f}×"),
-             ("DEM memory at 65,600 spheres, bytes per particle (peak RSS)", "dem_bytes_65600", "<=", 500, "{:.0f}"),
+             ("DEM memory at 65,600 spheres, bytes per particle (peak RSS; ≈ 630 accepted, a guard)",
+              "dem_bytes_65600", "<=", 700, "{:.0f}"),
              ("DEM memory at 1,049,600 spheres, bytes per particle (peak RSS)", "dem_bytes_1e6", "<=", 500, "{:.0f}"),
              ("DEM chute, 2 threads over 1 (stands in for 13× at 16)" + two_copies("side_by_side_2"),
               "dem_2threads", ">=", 1.8, "{:.2f}×"),

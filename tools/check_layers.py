@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The layers of cdlab's C code (README, "Layout"): every #include "..." of a file must point
+"""The layers of cdlab's C code (docs/developing.md, "Layout"): every #include "..." of a file must point
 down the direction tools -> cd/run -> cd/engine <- engines (cd/nscd, cd/dem) -> common, and
 the run pipeline must name no engine. `make check-layers` (run by `make test`) exits 1 with
 one line per violation.

@@ -26,8 +26,18 @@ def cells(line, n=None):
     return [x.strip() for x in raw]
 
 
+def link(m):
+    """[text](target) as the terminal reads it: text (docs/target), a section of this page as
+    text (docs/config.md#anchor); a link whose text is its target, once."""
+    text, target = m.group(1), m.group(2)
+    where = "docs/config.md" + target if target.startswith("#") else \
+        target if "/" in target or "://" in target else "docs/" + target
+    return where if text in (target, where) else f"{text} ({where})"
+
+
 def plain(text):
-    """Markdown cell to plain text: no backticks, no bold."""
+    """Markdown cell to plain text: no backticks, no bold, links as text (docs/page)."""
+    text = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", link, text)
     return text.replace("`", "").replace("**", "").strip()
 
 

@@ -31,10 +31,11 @@ def main():
 
         def repl(m):
             src = os.path.join(root, "experiments", name, m.group(2))
-            if not os.path.exists(src):
-                return m.group(0)
             target = f"{name}_{os.path.basename(src)}"
-            shutil.copy(src, os.path.join(dst, target))
+            if os.path.exists(src):
+                shutil.copy(src, os.path.join(dst, target))
+            elif not os.path.exists(os.path.join(dst, target)):
+                return m.group(0)  # neither the study's plot (out/ of a run) nor an earlier copy
             return f"![{m.group(1)}](experiments/{target})"
 
         text = re.sub(r"!\[([^\]]*)\]\(([^)]+\.png)\)", repl, text)

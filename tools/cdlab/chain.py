@@ -108,3 +108,11 @@ def analyze(path, q=None, window_tau=6.0):
                omega_th=om_th, tau_th=tau_th, c=c, D=D, popt=popt, t=t, x=x, k0=k0, k1=k1,
                k_open=k_open)
     return res
+
+
+def figures(run):
+    """A scan's figures of a chain run (cdlab scan ... --figure cdlab.chain:figures): the fitted
+    omega and tau of the slowest mode and eqs. (58), (60)'s, from the run's file."""
+    r = analyze(run.path)
+    return {"omega": float(r["omega"]), "omega_eq58": float(r["omega_th"]),
+            "tau": float(r["tau"]), "tau_eq60": float(r["tau_th"])}
