@@ -9,6 +9,7 @@
  * the last recorded step), 2 bad command line, bad configuration or missing input. */
 #include "cdlab.h"
 #include "comm.h"
+#include "eta.h"
 #include "build_info.h"
 #include "config_schema.h" /* generated from docs/config.md into the build folder */
 #include "h5io.h"
@@ -224,36 +225,8 @@ typedef struct progress_state {
     double last_shown;
     int last_decile;
     int shown;
-    /* the rate of steps for the remaining time: an average over the recent steps (the first
-     * steps are not representative: set-up, warm caches, a transient) */
-    double rate;    /* steps per second, smoothed (0: none yet) */
-    double rate_t;  /* time of the last rate sample */
-    long rate_step; /* step of the last rate sample */
-    int rate_samples;
-    int rate_primed; /* rate_step holds the first step seen (a restart's is not 0) */
+    eta_state eta; /* the remaining time (common/eta.h), from the first step this run shows */
 } progress_state;
-
-/* Samples the rate every half second at least; the estimate is shown once it rests on 3
- * samples and 2 seconds: before that, "estimating". */
-static void update_rate(progress_state *ps, const run_progress *p)
-{
-    /* counted from the first step this run shows: from 0 a restart's first sample took the
-     * checkpoint's steps as done in half a second (the remaining time came out too short) */
-    if (!ps->rate_primed) {
-        ps->rate_primed = 1;
-        ps->rate_t = p->elapsed;
-        ps->rate_step = p->step;
-        return;
-    }
-    double dt = p->elapsed - ps->rate_t;
-    if (dt < 0.5)
-        return;
-    double r = (double)(p->step - ps->rate_step) / dt;
-    ps->rate = ps->rate_samples == 0 ? r : 0.7 * ps->rate + 0.3 * r;
-    ps->rate_samples++;
-    ps->rate_t = p->elapsed;
-    ps->rate_step = p->step;
-}
 
 static void show_message(void *user, const char *line)
 {
@@ -287,7 +260,8 @@ static void show_progress(void *user, const run_progress *p)
     progress_state *ps = user;
     if (ps->quiet)
         return;
-    update_rate(ps, p);
+    /* from the first step this run shows: a restart's first step is its checkpoint's */
+    eta_sample(&ps->eta, p->step, p->elapsed);
     int last = p->step == p->steps;
     int decile = p->steps > 0 ? (int)(10 * p->step / p->steps) : 10;
     /* In place on a terminal (at most 10 updates a second); in a log file a line per 10%, and
@@ -298,13 +272,21 @@ static void show_progress(void *user, const run_progress *p)
         return;
     ps->last_shown = p->elapsed;
     ps->last_decile = decile;
-    char el[32], rem[32], sw[32] = "";
+    char el[32], rem[128], sw[32] = "";
     fmt_time(el, sizeof el, p->elapsed);
+    double lo, hi;
     if (last)
         snprintf(rem, sizeof rem, "0 s");
-    else if (ps->rate_samples >= 3 && p->elapsed >= 2.0 && ps->rate > 0.0)
-        fmt_time(rem, sizeof rem, (double)(p->steps - p->step) / ps->rate);
-    else
+    else if (eta_estimate(&ps->eta, p->step, p->steps, &lo, &hi)) {
+        char a[32], b[32];
+        fmt_time(a, sizeof a, lo);
+        fmt_time(b, sizeof b, hi);
+        /* a range: the recent cost per step held, and its trend followed (common/eta.h) */
+        if (strcmp(a, b) == 0)
+            snprintf(rem, sizeof rem, "%s", a);
+        else
+            snprintf(rem, sizeof rem, "%s to %s (the cost per step is changing)", a, b);
+    } else
         snprintf(rem, sizeof rem, "estimating");
     if (p->sweeps >= 0)
         snprintf(sw, sizeof sw, "  sweeps %d", p->sweeps);

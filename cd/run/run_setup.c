@@ -330,18 +330,26 @@ static void estimates(const run_setup *S, const engine_notes *notes)
 {
     const world *W = &S->W;
     double mem = run_memory_estimate(S, 0), dense = run_memory_estimate(S, 1);
-    char tbuf[128], mbuf[24], dbuf[24], more[96] = "";
+    char tbuf[128], dtbuf[128], mbuf[24], dbuf[24], more[96] = "", tmore[192] = "";
     format_bytes(mem, mbuf, sizeof mbuf);
     if (strcmp(format_bytes(dense, dbuf, sizeof dbuf), mbuf) != 0)
         snprintf(more, sizeof more, " (%s should the packing reach %g pairs per particle)", dbuf,
                  S->mem.pairs_per_particle);
     long todo = S->info.steps > W->step ? S->info.steps - W->step : 0; /* a restart's: the rest */
     S->E.ops->setup.estimate(&S->E, W, todo, S->info.start_pairs, tbuf, sizeof tbuf);
+    /* a loose start gathers pairs as it packs (a compression, a settling): each step dearer */
+    long dense_pairs = (long)(S->mem.pairs_per_particle * W->P.n);
+    if (dense_pairs > S->info.start_pairs) {
+        S->E.ops->setup.estimate(&S->E, W, todo, dense_pairs, dtbuf, sizeof dtbuf);
+        if (strcmp(dtbuf, tbuf) != 0)
+            snprintf(tmore, sizeof tmore, " (%s should it reach %g pairs per particle)", dtbuf,
+                     S->mem.pairs_per_particle);
+    }
     engine_say(notes,
-               "estimates: memory about %s%s, time %s on one thread (rough: this project's "
+               "estimates: memory about %s%s, time %s%s on one thread (rough: this project's "
                "benchmark rates for large systems; small ones spend relatively more on overheads), "
                "with %ld pairs within contact.detect_gap at the start (%.3g per particle)",
-               mbuf, more, tbuf, S->info.start_pairs,
+               mbuf, more, tbuf, tmore, S->info.start_pairs,
                W->P.n > 0 ? (double)S->info.start_pairs / W->P.n : 0.0);
 }
 
