@@ -64,6 +64,10 @@ def main():
             if e != epoch and fname == "summary.md":
                 bad += 1
             print(f"{name:<14} {fname:<17} {commit:<20} {date:<11} {e:>5}  {engine_commits_since(commit):>20}  {status}")
+    print("(engine commits since: commits to cd/ or common/ after the summary's build. Beside "
+          "'current' they are fine: a change that moves results raises the epoch, which makes "
+          "the summary STALE, and one that should not proves it bit for bit with "
+          "tools/identity.py in its commit message.)")
     if bad:
         print(f"{bad} full summar{'y is' if bad == 1 else 'ies are'} stale or missing: `make experiments` regenerates them")
     return 1 if bad else 0

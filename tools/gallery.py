@@ -20,7 +20,7 @@ def main():
              "The physics they rest on: [physics.md](physics.md).", "",
              "Each study lives in `experiments/<name>/` (config, run script, analysis script) and writes its "
              "`summary.md` with measured numbers beside the paper's or the theory's, the tolerance and a pass/fail "
-             "word. `make experiments` reruns all of them (`QUICK=1`: small versions); `make gallery` rebuilds this "
+             "word. `make experiments` reruns all of them (`QUICK=1`: small versions, into each study's `out_quick/` and `summary_quick.md`, never over the full study's files); `make gallery` rebuilds this "
              "page. The sections below are those summaries, with their plots.", ""]
     for name in STUDIES:
         p = os.path.join(root, "experiments", name, "summary.md")

@@ -10,6 +10,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import Run, chain  # (chain: the 1D wave test's fit, tools/cdlab/chain.py)
+from cdlab.scan import row_file
 from cdlab.stamp import stamp
 from cdlab.textfile import write_text
 
@@ -42,10 +43,12 @@ def main():
     fig, axs = plt.subplots(len(NIs), 1, figsize=(8, 2.2 * len(NIs)), sharex=True)
     ok_all = True
     for ax, ni in zip(np.atleast_1d(axs), NIs):
-        cd = chain.analyze(os.path.join(out, f"chain_cd_NI{ni}.h5"))
-        dm = chain.analyze(os.path.join(out, f"chain_dem_NI{ni}.h5"))
-        cs, cm = chain_static(os.path.join(out, f"chain_cd_NI{ni}.h5"))
-        ds, dmn = chain_static(os.path.join(out, f"chain_dem_NI{ni}.h5"))
+        # the runs of runs.py's scans, found by their values
+        cd_file = row_file(os.path.join(out, "chain_cd"), {"solver.iterations": ni})
+        dem_file = row_file(os.path.join(out, "chain_dem"), {"dem.stiffness_from_cd": ni})
+        cd, dm = chain.analyze(cd_file), chain.analyze(dem_file)
+        cs, cm = chain_static(cd_file)
+        ds, dmn = chain_static(dem_file)
         kappa = Q * 1.0 * ni
         th_static = 0.05 / kappa * 50  # 50 contacts (49 pairs and the wall), each F/kappa
         ratios.append((ni, cs / th_static))
@@ -96,7 +99,8 @@ def main():
         for ax, ni in zip(axs, [10, 20]):
             res = {}
             for name, path in (("CD", os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0_dF0.2.h5")),
-                               ("DEM twin", os.path.join(out, f"piston_dem_NI{ni}.h5"))):
+                               ("DEM twin", row_file(os.path.join(out, "piston_dem"),
+                                                     {"dem.stiffness_from_cd": ni}))):
                 r = R2(path)
                 t, s = r.series("t"), r.series("piston_position")[:, 0]
                 t_step = float(r.params["piston.top.step_time"])
@@ -138,10 +142,11 @@ def main():
     tag = "quick" if a.quick else "full"
     md += open(os.path.join(out, f"cost_{tag}.md")).read().split("\n")
     import glob
-    runs = sorted(glob.glob(os.path.join(out, "chain_*.h5")) + glob.glob(os.path.join(out, "cost_*.h5")))
+    runs = sorted(glob.glob(os.path.join(out, "chain_*", "rows", "*.h5")) +
+                  glob.glob(os.path.join(out, "cost_*", "rows", "*.h5")))
     inputs = [os.path.join(root, "experiments", "chain1d", f) for f in ("chain1d.ini", "chain1d_dem.ini")]
     if not a.quick:
-        runs += sorted(glob.glob(os.path.join(out, "piston_dem_NI*.h5")))
+        runs += sorted(glob.glob(os.path.join(out, "piston_dem", "rows", "*.h5")))
         runs += [os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0_dF0.2.h5") for ni in (10, 20)]
         inputs += [os.path.join(here, "piston_dem.ini"), os.path.join(root, "experiments", "piston2d", "ring.ini"),
                    os.path.join(root, "experiments", "piston2d", "out", "packing_full_mu0.txt")]

@@ -11,8 +11,10 @@
    contact updates per time unit N_I/dt too, while kappa = q m (N_I/dt)/dt and omega grow as dt
    falls.
 
-Writes out/cost_{full,quick}.md (included in summary.md by analyze.py), out/cost_*.png and the
-runs out/cost_*.h5. Usage: cost.py [--quick]"""
+Writes out/cost_{full,quick}.md (included in summary.md by analyze.py), out/cost_*.png; the
+runs are scans (cdlab.scan, one row at a time) into out/cost_chain_cd, cost_chain_dem,
+cost_piston_cd, cost_piston_dem and cost_line (out_quick/ with --quick).
+Usage: cost.py [--quick]"""
 import argparse
 import math
 import os
@@ -24,7 +26,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import chain  # (the chain's analysis: tools/cdlab/chain.py)
-from cdlab.stamp import clear_output, fresh
+from cdlab.scan import run_rows
 from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
@@ -35,12 +37,9 @@ Q = (4 * math.sqrt(math.e) - 5) / 2
 DEM_SAFETY = 0.95
 
 
-def run(args, out):
-    if not fresh(out, CDLAB):
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        clear_output(out)
-        subprocess.run([CDLAB, "run"] + args + ["-o", out, "--quiet"], check=True, env=env)
-    return out
+def timed(config, rows, folder, sets):
+    """The rows' files: one run at a time on one thread (their timings are the result)."""
+    return run_rows(config, rows, folder, sets=sets, jobs=1, threads=1, cdlab=CDLAB)
 
 
 def critical_dt(args):
@@ -82,15 +81,16 @@ def main():
     NIs = [20, 80] if a.quick else [10, 20, 40, 80, 160]
     rows, plot = [], {"chain": [], "piston": []}
     # --- chain: CD 400 time units (400 steps), the twin for 100 time units ---
-    for ni in NIs:
-        cd = run([os.path.join(CHAIN, "chain1d.ini"), "--set", f"solver.iterations={ni}", "--set", "system.steps=400",
-                  "--set", "output.every=0"], os.path.join(out, f"cost_chain_cd_NI{ni}.h5"))
-        twin_args = [os.path.join(CHAIN, "chain1d.ini"), "--set", "system.mode=dem", "--set", f"solver.iterations={ni}"]
-        dtc = critical_dt(twin_args)
-        dt = DEM_SAFETY * dtc
-        dem = run(twin_args + ["--set", f"system.dt={dt!r}", "--set", f"system.steps={int(100 / dt)}",
-                               "--set", "output.every=0", "--set", "output.series_every=1"],
-                  os.path.join(out, f"cost_chain_dem_NI{ni}.h5"))
+    chain_ini = os.path.join(CHAIN, "chain1d.ini")
+    dtcs = [critical_dt([chain_ini, "--set", "system.mode=dem", "--set", f"solver.iterations={ni}"])
+            for ni in NIs]
+    cds = timed(chain_ini, [{"solver.iterations": ni} for ni in NIs], os.path.join(out, "cost_chain_cd"),
+                {"system.steps": 400, "output.every": 0})
+    dems = timed(chain_ini, [{"solver.iterations": ni, "system.dt": DEM_SAFETY * dtc,
+                              "system.steps": int(100 / (DEM_SAFETY * dtc))}
+                             for ni, dtc in zip(NIs, dtcs)], os.path.join(out, "cost_chain_dem"),
+                 {"system.mode": "dem", "output.every": 0, "output.series_every": 1})
+    for ni, cd, dem, dtc in zip(NIs, cds, dems, dtcs):
         c, d = cost_of(cd), cost_of(dem)
         rows.append(("chain (50 disks)", ni, c, d, dtc))
         plot["chain"].append((ni, c, d))
@@ -98,18 +98,18 @@ def main():
     if not a.quick:
         packing = os.path.join(PISTON, "out", "packing_full_mu0.txt")
         height = open(os.path.join(PISTON, "out", "piston_full_mu0.txt")).read().strip()
-        common = ["--set", f"particles.file={packing}", "--set", f"piston.top.point=0 {height} 0",
-                  "--set", "contact.friction=0", "--set", "piston.top.force_after=50", "--set", "output.every=0"]
-        for ni in NIs:
-            cd = run([os.path.join(PISTON, "ring.ini")] + common + ["--set", f"solver.iterations={ni}",
-                                                                     "--set", "system.steps=200"],
-                     os.path.join(out, f"cost_piston_cd_NI{ni}.h5"))
-            twin_args = [os.path.join(PISTON, "ring.ini"), "--set", "system.mode=dem"] + common + [
-                "--set", f"solver.iterations={ni}"]
-            dtc = critical_dt(twin_args)
-            dt = DEM_SAFETY * dtc
-            dem = run(twin_args + ["--set", f"system.dt={dt!r}", "--set", "system.steps=2000"],
-                      os.path.join(out, f"cost_piston_dem_NI{ni}.h5"))
+        common = {"particles.file": packing, "piston.top.point": f"0 {height} 0",
+                  "contact.friction": 0, "piston.top.force_after": 50, "output.every": 0}
+        ring = os.path.join(PISTON, "ring.ini")
+        sets = [a for k, v in common.items() for a in ("--set", f"{k}={v}")]
+        dtcs = [critical_dt([ring, "--set", "system.mode=dem"] + sets +
+                            ["--set", f"solver.iterations={ni}"]) for ni in NIs]
+        cds = timed(ring, [{"solver.iterations": ni} for ni in NIs],
+                    os.path.join(out, "cost_piston_cd"), {**common, "system.steps": 200})
+        dems = timed(ring, [{"solver.iterations": ni, "system.dt": DEM_SAFETY * dtc}
+                            for ni, dtc in zip(NIs, dtcs)], os.path.join(out, "cost_piston_dem"),
+                     {**common, "system.mode": "dem", "system.steps": 2000})
+        for ni, cd, dem, dtc in zip(NIs, cds, dems, dtcs):
             c, d = cost_of(cd), cost_of(dem)
             rows.append(("piston (1000 disks)", ni, c, d, dtc))
             plot["piston"].append((ni, c, d))
@@ -117,11 +117,11 @@ def main():
     line = [(10, 0.25), (20, 0.5), (40, 1.0), (80, 2.0)] if not a.quick else [(20, 0.5), (40, 1.0)]
     lrows, lplot = [], []
     k = 2 * math.pi / (4 * 50.0)
-    for ni, dt in line:
-        T = 1500.0
-        p = run([os.path.join(CHAIN, "chain1d.ini"), "--set", f"solver.iterations={ni}", "--set", f"system.dt={dt}",
-                 "--set", f"system.steps={int(T / dt)}", "--set", "output.every=0", "--set", "system.seed=1"],
-                os.path.join(out, f"cost_line_NI{ni}_dt{dt}.h5"))
+    T = 1500.0
+    files = timed(chain_ini, [{"solver.iterations": ni, "system.dt": dt, "system.steps": int(T / dt)}
+                              for ni, dt in line], os.path.join(out, "cost_line"),
+                  {"output.every": 0, "system.seed": 1})
+    for (ni, dt), p in zip(line, files):
         r = chain.analyze(p, q=Q)
         kappa_th = Q * 1.0 * ni / dt ** 2
         # kappa from the measured omega: eq. (58) inverted on the chain, c^2 = kappa d^2/m

@@ -1,15 +1,17 @@
 #!/usr/bin/python3
-"""Runs of cd_vs_dem (see run.sh): CD and DEM twins of the chain and the piston packing."""
+"""Runs of cd_vs_dem (see run.sh): CD and DEM twins of the chain and the piston packing, as
+three scans (cdlab.scan, docs/howto/scan.md) into out/chain_cd, out/chain_dem and
+out/piston_dem (out_quick/ with --quick): rows/NNNN.h5, results.csv; a rerun skips the rows
+done by this build. analyze.py finds a row's file by its values (cdlab.scan.row_file)."""
 import argparse
 import math
 import os
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-from cdlab.stamp import clear_output, fresh
+from cdlab.scan import run_rows
+from cdlab.stamp import fresh
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 Q = (4 * math.sqrt(math.e) - 5) / 2
@@ -32,35 +34,29 @@ def nice(dt, unit):
     return unit / 2 ** k
 
 
-def sh(cmd, out):
-    if not fresh(out, CDLAB):
-        clear_output(out)
-        subprocess.run(cmd + ["-o", out, "--quiet"], check=True)
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     out = os.path.join(here, "out_quick" if a.quick else "out")  # quick: a folder of its own
     os.makedirs(out, exist_ok=True)
-    jobs = []
+    chain_cd, chain_dem, piston_dem = [], [], []
     for ni in ([20, 80] if a.quick else [10, 20, 40, 80, 160]):
         steps = max(1500, int(60 * 254 / ni) + 600)
-        jobs.append([CDLAB, "run", os.path.join(CHAIN, "chain1d.ini"), "--set", f"solver.iterations={ni}",
-                     "--set", f"system.steps={steps}", "--set", "output.every=0", "--set", "system.seed=1",
-                     os.path.join(out, f"chain_cd_NI{ni}.h5")])
+        chain_cd.append({"solver.iterations": ni, "system.steps": steps})
         dt = nice(dem_dt(ni, 1.0, 1.0, 1.0), 1.0)
-        jobs.append([CDLAB, "run", os.path.join(CHAIN, "chain1d_dem.ini"), "--set", f"dem.stiffness_from_cd={ni}",
-                     "--set", f"system.dt={dt}", "--set", f"system.steps={int(round(steps / dt))}",
-                     "--set", "output.every=0", "--set", f"output.series_every={max(1, int(round(0.125 / dt)))}",
-                     os.path.join(out, f"chain_dem_NI{ni}.h5")])
+        chain_dem.append({"dem.stiffness_from_cd": ni, "system.dt": dt,
+                          "system.steps": int(round(steps / dt)),
+                          "output.series_every": max(1, int(round(0.125 / dt)))})
+    run_rows(os.path.join(CHAIN, "chain1d.ini"), chain_cd, os.path.join(out, "chain_cd"),
+             sets={"output.every": 0, "system.seed": 1}, jobs=2, cdlab=CDLAB)
+    run_rows(os.path.join(CHAIN, "chain1d_dem.ini"), chain_dem, os.path.join(out, "chain_dem"),
+             sets={"output.every": 0}, jobs=2, cdlab=CDLAB)
     if not a.quick:
         packing = os.path.join(PISTON, "out", "packing_full_mu0.txt")
         height = open(os.path.join(PISTON, "out", "piston_full_mu0.txt")).read().strip()
-        common = ["--set", f"particles.file={packing}", "--set", f"piston.top.point=0 {height} 0",
-                  "--set", "contact.friction=0"]
+        common = {"particles.file": packing, "piston.top.point": f"0 {height} 0",
+                  "contact.friction": 0, "piston.top.step_time": 20}
         m_mean, m_min = 1.8326, math.pi * 0.25  # density 1, radii uniform in [0.5, 1]
         for ni in [10, 20]:
             # the CD runs are piston2d's (F -> 1.2 F after 2000 steps at F): run.sh checks them
@@ -72,14 +68,11 @@ def main():
             # ~ N_I^2, which limits the twin to N_I <= 20 here.
             T = 60.0
             dt = nice(dem_dt(ni, 0.02, m_mean, m_min), 0.02)
-            twin = [CDLAB, "run", os.path.join(here, "piston_dem.ini")] + common + [
-                "--set", f"dem.stiffness_from_cd={ni}", "--set", f"system.dt={dt}",
-                "--set", f"system.steps={int(round(T / dt))}", "--set", "piston.top.step_time=20",
-                "--set", f"output.series_every={max(1, int(round(0.02 / dt)))}",
-                os.path.join(out, f"piston_dem_NI{ni}.h5")]
-            jobs.append(twin)
-    with ThreadPoolExecutor(2) as ex:
-        list(ex.map(lambda j: sh(j[:-1], j[-1]), jobs))
+            piston_dem.append({"dem.stiffness_from_cd": ni, "system.dt": dt,
+                               "system.steps": int(round(T / dt)),
+                               "output.series_every": max(1, int(round(0.02 / dt)))})
+        run_rows(os.path.join(here, "piston_dem.ini"), piston_dem, os.path.join(out, "piston_dem"),
+                 sets=common, jobs=2, cdlab=CDLAB)
 
 
 if __name__ == "__main__":

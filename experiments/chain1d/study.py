@@ -6,14 +6,14 @@ random, forward, backward, jacobi at N_I = 40, each for several seeds; fits omeg
 analyze.py; compares with eqs. (58) and (60); fits log-log slopes; and obtains the effective q
 of each sweep order by inverting eq. (58) for the measured omega.
 
-Writes out/study/*.h5, out/omega_tau_vs_NI.png, out/q_by_sweep.png, summary.md.
+The runs are a scan (cdlab.scan, docs/howto/scan.md) into out/scan: rows/NNNN.h5 with their
+logs, results.csv and results.h5 (the rows' values); a rerun skips the rows done by this build.
+Writes out/omega_tau_vs_NI.png, out/q_by_sweep.png, summary.md.
 Usage: study.py [--quick] [--jobs N]
 """
 import argparse
 import math
 import os
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -21,7 +21,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 import analyze  # (this study's analyze.py: its plots; the fit is cdlab.chain)
 from cdlab.dampedfit import loglog_slope
-from cdlab.stamp import clear_output, fresh, stamp
+from cdlab.scan import run_rows
+from cdlab.stamp import stamp
 from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
@@ -39,17 +40,9 @@ def measured_q():
 Q_MEASURED = measured_q()
 
 
-def run(args):
-    ni, sweep, seed, out = args
-    if not fresh(out, CDLAB):
-        clear_output(out)
-        steps = max(1500, int(60 * 254 / ni) + 600)  # long enough for 6 tau after the bounce
-        subprocess.run([CDLAB, "run", os.path.join(here, "chain1d.ini"), "-o", out, "--quiet",
-                        "--set", f"solver.iterations={ni}", "--set", f"solver.sweep={sweep}",
-                        "--set", f"system.seed={seed}", "--set", f"system.steps={steps}",
-                        "--set", "output.every=0"], check=True)
-    r = analyze.analyze(out, q=Q_RANDOM if sweep not in ("jacobi",) else 0.5)
-    return ni, sweep, seed, r
+def steps_for(ni):
+    """Long enough for 6 tau after the bounce."""
+    return max(1500, int(60 * 254 / ni) + 600)
 
 
 def q_from_omega(omega, N_I, k, d=1.0, dt=1.0):
@@ -74,8 +67,8 @@ def main():
     a = ap.parse_args()
     # a quick run has its own folder: it never replaces the full study's runs and plots
     top = os.path.join(here, "out_quick" if a.quick else "out")
-    outdir = os.path.join(top, "study")
-    os.makedirs(outdir, exist_ok=True)
+    outdir = os.path.join(top, "scan")
+    os.makedirs(top, exist_ok=True)
     NIs = [10, 20, 40, 80, 160] if not a.quick else [20, 40, 80]
     # the two q's of every order over N_I (ω's and τ's): the random sweep's τ runs above
     # eq. (60) more at large N_I, where the ordered and Jacobi sweeps' do not
@@ -84,13 +77,17 @@ def main():
     sweeps = ["random", "forward", "backward", "jacobi", "colored"]
     # the deterministic orders need one seed (the same run for every seed)
     seeds_of = {sw: seeds if sw in ("random", "colored") else seeds[:1] for sw in sweeps}
-    jobs = [(ni, "random", s, os.path.join(outdir, f"random_NI{ni}_s{s}.h5")) for ni in NIs for s in seeds]
-    jobs += [(40, sw, s, os.path.join(outdir, f"{sw}_NI40_s{s}.h5")) for sw in sweeps if sw != "random" for s in seeds]
-    have = {(j[0], j[1], j[2]) for j in jobs}
-    jobs += [(ni, sw, s, os.path.join(outdir, f"{sw}_NI{ni}_s{s}.h5")) for sw in sweeps
-             for ni in NIs_q for s in seeds_of[sw] if (ni, sw, s) not in have]
-    with ThreadPoolExecutor(a.jobs) as ex:
-        results = list(ex.map(run, jobs))
+    jobs = [(ni, "random", s) for ni in NIs for s in seeds]
+    jobs += [(40, sw, s) for sw in sweeps if sw != "random" for s in seeds]
+    have = set(jobs)
+    jobs += [(ni, sw, s) for sw in sweeps for ni in NIs_q for s in seeds_of[sw]
+             if (ni, sw, s) not in have]
+    rows = [{"solver.iterations": ni, "solver.sweep": sw, "system.seed": sd,
+             "system.steps": steps_for(ni)} for ni, sw, sd in jobs]
+    files = run_rows(os.path.join(here, "chain1d.ini"), rows, outdir, sets={"output.every": 0},
+                     jobs=a.jobs, cdlab=CDLAB)
+    results = [(ni, sw, sd, analyze.analyze(f, q=0.5 if sw == "jacobi" else Q_RANDOM))
+               for (ni, sw, sd), f in zip(jobs, files)]
     L, k = 50.0, 2 * math.pi / (4 * 50.0)
 
     # --- N_I scan, random sweep ---
@@ -239,7 +236,7 @@ def main():
         "eq. (60) with ω's q and is that much shorter than the CD run's.",
         "",
     ]
-    md += stamp(CDLAB, inputs=[os.path.join(here, "chain1d.ini")], runs=[j[3] for j in jobs])
+    md += stamp(CDLAB, inputs=[os.path.join(here, "chain1d.ini")], runs=files)
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
 

@@ -5,7 +5,6 @@ step) for the local, global and fixed criteria; sweeps after a force step agains
 import argparse
 import glob
 import os
-import re
 
 import numpy as np
 
@@ -13,6 +12,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import Run
 from cdlab.dampedfit import loglog_slope
+from cdlab.scan import read_results
 from cdlab.stamp import stamp
 from cdlab.textfile import write_text
 
@@ -36,7 +36,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     tag = "quick" if a.quick else "full"
-    out = os.path.join(here, "out")
+    sub = "out_quick" if a.quick else "out"  # a quick run has its own folders
+    out = os.path.join(here, sub)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -50,9 +51,10 @@ def main():
         by_crit = {}
         for crit, mk in (("local", "o-"), ("global", "s-"), ("fixed", "^-")):
             pts = []
-            for p in glob.glob(os.path.join(out, f"acc_{tag}_{scen}_{crit}_*.h5")):
-                par = float(re.search(rf"_{crit}_([^_]+)\.h5$", p).group(1))
-                pts.append((par, acc_point(p)))
+            for r in read_results(os.path.join(out, f"acc_{scen}")):  # runs.py's scans
+                if r["solver.criterion"] == crit:
+                    par = r["solver.iterations"] if crit == "fixed" else r["solver.epsilon"]
+                    pts.append((float(par), acc_point(r["file"])))
             pts.sort(key=lambda x: -x[0] if crit != "fixed" else x[0])
             by_crit[crit] = pts
             for par, q in pts:
@@ -88,7 +90,7 @@ def main():
            "cover the steps up to then.", "",
            "Disk radii 0.5–1. The overlap is the accuracy measure of Unger & Kertész sec. 2.5.1 (zero for an exact "
            "solution). ε: tolerance of eqs. (35) (local, with δ = 1e-9) and (36) (global); N_I: sweeps of eq. (37).", "",
-           f"![accuracy against cost](out/accuracy_cost_{tag}.png)", ""]
+           f"![accuracy against cost]({sub}/accuracy_cost_{tag}.png)", ""]
 
     # (b) sweeps for the load to reach the base (eq. 48), and what the local criterion does;
     # (c) time per step against n: converged (the sweeps of (b)) and fixed N_I = 50
@@ -99,10 +101,12 @@ def main():
     verdicts = []
     for dim, mk in ((1, "o"), (2, "s"), (3, "^")):
         pts = []
-        for p in glob.glob(os.path.join(out, f"scal_{tag}_{dim}d_*_local.h5")):
-            ns = int(re.search(r"_(\d+)_local\.h5$", p).group(1))
-            r = Run(p)
-            n = int(r.params["particles.count"])
+        for row in read_results(os.path.join(out, "scal")):
+            if row["system.dimension"] != dim:
+                continue
+            n = int(row["particles.count"])
+            ns = round(n ** (1.0 / dim))
+            r = Run(row["file"])
             ni = reach[f"{dim}d_{ns}"]
             rr = Run(os.path.join(out, f"reach_{tag}_{dim}d_{ns}_{ni}.h5"))
             t_conv = float(rr.summary["step_seconds"])
@@ -110,8 +114,10 @@ def main():
         pts.sort()
         # (d) fixed N_I = 50 on the larger lattices: s per timed step, contact updates per step
         fx = []
-        for p in glob.glob(os.path.join(out, f"fixed_{tag}_{dim}d_*.h5")):
-            rf = Run(p)
+        for row in read_results(os.path.join(out, "fixed")):
+            if row["system.dimension"] != dim:
+                continue
+            rf = Run(row["file"])
             s = rf.summary
             steps = int(s["timed_steps"])
             updates = float(s["contact_updates"]) / int(s["steps_done"])  # per step: contacts x 50
@@ -183,12 +189,12 @@ def main():
            "The local criterion with a fixed ε stops earlier in larger systems: it bounds the change per sweep, which "
            "in a diffusive relaxation is the remaining error divided by the relaxation time ~ (L/d)², so the error "
            "it leaves grows with the system. A fixed ε is not a fixed accuracy.",
-           "", f"![scaling](out/scaling_{tag}.png)", ""]
-    runs = sorted(glob.glob(os.path.join(out, f"acc_{tag}_*.h5")) + glob.glob(os.path.join(out, f"scal_{tag}_*_local.h5")) +
-                  glob.glob(os.path.join(out, f"fixed_{tag}_*.h5")) + glob.glob(os.path.join(out, f"reach_{tag}_*.h5")))
+           "", f"![scaling]({sub}/scaling_{tag}.png)", ""]
+    runs = sorted(glob.glob(os.path.join(out, "*", "rows", "*.h5")) +
+                  glob.glob(os.path.join(out, f"reach_{tag}_*.h5")))
     inputs = [os.path.join(here, "settle.ini"), os.path.join(here, "lattice.ini"),
               os.path.join(root, "experiments", "piston2d", "ring.ini"),
-              os.path.join(root, "experiments", "piston2d", "out", f"packing_{tag}_mu0.05.txt")]
+              os.path.join(root, "experiments", "piston2d", sub, f"packing_{tag}_mu0.05.txt")]
     md += stamp(CDLAB, inputs=inputs, runs=runs)
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))

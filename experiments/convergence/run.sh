@@ -11,7 +11,7 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=1
 tag=$([ "${QUICK:-}" = 1 ] && echo quick || echo full)
-[ -s "$root/experiments/piston2d/out/packing_${tag}_mu0.05.txt" ] || { echo "convergence: run experiments/piston2d first (its packing)"; exit 1; }
+[ -s "$root/experiments/piston2d/$([ $tag = quick ] && echo out_quick || echo out)/packing_${tag}_mu0.05.txt" ] || { echo "convergence: run experiments/piston2d first (its packing)"; exit 1; }
 "$PYTHON" "$here/runs.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
 "$PYTHON" "$here/analyze.py" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"

@@ -1,5 +1,9 @@
 #!/usr/bin/python3
-"""Runs of the convergence study (see run.sh)."""
+"""Runs of the convergence study (see run.sh): scans (cdlab.scan, docs/howto/scan.md) into
+out/acc_piston and out/acc_settle (the criteria and their parameters; a run that stopped itself
+is a result), out/scal (the lattices, converged) and out/fixed (N_I = 50, timed), out_quick/
+with --quick; and the bisection of (b'), whose runs depend on the previous ones, out/reach_*.h5.
+analyze.py reads the scans' results.csv."""
 import argparse
 import os
 import subprocess
@@ -9,23 +13,13 @@ import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
+from cdlab.scan import run_rows
 from cdlab.stamp import clear_output, fresh
 from cdlab.textfile import write_text
 from cdlab import in_step_order
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 PISTON = os.path.join(root, "experiments", "piston2d")
-
-
-def sh(job):
-    """Exit status 1 (the run stopped itself: NaN or exploding overlap) is a result of the study,
-    recorded in the file's /summary; 2 (bad input) is an error."""
-    cmd, out = job
-    if not fresh(out, CDLAB):
-        clear_output(out)
-        rc = subprocess.run(cmd + ["-o", out, "--quiet"]).returncode
-        if rc not in (0, 1):
-            raise SystemExit(f"convergence: {' '.join(cmd)} failed with status {rc}")
 
 
 def lattice(dim, n_side, path):
@@ -43,51 +37,54 @@ def lattice(dim, n_side, path):
     return len(pts)
 
 
-def lattice_run(dim, ns_, f, n):
-    """The cdlab arguments of a lattice of ns_ particles a side (n in all) in file f."""
-    base = [os.path.join(here, "lattice.ini"), "--set", f"particles.file={f}", "--set", f"particles.count={n}",
-            "--set", f"system.dimension={dim}", "--set", f"piston.top.point=0 {ns_} 0",
-            "--set", f"piston.top.mass={ns_ ** (dim - 1)}", "--set", f"piston.top.force={ns_ ** (dim - 1)}"]
+def lattice_sets(dim, ns_, f, n):
+    """The --set values of lattice.ini for a lattice of ns_ particles a side (n in all) in f."""
+    sets = {"particles.file": f, "particles.count": n, "system.dimension": dim,
+            "piston.top.point": f"0 {ns_} 0", "piston.top.mass": ns_ ** (dim - 1),
+            "piston.top.force": ns_ ** (dim - 1)}
     if dim == 1:  # the chain: the wall at x = 0, the piston at the free end along x
-        base += ["--set", "plane.base.normal=1 0 0", "--set", f"piston.top.point={ns_} 0 0",
-                 "--set", "piston.top.normal=-1 0 0"]
+        sets.update({"plane.base.normal": "1 0 0", "piston.top.point": f"{ns_} 0 0",
+                     "piston.top.normal": "-1 0 0"})
     if dim >= 2:  # side walls
-        base += ["--set", "plane.left.point=0 0 0", "--set", "plane.left.normal=1 0 0",
-                 "--set", f"plane.right.point={ns_} 0 0", "--set", "plane.right.normal=-1 0 0"]
+        sets.update({"plane.left.point": "0 0 0", "plane.left.normal": "1 0 0",
+                     "plane.right.point": f"{ns_} 0 0", "plane.right.normal": "-1 0 0"})
     if dim == 3:
-        base += ["--set", "plane.front.point=0 0 0", "--set", "plane.front.normal=0 0 1",
-                 "--set", f"plane.back.point=0 0 {ns_}", "--set", "plane.back.normal=0 0 -1"]
-    return base
+        sets.update({"plane.front.point": "0 0 0", "plane.front.normal": "0 0 1",
+                     "plane.back.point": f"0 0 {ns_}", "plane.back.normal": "0 0 -1"})
+    return sets
+
+
+def lattice_run(dim, ns_, f, n):
+    """The cdlab arguments of that lattice."""
+    return [os.path.join(here, "lattice.ini")] + [
+        a for k, v in lattice_sets(dim, ns_, f, n).items() for a in ("--set", f"{k}={v}")]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
-    out = os.path.join(here, "out")
+    sub = "out_quick" if a.quick else "out"  # a quick run has its own folders
+    out = os.path.join(here, sub)
     os.makedirs(out, exist_ok=True)
     tag = "quick" if a.quick else "full"
     eps = [1e-2, 1e-4] if a.quick else [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
     nis = [10, 100] if a.quick else [5, 10, 20, 50, 100, 200, 500, 1000]
-    jobs = []
     # (a) accuracy against cost: the piston force step and the settling pile
-    packing = os.path.join(PISTON, "out", f"packing_{tag}_mu0.05.txt")
-    height = open(os.path.join(PISTON, "out", f"piston_{tag}_mu0.05.txt")).read().strip()
+    packing = os.path.join(PISTON, sub, f"packing_{tag}_mu0.05.txt")
+    height = open(os.path.join(PISTON, sub, f"piston_{tag}_mu0.05.txt")).read().strip()
     count, width = (300, 26) if a.quick else (1000, 47)
-    piston = [os.path.join(PISTON, "ring.ini"), "--set", f"particles.file={packing}",
-              "--set", f"particles.count={count}", "--set", f"plane.right.point={width} 0 0",
-              "--set", f"piston.top.point=0 {height} 0", "--set", "piston.top.step_time=2",
-              "--set", f"system.steps={60 if a.quick else 200}"]
-    settle = [os.path.join(here, "settle.ini"), "--set", f"system.steps={150 if a.quick else 400}"]
-    for scen, base in (("piston", piston), ("settle", settle)):
-        for crit in ("local", "global"):
-            for e in eps:
-                jobs.append(([CDLAB, "run"] + base + ["--set", f"solver.criterion={crit}", "--set", f"solver.epsilon={e}",
-                              "--set", "solver.delta=1e-9", "--set", "solver.iterations=100000"],
-                             os.path.join(out, f"acc_{tag}_{scen}_{crit}_{e:g}.h5")))
-        for ni in nis:
-            jobs.append(([CDLAB, "run"] + base + ["--set", "solver.criterion=fixed", "--set", f"solver.iterations={ni}"],
-                         os.path.join(out, f"acc_{tag}_{scen}_fixed_{ni}.h5")))
+    piston = {"particles.file": packing, "particles.count": count,
+              "plane.right.point": f"{width} 0 0", "piston.top.point": f"0 {height} 0",
+              "piston.top.step_time": 2, "system.steps": 60 if a.quick else 200}
+    settle = {"system.steps": 150 if a.quick else 400}
+    rows = [{"solver.criterion": crit, "solver.epsilon": e, "solver.delta": 1e-9,
+             "solver.iterations": 100000} for crit in ("local", "global") for e in eps]
+    rows += [{"solver.criterion": "fixed", "solver.iterations": ni} for ni in nis]
+    for scen, ini, sets in (("piston", os.path.join(PISTON, "ring.ini"), piston),
+                            ("settle", os.path.join(here, "settle.ini"), settle)):
+        run_rows(ini, rows, os.path.join(out, f"acc_{scen}"), sets=sets, jobs=2, cdlab=CDLAB,
+                 accept_failed=True)
     # (b) sweeps of the local criterion after a force step against chain length, and
     # (c) time per step against particle count: converged (local), and
     # (d) at fixed N_I = 50, on larger lattices: the step's fixed costs (~12 us here) are half of
@@ -100,22 +97,19 @@ def main():
     sizes_fixed = {1: [160, 320] if a.quick else [160, 320, 640, 1280, 2560],
                    2: [20, 28] if a.quick else [20, 28, 40, 57, 80],
                    3: [8, 11] if a.quick else [8, 11, 16, 22, 30]}
-    for dim, ns in sizes.items():
-        for ns_ in ns:
-            f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
-            n = lattice(dim, ns_, f)
-            jobs.append(([CDLAB, "run"] + lattice_run(dim, ns_, f, n),
-                         os.path.join(out, f"scal_{tag}_{dim}d_{ns_}_local.h5")))
-    for dim, ns in sizes_fixed.items():
-        for ns_ in ns:
-            f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
-            n = lattice(dim, ns_, f)
-            jobs.append(([CDLAB, "run"] + lattice_run(dim, ns_, f, n) +
-                         ["--set", "solver.criterion=fixed", "--set", "solver.iterations=50",
-                          "--set", "system.steps=120", "--set", "output.timing_warmup=20"],
-                         os.path.join(out, f"fixed_{tag}_{dim}d_{ns_}.h5")))
-    with ThreadPoolExecutor(2) as ex:
-        list(ex.map(sh, jobs))
+
+    def lattice_rows(sizes):
+        rows = []
+        for dim, ns in sizes.items():
+            for ns_ in ns:
+                f = os.path.join(out, f"lattice_{tag}_{dim}d_{ns_}.txt")
+                rows.append(lattice_sets(dim, ns_, f, lattice(dim, ns_, f)))
+        return rows
+    ini = os.path.join(here, "lattice.ini")
+    run_rows(ini, lattice_rows(sizes), os.path.join(out, "scal"), jobs=2, cdlab=CDLAB)
+    run_rows(ini, lattice_rows(sizes_fixed), os.path.join(out, "fixed"), jobs=2, cdlab=CDLAB,
+             sets={"solver.criterion": "fixed", "solver.iterations": 50, "system.steps": 120,
+                   "output.timing_warmup": 20})
     # (b') eq. (48) measured directly: the fewest sweeps (fixed N_I, one step from rest) for which
     # the base carries 99% of the piston force (the converged answer for a rigid lattice is all of it)
     reach = {}

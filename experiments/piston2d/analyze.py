@@ -7,7 +7,7 @@ N_I), so that the slow drift of the packing cancels; x(t) = x0 + A exp(-t/tau) s
 (eq. 64) is fitted to it. Main result: the log-log slopes of omega and tau against N_I at a
 small step (0.5 %), expected 1/2 and -1 (+- 0.05), with and without friction. Second result:
 how omega, tau, the quality factor Q = omega tau / 2 and the number of contacts that slide
-depend on the step's amplitude. Writes summary.md (summary_quick.md) and plots in out/."""
+depend on the step's amplitude. Writes summary.md (summary_quick.md) and plots in out/ (out_quick/)."""
 import argparse
 import glob
 import math
@@ -61,7 +61,8 @@ def main():
     ap.add_argument("--tag", default="full")
     a = ap.parse_args()
     quick = a.tag == "quick"
-    out = os.path.join(here, "out")
+    sub = "out_quick" if quick else "out"  # a quick run's own folder
+    out = os.path.join(here, sub)
     runs, files = [], []
     for p in sorted(glob.glob(os.path.join(out, f"ring_{a.tag}_NI*_mu*_dF*.h5"))):
         m = re.search(r"_NI(\d+)_mu([^_]+)_dF([^_]+)\.h5$", p)
@@ -137,7 +138,7 @@ def main():
     md += ["### Slopes at the small step (the paper's claim)", "",
            f"Log–log slopes against N_I over N_I = {min(r['N_I'] for r in runs)}…{max(r['N_I'] for r in runs)}.", "",
            "| run | slope of | measured | expected | tolerance | result |", "|---|---|---|---|---|---|", *main_rows, "",
-           f"![ω, τ against N_I](out/omega_tau_{a.tag}.png)", ""]
+           f"![ω, τ against N_I]({sub}/omega_tau_{a.tag}.png)", ""]
 
     # Fig. 8: the baseline-subtracted response at the small step, friction of the paper
     fig8, ax8 = plt.subplots(figsize=(8, 5))
@@ -154,7 +155,7 @@ def main():
     ax8.legend(fontsize=8)
     fig8.tight_layout()
     fig8.savefig(os.path.join(out, f"fig8_{a.tag}.png"), dpi=120)
-    md += [f"![Fig. 8](out/fig8_{a.tag}.png)", ""]
+    md += [f"![Fig. 8]({sub}/fig8_{a.tag}.png)", ""]
 
     # --- second result: the amplitude dependence ---
     if len(amps) > 1:
@@ -237,7 +238,7 @@ def main():
         fig3.suptitle(f"Amplitude dependence of the piston's ringing, friction {mu:g}", fontsize=10)
         fig3.tight_layout()
         fig3.savefig(os.path.join(out, f"amplitude_{a.tag}.png"), dpi=120)
-        md += [f"![amplitude dependence](out/amplitude_{a.tag}.png)", ""]
+        md += [f"![amplitude dependence]({sub}/amplitude_{a.tag}.png)", ""]
 
     inputs = [os.path.join(here, "prepare.ini"), os.path.join(here, "ring.ini")]
     inputs += sorted(glob.glob(os.path.join(out, f"packing_{a.tag}_mu*.txt")))

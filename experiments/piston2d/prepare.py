@@ -22,7 +22,7 @@ def main():
     ap.add_argument("--tag", default="full")
     ap.add_argument("--set", action="append", default=[], help="config override, as for cdlab")
     a = ap.parse_args()
-    out = os.path.join(here, "out")
+    out = os.path.join(here, "out_quick" if a.tag.startswith("quick") else "out")  # quick: its own
     os.makedirs(out, exist_ok=True)
     h5 = os.path.join(out, f"prepare_{a.tag}.h5")
     clear_output(h5)

@@ -14,7 +14,8 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 # the shared analysis package tools/cdlab (fits, stamps, file comparison)
 export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=1   # two runs at a time on the two cores
-out="$here/out"
+# a quick run has its own folder (out_quick/): it never replaces the full study's files
+out="$here/$([ "${QUICK:-}" = 1 ] && echo out_quick || echo out)"
 mkdir -p "$out"
 F=50
 if [ "${QUICK:-}" = 1 ]; then

@@ -13,7 +13,8 @@
 5. The 1D wave test with solver.method = apgd and newton: where the chain rings, is rigid or
    blows apart, over N_I, and the N_I from which APGD is rigid for chains of 25 to 100 disks.
 
-Writes out/*.h5, out/*.fclib.h5, out/q_of_omega.png, out/solve_cost.png, summary.md.
+Writes out/*.h5, out/*.fclib.h5, out/q_of_omega.png, out/solve_cost.png, summary.md
+(--quick: out_quick/ and summary_quick.md).
 Usage: study.py [--quick]
 """
 import argparse
@@ -29,6 +30,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import chain
 from cdlab.dampedfit import loglog_slope
+from cdlab.scan import run_rows
 from cdlab.stamp import clear_output, fresh, stamp
 from cdlab.textfile import write_text
 
@@ -56,21 +58,23 @@ def q_from_tau(tau, N_I):
     return 2 / (tau * K * K * N_I)  # eq. (60)
 
 
-def chain_run(args):
-    sweep, omega, N_I, seed = args
-    q = q_reported(sweep, omega)
-    out = os.path.join(OUT, f"chain_{sweep}_w{omega}_n{N_I}_s{seed}.h5")
-    if not fresh(out, CDLAB):
-        clear_output(out)
-        steps = max(2000, int(60 * 254 / (N_I * q / 0.797)) + 800)  # 6 tau after the bounce
-        subprocess.run([CDLAB, "run", CHAIN, "-o", out, "--quiet", "--set", f"solver.sweep={sweep}",
-                        "--set", f"solver.relaxation={omega!r}", "--set", f"solver.iterations={N_I}",
-                        "--set", f"system.seed={seed}", "--set", f"system.steps={steps}",
-                        "--set", "output.every=0"], check=True)
-    r = chain.analyze(out, q=q)
-    return dict(sweep=sweep, omega=omega, N_I=N_I, seed=seed, q=q, out=out,
-                q_om=q_from_omega(r["omega"], N_I), q_tau=q_from_tau(r["tau"], N_I),
-                w=r["omega"], w_th=r["omega_th"])
+def chain_runs(jobs):
+    """The 1D wave test for each (sweep, omega, N_I, seed), as a scan into OUT/relaxed_chain;
+    q inverted from each run's fitted omega and tau."""
+    qs = [q_reported(sweep, omega) for sweep, omega, _, _ in jobs]
+    rows = [{"solver.sweep": sweep, "solver.relaxation": float(omega), "solver.iterations": N_I,
+             "system.seed": seed,
+             "system.steps": max(2000, int(60 * 254 / (N_I * q / 0.797)) + 800)}  # 6 tau after
+            for (sweep, omega, N_I, seed), q in zip(jobs, qs)]                   # the bounce
+    files = run_rows(CHAIN, rows, os.path.join(OUT, "relaxed_chain"), sets={"output.every": 0},
+                     jobs=2, cdlab=CDLAB)
+    out = []
+    for (sweep, omega, N_I, seed), q, f in zip(jobs, qs, files):
+        r = chain.analyze(f, q=q)
+        out.append(dict(sweep=sweep, omega=omega, N_I=N_I, seed=seed, q=q, out=f,
+                        q_om=q_from_omega(r["omega"], N_I), q_tau=q_from_tau(r["tau"], N_I),
+                        w=r["omega"], w_th=r["omega_th"]))
+    return out
 
 
 def export(name, ini, step, sets):
@@ -160,17 +164,20 @@ def methods_section(problems, cap):
     return md, res
 
 
-def assembled_chain(args):
-    """The 1D wave test with solver.method = apgd or newton at N_I iterations a step, n disks: the
-    last disk's motion and the run's energy, and where the chain rings, its fitted omega."""
+def assembled_chains(jobs):
+    """assembled_chain of each (method, N_I, n), the runs a scan into OUT/assembled_chain."""
+    files = run_rows(CHAIN, [{"solver.method": m, "solver.iterations": k, "particles.count": n}
+                             for m, k, n in jobs], os.path.join(OUT, "assembled_chain"),
+                     sets={"system.steps": 3000, "output.every": 0, "solver.abort_overlap": 0},
+                     jobs=2, cdlab=CDLAB)
+    return [assembled_chain(j, f) for j, f in zip(jobs, files)]
+
+
+def assembled_chain(args, out):
+    """The 1D wave test with solver.method = apgd or newton at N_I iterations a step, n disks (its
+    file out): the last disk's motion and the run's energy, and where the chain rings, its
+    fitted omega."""
     method, N_I, n = args
-    out = os.path.join(OUT, f"chain_{method}_n{N_I}_disks{n}.h5")
-    if not fresh(out, CDLAB):
-        clear_output(out)
-        subprocess.run([CDLAB, "run", CHAIN, "-o", out, "--quiet", "--set", f"solver.method={method}",
-                        "--set", f"solver.iterations={N_I}", "--set", f"particles.count={n}",
-                        "--set", "system.steps=3000", "--set", "output.every=0",
-                        "--set", "solver.abort_overlap=0"], check=True)
     import h5py
     with h5py.File(out, "r") as f:
         x = f["series/probe_position"][:, -1, 0]
@@ -200,9 +207,7 @@ def assembled_section(quick):
     fracs = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0] if quick else [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7,
                                                           1.8, 1.9, 2.0]
     crit = [("apgd", int(round(f * n)), n) for n in lengths for f in fracs]
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        rows = list(ex.map(assembled_chain, jobs + crit))
-    base = assembled_chain(("sweeps", 40, 50))
+    *rows, base = assembled_chains(jobs + crit + [("sweeps", 40, 50)])
     md = ["## 5. The spurious elasticity of APGD and Newton's method (1D wave test)", "",
           "The 50-disk chain of experiments/chain1d (force 0.05 m d/Δt² on the last disk, 3,000 "
           "steps) with `solver.method = apgd` (De Saxcé's fixed point; frictionless, so the "
@@ -261,6 +266,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
+    global OUT
+    if a.quick:  # a quick run has its own folder: it never replaces the full study's files
+        OUT = os.path.join(here, "out_quick")
     os.makedirs(OUT, exist_ok=True)
     omegas = [0.5, 1.0, 1.5] if a.quick else [0.5, 0.75, 1.0, 1.25, 1.5, 1.75]
     # the colored sweep draws one colour order per sweep for the whole chain: no average over
@@ -272,8 +280,7 @@ def main():
             for w in omegas if not (s == "jacobi" and w > 1) for sd in seeds[s]]
     nis = [20, 40] if a.quick else [10, 20, 40, 80]
     jobs += [(s, 1.5, n, 1) for s in ["random", "forward"] for n in nis if n != 40]
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        rows = list(ex.map(chain_run, jobs))
+    rows = chain_runs(jobs)
 
     # 1. q(omega)
     md = ["# The relaxed sweeps: their spurious elasticity and their cost" +
@@ -377,7 +384,8 @@ def main():
     sec5, rows5 = assembled_section(a.quick)
     md += sec5
     plot(rows, solved, omegas, w_solve, problems[:3])
-    md += ["![q of omega](out/q_of_omega.png)", "", "![cost](out/solve_cost.png)", ""]
+    sub = os.path.basename(OUT)
+    md += [f"![q of omega]({sub}/q_of_omega.png)", "", f"![cost]({sub}/solve_cost.png)", ""]
     md.append(f"solvers: {'pass' if ok_all else 'FAIL'}")
     runs = [r["out"] for r in rows] + [o for _, o in problems] + [r["out"] for r in rows5]
     md += stamp(CDLAB, inputs=[CHAIN, PILE3D, SETTLE2D], runs=runs)

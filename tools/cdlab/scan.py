@@ -38,7 +38,7 @@ import numpy as np
 
 from . import NotCdlabOutput, Run, typed
 from .runs import ini_value, program, run_passing_on, split_key
-from .textfile import write_text, write_whole
+from .textfile import write_text
 
 DEFAULT_FIGURES = ("summary.steps_done", "summary.wall_seconds", "summary.mean_sweeps")
 
@@ -493,6 +493,50 @@ def scan(config, rows, folder, **kw):
     """Runs the rows (dicts of section.key -> value) of config into folder; returns the table
     (a list of dicts: row, status, file, the row's values, its figures). See the module text."""
     return Scan(config, rows, folder, **kw).run()
+
+
+def run_rows(config, rows, folder, accept_failed=False, **kw):
+    """A study's runs as a scan: runs (or finds done) every row and returns the rows' files, in
+    the rows' order; raises ScanError naming the rows that did not complete (their logs).
+    accept_failed: a row whose run stopped itself (exit 1: an overlap abort, say) is a result
+    too; its file is returned (its /summary says why it stopped)."""
+    table = scan(config, rows, folder, **kw)
+    ok = ("completed", "failed") if accept_failed else ("completed",)
+    bad = [r for r in table if r["status"].split(":")[0] not in ok]
+    if bad:
+        logs = os.path.join(folder, "rows")
+        raise ScanError("rows not completed: " + "; ".join(
+            f"{r['row']} ({r['status']}; log {logs}/{r['row']:04d}.log)" for r in bad))
+    return [os.path.join(os.path.abspath(folder), r["file"]) for r in table]
+
+
+def read_results(folder):
+    """The rows of the scan in folder, from its results.csv: dicts of typed values, with "file"
+    the row's file as an absolute path."""
+    path = os.path.join(folder, "results.csv")
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            table = list(csv.DictReader(f))
+    except OSError as e:
+        raise ScanError(f"{path}: {e.strerror}: run the scan first") from None
+    keep = ("status", "file", "notes")
+    return [{k: (v if k in keep else typed(v)) for k, v in r.items()}
+            | {"file": os.path.join(os.path.abspath(folder), r["file"])} for r in table]
+
+
+def row_file(folder, values, accept_failed=False):
+    """The file of the row of the scan in folder whose values include values (a dict of
+    section.key -> value), from its results.csv; ScanError if none or several match or the
+    row did not complete (accept_failed: or stopped itself, as for run_rows)."""
+    path = os.path.join(folder, "results.csv")
+    hits = [r for r in read_results(folder)
+            if all(k in r and _same_value(r[k], v) for k, v in values.items())]
+    if len(hits) != 1:
+        raise ScanError(f"{path}: {len(hits)} rows with {values}")
+    if hits[0]["status"].split(":")[0] not in (("completed", "failed") if accept_failed
+                                                else ("completed",)):
+        raise ScanError(f"{path}: row {hits[0]['row']} with {values}: {hits[0]['status']}")
+    return hits[0]["file"]
 
 
 def main(argv):
