@@ -91,6 +91,22 @@ END_TEST
 
 /* A 12-row scan (N_I x sweep on the chain) killed with SIGKILL, resumed and its table checked
  * (tests/python/scan_resume.py). */
+/* tools/h5compare.py --continued: a run continued from its checkpoint against the whole run,
+ * bit for bit; another continuation differs; a file that continues nothing is refused
+ * (tests/python/compare_continued.py). */
+START_TEST(python_h5compare_continued)
+{
+    setup_dir();
+    char cmd[8192], out[16384];
+    snprintf(cmd, sizeof cmd,
+             "PYTHONPATH=../tools %s ../tests/python/compare_continued.py %s %s 2>&1", PYTHON_BIN,
+             bin(), dir);
+    ck_assert_msg(run_capture(cmd, out, sizeof out) == 0 && strstr(out, "compare continued: ok"),
+                  "%s", out);
+    teardown_dir();
+}
+END_TEST
+
 START_TEST(python_scan_resume)
 {
     setup_dir();
@@ -132,6 +148,7 @@ Suite *python_suite(void)
     tcase_add_test(tc, python_make_install);
     tcase_add_test(tc, python_config_run);
     tcase_add_test(tc, python_scan_resume);
+    tcase_add_test(tc, python_h5compare_continued);
     suite_add_tcase(s, tc);
     TCase *docs = tcase_create("docs");
     tcase_set_timeout(docs, 600);

@@ -4,6 +4,13 @@ other dataset and the attributes that are results), bit for bit or to a relative
 
     tools/h5compare.py OLD.h5 NEW.h5              # bit-identical? first difference of each
     tools/h5compare.py OLD.h5 NEW.h5 --rtol 1e-12  # equal to round-off?
+    tools/h5compare.py WHOLE.h5 CONTINUED.h5 --continued  # a restart against the run it continues
+
+--continued: the second file continues (--restart) a run that the first holds whole: its series
+rows are compared with the first file's rows from the checkpoint's step on, the snapshots and
+checkpoints both files hold are compared (the first file's earlier ones are listed, not
+counted), and of /summary only status and steps_done (its other figures are over the continued
+run's own steps); /restart is skipped.
 
 Provenance that differs between any two runs (build, run time, wall-clock timings, peak memory,
 file names) is skipped. Exit status 0 when the files agree, 1 when they differ, 2 on a read
@@ -78,20 +85,49 @@ def compare_values(a, b, rtol):
     return False, tuple(int(i) for i in idx), float(np.nanmax(np.where(same, 0.0, d)))
 
 
+def continued_rows(fa, fb):
+    """The row of the first file's series where the second's (a continued run's) begin."""
+    if "restart" not in fb:
+        raise ValueError("--continued: the second file is not a continued run (no /restart)")
+    ta, tb = fa["series/t"][()], fb["series/t"][()]
+    hits = np.nonzero(bits_equal(ta, np.full_like(ta, tb[0])))[0] if len(tb) else []
+    if len(hits) != 1:
+        raise ValueError(f"--continued: the continued run's first row (t = {tb[0] if len(tb) else '?'}) "
+                         "is not one row of the first file's series")
+    return int(hits[0]), len(tb)
+
+
 def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(), new_datasets=(),
-            gone_attrs=()):
+            gone_attrs=(), continued=False):
     """Differences between two files (0: identical). new_keys: config keys that only the second
     file's /parameters echoes (keys a change added, with their defaults): listed, not counted.
     new_attrs: attribute names that a change added elsewhere (a checkpoint's recorded constants):
     where only the second file has one, listed, not counted. new_datasets: the same for datasets
     by their last name (a snapshot's `frozen`). gone_attrs: attribute names that a change removed
     (a CD checkpoint's zeros of the DEM law's constants): where only the first file has one,
-    listed, not counted."""
+    listed, not counted. continued: the second file continues the first's run (see the module)."""
     n_diff = 0
     with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
         ia, ib = walk(fa), walk(fb)
+        if continued:
+            row0, nrows = continued_rows(fa, fb)
+            first = int(fb["restart"].attrs["from_step"])
+            out.write(f"continued run: its {nrows} series rows against the first file's from row "
+                      f"{row0}\n")
         for name in sorted(set(ia) | set(ib)):
-            if skipped(name):
+            if skipped(name) or (continued and (name == "/restart" or
+                                                name.startswith("/restart/"))):
+                continue
+            if continued and name in ia and name not in ib and \
+                    name.startswith(("/snapshots/", "/checkpoints/")):
+                if name.count("/") == 2:
+                    out.write(f"{name}: before the continued run, only in the first file (allowed)\n")
+                continue
+            if continued and name in ib and name not in ia and \
+                    name.split("/")[1:3] == ["snapshots", f"{first:08d}"]:
+                if name.count("/") == 2:  # the state it started from, the checkpoint's
+                    out.write(f"{name}: the continued run's first snapshot, at its checkpoint's "
+                              "step, only in the second file (allowed)\n")
                 continue
             if name not in ia and name.rsplit("/", 1)[-1] in new_datasets \
                     and isinstance(ib[name], h5py.Dataset):
@@ -107,13 +143,19 @@ def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(),
                 n_diff += 1
                 continue
             if isinstance(oa, h5py.Dataset):
-                ok, where, rel = compare_values(oa[()], ob[()], rtol)
+                va = oa[()]
+                if continued and name.startswith("/series/") and va.ndim and \
+                        ob.shape[:1] == (nrows,) and va.shape[0] >= row0 + nrows:
+                    va = va[row0:row0 + nrows]  # a per-row series: the continued run's rows
+                ok, where, rel = compare_values(va, ob[()], rtol)
                 if not ok:
                     bits = " (in the bits only: a zero's sign or a NaN's payload)" if rel == 0 else ""
                     out.write(f"{name}: differs first at {where}; largest relative difference {rel:.3g}{bits}\n")
                     n_diff += 1
             for attr in sorted(set(oa.attrs) | set(ob.attrs)):
                 if skipped(name, attr):
+                    continue
+                if continued and name == "/summary" and attr not in ("status", "steps_done"):
                     continue
                 if name == "/parameters" and attr in new_keys and attr in ob.attrs \
                         and attr not in oa.attrs:
@@ -145,11 +187,11 @@ def compare(path_a, path_b, rtol=0.0, out=sys.stdout, new_keys=(), new_attrs=(),
     return n_diff
 
 
-def report(a, b, rtol=0.0):
+def report(a, b, rtol=0.0, continued=False):
     """Compare and print the verdict line; the exit status: 0 the same, 1 differences, 2 unreadable."""
     try:
-        n = compare(a, b, rtol)
-    except OSError as e:
+        n = compare(a, b, rtol, continued=continued)
+    except (OSError, ValueError) as e:
         print(f"h5compare: {e}", file=sys.stderr)
         return 2
     what = "bit-identical" if rtol == 0 else f"equal within {rtol:g}"
@@ -162,8 +204,10 @@ def main(argv=None):
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0: bit for bit)")
+    ap.add_argument("--continued", action="store_true",
+                    help="b continues (--restart) the run that a holds whole: compare from its checkpoint on")
     a = ap.parse_args(argv)
-    return report(a.a, a.b, a.rtol)
+    return report(a.a, a.b, a.rtol, a.continued)
 
 
 if __name__ == "__main__":
