@@ -16,6 +16,7 @@ import numpy as np
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
+from cdlab.scan import run_rows
 from cdlab.stamp import clear_output, fresh, stamp
 from cdlab.textfile import write_text
 from cdlab import in_step_order
@@ -52,6 +53,18 @@ def run(name, sets, out_dir, check=True):
             return None
     RUNS.append(out)
     return out
+
+
+def sets_of(sets):
+    """["key=value", ...] as a scan's row or --set values."""
+    return dict(x.split("=", 1) for x in sets)
+
+
+def scan_rows(rows, folder, sets=None):
+    """The rows as a scan of specimen.ini (cdlab.scan) into folder; their files, in order."""
+    files = run_rows(INI, rows, folder, sets=sets, jobs=2, cdlab=CDLAB)
+    RUNS.extend(files)
+    return files
 
 
 def deformable(kappa):
@@ -194,8 +207,9 @@ def main():
     kappas = [0.35, 0.0875, 0.000875] if a.quick else \
         [0.35, 0.25, 0.175, 0.125, 0.0875, 0.035, 0.0175, 0.00875, 0.0035, 0.000875]
     rows = []
-    for k in kappas:
-        E, nu, ke, _ = moduli(run(f"kappa_{k:g}", deformable(k), out_dir))
+    files = scan_rows([sets_of(deformable(k)) for k in kappas], os.path.join(out_dir, "kappa"))
+    for k, f in zip(kappas, files):
+        E, nu, ke, _ = moduli(f)
         rows.append((k, E, nu, ke) + estimate(k))
     md += ["## Fig. 7: E_DDEM/E_DEM and ν_DDEM against κ = k_n/(t E_p), ν_p = 0.35", "",
            "The paper's range κ = 0.0875–0.35 (E_p = 8·10¹⁰–2·10¹⁰ N/m² at t = 10 m) and two decades "
@@ -251,11 +265,11 @@ def main():
     # the ledger's residual against dt
     dts = [2e-7, 1e-7, 5e-8] if a.quick else [2e-7, 1e-7, 5e-8, 2.5e-8]
     res = []
-    for dt in dts:
-        out = run(f"ledger_{dt:g}", deformable(0.35) + [
-            "dem.damping_normal=0", "dem.damping_tangential=0", f"system.dt={dt:g}",
-            f"system.steps={int(round(4e-4 / dt))}", "output.every=0", "output.series_every=1"],
-            out_dir)
+    files = scan_rows([{"system.dt": f"{dt:g}", "system.steps": int(round(4e-4 / dt))} for dt in dts],
+                      os.path.join(out_dir, "ledger"),
+                      sets_of(deformable(0.35) + ["dem.damping_normal=0", "dem.damping_tangential=0",
+                                                  "output.every=0", "output.series_every=1"]))
+    for dt, out in zip(dts, files):
         with h5py.File(out, "r") as f:
             r = f["series/energy/balance_residual"][()]
             w = f["series/energy/work_external"][-1]

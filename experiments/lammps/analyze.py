@@ -11,7 +11,9 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import Run
+from cdlab.scan import row_file
 from cdlab.stamp import stamp
+from runs import CHUTE_ROWS  # (this study's runs.py: its scans)
 from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
@@ -39,6 +41,11 @@ def lammps_version(path):
     except OSError:
         pkg = ""
     return first + (f" (Debian package {pkg})" if pkg else "")
+
+
+def chute(out, name):
+    """The file of runs.py's chute run `name` (its scan's row)."""
+    return row_file(os.path.join(out, "chute"), CHUTE_ROWS[name])
 
 
 def cdlab_rows(path):
@@ -71,7 +78,7 @@ def main():
             "conventional": (0, "cdlab conventional law")}
     res = {}
     for name, (d, label) in runs.items():
-        res[name] = compare(lmp[d], cdlab_rows(os.path.join(a.out, f"cdlab_{name}.h5")))
+        res[name] = compare(lmp[d], cdlab_rows(chute(a.out, name)))
     last = max(lmp[0])
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     st = sorted(lmp[0])
@@ -79,7 +86,7 @@ def main():
     ax[0].plot(st, [lmp[1][s][0] for s in st], "--", color="k", lw=1, label="LAMMPS, γ_t = 25")
     marks = {"lammps_damp0": "o", "lammps_damp1": "s", "kuhn": "^", "conventional": "v"}
     for name, (d, label) in runs.items():
-        got = cdlab_rows(os.path.join(a.out, f"cdlab_{name}.h5"))
+        got = cdlab_rows(chute(a.out, name))
         ss = sorted(got)
         ax[0].plot(ss, [got[s][0] for s in ss], marks[name], ms=4, mfc="none", label=label)
         steps, rel, _ = res[name]
@@ -122,7 +129,7 @@ def main():
                        1.25)}
     for case, (what, how, rot) in boxes.items():
         ref = {s: (e[0], rot * e[1], e[2]) for s, e in lammps_rows(os.path.join(a.out, f"lammps_{case}.log")).items()}
-        wsteps, wrel, _ = compare(ref, cdlab_rows(os.path.join(a.out, f"cdlab_{case}.h5")))
+        wsteps, wrel, _ = compare(ref, cdlab_rows(row_file(os.path.join(a.out, case), {})))
         we, wr = np.max(np.abs(wrel[:, 0])), np.max(np.abs(wrel[:, 1]))
         checks.append((f"{case}: {what}, lammps law against LAMMPS ({how}, dampflag 1), steps 0–{wsteps[-1]}",
                        f"energies {we:.1e}, {wr:.1e}", "≤ 1e-9 relative (round-off)", we <= 1e-9 and wr <= 1e-9))
@@ -178,7 +185,7 @@ def main():
     inputs += [os.path.join(here, f) for f in ("walls.ini", "walls.txt", "in.walls", "discs.ini", "discs.txt",
                                                 "in.discs")]
     md += stamp(CDLAB, inputs=inputs,
-                runs=[os.path.join(a.out, f"cdlab_{k}.h5") for k in list(runs) + list(boxes)])
+                runs=[chute(a.out, k) for k in runs] + [row_file(os.path.join(a.out, k), {}) for k in boxes])
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     print(f"lammps: {'pass' if all(c[3] for c in checks) else 'FAIL'}")

@@ -19,10 +19,9 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 CDLAB_EXTRA_PKGS=lammps bash "$root/tools/deps.sh"
 if [ "${QUICK:-}" = 1 ]; then
-    out="$here/out_quick" rx=1 steps=1000
-    cell=(--set particles.tile="1 1 1" --set particles.count=4100 --set system.box_max="10 10 42")
+    out="$here/out_quick" rx=1 steps=1000 cell=--cell
 else
-    out="$here/out" rx=4 steps=2100 cell=()
+    out="$here/out" rx=4 steps=2100 cell=
 fi
 mkdir -p "$out"
 cp "$root/bench/lammps/in.chute3d" "$root/bench/lammps/data.chute3d" "$out/"
@@ -31,17 +30,6 @@ for damp in 0 1; do
     (cd "$out" && lmp -in in.chute3d -var rx $rx -var ry $rx -var nwarm 0 -var nsteps $steps \
         -var thermo 100 -var dampflag $damp -log lammps_damp$damp.log > /dev/null)
 done
-run() { # name, then --set options
-    local name="$1"
-    shift
-    echo "lammps: cdlab, $name"
-    "$CDLAB" run "$root/bench/chute.ini" -o "$out/cdlab_$name.h5" --overwrite --quiet \
-        --set system.steps=$steps "${cell[@]}" "$@"
-}
-run lammps_damp0 --set dem.tangential=lammps
-run lammps_damp1 --set dem.tangential=lammps --set dem.damping_tangential=25
-run kuhn --set dem.tangential=kuhn
-run conventional --set dem.tangential=conventional
 # a particle file of cdlab's chute format as a LAMMPS data file (the numbers' text copied):
 # particles FILE, box lines ("LO HI xlo xhi" ...), data file
 lammps_data() {
@@ -57,8 +45,8 @@ cp "$here/in.walls" "$here/in.discs" "$out/"
 for case in walls discs; do
     echo "lammps: LAMMPS, $case"
     (cd "$out" && lmp -in in.$case -log lammps_$case.log > /dev/null)
-    echo "lammps: cdlab, $case"
-    "$CDLAB" run "$here/$case.ini" -o "$out/cdlab_$case.h5" --overwrite --quiet
 done
+echo "lammps: cdlab's runs (runs.py: the chute with each law, the two boxes)"
+CDLAB="$CDLAB" "$PYTHON" "$here/runs.py" "$out" $steps $cell
 "$PYTHON" "$here/analyze.py" --out "$out" $([ "${QUICK:-}" = 1 ] && echo --quick)
 echo "summary: $here/summary$([ "${QUICK:-}" = 1 ] && echo _quick).md"

@@ -11,12 +11,14 @@ its spurious elasticity.
    criterion needs on 1, 2 and 4 ranks with the domain-wise random sweep, and with the colored
    sweep (identical to one process for any number of ranks: checked here bit for bit).
 
-Writes out/*.h5 and summary.md. Usage: study.py [--quick] (quick: one seed, 2 ranks only)
+The runs are scans (cdlab.scan, docs/howto/scan.md), one per rank count and config, each row
+under mpirun -np P: out/chain_p<P>/ and out/pile_p<P>/ (out_quick/ with --quick); a rerun
+skips the rows done by this build. Writes summary.md.
+Usage: study.py [--quick] (quick: one seed, 2 ranks only)
 """
 import argparse
 import math
 import os
-import subprocess
 import sys
 
 import h5py
@@ -25,7 +27,8 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import chain as analyze  # (tools/cdlab/chain.py)
-from cdlab.stamp import clear_output, fresh, stamp
+from cdlab.scan import row_file, run_rows
+from cdlab.stamp import stamp
 from cdlab.textfile import write_text
 from cdlab import in_step_order
 
@@ -40,15 +43,18 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
 RUNS = []
 
 
-def run(config, out, ranks, sets):
-    RUNS.append(out)
-    if fresh(out, CDLAB):
-        return
-    clear_output(out)
-    cmd = [CDLAB, "run", config, "-o", out, "--quiet"] + [x for s in sets for x in ("--set", s)]
-    if ranks > 1:
-        cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)] + cmd
-    subprocess.run(cmd, check=True, env={**os.environ, **MPI_ENV})
+def run_all(ranks, seeds, outdir):
+    """Every run of this study on `ranks` ranks: the chain (the random sweep for every seed, the
+    other orders for the first) and the pile (random, colored), each a scan."""
+    launch = dict(launcher=["mpirun", "--oversubscribe", "-np", str(ranks)] if ranks > 1 else None,
+                  env=MPI_ENV, jobs=max(1, 2 // ranks), cdlab=CDLAB)
+    rows = [{"system.seed": sd, "solver.sweep": "random"} for sd in seeds]
+    rows += [{"system.seed": seeds[0], "solver.sweep": sw} for sw in ("forward", "backward", "jacobi")]
+    RUNS.extend(run_rows(CHAIN, rows, os.path.join(outdir, f"chain_p{ranks}"), **launch,
+                         sets={"particles.count": N_DISKS, "system.steps": STEPS,
+                               "output.every": 0, "solver.iterations": N_I}))
+    RUNS.extend(run_rows(PILE, [{"solver.sweep": sw} for sw in ("random", "colored")],
+                         os.path.join(outdir, f"pile_p{ranks}"), **launch))
 
 
 def q_from_omega(omega, n_i, k):
@@ -66,12 +72,9 @@ def q_from_tau(tau, n_i, k):
 def wave(ranks, seeds, outdir, sweep="random"):
     rows = []
     k = 2 * math.pi / (4 * N_DISKS)
-    tag = "" if sweep == "random" else f"_{sweep}"
     for seed in seeds:
-        out = os.path.join(outdir, f"chain{N_DISKS}{tag}_p{ranks}_s{seed}.h5")
-        run(CHAIN, out, ranks, [f"particles.count={N_DISKS}", f"system.steps={STEPS}",
-                                f"system.seed={seed}", "output.every=0",
-                                f"solver.iterations={N_I}", f"solver.sweep={sweep}"])
+        out = row_file(os.path.join(outdir, f"chain_p{ranks}"),
+                       {"system.seed": seed, "solver.sweep": sweep})
         r = analyze.analyze(out, q=Q_RANDOM)
         with h5py.File(out, "r") as f:
             frac = float(f["series/parallel/boundary_fraction"][-1]) if ranks > 1 else 0.0
@@ -81,8 +84,7 @@ def wave(ranks, seeds, outdir, sweep="random"):
 
 
 def pile(ranks, sweep, outdir):
-    out = os.path.join(outdir, f"pile2d_{sweep}_p{ranks}.h5")
-    run(PILE, out, ranks, [f"solver.sweep={sweep}"])
+    out = row_file(os.path.join(outdir, f"pile_p{ranks}"), {"solver.sweep": sweep})
     with h5py.File(out, "r") as f:
         s = f["series/sweeps"][:]
         conv = f["series/converged"][:]
@@ -99,6 +101,8 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     seeds = [1] if a.quick else [1, 2, 3]
     rank_list = [1, 2] if a.quick else [1, 2, 4]
+    for p in rank_list:
+        run_all(p, seeds, outdir)
     md = ["# parallel: the spurious elasticity of contact dynamics split over MPI ranks", "",
           "Issue 18. The colored sweep is the one-process sweep on any number of ranks (bit for "
           "bit: `tests/check_mpi.c`, and the pile below). The random, forward, backward and "

@@ -20,12 +20,14 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import dampedfit
 from cdlab import Run
+from cdlab.scan import read_results
 from cdlab.stamp import stamp
 from cdlab.textfile import write_text
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 MAIN = 0.005          # the main result's relative force step
 TOL_SLOPE = 0.05      # on both slopes (the and the paper's claim: 1/2 and -1)
+F_PISTON = 50.0       # the force before the step (runs.py)
 
 
 def response(path, base_path):
@@ -64,13 +66,14 @@ def main():
     sub = "out_quick" if quick else "out"  # a quick run's own folder
     out = os.path.join(here, sub)
     runs, files = [], []
-    for p in sorted(glob.glob(os.path.join(out, f"ring_{a.tag}_NI*_mu*_dF*.h5"))):
-        m = re.search(r"_NI(\d+)_mu([^_]+)_dF([^_]+)\.h5$", p)
-        if float(m.group(3)) == 0.0:
-            continue
-        base = re.sub(r"_dF[^_]+\.h5$", "_dF0.h5", p)
-        runs.append(response(p, base))
-        files += [p, base, re.sub(r"ring_(.*)_dF[^_]+\.h5$", r"pre_\1.h5", p)]
+    for folder in sorted(glob.glob(os.path.join(out, "ring_mu*"))):  # runs.py's scans
+        rows = read_results(folder)
+        steps = [r for r in rows if r["piston.top.force_after"] != F_PISTON]
+        for r in steps:
+            base = next(b["file"] for b in rows if b["piston.top.force_after"] == F_PISTON
+                        and b["solver.iterations"] == r["solver.iterations"])
+            runs.append(response(r["file"], base))
+            files += [r["file"], base, r["restart"]]
     files = sorted(set(files) | set(glob.glob(os.path.join(out, f"prepare_{a.tag}_mu*.h5"))))
     mus = sorted({r["mu"] for r in runs}, reverse=True)
     amps = sorted({r["amp"] for r in runs})

@@ -12,7 +12,9 @@ Checks, each an assertion with its message:
     (elasticity.q: 0.797 for random, 0.5 for jacobi, to 1e-12), and a row's final chain
     position equals that of a direct cdlab run of the same --set values, bit for bit;
   - a second resume runs nothing; another grid on the folder is refused (exit 2) and leaves
-    results.csv byte for byte.
+    results.csv byte for byte;
+  - rows that continue a checkpoint (a row's "restart") are continued runs of that file, kept
+    on a rerun, and run again once the file is newer than they are.
 Prints "scan resume: ok (K rows done before the kill)" and exits 0, else an AssertionError."""
 import csv
 import glob
@@ -116,4 +118,24 @@ other = [a.replace("solver.sweep=random,jacobi", "solver.sweep=random") for a in
 refused = subprocess.run(other, env=env, stderr=subprocess.PIPE, text=True)
 assert refused.returncode == 2 and "holds another scan" in refused.stderr, refused.stderr
 assert open(os.path.join(folder, "results.csv"), "rb").read() == csv_bytes
+# rows that continue a checkpoint (a row's "restart"): each is the continued run of its file,
+# done while newer than that file; the file made again reruns them
+from cdlab.scan import run_rows, row_file  # noqa: E402
+pre = os.path.join(top, "pre.h5")
+subprocess.run([cdlab, "run", ini, "-o", pre, "--quiet", "--set", "system.steps=1000",
+                "--set", "output.every=0"], check=True)
+cont_rows = [{"restart": pre, "system.steps": 1500, "solver.iterations": n} for n in (40, 80)]
+cont = os.path.join(top, "cont")
+files = run_rows(ini, cont_rows, cont, sets={"output.every": 0}, cdlab=cdlab, progress=False)
+for f in files:
+    r = Run(f)
+    assert int(r.restart["from_step"]) == 1000 and r.summary["steps_done"] == 1500, f
+assert row_file(cont, {"solver.iterations": 80}) == files[1]
+kept = [os.stat(f).st_mtime_ns for f in files]
+run_rows(ini, cont_rows, cont, sets={"output.every": 0}, cdlab=cdlab, progress=False)
+assert [os.stat(f).st_mtime_ns for f in files] == kept, "rows continued again from the same file"
+time.sleep(0.05)
+os.utime(pre)  # the checkpoint's file made again: the rows continue it again
+run_rows(ini, cont_rows, cont, sets={"output.every": 0}, cdlab=cdlab, progress=False)
+assert all(os.stat(f).st_mtime_ns > k for f, k in zip(files, kept)), "rows older than their restart kept"
 print(f"scan resume: ok ({len(done_before)} rows done before the kill)")

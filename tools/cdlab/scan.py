@@ -15,10 +15,11 @@ DIR holds (docs/howto/scan.md):
     results.h5           the same as /table/<column> datasets, the definition as attributes
     stale/               a killed row's leftovers (its .partial), moved there before it reruns
 
-A row is done when its file says "completed", holds the row's values in its /parameters and was
-written by the program that runs the scan (same commit and results epoch); a resumed scan skips
-it and reruns every other row. The tables are rewritten whole after each row (a kill leaves the
-last one whole). A folder that holds another scan's definition is refused, as is a folder that
+A row is done when its file says "completed", holds the row's values in its /parameters, was
+written by the program that runs the scan (same commit and results epoch) and is newer than
+every file its values name (a particle file; the checkpoint file of a row's "restart", which
+continues that file's run); a resumed scan skips it and reruns every other row. The tables
+are rewritten whole after each row (a kill leaves the last one whole). A folder that holds another scan's definition is refused, as is a folder that
 another scan is running in."""
 import csv
 import fcntl
@@ -74,7 +75,7 @@ def read_table(path):
     head = [h.strip() for h in lines[0]]
     for h in head:
         try:
-            split_key(h)
+            _check_key(h)
         except ValueError as e:
             raise ScanError(f"{path}: header: {e}") from None
     rows = []
@@ -178,9 +179,17 @@ def _pdeathsig():
         pass
 
 
+RESTART = "restart"  # a row's checkpoint file to continue from (cdlab run --restart), not a key
+
+
+def _check_key(k):
+    if k != RESTART:
+        split_key(k)
+
+
 class Scan:
     def __init__(self, config, rows, folder, sets=None, figures=None, jobs=None, threads=1,
-                 progress=True, cdlab=None, retry_failed=False):
+                 progress=True, cdlab=None, retry_failed=False, launcher=None, env=None):
         self.config = os.path.abspath(config)
         if not os.path.isfile(self.config):
             raise ScanError(f"{config}: no such config file")
@@ -188,8 +197,15 @@ class Scan:
             raise ScanError("no rows to run")
         self.rows = [dict(r) for r in rows]
         self.sets = dict(sets or {})
-        for k in list(self.sets) + [k for r in self.rows for k in r]:
+        for k in list(self.sets):
             split_key(k)
+        for r in self.rows:
+            for k in r:
+                _check_key(k)
+            if RESTART in r:
+                r[RESTART] = os.path.abspath(str(r[RESTART]))
+                if not os.path.isfile(r[RESTART]):
+                    raise ScanError(f"restart {r[RESTART]}: no such file")
         self.folder = os.path.abspath(folder)
         self.figures = [figure_of(f) for f in (figures if figures is not None else DEFAULT_FIGURES)]
         self.jobs = jobs or os.cpu_count() or 1
@@ -197,6 +213,9 @@ class Scan:
         self.progress = progress
         self.retry_failed = retry_failed
         self.cdlab = cdlab or program()
+        # a launcher before cdlab (mpirun -np P), and variables for the rows' environment
+        self.launcher = list(launcher or [])
+        self.env = {**os.environ, **(env or {})}
         self.keys = list(dict.fromkeys(k for r in self.rows for k in r))
         self.rowdir = os.path.join(self.folder, "rows")
         self.results = [None] * len(self.rows)
@@ -208,6 +227,7 @@ class Scan:
     # --- the definition -------------------------------------------------------------------
     def definition(self):
         return {"config": self.config, "config_sha256": _sha256(self.config),
+                **({"launcher": self.launcher} if self.launcher else {}),
                 "sets": {k: ini_value(v) for k, v in self.sets.items()},
                 "rows": [{k: ini_value(v) for k, v in r.items()} for r in self.rows]}
 
@@ -223,7 +243,8 @@ class Scan:
             with open(path, encoding="utf-8") as f:
                 old = json.load(f)
             new = self.definition()
-            what = [w for w in ("config", "config_sha256", "sets", "rows") if old.get(w) != new[w]]
+            what = [w for w in ("config", "config_sha256", "launcher", "sets", "rows")
+                    if old.get(w) != new.get(w)]
             if what:
                 raise ScanError(f"{self.folder} holds another scan (its {', '.join(what)} differ: "
                                 f"scan.json): give a new folder, or remove that one")
@@ -267,7 +288,17 @@ class Scan:
         if (r.build.get("git_commit"), str(r.build.get("results_epoch"))) != self.version:
             return False
         want = {**self.sets, **self.rows[i]}
+        restart = want.pop(RESTART, None)
         if not all(k in r.params and _same_value(r.params[k], v) for k, v in want.items()):
+            return False
+        came = r.restart.get("from_file")
+        came = came.decode() if isinstance(came, bytes) else came
+        if restart is not None and not (came is not None and
+                                        os.path.abspath(str(came)) == restart):
+            return False  # continued from another file
+        # older than a file that its values name (a particle file, its checkpoint made again)
+        named = [v for v in list(want.values()) + [restart] if isinstance(v, str) and os.path.isfile(v)]
+        if any(os.path.getmtime(path) <= os.path.getmtime(v) for v in named):
             return False
         return status
 
@@ -307,17 +338,19 @@ class Scan:
             return
         self._clear_leftovers(i)
         self.current_row.i = i
-        cmd = [self.cdlab, "run", self.config, "-o", self.file(i), "--quiet", "--overwrite"]
+        cmd = self.launcher + [self.cdlab, "run", self.config, "-o", self.file(i), "--quiet",
+                               "--overwrite"]
         if self.threads is not None:
             cmd += ["--threads", str(self.threads)]
         for k, v in {**self.sets, **self.rows[i]}.items():
-            cmd += ["--set", f"{k}={ini_value(v)}"]
+            cmd += ["--restart", v] if k == RESTART else ["--set", f"{k}={ini_value(v)}"]
         log = os.path.join(self.rowdir, f"{i:04d}.log")
         start = time.time()
         with open(log, "w", encoding="utf-8") as lf:
             lf.write(" ".join(cmd) + "\n")
             lf.flush()
-            rc, tail = run_passing_on(cmd, lf, preexec_fn=_pdeathsig, started=self._started)
+            rc, tail = run_passing_on(cmd, lf, env=self.env, preexec_fn=_pdeathsig,
+                                      started=self._started)
         secs = time.time() - start
         if rc == 0:
             figs, notes = self._figures(i)
@@ -407,8 +440,9 @@ class Scan:
         folder is made (every row would be refused the same)."""
         cmd = [self.cdlab, "check", self.config, "--quiet"]
         for k, v in {**self.sets, **self.rows[0]}.items():
-            cmd += ["--set", f"{k}={ini_value(v)}"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+            if k != RESTART:  # (the run checks its checkpoint against the config)
+                cmd += ["--set", f"{k}={ini_value(v)}"]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=self.env)
         if p.returncode != 0:
             why = " / ".join(ln.strip() for ln in p.stderr.splitlines() if ln.strip())
             raise ScanError(f"row 0 refused by cdlab check: {why or f'exit status {p.returncode}'}")
