@@ -191,34 +191,188 @@ void comm_allreduce(double *v, int n, comm_op op)
         free(ops);
 }
 
+/* The exchanges talk only to the ranks they send to or receive from (the neighbouring boxes of a
+ * halo or a migration), point to point; a rank that does not know what it receives learns it by
+ * Hoefler, Siebert & Lumsdaine's nonblocking consensus (NBX, PPoPP 2010): synchronous sends,
+ * probes for what comes, and a nonblocking barrier entered once its own sends are received, done
+ * when the barrier is. A rank is at most one exchange ahead of another (it leaves an exchange
+ * only after every rank has entered its barrier), so successive exchanges alternate two tags.
+ * What is received lands in rank order, as an all-to-all puts it: the same bytes, the same
+ * results. */
+#define TAG_KNOWN 7301
+#define TAG_NBX 7302
+static unsigned g_nbx_round = 0;
+
+/* Tests *done over n requests until all are done, with wait_for's naps when the node is
+ * oversubscribed. */
+static void wait_all(int n, MPI_Request *req)
+{
+    if (n == 0)
+        return;
+    if (!g_coop) {
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        return;
+    }
+    int done = 0;
+    double t0 = MPI_Wtime();
+    long nap = 1000;
+    MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    while (!done) {
+        if (MPI_Wtime() - t0 > COMM_SPIN) {
+            nanosleep(&(struct timespec){0, nap}, NULL);
+            nap = nap < COMM_NAP_MAX / 2 ? 2 * nap : COMM_NAP_MAX;
+        }
+        MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    }
+}
+
+/* The messages a barrier costs a rank: about log2 P rounds of one message. */
+static double barrier_messages(void)
+{
+    double m = 0.0;
+    for (int p = 1; p < g_size; p *= 2)
+        m += 1.0;
+    return m;
+}
+
+/* Offsets of the segments of counts c into d (d[P] the total). */
+static long offsets(const int *c, long *d)
+{
+    d[0] = 0;
+    for (int r = 0; r < g_size; r++)
+        d[r + 1] = d[r] + c[r];
+    return d[g_size];
+}
+
+/* One received message of NBX, kept until the exchange knows every count. */
+typedef struct nbx_msg {
+    int from, n;
+    double *v;
+} nbx_msg;
+
+static status nbx_receive(int tag, nbx_msg **got, int *ngot, int *cap, const MPI_Status *st,
+                          diag *err)
+{
+    int n = 0;
+    MPI_Get_count(st, MPI_DOUBLE, &n);
+    if (*ngot == *cap) {
+        int c = *cap ? 2 * *cap : 8;
+        nbx_msg *m = realloc(*got, (size_t)c * sizeof *m);
+        if (!m)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
+        *got = m;
+        *cap = c;
+    }
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange of %d values", n);
+    MPI_Recv(v, n, MPI_DOUBLE, st->MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    (*got)[(*ngot)++] = (nbx_msg){st->MPI_SOURCE, n, v};
+    return CDLAB_OK;
+}
+
+/* NBX: sends the segments, receives every rank's segment for this one (rcount[r] set); the
+ * messages in *got, not yet in order. */
+static status nbx(const double *send, const int *scount, const long *sd, int *rcount, nbx_msg **got,
+                  int *ngot, diag *err)
+{
+    int P = g_size, tag = TAG_NBX + 2 * (int)(g_nbx_round++ & 1u), nsend = 0, cap = 0;
+    MPI_Request *rq = malloc((size_t)P * sizeof *rq), bar = MPI_REQUEST_NULL;
+    if (!rq)
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
+    for (int r = 0; r < P; r++) {
+        rcount[r] = 0;
+        if (r != g_rank && scount[r] > 0)
+            MPI_Issend(send + sd[r], scount[r], MPI_DOUBLE, r, tag, MPI_COMM_WORLD, &rq[nsend++]);
+    }
+    int in_barrier = 0, done = 0;
+    double t0 = MPI_Wtime();
+    long nap = 1000;
+    while (!done) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &st);
+        if (flag) { /* out of memory with a message waiting: the others cannot finish */
+            if (nbx_receive(tag, got, ngot, &cap, &st, err) != CDLAB_OK)
+                comm_abort(3);
+            continue;
+        }
+        if (!in_barrier) {
+            int sent = 0;
+            MPI_Testall(nsend, rq, &sent, MPI_STATUSES_IGNORE);
+            if (sent) {
+                MPI_Ibarrier(MPI_COMM_WORLD, &bar);
+                in_barrier = 1;
+            }
+        } else
+            MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        if (!done && g_coop && MPI_Wtime() - t0 > COMM_SPIN) {
+            nanosleep(&(struct timespec){0, nap}, NULL);
+            nap = nap < COMM_NAP_MAX / 2 ? 2 * nap : COMM_NAP_MAX;
+        }
+    }
+    free(rq);
+    for (int k = 0; k < *ngot; k++)
+        rcount[(*got)[k].from] = (*got)[k].n;
+    return CDLAB_OK;
+}
+
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
                      diag *err)
 {
     int P = g_size;
-    long total = 0;
+    *recv = NULL;
     if (P == 1) {
         rcount[0] = scount[0];
-        total = scount[0];
-    } else {
-        double t0 = account_begin();
-        if (g_coop) {
-            MPI_Request rq;
-            MPI_Ialltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD, &rq);
-            wait_for(&rq);
-        } else {
-            MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
-        }
-        account_end(t0, (double)(P - 1), (double)(P - 1) * sizeof(int));
-        for (int r = 0; r < P; r++)
-            total += rcount[r];
+        *rtotal = scount[0];
+        *recv = malloc((size_t)(scount[0] > 0 ? scount[0] : 1) * sizeof **recv);
+        if (!*recv)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange of %d values",
+                            scount[0]);
+        if (scount[0] > 0)
+            memcpy(*recv, send, (size_t)scount[0] * sizeof **recv);
+        return CDLAB_OK;
     }
-    if (total > 2147483647L)
-        return diag_set(err, CDLAB_ERR_NOMEM, "exchange of %ld values: too many", total);
-    *rtotal = (int)total;
-    *recv = malloc((size_t)(total > 0 ? total : 1) * sizeof **recv);
-    if (!*recv)
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange of %ld values", total);
-    return comm_exchange_known(send, scount, *recv, rcount, err);
+    long *sd = malloc((size_t)(P + 1) * sizeof *sd), *rd = malloc((size_t)(P + 1) * sizeof *rd);
+    if (!sd || !rd) {
+        free(sd);
+        free(rd);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
+    }
+    offsets(scount, sd);
+    double t0 = account_begin(), messages = barrier_messages(), bytes = 0.0;
+    nbx_msg *got = NULL;
+    int ngot = 0;
+    status s = nbx(send, scount, sd, rcount, &got, &ngot, err);
+    rcount[g_rank] = scount[g_rank];
+    long total = offsets(rcount, rd);
+    if (s == CDLAB_OK && total > 2147483647L)
+        s = diag_set(err, CDLAB_ERR_NOMEM, "exchange of %ld values: too many", total);
+    if (s == CDLAB_OK) {
+        *recv = malloc((size_t)(total > 0 ? total : 1) * sizeof **recv);
+        if (!*recv)
+            s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange of %ld values", total);
+    }
+    if (s == CDLAB_OK) {
+        *rtotal = (int)total;
+        for (int k = 0; k < ngot; k++)
+            if (got[k].n > 0)
+                memcpy(*recv + rd[got[k].from], got[k].v, (size_t)got[k].n * sizeof **recv);
+        if (scount[g_rank] > 0)
+            memcpy(*recv + rd[g_rank], send + sd[g_rank], (size_t)scount[g_rank] * sizeof **recv);
+    }
+    for (int r = 0; r < P; r++)
+        if (r != g_rank && scount[r] > 0) {
+            messages += 1.0;
+            bytes += (double)scount[r] * sizeof *send;
+        }
+    account_end(t0, messages, bytes);
+    for (int k = 0; k < ngot; k++)
+        free(got[k].v);
+    free(got);
+    free(sd);
+    free(rd);
+    return s;
 }
 
 status comm_exchange_known(const double *send, const int *scount, double *recv, const int *rcount,
@@ -230,34 +384,34 @@ status comm_exchange_known(const double *send, const int *scount, double *recv, 
             memcpy(recv, send, (size_t)scount[0] * sizeof *recv);
         return CDLAB_OK;
     }
-    int *sd = malloc((size_t)P * sizeof *sd), *rd = malloc((size_t)P * sizeof *rd);
-    if (!sd || !rd) {
+    long *sd = malloc((size_t)(P + 1) * sizeof *sd), *rd = malloc((size_t)(P + 1) * sizeof *rd);
+    MPI_Request *rq = malloc((size_t)(2 * P) * sizeof *rq);
+    if (!sd || !rd || !rq) {
         free(sd);
         free(rd);
+        free(rq);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate an exchange");
     }
-    sd[0] = rd[0] = 0;
-    for (int r = 1; r < P; r++) {
-        sd[r] = sd[r - 1] + scount[r - 1];
-        rd[r] = rd[r - 1] + rcount[r - 1];
-    }
+    offsets(scount, sd);
+    offsets(rcount, rd);
     double t0 = account_begin(), messages = 0.0, bytes = 0.0;
-    if (g_coop) {
-        MPI_Request rq;
-        MPI_Ialltoallv(send, scount, sd, MPI_DOUBLE, recv, rcount, rd, MPI_DOUBLE, MPI_COMM_WORLD,
-                       &rq);
-        wait_for(&rq);
-    } else {
-        MPI_Alltoallv(send, scount, sd, MPI_DOUBLE, recv, rcount, rd, MPI_DOUBLE, MPI_COMM_WORLD);
-    }
+    int n = 0;
+    for (int r = 0; r < P; r++)
+        if (r != g_rank && rcount[r] > 0)
+            MPI_Irecv(recv + rd[r], rcount[r], MPI_DOUBLE, r, TAG_KNOWN, MPI_COMM_WORLD, &rq[n++]);
     for (int r = 0; r < P; r++)
         if (r != g_rank && scount[r] > 0) {
+            MPI_Isend(send + sd[r], scount[r], MPI_DOUBLE, r, TAG_KNOWN, MPI_COMM_WORLD, &rq[n++]);
             messages += 1.0;
             bytes += (double)scount[r] * sizeof *send;
         }
+    if (scount[g_rank] > 0)
+        memcpy(recv + rd[g_rank], send + sd[g_rank], (size_t)scount[g_rank] * sizeof *recv);
+    wait_all(n, rq);
     account_end(t0, messages, bytes);
     free(sd);
     free(rd);
+    free(rq);
     return CDLAB_OK;
 }
 

@@ -35,12 +35,14 @@ void comm_allreduce_ops(double *v, const comm_op *op, int n);
 void comm_barrier(void);
 /* All-to-all of doubles: send holds the segment for rank 0 (scount[0] doubles), then rank 1, ...;
  * *recv (malloc'ed, caller frees) receives rank 0's segment for this rank, then rank 1's, ...,
- * rcount[r] doubles from rank r, *rtotal in all. One rank: a copy. */
+ * rcount[r] doubles from rank r, *rtotal in all. One rank: a copy. Messages go only to the ranks
+ * with a segment (none for an empty one), and a nonblocking barrier tells each rank when it has
+ * everything (comm.c: NBX). */
 status comm_exchange(const double *send, const int *scount, double **recv, int *rcount, int *rtotal,
                      diag *err);
 /* comm_exchange when every rank knows what it receives: rcount[r] doubles from rank r into recv
- * (room for all of them, in rank order); one collective call instead of two (halo refreshes,
- * many times per step). */
+ * (room for all of them, in rank order); point to point with the ranks it sends to and receives
+ * from, nothing else (halo refreshes, many times per step). */
 status comm_exchange_known(const double *send, const int *scount, double *recv, const int *rcount,
                            diag *err);
 /* Every rank's n doubles, concatenated in rank order, into *all (malloc'ed; *total doubles). */
