@@ -310,9 +310,9 @@ static int load_config(config *c, const char *path, int nset, char **sets, diag 
 }
 
 static volatile int stop_signal = 0;
-static volatile int armed = 0; /* set by run_simulation once the output file exists */
+static volatile int armed = 0; /* set by run_simulation as it makes the output file */
 
-/* The signals that end a run cleanly once its output exists (after the current step: a
+/* The signals that end a run cleanly once its output is being made (after the current step: a
  * snapshot and a checkpoint, the file closed). Before, during set-up, they act as by default:
  * nothing has been written, and a set-up that allocates for minutes must stay killable. */
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};

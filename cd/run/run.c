@@ -619,9 +619,12 @@ status run_simulation(config *c, const char *out_path, const run_hooks *hk, run_
     }
     run_announce(S, hk);
     R->sdef = run_state_def(S);
+    /* from here on a signal ends the run cleanly, with its file: armed before the file is
+     * made, so that a signal while prepare makes it is kept for the loop (a scan's rows killed
+     * as they started left a .partial) */
+    if (hk && hk->armed)
+        *hk->armed = 1;
     if ((s = prepare(R, err)) == CDLAB_OK) { /* refused: no file was left behind */
-        if (hk && hk->armed) /* from here on a signal ends the run cleanly, with its file */
-            *hk->armed = 1;
         s = begin(R, err);
         R->t0 = run_now_seconds();
         sum->started = 1; /* the output exists and says what happened */

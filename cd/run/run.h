@@ -43,8 +43,8 @@ typedef struct run_hooks {
     const char *command_line;
     /* Replace an existing output file (only once the new run has completed). */
     int overwrite;
-    /* Set to 1 once the output file exists: from then on a signal should end the run cleanly
-     * (stop) rather than kill the process. May be NULL. */
+    /* Set to 1 just before the output file is made (the set-up done): from then on a signal
+     * should end the run cleanly (stop) rather than kill the process. May be NULL. */
     volatile int *armed;
     /* Refuse a run whose memory estimate exceeds this many bytes (0: this machine's memory).
      * The fuzzers use it: a valid config may ask for a run as large as the machine. */
