@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """The scaling model of docs/parallel.md: efficiency of a distributed cdlab run at P ranks for N
 particles on a network of latency alpha and bandwidth beta, built from measured per-particle and
-per-contact compute costs and the communication pattern of each engine, as built and with
-neighbour-only exchanges.
+per-contact compute costs and the communication pattern of each engine: before 2026-12-03
+(every exchange an all-to-all), as built (exchanges to the ranks with data only, point to point,
+and a nonblocking barrier where the counts are not known: comm.c's NBX; the cuts' gather of
+every position and the colored sweep's gather of every contact remain), and the target (no
+gathers: a sampled bisection and a colouring made locally).
 
     tools/scaling_model.py [--alpha 2e-6] [--beta 1e10] [--markdown]
 
@@ -10,8 +13,9 @@ Every measured input is a constant below with its source. Per step and rank, wit
 particles in a cube of side s = n^(1/3) particle spacings and a halo of thickness h spacings,
 the halo holds g = 6 s^2 h + 12 s h^2 copies (faces and edges; corners neglected). A collective
 reduction (cdlab's comm_allreduce: a gather to rank 0 and a broadcast, binomial trees) costs
-2 alpha log2 P; an all-to-all exchange as built (MPI_Alltoallv over every rank) alpha (P - 1)
-plus its bytes over beta; a neighbour exchange 26 alpha plus its bytes over beta.
+2 alpha log2 P; an all-to-all exchange (MPI_Alltoallv over every rank, before) alpha (P - 1)
+plus its bytes over beta; a neighbour exchange 26 alpha plus its bytes over beta, and where the
+receiver does not know its counts the barrier's 2 alpha log2 P.
 Efficiency E = compute / (compute + communication); load imbalance is not modelled."""
 import argparse
 import math
@@ -45,39 +49,45 @@ def reduction(P, alpha):
     return 2 * alpha * math.log2(P) if P > 1 else 0.0
 
 
-def exchange(P, nbytes, alpha, beta, neighbours):
+PATTERNS = ("before", "built", "target")
+
+
+def exchange(P, nbytes, alpha, beta, pattern, known=True):
     if P == 1:
         return 0.0
-    return (min(26, P - 1) if neighbours else P - 1) * alpha + nbytes / beta
+    if pattern == "before":
+        return (P - 1) * alpha + nbytes / beta
+    return min(26, P - 1) * alpha + nbytes / beta + (0.0 if known else reduction(P, alpha))
 
 
-def dem(N, P, alpha, beta, neighbours):
+def dem(N, P, alpha, beta, pattern):
     n = N / P
     g = halo_copies(n)
     compute = n * DEM_SECONDS_PER_PARTICLE_STEP
-    step = exchange(P, g * DEM_REFRESH_BYTES, alpha, beta, neighbours) + \
+    step = exchange(P, g * DEM_REFRESH_BYTES, alpha, beta, pattern) + \
         (DEM_CALLS_PER_STEP - 1) * reduction(P, alpha)
     moved = (g + DEM_MIGRATING * n) * DEM_REBUILD_BYTES
-    rebuild = 3 * exchange(P, moved, alpha, beta, neighbours) + 4 * reduction(P, alpha)
-    if not neighbours:  # as built: every rank gathers every position when it cuts afresh
+    rebuild = 3 * exchange(P, moved, alpha, beta, pattern, known=False) + 4 * reduction(P, alpha)
+    if pattern != "target":  # every rank gathers every position when it cuts afresh
         rebuild += ((P - 1) * alpha + 24 * N / beta) / DEM_REBALANCE_EVERY
     comm = step + rebuild / DEM_REBUILD_EVERY
     return compute, comm
 
 
-def cd(N, P, alpha, beta, neighbours, colored):
+def cd(N, P, alpha, beta, pattern, colored):
     n = N / P
     g = halo_copies(n)
     contacts = CD_CONTACTS_PER_PARTICLE * n
     compute = contacts * CD_SWEEPS * CD_SECONDS_PER_UPDATE
     per_sweep = (CD_COLOURS if colored else 2) * exchange(P, g * CD_VELOCITY_BYTES, alpha, beta,
-                                                          neighbours) + 2 * reduction(P, alpha)
+                                                          pattern) + 2 * reduction(P, alpha)
     # every step: migration, the warm-start forces of the contacts at the cuts to their owners,
     # the halo rebuilt (the copies' whole records), and the detection's agreement
-    per_step = exchange(P, DEM_MIGRATING * n * DEM_REBUILD_BYTES, alpha, beta, neighbours) + \
-        exchange(P, g * CD_CONTACTS_PER_PARTICLE * CD_CONTACT_BYTES, alpha, beta, neighbours) + \
-        exchange(P, g * DEM_REBUILD_BYTES, alpha, beta, neighbours) + 3 * reduction(P, alpha)
-    if colored and not neighbours:  # as built: the global colouring gathers every contact
+    unknown = dict(known=False)
+    per_step = exchange(P, DEM_MIGRATING * n * DEM_REBUILD_BYTES, alpha, beta, pattern, **unknown) + \
+        exchange(P, g * CD_CONTACTS_PER_PARTICLE * CD_CONTACT_BYTES, alpha, beta, pattern, **unknown) + \
+        exchange(P, g * DEM_REBUILD_BYTES, alpha, beta, pattern, **unknown) + 3 * reduction(P, alpha)
+    if colored and pattern != "target":  # the one-process colouring gathers every contact
         per_step += (P - 1) * alpha + CD_COLOUR_GATHER_BYTES * CD_CONTACTS_PER_PARTICLE * N / beta
     return compute, CD_SWEEPS * per_sweep + per_step
 
@@ -92,20 +102,20 @@ def main():
         for P in (64, 1024, 16384):
             n = N / P
             r = [f"{N:.0e}".replace("e+0", "·10^"), f"{P:,}", f"{n:.2g}", f"{halo_copies(n):.2g}"]
-            c, _ = dem(N, P, a.alpha, a.beta, False)
+            c, _ = dem(N, P, a.alpha, a.beta, "built")
             r.append(f"{c * 1e3:.3g} ms")
-            for f in (lambda nb: dem(N, P, a.alpha, a.beta, nb),
-                      lambda nb: cd(N, P, a.alpha, a.beta, nb, True),
-                      lambda nb: cd(N, P, a.alpha, a.beta, nb, False)):
-                for nb in (False, True):
-                    comp, comm = f(nb)
-                    r.append(f"{comp / (comp + comm):.2f}")
+            for f in (lambda pat: dem(N, P, a.alpha, a.beta, pat),
+                      lambda pat: cd(N, P, a.alpha, a.beta, pat, True),
+                      lambda pat: cd(N, P, a.alpha, a.beta, pat, False)):
+                r.append(" / ".join(f"{comp / (comp + comm):.2f}"
+                                    for comp, comm in (f(pat) for pat in PATTERNS)))
             rows.append(r)
     print(f"alpha = {a.alpha:g} s, beta = {a.beta:g} bytes/s")
-    print("| N | P | particles per rank | halo copies | DEM compute per step | DEM as built | "
-          "DEM neighbours | CD colored as built | CD colored neighbours | CD domain-wise as built | "
-          "CD domain-wise neighbours |")
-    print("|" + "---|" * 11)
+    print("E: before (all-to-all) / as built (neighbour exchanges, the gathers kept) / target "
+          "(no gathers)")
+    print("| N | P | particles per rank | halo copies | DEM compute per step | DEM | CD colored | "
+          "CD domain-wise |")
+    print("|" + "---|" * 8)
     for r in rows:
         print("| " + " | ".join(r) + " |")
 
