@@ -177,6 +177,55 @@ void comm_allreduce_ops(double *v, const comm_op *op, int n)
     account_reduction(t0, n, sizeof *v);
 }
 
+/* The messages a barrier costs a rank: about log2 P rounds of one message. */
+static double barrier_messages(void)
+{
+    double m = 0.0;
+    for (int p = 1; p < g_size; p *= 2)
+        m += 1.0;
+    return m;
+}
+
+/* One MPI reduction of n doubles with op, in place (the library's tree; naps when crowded). */
+static void mpi_allreduce(double *v, int n, MPI_Op op)
+{
+    if (g_coop) {
+        MPI_Request rq;
+        MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, MPI_COMM_WORLD, &rq);
+        wait_for(&rq);
+    } else {
+        MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, MPI_COMM_WORLD);
+    }
+}
+
+void comm_allreduce_exact(double *v, const comm_op *op, int n)
+{
+    if (g_size == 1 || n <= 0)
+        return;
+    double t0 = account_begin(), few[32],
+           *buf = 2 * n <= 32 ? few : malloc(2 * (size_t)n * sizeof *buf);
+    if (!buf)
+        comm_abort(3);
+    int ns = 0, nm = 0; /* the sums first, then the maxima (a minimum as the maximum of -v) */
+    for (int k = 0; k < n; k++)
+        if (op[k] == COMM_SUM)
+            buf[ns++] = v[k];
+    for (int k = 0; k < n; k++)
+        if (op[k] != COMM_SUM)
+            buf[ns + nm++] = op[k] == COMM_MAX ? v[k] : -v[k];
+    if (ns > 0)
+        mpi_allreduce(buf, ns, MPI_SUM);
+    if (nm > 0)
+        mpi_allreduce(buf + ns, nm, MPI_MAX);
+    for (int k = 0, a = 0, b = ns; k < n; k++)
+        v[k] = op[k] == COMM_SUM ? buf[a++] : op[k] == COMM_MAX ? buf[b++] : -buf[b++];
+    if (buf != few)
+        free(buf);
+    /* a tree each way: about log2 P messages of the values a call */
+    double m = (double)((ns > 0) + (nm > 0)) * 2.0 * barrier_messages();
+    account_end(t0, m, m * (double)n * sizeof *v);
+}
+
 void comm_allreduce(double *v, int n, comm_op op)
 {
     if (g_size == 1 || n <= 0)
@@ -224,15 +273,6 @@ static void wait_all(int n, MPI_Request *req)
         }
         MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
     }
-}
-
-/* The messages a barrier costs a rank: about log2 P rounds of one message. */
-static double barrier_messages(void)
-{
-    double m = 0.0;
-    for (int p = 1; p < g_size; p *= 2)
-        m += 1.0;
-    return m;
 }
 
 /* Offsets of the segments of counts c into d (d[P] the total). */

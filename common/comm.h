@@ -32,6 +32,10 @@ int comm_naps(void);
 void comm_allreduce(double *v, int n, comm_op op);
 /* The same in one call with an operation per value (op[k] for v[k]). */
 void comm_allreduce_ops(double *v, const comm_op *op, int n);
+/* comm_allreduce_ops for values whose combination is exact in any order (counts and other
+ * whole numbers below 2^53 summed, maxima, minima): the MPI library's reductions (trees, about
+ * log2 P messages a rank), the same bits as the rank-order one. */
+void comm_allreduce_exact(double *v, const comm_op *op, int n);
 void comm_barrier(void);
 /* All-to-all of doubles: send holds the segment for rank 0 (scount[0] doubles), then rank 1, ...;
  * *recv (malloc'ed, caller frees) receives rank 0's segment for this rank, then rank 1's, ...,

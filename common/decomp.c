@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,38 @@ static void set_comp(vec3 *v, int a, double c)
         v->y = c;
     else
         v->z = c;
+}
+
+/* The axes by extent, longest first (ties: the lower axis first). */
+static void axis_order(const double *ext, int dim, int *order)
+{
+    order[0] = 0, order[1] = 1, order[2] = 2;
+    for (int i = 0; i < dim; i++)
+        for (int j = i + 1; j < dim; j++)
+            if (ext[order[j]] > ext[order[i]]) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+}
+
+/* The cut of a node with no two distinct positions along any axis: the middle of its box where
+ * that is finite, else the items' common coordinate (c; n: how many), else 0. */
+static double middle_cut(vec3 lo, vec3 hi, int axis, int n, double c)
+{
+    double a = comp(lo, axis), b = comp(hi, axis);
+    return isfinite(a) && isfinite(b) ? 0.5 * (a + b) : n > 0 ? c : 0.0;
+}
+
+/* The whole box: the period along periodic axes, unbounded along the others. */
+static void root_box(const pbox *box, vec3 *lo, vec3 *hi)
+{
+    *lo = v3(-INFINITY, -INFINITY, -INFINITY), *hi = v3(INFINITY, INFINITY, INFINITY);
+    for (int a = 0; a < 3; a++)
+        if (box->periodic[a]) {
+            set_comp(lo, a, comp(box->lo, a));
+            set_comp(hi, a, comp(box->lo, a) + comp(box->L, a));
+        }
 }
 
 typedef struct builder {
@@ -87,14 +120,8 @@ static int build(builder *B, int first, int p, int *idx, int n, vec3 lo, vec3 hi
         ext[a] =
             n > 0 ? mx - mn : (isfinite(comp(hi, a) - comp(lo, a)) ? comp(hi, a) - comp(lo, a) : 0);
     }
-    int order[3] = {0, 1, 2};
-    for (int i = 0; i < B->dim; i++)
-        for (int j = i + 1; j < B->dim; j++)
-            if (ext[order[j]] > ext[order[i]]) {
-                int t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+    int order[3];
+    axis_order(ext, B->dim, order);
     double total = 0.0;
     for (int k = 0; k < n; k++)
         total += B->w ? B->w[idx[k]] : 1.0;
@@ -113,8 +140,7 @@ static int build(builder *B, int first, int p, int *idx, int n, vec3 lo, vec3 hi
         cut = 0.5 * (B->tmp[k - 1].key + B->tmp[k].key);
     } else { /* no two distinct positions: the middle of the box, or of the items */
         axis = order[0];
-        double a = comp(lo, axis), b = comp(hi, axis);
-        cut = isfinite(a) && isfinite(b) ? 0.5 * (a + b) : n > 0 ? comp(B->x[idx[0]], axis) : 0.0;
+        cut = middle_cut(lo, hi, axis, n, n > 0 ? comp(B->x[idx[0]], axis) : 0.0);
         for (int m = 0; m < n; m++)
             B->tmp[m] = (item){comp(B->x[idx[m]], axis), 0.0, idx[m]};
         qsort(B->tmp, (size_t)n, sizeof *B->tmp, by_key);
@@ -159,12 +185,8 @@ status decomp_build(decomp *D, int parts, const vec3 *x, const double *w, int n,
     }
     for (int k = 0; k < n; k++)
         idx[k] = k;
-    vec3 lo = v3(-INFINITY, -INFINITY, -INFINITY), hi = v3(INFINITY, INFINITY, INFINITY);
-    for (int a = 0; a < 3; a++)
-        if (box->periodic[a]) {
-            set_comp(&lo, a, comp(box->lo, a));
-            set_comp(&hi, a, comp(box->lo, a) + comp(box->L, a));
-        }
+    vec3 lo, hi;
+    root_box(box, &lo, &hi);
     builder B = {D, x, w, dim, tmp};
     int root = build(&B, 0, parts, idx, n, lo, hi);
     if (parts == 1) { /* a single part: a root that sends everything to part 0 */
@@ -176,6 +198,287 @@ status decomp_build(decomp *D, int parts, const vec3 *x, const double *w, int n,
     free(idx);
     free(tmp);
     return CDLAB_OK;
+}
+
+/* --- The same cuts from every rank's own points (decomp_build_shared) ------------------------
+ * Level by level, the nodes of a level together (one reduction per round for all of them), each
+ * rank holding the points of the nodes it has: a node's count, weight and extents reduced;
+ * along its cut axis the key v at which the weight up to it first reaches the target, found by
+ * bisection over the doubles in order (the weight of the keys <= t reduced each round), then
+ * the keys on either side of it. The weights are integers (counts), so every sum is exact in
+ * any order (the library's tree reductions: comm_allreduce_exact), and the cut is the one
+ * decomp_build's scan of the sorted keys finds: its boundaries' errors fall up to v and rise
+ * after it, and of two equal ones the lower wins. Nodes are numbered as decomp_build numbers
+ * them, in pre-order: a node's left child is the next node, its right child pl nodes on. */
+
+/* Doubles in their order as unsigned integers (no NaN). */
+static uint64_t key_bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u >> 63 ? ~u : u | 0x8000000000000000ULL;
+}
+
+static double key_value(uint64_t u)
+{
+    u = u >> 63 ? u & 0x7fffffffffffffffULL : ~u;
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* A node of the level being cut: its parts, box, this rank's points idx[off, off + n). */
+typedef struct snode {
+    int first, p, node, off, n, axis, found;
+    vec3 lo, hi;
+    double r[8]; /* count, weight, min x y z, max x y z (over every rank) */
+    uint64_t blo, bhi;
+    double cut, bound;
+} snode;
+
+typedef struct shared_builder {
+    decomp *D;
+    const vec3 *x;
+    const double *w;
+    int dim, *idx;
+    double *buf; /* room for 8 values a node */
+    comm_op *ops;
+} shared_builder;
+
+static double weight_of(const shared_builder *B, int i)
+{
+    return B->w ? B->w[i] : 1.0;
+}
+
+static double key_of(const shared_builder *B, int m, int axis)
+{
+    return comp(B->x[B->idx[m]], axis);
+}
+
+/* Count, weight and extents of every node of the level; their axes. */
+static void level_stats(shared_builder *B, snode *L, int m)
+{
+    for (int j = 0; j < m; j++) {
+        snode *S = &L[j];
+        double *r = S->r;
+        r[0] = S->n, r[1] = 0.0;
+        for (int a = 0; a < 3; a++)
+            r[2 + a] = INFINITY, r[5 + a] = -INFINITY;
+        for (int q = S->off; q < S->off + S->n; q++) {
+            r[1] += weight_of(B, B->idx[q]);
+            for (int a = 0; a < B->dim; a++) {
+                r[2 + a] = fmin(r[2 + a], key_of(B, q, a));
+                r[5 + a] = fmax(r[5 + a], key_of(B, q, a));
+            }
+        }
+        for (int k = 0; k < 8; k++) {
+            B->buf[8 * j + k] = r[k];
+            B->ops[8 * j + k] = k < 2 ? COMM_SUM : k < 5 ? COMM_MIN : COMM_MAX;
+        }
+    }
+    comm_allreduce_exact(B->buf, B->ops, 8 * m);
+    for (int j = 0; j < m; j++) {
+        snode *S = &L[j];
+        memcpy(S->r, B->buf + 8 * j, sizeof S->r);
+        double ext[3] = {0, 0, 0};
+        for (int a = 0; a < B->dim; a++)
+            ext[a] = S->r[0] > 0 ? S->r[5 + a] - S->r[2 + a]
+                                 : (isfinite(comp(S->hi, a) - comp(S->lo, a))
+                                        ? comp(S->hi, a) - comp(S->lo, a)
+                                        : 0);
+        int order[3];
+        axis_order(ext, B->dim, order);
+        S->axis = order[0], S->found = 0;
+        for (int t = 0; t < B->dim && S->r[0] > 0 && !S->found; t++) /* two distinct keys */
+            if (S->r[5 + order[t]] > S->r[2 + order[t]])
+                S->axis = order[t], S->found = 1;
+        if (S->found)
+            S->blo = key_bits(S->r[2 + S->axis]), S->bhi = key_bits(S->r[5 + S->axis]);
+        else
+            S->cut = S->bound = middle_cut(S->lo, S->hi, S->axis, S->r[0] > 0, S->r[2 + S->axis]);
+    }
+}
+
+static double target_of(const snode *S)
+{
+    return S->r[1] * (S->p / 2) / S->p;
+}
+
+/* The cuts of the level's nodes with an axis: the bisections together, then the keys beside. */
+static void level_cuts(shared_builder *B, snode *L, int m)
+{
+    for (;;) { /* the smallest key with weight(<=) >= target, a round for every node at once */
+        int open = 0;
+        for (int j = 0; j < m; j++) {
+            snode *S = &L[j];
+            B->buf[j] = 0.0, B->ops[j] = COMM_SUM;
+            if (!S->found || S->blo >= S->bhi)
+                continue;
+            open = 1;
+            double t = key_value(S->blo + (S->bhi - S->blo) / 2);
+            for (int q = S->off; q < S->off + S->n; q++)
+                if (key_of(B, q, S->axis) <= t)
+                    B->buf[j] += weight_of(B, B->idx[q]);
+        }
+        if (!open) /* the same on every rank: the bounds are */
+            break;
+        comm_allreduce_exact(B->buf, B->ops, m);
+        for (int j = 0; j < m; j++) {
+            snode *S = &L[j];
+            if (!S->found || S->blo >= S->bhi)
+                continue;
+            uint64_t mid = S->blo + (S->bhi - S->blo) / 2;
+            if (B->buf[j] >= target_of(S))
+                S->bhi = mid;
+            else
+                S->blo = mid + 1;
+        }
+    }
+    for (int j = 0; j < m; j++) { /* weight below and up to v, the keys beside it */
+        snode *S = &L[j];
+        double v = key_value(S->blo), *r = B->buf + 4 * j;
+        r[0] = r[1] = 0.0, r[2] = INFINITY, r[3] = -INFINITY;
+        for (int q = S->off; q < S->off + S->n && S->found; q++) {
+            double c = key_of(B, q, S->axis), wt = weight_of(B, B->idx[q]);
+            r[0] += c < v ? wt : 0.0;
+            r[1] += c <= v ? wt : 0.0;
+            if (c > v)
+                r[2] = fmin(r[2], c);
+            if (c < v)
+                r[3] = fmax(r[3], c);
+        }
+        B->ops[4 * j] = B->ops[4 * j + 1] = COMM_SUM;
+        B->ops[4 * j + 2] = COMM_MIN, B->ops[4 * j + 3] = COMM_MAX;
+    }
+    comm_allreduce_exact(B->buf, B->ops, 4 * m);
+    for (int j = 0; j < m; j++) {
+        snode *S = &L[j];
+        if (!S->found)
+            continue;
+        double v = key_value(S->blo), *r = B->buf + 4 * j, target = target_of(S);
+        /* the boundary at v (below it r[0] < target), or at the next key (r[1] >= target) */
+        int lower =
+            r[3] > -INFINITY && (!(r[2] < INFINITY) || fabs(r[0] - target) <= fabs(r[1] - target));
+        S->bound = lower ? v : r[2];
+        S->cut = lower ? 0.5 * (r[3] + v) : 0.5 * (v + r[2]);
+    }
+}
+
+/* The level's nodes cut: recorded in the tree, their points split, the next level's nodes in
+ * next (returns how many). */
+static int level_split(shared_builder *B, const snode *L, int m, snode *next)
+{
+    decomp *D = B->D;
+    int k = 0;
+    for (int j = 0; j < m; j++) {
+        const snode *S = &L[j];
+        int below = S->off; /* this rank's points below the boundary first */
+        for (int q = S->off; q < S->off + S->n; q++)
+            if (key_of(B, q, S->axis) < S->bound) {
+                int t = B->idx[below];
+                B->idx[below++] = B->idx[q];
+                B->idx[q] = t;
+            }
+        D->axis[S->node] = S->axis;
+        D->cut[S->node] = S->cut;
+        int pl = S->p / 2;
+        vec3 hl = S->hi, lu = S->lo;
+        set_comp(&hl, S->axis, S->cut);
+        set_comp(&lu, S->axis, S->cut);
+        snode kid[2] = {{.first = S->first,
+                         .p = pl,
+                         .node = S->node + 1,
+                         .off = S->off,
+                         .n = below - S->off,
+                         .lo = S->lo,
+                         .hi = hl},
+                        {.first = S->first + pl,
+                         .p = S->p - pl,
+                         .node = S->node + pl,
+                         .off = below,
+                         .n = S->off + S->n - below,
+                         .lo = lu,
+                         .hi = S->hi}};
+        for (int c = 0; c < 2; c++) {
+            if (kid[c].p == 1) {
+                D->lo[kid[c].first] = kid[c].lo;
+                D->hi[kid[c].first] = kid[c].hi;
+                D->child[2 * S->node + c] = -1 - kid[c].first;
+            } else {
+                D->child[2 * S->node + c] = kid[c].node;
+                next[k++] = kid[c];
+            }
+        }
+    }
+    return k;
+}
+
+static status decomp_alloc(decomp *D, int parts, const pbox *box, diag *err)
+{
+    memset(D, 0, sizeof *D);
+    D->parts = parts;
+    D->box = *box;
+    size_t np = (size_t)parts;
+    D->axis = malloc(np * sizeof *D->axis);
+    D->cut = malloc(np * sizeof *D->cut);
+    D->child = malloc(2 * np * sizeof *D->child);
+    D->lo = malloc(np * sizeof *D->lo);
+    D->hi = malloc(np * sizeof *D->hi);
+    if (!D->axis || !D->cut || !D->child || !D->lo || !D->hi) {
+        decomp_free(D);
+        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the decomposition");
+    }
+    return CDLAB_OK;
+}
+
+status decomp_build_shared(decomp *D, int parts, const vec3 *x, const double *w, int n, int dim,
+                           const pbox *box, diag *err)
+{
+    memset(D, 0, sizeof *D);
+    if (parts < 1 || dim < 1 || dim > 3 || n < 0)
+        return diag_set(err, CDLAB_ERR_ARG, "decomposition of %d points into %d parts", n, parts);
+    size_t half = (size_t)parts / 2 + 1; /* the most nodes a level has */
+    int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
+    snode *L = malloc(half * sizeof *L), *next = malloc(half * sizeof *next);
+    double *buf = malloc(8 * half * sizeof *buf);
+    comm_op *ops = malloc(8 * half * sizeof *ops);
+    status s = idx && L && next && buf && ops
+                   ? decomp_alloc(D, parts, box, err)
+                   : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the decomposition");
+    /* every rank builds the tree or none (a failed allocation would leave the others waiting) */
+    if ((s = comm_agree(s, err)) == CDLAB_OK) {
+        for (int k = 0; k < n; k++)
+            idx[k] = k;
+        shared_builder B = {D, x, w, dim, idx, buf, ops};
+        vec3 lo, hi;
+        root_box(box, &lo, &hi);
+        if (parts == 1) { /* a single part: a root that sends everything to part 0 */
+            D->nodes = 1;
+            D->axis[0] = 0;
+            D->cut[0] = INFINITY;
+            D->child[0] = D->child[1] = -1;
+            D->lo[0] = lo;
+            D->hi[0] = hi;
+        } else {
+            D->nodes = parts - 1;
+            int m = 1;
+            L[0] = (snode){.first = 0, .p = parts, .node = 0, .off = 0, .n = n, .lo = lo, .hi = hi};
+            while (m > 0) {
+                level_stats(&B, L, m);
+                level_cuts(&B, L, m);
+                m = level_split(&B, L, m, next);
+                snode *t = L;
+                L = next, next = t;
+            }
+        }
+    } else
+        decomp_free(D);
+    free(idx);
+    free(L);
+    free(next);
+    free(buf);
+    free(ops);
+    return s;
 }
 
 void decomp_free(decomp *D)

@@ -29,6 +29,13 @@ typedef struct decomp {
  * parts boxes. Positions must lie in the periodic box along its periodic axes (wrapped). */
 status decomp_build(decomp *D, int parts, const vec3 *x, const double *w, int n, int dim,
                     const pbox *box, diag *err);
+/* The decomposition decomp_build makes of every rank's points together (collective: each rank
+ * gives its own points; any order, any share), without gathering them: counts, weights and
+ * extents reduced node by node, each cut found by bisection over the key values (about 70
+ * reductions a node). The weights must be integers >= 1 (NULL: 1 each), so that every sum is
+ * exact; the same tree, bit for bit, on every rank. */
+status decomp_build_shared(decomp *D, int parts, const vec3 *x, const double *w, int n, int dim,
+                           const pbox *box, diag *err);
 void decomp_free(decomp *D);
 /* The part whose box holds x (x wrapped along the periodic axes). */
 int decomp_owner(const decomp *D, vec3 x);

@@ -401,6 +401,22 @@ START_TEST(io_mpi_migration_and_halo_1_to_4_ranks)
 }
 END_TEST
 
+/* The cuts from the ranks' shares (decomp_build_shared, no gather) on 1, 2, 3, 4 ranks are those
+ * of the whole set (decomp_build), bit for bit, for 1 to 9 parts: random points, a weighted
+ * lattice with ties on every axis (periodic x), a lattice with a few points off it, fewer points
+ * than parts, one point 40 times, none (tests/mpi_selftest.c, decomp). */
+START_TEST(io_mpi_cuts_from_shares_1_to_4_ranks)
+{
+    char lab[512];
+    selftest_bin(lab, sizeof lab);
+    for (int np = 1; np <= 4; np++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s decomp > /dev/null", np, lab);
+        ck_assert_msg(run_shell(cmd) == 0, "%d ranks: the cuts differ from one process's", np);
+    }
+}
+END_TEST
+
 /* The DEM self-test (tests/mpi_selftest.c, cd/dem/dem_dist.c) on 1, 2, 3, 4 ranks: a stirred,
  * periodic-x-y pile of 600 spheres falling on a floor (Kuhn law, friction, dashpots), 150 steps
  * with 9 neighbour-list rebuilds, particles migrating between ranks at each (302 to 482
@@ -1017,6 +1033,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_mpi_chute_tile_2_to_4_ranks);
     tcase_add_test(t, io_mpi_job_of_one_is_one_process);
     tcase_add_test(t, io_mpi_migration_and_halo_1_to_4_ranks);
+    tcase_add_test(t, io_mpi_cuts_from_shares_1_to_4_ranks);
     tcase_add_test(t, determinism_dem_distributed_bit_identical_1_to_4_ranks);
     tcase_add_test(t, determinism_dem_drive_2_and_3_ranks);
     tcase_add_test(t, errors_mpi_interrupt_writes_checkpoint);

@@ -4,6 +4,7 @@
  * (common/exchange.c, cd/dem/dem_dist.c), which the programs of tools/ do not see.
  *
  *   mpi_selftest exchange [periodic]      (cdlab-lab exchange-selftest before)
+ *   mpi_selftest decomp                   (the cuts from shares against those of the whole)
  *   mpi_selftest dem [STEPS [PARTICLES]]  (cdlab-lab dem-selftest before; default 600 600) */
 #include "comm.h"
 #include "config.h"
@@ -192,6 +193,110 @@ static int exchange_selftest(int periodic)
     return s == CDLAB_OK ? 0 : 1;
 }
 
+/* decomp_build_shared against decomp_build: each rank gives a share of a point set (every
+ * R-th point, shifted by the case so that shares are uneven and some empty), and the tree must
+ * be decomp_build's of the whole set, bit for bit (axes, cuts, children, boxes), for 1 to 9
+ * parts. Cases: random 3D points, open; a 2D lattice of integer coordinates (ties on every
+ * axis), periodic x, with integer weights 1 to 5; a 3D lattice with a few points moved off it;
+ * 5 points (fewer than the parts); 40 copies of one point; none at all. */
+static status decomp_case(int which, int *n_out, vec3 **x_out, double **w_out, int *dim, pbox *box)
+{
+    int n = which == 0   ? 700
+            : which == 1 ? 360
+            : which == 2 ? 512
+            : which == 3 ? 5
+            : which == 4 ? 40
+                         : 0;
+    vec3 *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+    if (!x || !w) {
+        free(x);
+        free(w);
+        return CDLAB_ERR_NOMEM;
+    }
+    memset(box, 0, sizeof *box);
+    *dim = which == 1 ? 2 : 3;
+    pcg32 r;
+    pcg32_seed(&r, 77, (uint64_t)which + 1);
+    for (int i = 0; i < n; i++) {
+        w[i] = 1.0;
+        if (which == 0 || which == 3)
+            x[i] = v3(4 * pcg32_uniform(&r), 3 * pcg32_uniform(&r), 2 * pcg32_uniform(&r));
+        else if (which == 1) {
+            x[i] = v3(i % 24 + 0.5, i / 24, 0.0);
+            w[i] = 1 + i % 5;
+        } else if (which == 2)
+            x[i] = v3(i % 8 + (i % 37 == 0 ? 0.25 : 0.0), i / 8 % 8, i / 64);
+        else
+            x[i] = v3(1.5, -2.0, 0.25);
+    }
+    if (which == 1) {
+        box->periodic[0] = 1;
+        box->any = 1;
+        box->lo = v3(0, 0, 0);
+        pbox_set_period(box, v3(24, 1, 1));
+    }
+    *n_out = n, *x_out = x, *w_out = w;
+    return CDLAB_OK;
+}
+
+static int same_tree(const decomp *A, const decomp *B)
+{
+    size_t np = (size_t)A->parts, nn = (size_t)A->nodes; /* the nodes made, the parts' boxes */
+    return A->parts == B->parts && A->nodes == B->nodes &&
+           memcmp(A->axis, B->axis, nn * sizeof *A->axis) == 0 &&
+           memcmp(A->cut, B->cut, nn * sizeof *A->cut) == 0 &&
+           memcmp(A->child, B->child, 2 * nn * sizeof *A->child) == 0 &&
+           memcmp(A->lo, B->lo, np * sizeof *A->lo) == 0 &&
+           memcmp(A->hi, B->hi, np * sizeof *A->hi) == 0;
+}
+
+static int decomp_selftest(void)
+{
+    diag err = {{0}};
+    status s = CDLAB_OK;
+    int R = comm_size(), me = comm_rank(), trees = 0;
+    for (int which = 0; which < 6 && s == CDLAB_OK; which++) {
+        int n = 0, dim = 3;
+        vec3 *x = NULL;
+        double *w = NULL;
+        pbox box;
+        if (decomp_case(which, &n, &x, &w, &dim, &box) != CDLAB_OK)
+            comm_abort(3);
+        vec3 *mx = malloc((size_t)(n > 0 ? n : 1) * sizeof *mx);
+        double *mw = malloc((size_t)(n > 0 ? n : 1) * sizeof *mw);
+        int m = 0;
+        for (int i = (me + which) % R; i < n; i += R) /* uneven shares, rank 0's not the first */
+            mx[m] = x[i], mw[m++] = w[i];
+        for (int parts = 1; parts <= 9 && s == CDLAB_OK; parts++) {
+            decomp A, B;
+            const double *wa = which == 1 ? w : NULL, *wb = which == 1 ? mw : NULL;
+            s = decomp_build(&A, parts, x, wa, n, dim, &box, &err);
+            if (s == CDLAB_OK &&
+                (s = decomp_build_shared(&B, parts, mx, wb, m, dim, &box, &err)) == CDLAB_OK) {
+                CHECK(same_tree(&A, &B), "rank %d: case %d, %d parts: the shared tree differs", me,
+                      which, parts);
+                decomp_free(&B);
+            }
+            decomp_free(&A);
+            s = comm_agree(s, &err);
+            trees++;
+        }
+        free(x);
+        free(w);
+        free(mx);
+        free(mw);
+    }
+    if (me == 0) {
+        if (s == CDLAB_OK)
+            printf("decomp-selftest: ok (%d ranks, %d trees the same as one process's)\n", R,
+                   trees);
+        else
+            fprintf(stderr, "decomp-selftest: FAILED: %s\n", err.msg);
+    }
+    return s == CDLAB_OK ? 0 : 1;
+}
+
 /* A periodic-x-y pile of 600 spheres falling onto a floor (the restart test's pile, without its
  * piston, stirred): Kuhn law, friction, dashpots, neighbour-list rebuilds. */
 static const char *DEM_SELFTEST =
@@ -320,7 +425,9 @@ static int selftest_main(int argc, char **argv)
     if (strcmp(cmd, "exchange") == 0 &&
         (argc == 2 || (argc == 3 && strcmp(argv[2], "periodic") == 0)))
         return exchange_selftest(argc == 3);
-    fprintf(stderr, "usage: mpi_selftest exchange [periodic] | dem [STEPS [PARTICLES]]\n");
+    if (strcmp(cmd, "decomp") == 0 && argc == 2)
+        return decomp_selftest();
+    fprintf(stderr, "usage: mpi_selftest exchange [periodic] | decomp | dem [STEPS [PARTICLES]]\n");
     return 2;
 }
 

@@ -2,10 +2,10 @@
 """The scaling model of docs/parallel.md: efficiency of a distributed cdlab run at P ranks for N
 particles on a network of latency alpha and bandwidth beta, built from measured per-particle and
 per-contact compute costs and the communication pattern of each engine: before 2026-12-03
-(every exchange an all-to-all), as built (exchanges to the ranks with data only, point to point,
-and a nonblocking barrier where the counts are not known: comm.c's NBX; the cuts' gather of
-every position and the colored sweep's gather of every contact remain), and the target (no
-gathers: a sampled bisection and a colouring made locally).
+(every exchange an all-to-all, the cuts from a gather of every position), as built (exchanges
+to the ranks with data only, point to point, and a nonblocking barrier where the counts are not
+known: comm.c's NBX; the cuts from the ranks' shares, decomp_build_shared; the colored sweep's
+gather of every contact remains), and the target (a colouring made locally as well).
 
     tools/scaling_model.py [--alpha 2e-6] [--beta 1e10] [--markdown]
 
@@ -36,6 +36,7 @@ CD_SWEEPS = 50
 CD_VELOCITY_BYTES = 48  # v and w of a halo copy
 CD_CONTACT_BYTES = 48  # a warm-start contact record, to the owners every step (6 doubles)
 CD_COLOUR_GATHER_BYTES = 24  # a contact's bodies and flags (3 doubles), gathered on every rank
+SHARED_CUT_ROUNDS = 66  # decomp_build_shared: stats, <= 64 bisection rounds, the keys beside
 HALO_SPACINGS = 1.2  # detection gap plus the largest diameter, in mean particle spacings
 
 
@@ -68,8 +69,10 @@ def dem(N, P, alpha, beta, pattern):
         (DEM_CALLS_PER_STEP - 1) * reduction(P, alpha)
     moved = (g + DEM_MIGRATING * n) * DEM_REBUILD_BYTES
     rebuild = 3 * exchange(P, moved, alpha, beta, pattern, known=False) + 4 * reduction(P, alpha)
-    if pattern != "target":  # every rank gathers every position when it cuts afresh
+    if pattern == "before":  # every rank gathered every position when it cut afresh
         rebuild += ((P - 1) * alpha + 24 * N / beta) / DEM_REBALANCE_EVERY
+    else:  # the cuts from the shares: a level of nodes at a time, ~66 reductions a level
+        rebuild += math.log2(P) * SHARED_CUT_ROUNDS * reduction(P, alpha) / DEM_REBALANCE_EVERY
     comm = step + rebuild / DEM_REBUILD_EVERY
     return compute, comm
 
@@ -111,8 +114,8 @@ def main():
                                     for comp, comm in (f(pat) for pat in PATTERNS)))
             rows.append(r)
     print(f"alpha = {a.alpha:g} s, beta = {a.beta:g} bytes/s")
-    print("E: before (all-to-all) / as built (neighbour exchanges, the gathers kept) / target "
-          "(no gathers)")
+    print("E: before (all-to-all, gathers) / as built (neighbour exchanges, cuts from the shares) / "
+          "target (the colouring made locally too)")
     print("| N | P | particles per rank | halo copies | DEM compute per step | DEM | CD colored | "
           "CD domain-wise |")
     print("|" + "---|" * 8)

@@ -462,24 +462,13 @@ static status redistribute(dem_dist *d, world *W, dem_solver *S, const dem_param
     /* the cuts: afresh at the start and when the load is out of balance */
     if (M->have_decomp && !parallel_rebalance_due(&M->par, own, M->redistributions))
         return comm_agree(move_particles(M, W, S, p, err), err);
-    double *x = malloc((size_t)(own > 0 ? own : 1) * 3 * sizeof *x), *all = NULL;
-    int total = 0;
-    status s = x ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    for (int i = 0; i < own && s == CDLAB_OK; i++)
-        x[3 * i] = P->x[i].x, x[3 * i + 1] = P->x[i].y, x[3 * i + 2] = P->x[i].z;
-    if (s == CDLAB_OK)
-        s = comm_allgather(x, 3 * own, &all, &total, err);
-    free(x);
-    if (s == CDLAB_OK) {
-        if (M->have_decomp)
-            decomp_free(&M->D);
-        M->have_decomp = 0;
-        s = decomp_build(&M->D, comm_size(), (const vec3 *)all, NULL, total / 3, P->dimension,
-                         &P->box, err);
-        M->have_decomp = s == CDLAB_OK;
-        M->rebalances++;
-    }
-    free(all);
+    /* each rank gives its own particles (decomp_build_shared: no gather of every position) */
+    if (M->have_decomp)
+        decomp_free(&M->D);
+    M->have_decomp = 0;
+    status s = decomp_build_shared(&M->D, comm_size(), P->x, NULL, own, P->dimension, &P->box, err);
+    M->have_decomp = s == CDLAB_OK;
+    M->rebalances++;
     return comm_agree(s == CDLAB_OK ? move_particles(M, W, S, p, err) : s, err);
 }
 

@@ -66,43 +66,31 @@ static status install_contacts(id_map *map, const world *W, contact_list *L, con
     return s;
 }
 
-/* Cuts the boxes afresh from everyone's own particles (weights: 1 + the contacts counted). */
+/* Cuts the boxes afresh from everyone's own particles (weights: 1 + the contacts counted), each
+ * rank giving its own (decomp_build_shared: no gather of every position). */
 static status rebuild(cd_mpi *M, const world *W, int own, int full, diag *err)
 {
     const particles *P = &W->P;
-    double *x = malloc((size_t)(own > 0 ? own : 1) * 4 * sizeof *x), *all = NULL;
-    int total = 0;
-    status s = x ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    double *w = malloc((size_t)(own > 0 ? own : 1) * sizeof *w);
+    status s = w ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the weights");
     for (int i = 0; i < own && s == CDLAB_OK; i++)
-        x[4 * i] = P->x[i].x, x[4 * i + 1] = P->x[i].y, x[4 * i + 2] = P->x[i].z,
-              x[4 * i + 3] = 1.0;
+        w[i] = 1.0;
     for (int k = 0; k < M->L->n && s == CDLAB_OK && !full; k++)
         if (M->L->c[k].j < own)
-            x[4 * M->L->c[k].j + 3] += 1.0;
-    if (s == CDLAB_OK && !full)
-        s = comm_allgather(x, 4 * own, &all, &total, err);
-    else if (s == CDLAB_OK) /* every rank holds every particle already */
-        all = x, x = NULL, total = 4 * own;
-    free(x);
-    int n = total / 4;
-    vec3 *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
-    double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
-    if (s == CDLAB_OK && (!pos || !w))
-        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    for (int i = 0; i < n && s == CDLAB_OK; i++) {
-        pos[i] = v3(all[4 * i], all[4 * i + 1], all[4 * i + 2]);
-        w[i] = all[4 * i + 3];
-    }
+            w[M->L->c[k].j] += 1.0;
+    if (!full)
+        s = comm_agree(s, err);
     if (s == CDLAB_OK) {
         if (M->have_decomp)
             decomp_free(&M->D);
         M->have_decomp = 0;
-        s = decomp_build(&M->D, comm_size(), pos, w, n, P->dimension, &P->box, err);
+        /* every rank holds every particle already (the start): the cuts of them all */
+        s = full
+                ? decomp_build(&M->D, comm_size(), P->x, w, own, P->dimension, &P->box, err)
+                : decomp_build_shared(&M->D, comm_size(), P->x, w, own, P->dimension, &P->box, err);
         M->have_decomp = s == CDLAB_OK;
         M->rebalances++;
     }
-    free(all);
-    free(pos);
     free(w);
     return s;
 }
