@@ -11,6 +11,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 from cdlab import Run, chain  # (chain: the 1D wave test's fit, tools/cdlab/chain.py)
 from cdlab.scan import row_file
+from runs import piston_cd  # (this study's runs.py: piston2d's CD runs it twins)
 from cdlab.stamp import stamp
 from cdlab.textfile import write_text
 
@@ -98,7 +99,7 @@ def main():
         fig, axs = plt.subplots(2, 1, figsize=(8, 4.8), sharex=True)
         for ax, ni in zip(axs, [10, 20]):
             res = {}
-            for name, path in (("CD", os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0_dF0.2.h5")),
+            for name, path in (("CD", piston_cd(ni)),
                                ("DEM twin", row_file(os.path.join(out, "piston_dem"),
                                                      {"dem.stiffness_from_cd": ni}))):
                 r = R2(path)
@@ -147,7 +148,7 @@ def main():
     inputs = [os.path.join(root, "experiments", "chain1d", f) for f in ("chain1d.ini", "chain1d_dem.ini")]
     if not a.quick:
         runs += sorted(glob.glob(os.path.join(out, "piston_dem", "rows", "*.h5")))
-        runs += [os.path.join(root, "experiments", "piston2d", "out", f"ring_full_NI{ni}_mu0_dF0.2.h5") for ni in (10, 20)]
+        runs += [piston_cd(ni) for ni in (10, 20)]
         inputs += [os.path.join(here, "piston_dem.ini"), os.path.join(root, "experiments", "piston2d", "ring.ini"),
                    os.path.join(root, "experiments", "piston2d", "out", "packing_full_mu0.txt")]
     md += stamp(CDLAB, inputs=inputs, runs=runs)

@@ -10,7 +10,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-from cdlab.scan import run_rows
+from cdlab.scan import ScanError, row_file, run_rows
 from cdlab.stamp import fresh
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
@@ -26,6 +26,12 @@ def dem_dt(N_I, cd_dt, m_mean, m_min, safety=0.5):
     omega = 2 * math.sqrt(k / m_min)
     xi = c * omega / (2 * k)
     return safety * 2 / omega * (math.sqrt(1 + xi * xi) - xi)
+
+
+def piston_cd(ni):
+    """piston2d's frictionless CD run at N_I with the 20 % force step (its scan's row)."""
+    return row_file(os.path.join(PISTON, "out", "ring_mu0"),
+                    {"solver.iterations": ni, "piston.top.force_after": 60.0})
 
 
 def nice(dt, unit):
@@ -60,7 +66,10 @@ def main():
         m_mean, m_min = 1.8326, math.pi * 0.25  # density 1, radii uniform in [0.5, 1]
         for ni in [10, 20]:
             # the CD runs are piston2d's (F -> 1.2 F after 2000 steps at F): run.sh checks them
-            cd = os.path.join(PISTON, "out", f"ring_full_NI{ni}_mu0_dF0.2.h5")
+            try:
+                cd = piston_cd(ni)
+            except ScanError as e:
+                sys.exit(f"cd_vs_dem: {e}: run experiments/piston2d first")
             if not fresh(cd, CDLAB):
                 sys.exit(f"cd_vs_dem: {cd} is missing or older than the binary: run experiments/piston2d first")
             # the twin: settle 20 time units (its transient is damped like the CD one), step,
