@@ -161,12 +161,9 @@ static int build(builder *B, int first, int p, int *idx, int n, vec3 lo, vec3 hi
     return node;
 }
 
-status decomp_build(decomp *D, int parts, const vec3 *x, const double *w, int n, int dim,
-                    const pbox *box, diag *err)
+static status decomp_alloc(decomp *D, int parts, const pbox *box, diag *err)
 {
     memset(D, 0, sizeof *D);
-    if (parts < 1 || dim < 1 || dim > 3 || n < 0)
-        return diag_set(err, CDLAB_ERR_ARG, "decomposition of %d points into %d parts", n, parts);
     D->parts = parts;
     D->box = *box;
     size_t np = (size_t)parts;
@@ -175,13 +172,27 @@ status decomp_build(decomp *D, int parts, const vec3 *x, const double *w, int n,
     D->child = malloc(2 * np * sizeof *D->child);
     D->lo = malloc(np * sizeof *D->lo);
     D->hi = malloc(np * sizeof *D->hi);
-    int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
-    item *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
-    if (!D->axis || !D->cut || !D->child || !D->lo || !D->hi || !idx || !tmp) {
-        free(idx);
-        free(tmp);
+    if (!D->axis || !D->cut || !D->child || !D->lo || !D->hi) {
         decomp_free(D);
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the decomposition");
+    }
+    return CDLAB_OK;
+}
+
+status decomp_build(decomp *D, int parts, const vec3 *x, const double *w, int n, int dim,
+                    const pbox *box, diag *err)
+{
+    memset(D, 0, sizeof *D);
+    if (parts < 1 || dim < 1 || dim > 3 || n < 0)
+        return diag_set(err, CDLAB_ERR_ARG, "decomposition of %d points into %d parts", n, parts);
+    int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
+    item *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    status s = idx && tmp ? decomp_alloc(D, parts, box, err)
+                          : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the decomposition");
+    if (s != CDLAB_OK) {
+        free(idx);
+        free(tmp);
+        return s;
     }
     for (int k = 0; k < n; k++)
         idx[k] = k;
@@ -411,24 +422,6 @@ static int level_split(shared_builder *B, const snode *L, int m, snode *next)
         }
     }
     return k;
-}
-
-static status decomp_alloc(decomp *D, int parts, const pbox *box, diag *err)
-{
-    memset(D, 0, sizeof *D);
-    D->parts = parts;
-    D->box = *box;
-    size_t np = (size_t)parts;
-    D->axis = malloc(np * sizeof *D->axis);
-    D->cut = malloc(np * sizeof *D->cut);
-    D->child = malloc(2 * np * sizeof *D->child);
-    D->lo = malloc(np * sizeof *D->lo);
-    D->hi = malloc(np * sizeof *D->hi);
-    if (!D->axis || !D->cut || !D->child || !D->lo || !D->hi) {
-        decomp_free(D);
-        return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate the decomposition");
-    }
-    return CDLAB_OK;
 }
 
 status decomp_build_shared(decomp *D, int parts, const vec3 *x, const double *w, int n, int dim,

@@ -405,15 +405,21 @@ END_TEST
  * of the whole set (decomp_build), bit for bit, for 1 to 9 parts: random points, a weighted
  * lattice with ties on every axis (periodic x), a lattice with a few points off it, fewer points
  * than parts, one point 40 times, none (tests/mpi_selftest.c, decomp). */
-START_TEST(io_mpi_cuts_from_shares_1_to_4_ranks)
+/* tests/mpi_selftest.c with args on 1, 2, 3 and 4 ranks; each must pass (what: the failure). */
+static void selftest_1_to_4(const char *args, const char *what)
 {
     char lab[512];
     selftest_bin(lab, sizeof lab);
     for (int np = 1; np <= 4; np++) {
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s decomp > /dev/null", np, lab);
-        ck_assert_msg(run_shell(cmd) == 0, "%d ranks: the cuts differ from one process's", np);
+        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s %s > /dev/null", np, lab, args);
+        ck_assert_msg(run_shell(cmd) == 0, "%d ranks: %s", np, what);
     }
+}
+
+START_TEST(io_mpi_cuts_from_shares_1_to_4_ranks)
+{
+    selftest_1_to_4("decomp", "the cuts differ from one process's");
 }
 END_TEST
 
@@ -425,13 +431,7 @@ END_TEST
  * slow: a rank waiting in a collective for a descheduled one; 150 steps keep it to seconds.) */
 START_TEST(determinism_dem_distributed_bit_identical_1_to_4_ranks)
 {
-    char lab[512];
-    selftest_bin(lab, sizeof lab);
-    for (int np = 1; np <= 4; np++) {
-        char cmd[1024];
-        snprintf(cmd, sizeof cmd, MPIRUN "-np %d %s dem 150 > /dev/null", np, lab);
-        ck_assert_msg(run_shell(cmd) == 0, "%d ranks: the distributed pile differs", np);
-    }
+    selftest_1_to_4("dem 150", "the distributed pile differs");
 }
 END_TEST
 

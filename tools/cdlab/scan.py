@@ -19,8 +19,8 @@ A row is done when its file says "completed", holds the row's values in its /par
 written by the program that runs the scan (same commit and results epoch) and is newer than
 every file its values name (a particle file; the checkpoint file of a row's "restart", which
 continues that file's run); a resumed scan skips it and reruns every other row. The tables
-are rewritten whole after each row (a kill leaves the last one whole). A folder that holds another scan's definition is refused, as is a folder that
-another scan is running in."""
+are rewritten whole after each row (a kill leaves the last one whole). A folder that holds
+another scan's definition is refused, as is a folder that another scan is running in."""
 import csv
 import fcntl
 import hashlib
@@ -297,7 +297,8 @@ class Scan:
                                         os.path.abspath(str(came)) == restart):
             return False  # continued from another file
         # older than a file that its values name (a particle file, its checkpoint made again)
-        named = [v for v in list(want.values()) + [restart] if isinstance(v, str) and os.path.isfile(v)]
+        named = [v for v in list(want.values()) + [restart]
+                 if isinstance(v, str) and os.path.isfile(v)]
         if any(os.path.getmtime(path) <= os.path.getmtime(v) for v in named):
             return False
         return status
