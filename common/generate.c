@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Attempts per particle before random sequential addition gives up: at that point the box is
  * too full for RSA, and the caller must give a bigger box or fewer particles. */
@@ -129,8 +130,18 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
                           diag *err)
 {
     FILE *f = input_file_open(path, "particle file", 0, err);
-    if (!f)
+    if (!f) {
+        /* a packing a study makes (experiments/NAME/out/...): say which script makes it */
+        const char *e = strstr(path, "experiments/"), *o = e ? strstr(e, "/out") : NULL;
+        if (o && access(path, F_OK) != 0 && o - e - 12 > 0 && o - e - 12 < 64) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg,
+                     "%.*s (a file that experiments/%.*s/run.sh makes: run it first)",
+                     (int)sizeof msg - 160, err->msg, (int)(o - e - 12), e + 12);
+            diag_set(err, CDLAB_ERR_IO, "%s", msg);
+        }
         return CDLAB_ERR_IO;
+    }
     const int want = fmt == PARTICLE_FORMAT_CHUTE ? 11 : 4;
     const char *what = fmt == PARTICLE_FORMAT_CHUTE
                            ? "eleven numbers 'x y z diameter vx vy vz wx wy wz frozen'"

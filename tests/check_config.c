@@ -1040,6 +1040,16 @@ START_TEST(errors_cli_exit_status_2)
     snprintf(args, sizeof args, "run %s -o %s/x.h5", path, dir);
     ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "/nonexistent/pos.txt: cannot open particle file"), "%s", out);
+    ck_assert_msg(!strstr(out, "run.sh makes"), "%s", out);
+    /* a packing a study makes: the message names the study's script */
+    snprintf(args, sizeof args,
+             "run %s -o %s/x.h5 --set particles.file=%s/experiments/demo/out/packing.txt", path,
+             dir, dir);
+    ck_assert_int_eq(run_cli(args, out, sizeof out), 2);
+    ck_assert_msg(strstr(out,
+                         "packing.txt: cannot open particle file: No such file or directory (a "
+                         "file that experiments/demo/run.sh makes: run it first)"),
+                  "%s", out);
     /* --set with a bad value */
     write_file(path, GOOD);
     snprintf(args, sizeof args, "run %s -o %s/x.h5 --set solver.iterations=0", path, dir);
