@@ -13,6 +13,7 @@ Checks, each an assertion with its message:
     position equals that of a direct cdlab run of the same --set values, bit for bit;
   - a second resume runs nothing; another grid on the folder is refused (exit 2) and leaves
     results.csv byte for byte;
+  - a row completed by another build runs again, its file replaced in place (none to stale/);
   - rows that continue a checkpoint (a row's "restart") are continued runs of that file, kept
     on a rerun, and run again once the file is newer than they are.
 Prints "scan resume: ok (K rows done before the kill)" and exits 0, else an AssertionError."""
@@ -118,6 +119,18 @@ other = [a.replace("solver.sweep=random,jacobi", "solver.sweep=random") for a in
 refused = subprocess.run(other, env=env, stderr=subprocess.PIPE, text=True)
 assert refused.returncode == 2 and "holds another scan" in refused.stderr, refused.stderr
 assert open(os.path.join(folder, "results.csv"), "rb").read() == csv_bytes
+# a row completed by another build runs again in place: cdlab replaces its file once the new
+# run completes, and nothing of it goes to stale/
+with h5py.File(os.path.join(folder, "rows", "0003.h5"), "a") as f:
+    f["build"].attrs["git_commit"] = "0000000another"
+stale_before = sorted(os.listdir(os.path.join(folder, "stale"))) \
+    if os.path.isdir(os.path.join(folder, "stale")) else []
+rc = subprocess.run(args, env=env, stderr=subprocess.PIPE, text=True)
+assert rc.returncode == 0 and "11 already done" in rc.stderr, rc.stderr
+stale_after = sorted(os.listdir(os.path.join(folder, "stale"))) \
+    if os.path.isdir(os.path.join(folder, "stale")) else []
+assert stale_after == stale_before, (stale_before, stale_after)
+assert Run(os.path.join(folder, "rows", "0003.h5")).build["git_commit"] != "0000000another"
 # rows that continue a checkpoint (a row's "restart"): each is the continued run of its file,
 # done while newer than that file; the file made again reruns them
 from cdlab.scan import run_rows, row_file  # noqa: E402

@@ -13,7 +13,8 @@ DIR holds (docs/howto/scan.md):
     rows/NNNN.h5, .xmf   each row's output;   rows/NNNN.log   its banner, progress and messages
     results.csv          one line per row: row, status, file, its values, its figures
     results.h5           the same as /table/<column> datasets, the definition as attributes
-    stale/               a killed row's leftovers (its .partial), moved there before it reruns
+    stale/               a killed or failed row's leftovers (its .partial, an interrupted or failed
+                         file), moved there before it reruns
 
 A row is done when its file says "completed", holds the row's values in its /parameters, was
 written by the program that runs the scan (same commit and results epoch) and is newer than
@@ -314,12 +315,22 @@ class Scan:
                 notes.append(f"{name}: {' '.join(str(e).split())}")
         return out, "; ".join(notes)
 
+    @staticmethod
+    def _completed(path):
+        try:
+            status = Run(path).summary.get("status", b"")
+        except (OSError, NotCdlabOutput, KeyError):
+            return False
+        return (status.decode() if isinstance(status, bytes) else str(status)) == "completed"
+
     def _clear_leftovers(self, i):
         path = self.file(i)
         base = path[:-3]
         left = [p for p in (path + ".partial", base + ".xmf.partial", path + ".checkpoint")
                 if os.path.exists(p)]
-        if os.path.exists(path):  # an interrupted or failed try: its file and sidecar too
+        if os.path.exists(path) and not self._completed(path):
+            # an interrupted or failed try: its file and sidecar too (a completed file of
+            # another build or other values stays: cdlab replaces it once the new run completes)
             left += [p for p in (path, base + ".xmf") if os.path.exists(p)]
         if not left:
             return
