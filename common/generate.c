@@ -126,20 +126,41 @@ static int parse_numbers(char *p, double *v, int want, const char **bad)
     }
 }
 
+/* The numbers' start in a particle file's line, NULL for a blank or comment line: a UTF-8
+ * byte order mark (an editor's) before the first line and a comment after the numbers are
+ * skipped, as in the config (both were "expected four numbers"). */
+static char *data_of_line(char *line, int lineno)
+{
+    char *p = line;
+    if (lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
+        p += 3;
+    char *hash = strchr(p, '#');
+    if (hash)
+        *hash = '\0';
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return *p == '\n' || *p == '\r' || *p == '\0' ? NULL : p;
+}
+
+/* A missing packing that a study makes (experiments/NAME/out/...): err's message gains the
+ * script that makes it. */
+static void name_study_script(const char *path, diag *err)
+{
+    const char *e = strstr(path, "experiments/"), *o = e ? strstr(e, "/out") : NULL;
+    if (o && access(path, F_OK) != 0 && o - e - 12 > 0 && o - e - 12 < 64) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%.*s (a file that experiments/%.*s/run.sh makes: run it first)",
+                 (int)sizeof msg - 160, err->msg, (int)(o - e - 12), e + 12);
+        diag_set(err, CDLAB_ERR_IO, "%s", msg);
+    }
+}
+
 status generate_load_file(particles *P, const char *path, particle_format fmt, int *count,
                           diag *err)
 {
     FILE *f = input_file_open(path, "particle file", 0, err);
     if (!f) {
-        /* a packing a study makes (experiments/NAME/out/...): say which script makes it */
-        const char *e = strstr(path, "experiments/"), *o = e ? strstr(e, "/out") : NULL;
-        if (o && access(path, F_OK) != 0 && o - e - 12 > 0 && o - e - 12 < 64) {
-            char msg[sizeof err->msg];
-            snprintf(msg, sizeof msg,
-                     "%.*s (a file that experiments/%.*s/run.sh makes: run it first)",
-                     (int)sizeof msg - 160, err->msg, (int)(o - e - 12), e + 12);
-            diag_set(err, CDLAB_ERR_IO, "%s", msg);
-        }
+        name_study_script(path, err);
         return CDLAB_ERR_IO;
     }
     const int want = fmt == PARTICLE_FORMAT_CHUTE ? 11 : 4;
@@ -156,17 +177,8 @@ status generate_load_file(particles *P, const char *path, particle_format fmt, i
                          lineno, sizeof line - 2);
             break;
         }
-        char *p = line;
-        /* a UTF-8 byte order mark (an editor's) before the first line, and a comment after
-         * the numbers, as in the config (both were "expected four numbers") */
-        if (lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
-            p += 3;
-        char *hash = strchr(p, '#');
-        if (hash)
-            *hash = '\0';
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '\n' || *p == '\r' || *p == '\0')
+        char *p = data_of_line(line, lineno);
+        if (!p)
             continue;
         double v[11];
         const char *bad = NULL;
