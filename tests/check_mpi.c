@@ -259,6 +259,54 @@ START_TEST(determinism_mpi_spatial_order)
 }
 END_TEST
 
+/* /parallel/ranks of the DEM pile (tests/mpi/pile.ini, 400 steps) on 2 and 4 ranks: a row per
+ * rank of each figure, every rank's 400 steps, its MPI time within its step time, its peak
+ * resident memory (the program and a 600-sphere world: between 1 and 256 MiB; measured 17-25),
+ * at most 7 MPI calls per step whatever P (one halo refresh and 4 agreements or reductions, the
+ * rebuilds' migration and halo on a few; measured 5.2), and at most P - 1 + log2 P messages per
+ * call (docs/parallel.md's pattern: rank 0 sends a reduction's result to every other rank). */
+START_TEST(io_mpi_rank_figures)
+{
+    char out[] = "/tmp/cdlab_mpirfXXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    const char *names[] = {"step_seconds", "step_comm_seconds", "step_messages", "step_calls",
+                           "steps",        "peak_rss_kib"};
+    for (int np = 2; np <= 4; np += 2) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 MPIRUN "-np %d %s run mpi/pile.ini -o %s --overwrite --quiet --set output.every=0",
+                 np, cdlab_bin(), out);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        double *v[6];
+        for (int k = 0; k < 6; k++) {
+            char ds[64];
+            long n = 0;
+            diag e;
+            snprintf(ds, sizeof ds, "/parallel/ranks/%s", names[k]);
+            ck_assert_msg(h5in_read_doubles(out, ds, &v[k], &n, &e) == CDLAB_OK, "%s", e.msg);
+            ck_assert_msg(n == np, "%d ranks: %ld rows of %s", np, n, names[k]);
+        }
+        const double log2p = np == 2 ? 1.0 : 2.0;
+        for (int r = 0; r < np; r++) {
+            double steps = v[4][r], calls = v[3][r] / steps, msgs = v[2][r] / steps;
+            ck_assert_msg(steps == 400.0, "%d ranks, rank %d: %g steps", np, r, steps);
+            ck_assert_msg(v[1][r] >= 0.0 && v[1][r] <= v[0][r], "%d ranks, rank %d: MPI %g s of %g",
+                          np, r, v[1][r], v[0][r]);
+            ck_assert_msg(v[5][r] > 1024.0 && v[5][r] < 256.0 * 1024.0,
+                          "%d ranks, rank %d: peak %g KiB", np, r, v[5][r]);
+            ck_assert_msg(calls > 0.0 && calls <= 7.0, "%d ranks, rank %d: %g calls per step", np,
+                          r, calls);
+            ck_assert_msg(msgs <= calls * (np - 1 + log2p),
+                          "%d ranks, rank %d: %g messages per step", np, r, msgs);
+        }
+        for (int k = 0; k < 6; k++)
+            free(v[k]);
+    }
+    remove_output(out);
+}
+END_TEST
+
 /* The DEM chute benchmark (bench/chute.ini) reduced to one 4,100-sphere tile, 200 steps (the
  * frozen rough base, periodic x and y, the Kuhn law, rate dashpots): 2, 3 and 4 ranks write the
  * one-process final state bit for bit (positions, velocities, spins, orientations, contact
@@ -1031,6 +1079,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_mpi_spatial_order);
     tcase_add_test(t, errors_mpi_failure_stops_all_ranks);
     tcase_add_test(t, determinism_mpi_chute_tile_2_to_4_ranks);
+    tcase_add_test(t, io_mpi_rank_figures);
     tcase_add_test(t, io_mpi_job_of_one_is_one_process);
     tcase_add_test(t, io_mpi_migration_and_halo_1_to_4_ranks);
     tcase_add_test(t, io_mpi_cuts_from_shares_1_to_4_ranks);

@@ -26,12 +26,14 @@
 4. MPI: 1 -> 2 ranks (one thread each) for the DEM chute and the CD colored sweep on 97,336
    spheres, and LAMMPS's chute at 1 and 2 ranks (issue 18). BENCH_RANKS="1 2 4 8 16" runs those
    rank counts instead (a many-core machine: bench/many-core.sh ranks); BENCH_MPIRUN and
-   BENCH_LMP name mpirun and lmp where they are not on the PATH.
+   BENCH_LMP name mpirun and lmp where they are not on the PATH. Then the memory per rank: the
+   chute tiled to 1,049,600 spheres on BENCH_MEM_RANKS (8) ranks, each rank's peak
+   (/parallel/ranks) against the one-process peak over the ranks (issue 66).
 Every figure is the median of 3 runs; the 2-thread ratios (chute, colored 10^6 step) are the
 medians of 3 paired runs, 1 and 2 threads alternating, with their range.
 5. Threads (machines of more than 2 cores): the DEM chute (Kuhn) and the CD colored sweep's whole
    step at 10^6 disks at 1, 2, 4, ... threads up to the cores; speed-ups against 1 thread.
-BENCH_ONLY=small|cd|chute|scaling|mpi|threads runs one section (written to
+BENCH_ONLY=small|cd|chute|scaling|mpi|mpi_memory|threads runs one section (written to
 bench/results/<date>-<commit>-<section>.md). On a copy without .git, BENCH_COMMIT (and
 BENCH_DIRTY=1), BENCH_CC and BENCH_RESULTS (the folder) say what git, gcc and the tree would.
 
@@ -631,6 +633,49 @@ def mpi_cases(tmp, out):
     return rows
 
 
+def mpi_memory(tmp, out):
+    """Peak resident memory per rank of the DEM chute tiled 16 x 16 (1,049,600 spheres, 700
+    steps: through the first neighbour rebuild, as the one-process figure) on BENCH_MEM_RANKS
+    (8) ranks of one thread, from /parallel/ranks, against the one-process peak over the ranks
+    plus the program's fixed pages (a rank's peak in the 600-sphere pile of tests/mpi/pile.ini
+    on as many ranks). Issue 66's goal: (largest rank - fixed) / (one process / ranks) <= 1.5."""
+    import h5py
+    os.environ.update(MPI_ENV)
+    ranks = int(os.environ.get("BENCH_MEM_RANKS", "8"))
+    ini = os.path.join(root, "bench", "chute.ini")
+    sets = ["--set", "particles.tile=16,16,1", "--set", "particles.count=1049600",
+            "--set", "system.box_max=160,160,42", "--set", "system.steps=700", "--set", "output.every=0"]
+    h5 = os.path.join(tmp, "chute1e6_mem.h5")
+    if "dem_bytes_1e6" in FIG:  # the chute section's run (2 threads)
+        one = FIG["dem_bytes_1e6"] * 1049600 / 1024
+    else:
+        run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"] + sets, 2)
+        one = int(Run(h5).summary["peak_rss_kib"])
+
+    def rank_peaks(args):
+        run(mpi_prefix(ranks) + [CDLAB, "run"] + args + ["-o", h5, "--overwrite", "--quiet"], 1)
+        with h5py.File(h5, "r") as f:
+            return f["parallel/ranks/peak_rss_kib"][:]
+    fixed = float(max(rank_peaks([os.path.join(root, "tests", "mpi", "pile.ini"), "--set", "output.every=0"])))
+    peaks = rank_peaks([ini] + sets)
+    FIG["mpi_rss_share_1e6"] = (max(peaks) - fixed) / (one / ranks)
+    others = peaks[1:] if len(peaks) > 1 else peaks
+    print(f"mpi memory: {ranks} ranks at 1,049,600 spheres: peak of rank 0 {peaks[0] / 1024:.0f} MiB, of the others "
+          f"{min(others) / 1024:.0f}-{max(others) / 1024:.0f} MiB, one process {one / 1024:.0f} MiB, fixed "
+          f"{fixed / 1024:.0f} MiB", flush=True)
+    out += [f"## MPI memory per rank ({ranks} ranks, one thread each)", "",
+            f"The DEM chute tiled 16 × 16 (1,049,600 spheres, 700 steps, through the first neighbour rebuild) on "
+            f"{ranks} ranks: each rank's peak resident memory (`/parallel/ranks/peak_rss_kib`, set-up included), "
+            f"against the one-process peak shared over the ranks plus the program's fixed pages (a rank's peak in "
+            f"the 600-sphere pile of tests/mpi/pile.ini on {ranks} ranks). Rank 0 also gathers and writes the "
+            f"output (the first and last snapshots and a checkpoint); every rank builds the whole world at set-up "
+            f"(docs/parallel.md).", "",
+            "| one process | one process / ranks | fixed pages | rank 0 | the other ranks | (largest − fixed) / (one / ranks) |",
+            "|---|---|---|---|---|---|",
+            f"| {one / 1024:.0f} MiB | {one / ranks / 1024:.0f} MiB | {fixed / 1024:.0f} MiB | {peaks[0] / 1024:.0f} MiB | "
+            f"{min(others) / 1024:.0f}–{max(others) / 1024:.0f} MiB | {FIG['mpi_rss_share_1e6']:.2f} |", ""]
+
+
 def small_runs(tmp, out):
     """Small runs must never be slower for more cores: cdlab's automatic thread count against
     one and two threads, idle and with a second busy process on the machine (issue 15). Wall
@@ -833,7 +878,9 @@ def goals_table(machine=None, machine_end=None):
               + (f"; the machine's random 64-byte lines (the probe at the bench's start → end: {lines}), 4 per "
                  f"update (a 128-byte contact record, two 64-byte bodies), allow at most {cap}" if lines else ""),
               "cd_random_1e6", ">=", 1.5e7, "{:.3g}"),
-             ("CD step time over 10³–10⁶ disks, log-log slope", "cd_slope", "within", (0.9, 1.1), "{:.3f}")]
+             ("CD step time over 10³–10⁶ disks, log-log slope", "cd_slope", "within", (0.9, 1.1), "{:.3f}"),
+             ("DEM at 10⁶ spheres on 8 ranks: a rank's peak memory less the fixed pages, over the one-process "
+              "peak / 8 (issue 66)", "mpi_rss_share_1e6", "<=", 1.5, "{:.2f}")]
     rows = ["## Goals (issue 19) beside this run's figures", "",
             "| goal | target | measured | met |", "|---|---|---|---|"]
     for name, key, op, target, fmt in goals:
@@ -876,7 +923,8 @@ def main():
     machine = probe()
     with tempfile.TemporaryDirectory() as tmp:
         for name, section in (("small", small_runs), ("cd", cd_cases), ("chute", chute_cases),
-                              ("scaling", scaling), ("mpi", mpi_cases), ("threads", threads_cases)):
+                              ("scaling", scaling), ("mpi", mpi_cases), ("mpi_memory", mpi_memory),
+                              ("threads", threads_cases)):
             if only == name or (not only and (name != "threads" or (os.cpu_count() or 1) > 2)):
                 section(tmp, out)
     machine_end = probe() if machine else None

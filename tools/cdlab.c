@@ -565,13 +565,18 @@ static int run_config_as(config *c, const run_args *a, const char *command)
                 done, sum.wall_seconds, sum.mean_sweeps, sum.unconverged_steps, missed,
                 sum.out_file);
     }
-    if (!a->quiet && sum.ranks > 1)
+    if (!a->quiet && sum.ranks > 1) {
+        char peak[64] = "";
+        if (sum.rank_peak_rss_kib > 0.0)
+            snprintf(peak, sizeof peak, ", peak memory of a rank %.0f MiB",
+                     sum.rank_peak_rss_kib / 1024.0);
         fprintf(stderr,
                 "ranks: %d; communication %.1f%% of the step time (mean over the ranks; largest "
-                "%.1f%%), %.0f messages and %.3g bytes sent per rank and step "
+                "%.1f%%), %.0f messages and %.3g bytes sent per rank and step%s "
                 "(/parallel/ranks)\n",
                 sum.ranks, 100.0 * sum.comm_share_mean, 100.0 * sum.comm_share_max,
-                sum.messages_per_step, sum.bytes_per_step);
+                sum.messages_per_step, sum.bytes_per_step, peak);
+    }
     return 0;
 }
 

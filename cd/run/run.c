@@ -391,11 +391,12 @@ static status loop(run_state *R, run_summary *sum, diag *err)
 /* A distributed run: every rank's step time and communication (run_summary), gathered in rank
  * order; the summary's figures over the ranks on every rank; rank 0 keeps the table (rows of
  * RANK_FIGURES) for /parallel. */
-enum { RANK_FIGURES = 6 };
+enum { RANK_FIGURES = 7 };
 static double *rank_figures(run_summary *sum, long steps)
 {
-    double mine[RANK_FIGURES] = {sum->step_seconds, sum->step_comm_seconds, sum->step_messages,
-                                 sum->step_bytes,   sum->step_calls,        (double)steps};
+    double mine[RANK_FIGURES] = {
+        sum->step_seconds, sum->step_comm_seconds, sum->step_messages,        sum->step_bytes,
+        sum->step_calls,   (double)steps,          (double)run_peak_rss_kib()};
     double *all = NULL;
     int total = 0;
     diag tmp;
@@ -403,6 +404,7 @@ static double *rank_figures(run_summary *sum, long steps)
         return NULL; /* the figures are missing from the file; the run is not lost over them */
     int P = total / RANK_FIGURES;
     sum->ranks = P;
+    sum->rank_peak_rss_kib = -1.0;
     for (int r = 0; r < P; r++) {
         const double *f = &all[RANK_FIGURES * r];
         double share = f[0] > 0.0 ? f[1] / f[0] : 0.0, n = f[5] > 0.0 ? f[5] : 1.0;
@@ -410,6 +412,7 @@ static double *rank_figures(run_summary *sum, long steps)
         sum->comm_share_max = fmax(sum->comm_share_max, share);
         sum->messages_per_step += f[2] / n / P;
         sum->bytes_per_step += f[3] / n / P;
+        sum->rank_peak_rss_kib = fmax(sum->rank_peak_rss_kib, f[6]);
     }
     return all;
 }
@@ -418,7 +421,8 @@ static double *rank_figures(run_summary *sum, long steps)
 static void write_rank_figures(run_writer *w, const double *all, int P, diag *err)
 {
     const char *names[RANK_FIGURES] = {"step_seconds", "step_comm_seconds", "step_messages",
-                                       "step_bytes",   "step_calls",        "steps"};
+                                       "step_bytes",   "step_calls",        "steps",
+                                       "peak_rss_kib"};
     double *col = malloc((size_t)P * sizeof *col);
     if (!col || h5out_group(w->h, "/parallel/ranks", err) != CDLAB_OK) {
         free(col);
@@ -436,7 +440,9 @@ static void write_rank_figures(run_writer *w, const double *all, int P, diag *er
                       "per rank, in rank order, totals over the steps of this run: the engine's "
                       "step time, the part of it inside MPI calls (waiting for slower ranks "
                       "included), the messages and bytes the rank sent in the steps (logical "
-                      "pattern: docs/parallel.md) and the MPI calls; outputs not included",
+                      "pattern: docs/parallel.md) and the MPI calls; outputs not included; "
+                      "peak_rss_kib: the rank's peak resident memory up to the run's end (set-up "
+                      "included, -1 where unknown)",
                       err);
     free(col);
 }

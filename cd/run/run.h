@@ -96,10 +96,12 @@ typedef struct run_summary {
     /* a distributed run: this rank's communication inside the steps (comm_stats: seconds in MPI,
      * messages, bytes sent, calls), and over the ranks (filled on every rank at the end): the
      * share of the step time spent in communication (mean and largest over the ranks) and the
-     * messages and bytes a rank sends per step (mean over the ranks) */
+     * messages and bytes a rank sends per step (mean over the ranks); the largest peak resident
+     * memory of a rank (KiB, -1 where unknown) */
     double step_comm_seconds, step_messages, step_bytes, step_calls;
     int ranks;
     double comm_share_mean, comm_share_max, messages_per_step, bytes_per_step;
+    double rank_peak_rss_kib;
 } run_summary;
 
 /* Reads every section of the config, checks that no key is left unknown, and runs.

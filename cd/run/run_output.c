@@ -481,8 +481,9 @@ status run_output_snapshot(run_writer *w, const run_setup *S, diag *err)
  * this program's own address space. getrusage's ru_maxrss also counts the memory of the process
  * that started it, up to its exec (Linux keeps the larger of the two): under a Python driver
  * holding 58 MB, `make bench` read 58 MB for every chute run at 65,600 spheres, whatever the run
- * used (913 B per particle for about 850). ru_maxrss where /proc is not there; -1 if neither. */
-static long peak_rss_kib(void)
+ * used (913 B per particle for about 850). ru_maxrss where /proc is not there; -1 if neither.
+ * run_output.h declares it. */
+long run_peak_rss_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
@@ -515,7 +516,7 @@ status run_output_summary(run_writer *w, const char *status_text, const run_summ
     h5out_attr_double(h, g, "timed_step_seconds", sum->timed_step_seconds, err);
     h5out_attr_int(h, g, "timed_steps", sum->timed_steps, err);
     h5out_attr_int(h, g, "neighbour_rebuilds", rebuilds, err);
-    long peak = peak_rss_kib();
+    long peak = run_peak_rss_kib();
     if (peak >= 0)
         h5out_attr_int(h, g, "peak_rss_kib", peak, err);
     h5out_attr_double(h, g, "contact_updates", sum->contact_updates, err);

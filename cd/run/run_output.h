@@ -46,6 +46,9 @@ typedef struct run_writer {
     long copy_step;
 } run_writer;
 
+/* The process's peak resident memory so far in KiB (VmHWM: its own address space), -1 where
+ * unknown. */
+long run_peak_rss_kib(void);
 /* Provenance, parameters, the engine's groups and series, the common series, the walls. */
 status run_output_header(run_writer *w, config *c, run_setup *S, const run_hooks *hk, diag *err);
 /* One row of every series: the engine's, then the common ones from rec. A kinetic energy that
