@@ -15,7 +15,8 @@ the halo holds g = 6 s^2 h + 12 s h^2 copies (faces and edges; corners neglected
 reduction (cdlab's comm_allreduce: a gather to rank 0 and a broadcast, binomial trees) costs
 2 alpha log2 P; an all-to-all exchange (MPI_Alltoallv over every rank, before) alpha (P - 1)
 plus its bytes over beta; a neighbour exchange 26 alpha plus its bytes over beta, and where the
-receiver does not know its counts the barrier's 2 alpha log2 P.
+receiver does not know its counts the barrier's 2 alpha log2 P; a reduction of many bytes
+(the cuts' rounds) adds twice its bytes over beta (reduce-scatter and all-gather).
 Efficiency E = compute / (compute + communication); load imbalance is not modelled."""
 import argparse
 import math
@@ -36,7 +37,8 @@ CD_SWEEPS = 50
 CD_VELOCITY_BYTES = 48  # v and w of a halo copy
 CD_CONTACT_BYTES = 48  # a warm-start contact record, to the owners every step (6 doubles)
 CD_COLOUR_GATHER_BYTES = 24  # a contact's bodies and flags (3 doubles), gathered on every rank
-SHARED_CUT_ROUNDS = 66  # decomp_build_shared: stats, <= 64 bisection rounds, the keys beside
+SHARED_CUT_ROUNDS = 19  # decomp_build_shared: stats, <= 17 rounds of 15 keys, the keys beside
+SHARED_CUT_BYTES = 128  # a node's values in a round (16 doubles); a level's nodes at once
 HALO_SPACINGS = 1.2  # detection gap plus the largest diameter, in mean particle spacings
 
 
@@ -71,8 +73,11 @@ def dem(N, P, alpha, beta, pattern):
     rebuild = 3 * exchange(P, moved, alpha, beta, pattern, known=False) + 4 * reduction(P, alpha)
     if pattern == "before":  # every rank gathered every position when it cut afresh
         rebuild += ((P - 1) * alpha + 24 * N / beta) / DEM_REBALANCE_EVERY
-    else:  # the cuts from the shares: a level of nodes at a time, ~66 reductions a level
-        rebuild += math.log2(P) * SHARED_CUT_ROUNDS * reduction(P, alpha) / DEM_REBALANCE_EVERY
+    else:  # the cuts from the shares: a level of nodes at a time, ~19 reductions a level, whose
+        # bytes over the levels add to P - 1 nodes' a round (a large reduction: 2 bytes / beta)
+        cuts = math.log2(P) * SHARED_CUT_ROUNDS * reduction(P, alpha) + \
+            SHARED_CUT_ROUNDS * (P - 1) * SHARED_CUT_BYTES * 2 / beta
+        rebuild += cuts / DEM_REBALANCE_EVERY
     comm = step + rebuild / DEM_REBUILD_EVERY
     return compute, comm
 
