@@ -503,19 +503,26 @@ status comm_allgather(const double *v, int n, double **all, int *total, diag *er
 
 status comm_agree(status s, diag *err)
 {
+    return comm_agree_flag(s, NULL, err);
+}
+
+status comm_agree_flag(status s, int *flag, diag *err)
+{
     if (g_size == 1)
         return s;
-    int mine[2] = {(int)s, g_rank}, worst[2];
+    int mine[4] = {(int)s, g_rank, flag ? *flag : 0, g_rank}, worst[4], pairs = flag ? 2 : 1;
     double t0 = account_begin();
-    /* the largest status; among the ranks with it, the lowest */
+    /* the largest status; among the ranks with it, the lowest (and the largest flag) */
     MPI_Request rq;
     if (g_coop) {
-        MPI_Iallreduce(mine, worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &rq);
+        MPI_Iallreduce(mine, worst, pairs, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &rq);
         wait_for(&rq);
     } else {
-        MPI_Allreduce(mine, worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+        MPI_Allreduce(mine, worst, pairs, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
     }
-    account_reduction(t0, 1, sizeof mine);
+    account_reduction(t0, pairs, 2 * sizeof *mine);
+    if (flag)
+        *flag = worst[2];
     if (worst[0] == CDLAB_OK)
         return CDLAB_OK;
     /* MPI_MAXLOC gives the lowest rank among those with the largest value */

@@ -55,6 +55,9 @@ status comm_allgather(const double *v, int n, double **all, int *total, diag *er
  * that has it, its message into err on every rank: every rank stops together, with one
  * message. */
 status comm_agree(status s, diag *err);
+/* comm_agree, and in the same call the largest of the ranks' *flag into *flag (a signal seen
+ * by any rank, say: one reduction a step instead of two). */
+status comm_agree_flag(status s, int *flag, diag *err);
 /* Ends every rank now (a rank that cannot go on while the others wait for it). */
 void comm_abort(int code);
 

@@ -48,6 +48,7 @@ typedef struct run_state {
     double present_checked; /* when OUT.h5.partial was last found still there */
     thread_tuner tuner;
     run_summary *sum; /* the caller's, filled as the run goes */
+    int signal;       /* a distributed run: the signal any rank had seen at the step's end */
 } run_state;
 
 status run_validate(config *c, const run_hooks *hk, diag *err)
@@ -308,12 +309,11 @@ static status stop_if_signalled(run_state *R, diag *err)
     const run_hooks *hk = R->hk;
     run_setup *S = &R->S;
     const world *W = &S->W;
-    double flag = hk && hk->stop ? *hk->stop : 0;
-    if (comm_size() > 1) /* a signal may reach the ranks at different steps: all stop at once */
-        comm_allreduce(&flag, 1, COMM_MAX);
-    if (flag == 0 || W->step >= S->info.steps)
+    /* a signal may reach the ranks at different steps: a distributed run stops at once on all
+     * of them, at the signal the step's agreement gathered (comm_agree_flag) */
+    int sig = comm_size() > 1 ? R->signal : hk && hk->stop ? *hk->stop : 0;
+    if (sig == 0 || W->step >= S->info.steps)
         return CDLAB_OK;
-    int sig = (int)flag;
     /* rank 0 knows whether this step's snapshot and checkpoint are written */
     int w0 = comm_rank() == 0;
     double due[2] = {w0 && R->w.snapshot_step != W->step, w0 && R->w.checkpoint_step != W->step};
@@ -339,7 +339,9 @@ static status loop(run_state *R, run_summary *sum, diag *err)
     for (long k = R->first; k < S->info.steps && s == CDLAB_OK; k++) {
         double ts = run_now_seconds();
         comm_stats c0 = comm_stats_now();
-        s = comm_agree(S->E.ops->step.step(&S->E, W, &R->rec, err), err);
+        s = S->E.ops->step.step(&S->E, W, &R->rec, err);
+        R->signal = hk && hk->stop ? *hk->stop : 0;
+        s = comm_agree_flag(s, &R->signal, err);
         comm_stats c1 = comm_stats_now();
         double spent = run_now_seconds() - ts;
         sum->step_comm_seconds += c1.seconds - c0.seconds;
