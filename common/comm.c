@@ -1,6 +1,7 @@
 /* MPI behind comm.h. */
 #include "comm.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,6 +507,48 @@ status comm_agree(status s, diag *err)
     return comm_agree_flag(s, NULL, err);
 }
 
+/* The worst status's rank sends its message to the others (comm_agree's second half). */
+static status agreed(status worst, int from, diag *err)
+{
+    if (worst == CDLAB_OK)
+        return CDLAB_OK;
+    double t0 = account_begin();
+    MPI_Request rq;
+    if (g_coop) {
+        MPI_Ibcast(err->msg, (int)sizeof err->msg, MPI_CHAR, from, MPI_COMM_WORLD, &rq);
+        wait_for(&rq);
+    } else {
+        MPI_Bcast(err->msg, (int)sizeof err->msg, MPI_CHAR, from, MPI_COMM_WORLD);
+    }
+    double to = g_rank == from ? (double)(g_size - 1) : 0.0;
+    account_end(t0, to, to * sizeof err->msg);
+    return worst;
+}
+
+status comm_agree_values(status s, int *flag, double *v, const comm_op *op, int n, diag *err)
+{
+    if (g_size == 1)
+        return s;
+    /* the status and the rank as one value whose maximum is the largest status from the
+     * lowest rank that has it (exact in a double: the statuses are a handful of small codes) */
+    const double span = 4294967296.0;
+    double buf[COMM_AGREE_VALUES_MAX + 2];
+    comm_op ops[COMM_AGREE_VALUES_MAX + 2];
+    if (n < 0 || n > COMM_AGREE_VALUES_MAX)
+        comm_abort(3);
+    for (int k = 0; k < n; k++)
+        buf[k] = v[k], ops[k] = op[k];
+    buf[n] = (double)s * span + (span - 1.0 - g_rank), ops[n] = COMM_MAX;
+    buf[n + 1] = flag ? *flag : 0, ops[n + 1] = COMM_MAX;
+    comm_allreduce_ops(buf, ops, n + 2);
+    for (int k = 0; k < n; k++)
+        v[k] = buf[k];
+    if (flag)
+        *flag = (int)buf[n + 1];
+    double worst = floor(buf[n] / span);
+    return agreed((status)worst, (int)(span - 1.0 - (buf[n] - worst * span)), err);
+}
+
 status comm_agree_flag(status s, int *flag, diag *err)
 {
     if (g_size == 1)
@@ -523,20 +566,8 @@ status comm_agree_flag(status s, int *flag, diag *err)
     account_reduction(t0, pairs, 2 * sizeof *mine);
     if (flag)
         *flag = worst[2];
-    if (worst[0] == CDLAB_OK)
-        return CDLAB_OK;
     /* MPI_MAXLOC gives the lowest rank among those with the largest value */
-    int from = worst[1];
-    t0 = account_begin();
-    if (g_coop) {
-        MPI_Ibcast(err->msg, (int)sizeof err->msg, MPI_CHAR, from, MPI_COMM_WORLD, &rq);
-        wait_for(&rq);
-    } else {
-        MPI_Bcast(err->msg, (int)sizeof err->msg, MPI_CHAR, from, MPI_COMM_WORLD);
-    }
-    double to = g_rank == from ? (double)(g_size - 1) : 0.0;
-    account_end(t0, to, to * sizeof err->msg);
-    return (status)worst[0];
+    return agreed((status)worst[0], worst[1], err);
 }
 
 void comm_barrier(void)

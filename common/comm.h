@@ -58,6 +58,10 @@ status comm_agree(status s, diag *err);
 /* comm_agree, and in the same call the largest of the ranks' *flag into *flag (a signal seen
  * by any rank, say: one reduction a step instead of two). */
 status comm_agree_flag(status s, int *flag, diag *err);
+/* comm_agree_flag, and in the same reduction (comm_allreduce_ops: in rank order) the n values
+ * v with their ops (at most COMM_AGREE_VALUES_MAX): a step's figures with its agreement. */
+#define COMM_AGREE_VALUES_MAX 16
+status comm_agree_values(status s, int *flag, double *v, const comm_op *op, int n, diag *err);
 /* Ends every rank now (a rank that cannot go on while the others wait for it). */
 void comm_abort(int code);
 

@@ -344,20 +344,11 @@ static status dem_header(engine *e, h5out *h, const world *W, const scene_info *
     return engine_stress_series(h, NULL, E->set.stress_volume, E->ser_stress, err);
 }
 
-/* The step's record; its residual (the ledger's) is made for the rows written (dem_gather). */
-static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
+/* The step's record; its residual (the ledger's) is made for the rows written (dem_gather). A
+ * distributed run's counts and overlaps are every rank's (its counted pairs and own particles),
+ * merged in rank order: here, or by the run's agreement of the step (by_rank). */
+static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec, int by_rank)
 {
-    dem_stats g = *st;
-    if (E->M) { /* every rank's counted pairs and own particles: sums and maxima in rank order */
-        double v[5] = {st->n_contacts, st->n_active, st->mean_overlap * st->n_active, st->n_sliding,
-                       st->max_overlap};
-        const comm_op ops[5] = {COMM_SUM, COMM_SUM, COMM_SUM, COMM_SUM, COMM_MAX};
-        comm_allreduce_ops(v, ops, 5);
-        g.max_overlap = v[4];
-        g.n_contacts = (int)v[0], g.n_active = (int)v[1], g.n_sliding = (int)v[3];
-        g.mean_overlap = v[1] > 0 ? v[2] / v[1] : 0.0;
-        st = &g;
-    }
     *rec = (engine_record){.converged = 1,
                            .n_contacts = st->n_contacts,
                            .n_active = st->n_active,
@@ -365,6 +356,13 @@ static void record_of(dem_engine *E, const dem_stats *st, engine_record *rec)
                            .mean_overlap = st->mean_overlap,
                            .max_overlap = st->max_overlap,
                            .rebuilds = E->S.rebuilds};
+    if (E->M && !by_rank) {
+        double v[ENGINE_RECORD_PARTS];
+        comm_op ops[ENGINE_RECORD_PARTS];
+        engine_record_parts(rec, v, ops);
+        comm_allreduce_ops(v, ops, ENGINE_RECORD_PARTS);
+        engine_record_merge(rec, v);
+    }
 }
 
 /* The ledger's relative residual: its balance over the largest energies it holds. */
@@ -391,7 +389,7 @@ static status dem_engine_start(engine *e, world *W, engine_record *rec, diag *er
         s = comm_agree(dem_start(W, &E->S, &E->set.p, &st, err), err);
     if (s == CDLAB_OK && E->M) /* the ledger over all ranks, once every rank has started */
         s = comm_agree(dem_ledger_start(W, &E->S, &E->set.p, err), err);
-    record_of(E, &st, rec);
+    record_of(E, &st, rec, 0);
     return s;
 }
 
@@ -421,7 +419,7 @@ static status dem_engine_step(engine *e, world *W, engine_record *rec, diag *err
             dem_affine(W, d->centre, d->G, E->du, E->dth);
         s = dem_kinematic_step(W, &E->S, &d->p, E->du, E->dth, &st, err);
     }
-    record_of(E, &st, rec);
+    record_of(E, &st, rec, 1);
     return s;
 }
 
@@ -823,6 +821,7 @@ const engine_ops dem_engine_ops = {
             .plan_export = NULL,
             .start = dem_engine_start,
             .step = dem_engine_step,
+            .record_by_rank = 1,
         },
     .report =
         {

@@ -79,3 +79,18 @@ status engine_stress_row(h5out *h, const int ser[2], double sigma[2][3][3], diag
     status s = h5out_series_append(h, ser[0], &sigma[0][0][0], err);
     return s == CDLAB_OK ? h5out_series_append(h, ser[1], &sigma[1][0][0], err) : s;
 }
+
+void engine_record_parts(const engine_record *rec, double *v, comm_op *ops)
+{
+    v[0] = rec->n_contacts, v[1] = rec->n_active, v[2] = rec->mean_overlap * rec->n_active;
+    v[3] = rec->n_sliding, v[4] = rec->max_overlap;
+    for (int k = 0; k < ENGINE_RECORD_PARTS; k++)
+        ops[k] = k < 4 ? COMM_SUM : COMM_MAX;
+}
+
+void engine_record_merge(engine_record *rec, const double *v)
+{
+    rec->n_contacts = (int)v[0], rec->n_active = (int)v[1], rec->n_sliding = (int)v[3];
+    rec->mean_overlap = v[1] > 0 ? v[2] / v[1] : 0.0;
+    rec->max_overlap = v[4];
+}

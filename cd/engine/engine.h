@@ -8,7 +8,8 @@
  * it one step at a time and keeps what else it needs (solver state, contact history) in
  * content. Every sum over particles or contacts that a decision or the output uses (overlaps,
  * residuals, energies, stress) is taken inside the engine's step, row or contact operations,
- * so that a distributed run can replace those in one place per engine.
+ * so that a distributed run can replace those in one place per engine (the step's record may
+ * be left as each rank's, for the run's agreement of the step to merge: record_by_rank).
  *
  * Order of the calls in a run (run.c):
  *   read -> [plan_export] -> header -> start, or checkpoint_read (restart) -> row ->
@@ -17,6 +18,7 @@
 #ifndef CDLAB_ENGINE_H
 #define CDLAB_ENGINE_H
 
+#include "comm.h"
 #include "config.h"
 #include "engine/equiv.h"
 #include "h5io.h"
@@ -43,6 +45,13 @@ typedef struct engine_record {
     long missed;
     double missed_overlap;
 } engine_record;
+
+/* A distributed record's parts over the ranks: n_contacts, n_active, the overlap summed over
+ * the active pairs and n_sliding (sums), max_overlap (the maximum), into v with their
+ * reduction's ops; and the record made from their reduction. */
+#define ENGINE_RECORD_PARTS 5
+void engine_record_parts(const engine_record *rec, double *v, comm_op *ops);
+void engine_record_merge(engine_record *rec, const double *v);
 
 /* Lines for the user: message (banner, notices), result (shown even when messages are off). */
 typedef struct engine_notes {
@@ -147,6 +156,10 @@ typedef struct engine_ops {
         status (*start)(engine *e, world *W, engine_record *rec, diag *err);
         /* [required] one step: W->step and W->t advance by one */
         status (*step)(engine *e, world *W, engine_record *rec, diag *err);
+        /* a distributed step leaves rec's counts and overlaps (ENGINE_RECORD_PARTS) as this
+         * rank's own, for the run's agreement of the step to merge in the same reduction
+         * (engine_record_parts, engine_record_merge); 0: the step merges them itself */
+        int record_by_rank;
         /* [optional] write this step's contact problem (FCLIB) to path between solve and
          * update, with the residual as a result line; NULL: no contact problem to export */
         status (*plan_export)(engine *e, long step, const char *path, const char *config_file,

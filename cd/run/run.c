@@ -327,6 +327,20 @@ static status stop_if_signalled(run_state *R, diag *err)
     return s;
 }
 
+/* A distributed step's agreement, with the signal any rank has seen and, where the engine
+ * leaves them as each rank's, its record's counts and overlaps: one reduction. */
+static status agree_step(run_state *R, status s, diag *err)
+{
+    if (comm_size() == 1 || !R->S.E.ops->step.record_by_rank)
+        return comm_agree_flag(s, &R->signal, err);
+    double v[ENGINE_RECORD_PARTS];
+    comm_op ops[ENGINE_RECORD_PARTS];
+    engine_record_parts(&R->rec, v, ops);
+    s = comm_agree_values(s, &R->signal, v, ops, ENGINE_RECORD_PARTS, err);
+    engine_record_merge(&R->rec, v);
+    return s;
+}
+
 /* The step loop. Timing: the engine's step alone (no output) in step_seconds, and without the
  * first output.timing_warmup steps in timed_step_seconds. */
 static status loop(run_state *R, run_summary *sum, diag *err)
@@ -341,7 +355,7 @@ static status loop(run_state *R, run_summary *sum, diag *err)
         comm_stats c0 = comm_stats_now();
         s = S->E.ops->step.step(&S->E, W, &R->rec, err);
         R->signal = hk && hk->stop ? *hk->stop : 0;
-        s = comm_agree_flag(s, &R->signal, err);
+        s = agree_step(R, s, err);
         comm_stats c1 = comm_stats_now();
         double spent = run_now_seconds() - ts;
         sum->step_comm_seconds += c1.seconds - c0.seconds;
