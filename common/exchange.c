@@ -378,6 +378,29 @@ status exchange_to_rank0(const double *rec, int n, int w, double **recv, int *nr
     return s;
 }
 
+/* Record k of rec (w doubles each) becomes the one at kr[k].rec, in place: each cycle of the
+ * permutation followed once with one record aside (tmp); kr's recs are used up. */
+static void permute_records(double *rec, int w, keyed_ref *kr, int m, double *tmp)
+{
+    size_t bytes = (size_t)w * sizeof *rec;
+    for (int i = 0; i < m; i++) {
+        if (kr[i].rec == i)
+            continue; /* in place already, or placed by an earlier cycle */
+        memcpy(tmp, rec + (size_t)i * (size_t)w, bytes);
+        int j = i;
+        for (;;) {
+            int from = kr[j].rec;
+            kr[j].rec = j;
+            if (from == i) {
+                memcpy(rec + (size_t)j * (size_t)w, tmp, bytes);
+                break;
+            }
+            memcpy(rec + (size_t)j * (size_t)w, rec + (size_t)from * (size_t)w, bytes);
+            j = from;
+        }
+    }
+}
+
 status exchange_gather_world(const world *W, int own, const double *extra, int width,
                              const double *rec, int n, int rw, world *Wg, double **gextra,
                              double **grec, int *ngrec, diag *err)
@@ -398,10 +421,11 @@ status exchange_gather_world(const world *W, int own, const double *extra, int w
         free(all);
         return s;
     }
-    /* the records in key order (the list one process holds), from their bodies' ids */
+    /* the records in key order (the list one process holds), from their bodies' ids, put in
+     * place (a sorted copy beside them was rank 0's largest allocation at an output) */
     keyed_ref *kr = malloc((size_t)(m > 0 ? m : 1) * sizeof *kr);
-    double *sorted = malloc((size_t)(m > 0 ? m : 1) * (size_t)rw * sizeof *sorted);
-    if (!kr || !sorted)
+    double *tmp = malloc((size_t)rw * sizeof *tmp);
+    if (!kr || !tmp)
         s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
     for (int k = 0; k < m && s == CDLAB_OK; k++) {
         const double *r = all + (size_t)k * (size_t)rw;
@@ -409,16 +433,14 @@ status exchange_gather_world(const world *W, int own, const double *extra, int w
     }
     if (s == CDLAB_OK) {
         keyed_sort(kr, m);
-        for (int k = 0; k < m; k++)
-            memcpy(sorted + (size_t)k * (size_t)rw, all + (size_t)kr[k].rec * (size_t)rw,
-                   (size_t)rw * sizeof *sorted);
-        *grec = sorted;
+        permute_records(all, rw, kr, m, tmp);
+        *grec = all;
         *ngrec = m;
     } else {
-        free(sorted);
+        free(all);
     }
     free(kr);
-    free(all);
+    free(tmp);
     return s;
 }
 
