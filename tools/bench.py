@@ -297,9 +297,7 @@ def chute_cases(tmp, out):
     # showed 602 bytes per particle where a run through a rebuild took 951), on 2 threads (the
     # threaded contact search joins its shares' lists: the larger peak)
     h5 = os.path.join(tmp, "chute1e6.h5")
-    run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet",
-         "--set", "particles.tile=16,16,1", "--set", "particles.count=1049600",
-         "--set", "system.box_max=160,160,42", "--set", "system.steps=700", "--set", "output.every=0"], 2)
+    run([CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"] + CHUTE_1E6, 2)
     s = Run(h5).summary
     kib, rebuilds_1e6 = int(s["peak_rss_kib"]), int(s["neighbour_rebuilds"])
     FIG["dem_bytes_1e6"] = kib * 1024 / 1049600
@@ -539,6 +537,12 @@ def threads_cases(tmp, out):
     out.append("")
 
 
+# the chute tiled 16 x 16 (1,049,600 spheres) through its first neighbour rebuild: the
+# one-process memory figure and its distributed twin (mpi_memory)
+CHUTE_1E6 = ["--set", "particles.tile=16,16,1", "--set", "particles.count=1049600",
+             "--set", "system.box_max=160,160,42", "--set", "system.steps=700", "--set", "output.every=0"]
+
+
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
@@ -643,8 +647,7 @@ def mpi_memory(tmp, out):
     os.environ.update(MPI_ENV)
     ranks = int(os.environ.get("BENCH_MEM_RANKS", "8"))
     ini = os.path.join(root, "bench", "chute.ini")
-    sets = ["--set", "particles.tile=16,16,1", "--set", "particles.count=1049600",
-            "--set", "system.box_max=160,160,42", "--set", "system.steps=700", "--set", "output.every=0"]
+    sets = CHUTE_1E6
     h5 = os.path.join(tmp, "chute1e6_mem.h5")
     if "dem_bytes_1e6" in FIG:  # the chute section's run (2 threads)
         one = FIG["dem_bytes_1e6"] * 1049600 / 1024
