@@ -174,15 +174,24 @@ experiments: deps
 # Benchmarks with release flags in build-release/ (tools/bench.py; results in bench/results/).
 BENCH_OPT := -O3 -march=native -g
 bench:
-	@CDLAB_EXTRA_PKGS=lammps bash tools/deps.sh
-	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab build-release/probe
+	@CDLAB_EXTRA_PKGS="lammps libsiconos-numerics-dev" bash tools/deps.sh
+	$(MAKE) --no-print-directory BUILD=build-release OPT="$(BENCH_OPT)" build-release/cdlab build-release/probe \
+	    build-release/siconos_solve
 	BENCH_FLAGS="$(CSTD) $(BENCH_OPT) $(OMPFLAG)" CDLAB=$(CURDIR)/build-release/cdlab \
-	    PROBE=$(CURDIR)/build-release/probe $(PYTHON) tools/bench.py
+	    PROBE=$(CURDIR)/build-release/probe SICONOS_SOLVE=$(CURDIR)/build-release/siconos_solve \
+	    $(PYTHON) tools/bench.py
 	$(PYTHON) tools/bench_table.py
 
 # docs/benchmarks.md from bench/results/ (make test fails when it is older than the files)
 bench-table:
 	$(PYTHON) tools/bench_table.py
+
+# Siconos's solvers on an FCLIB file, the bench's peer of cdlab solve (bench/siconos_solve.c;
+# Debian's libsiconos-numerics-dev, which make bench installs; not part of cdlab).
+$(BUILD)/siconos_solve: bench/siconos_solve.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CSTD) $(OPT) $(WARN) -I/usr/include/siconos -I/usr/include/siconos/numerics $< -o $@ \
+	    -lsiconos_numerics -lfclib
 
 # The machine's memory and core figures beside each bench run (bench/probe.c, tools/bench.py).
 $(BUILD)/probe: bench/probe.c

@@ -33,7 +33,9 @@ Every figure is the median of 3 runs; the 2-thread ratios (chute, colored 10^6 s
 medians of 3 paired runs, 1 and 2 threads alternating, with their range.
 5. Threads (machines of more than 2 cores): the DEM chute (Kuhn) and the CD colored sweep's whole
    step at 10^6 disks at 1, 2, 4, ... threads up to the cores; speed-ups against 1 thread.
-BENCH_ONLY=small|cd|chute|scaling|mpi|mpi_memory|threads runs one section (written to
+6. Peers (issue 63): over 30 exported CD steps solved by cdlab's solvers and Siconos's, to three
+   tolerances from zero and warm; tables, Dolan-More profiles (BENCH_PEERS_CAP seconds a run, 20).
+BENCH_ONLY=small|cd|chute|scaling|mpi|mpi_memory|threads|peers runs one section (written to
 bench/results/<date>-<commit>-<section>.md). On a copy without .git, BENCH_COMMIT (and
 BENCH_DIRTY=1), BENCH_CC and BENCH_RESULTS (the folder) say what git, gcc and the tree would.
 
@@ -679,6 +681,38 @@ def mpi_memory(tmp, out):
             f"{min(others) / 1024:.0f}–{max(others) / 1024:.0f} MiB | {FIG['mpi_rss_share_1e6']:.2f} |", ""]
 
 
+def peers(tmp, out):
+    """Issue 63's benchmark set (tools/solver_set.py): over 30 steps exported from cdlab's own runs,
+    each solved from zero and warm by every `cdlab solve` method and by Siconos's solvers
+    (SICONOS_SOLVE: bench/siconos_solve.c), to natural-map 1e-4, 1e-6 and 1e-8, at most
+    BENCH_PEERS_CAP (20) seconds a run; tables, Dolan-Moré profiles and the goals."""
+    import solver_set
+    cap = float(os.environ.get("BENCH_PEERS_CAP", "20"))
+    driver = os.environ.get("SICONOS_SOLVE", os.path.join(root, "build-release", "siconos_solve"))
+    problems = solver_set.export_set(root, CDLAB, os.path.join(tmp, "peers"))
+    rows = solver_set.run_set(CDLAB, driver, problems, cap, os.path.join(tmp, "peer_answer.fclib.h5"))
+    n = len(problems)
+    sizes = sorted(r["contacts"] for r in rows)
+    out += ["## cdlab's solvers beside Siconos's on a set of exported steps (issue 63)", "",
+            f"{n} steps exported from cdlab's own runs (tools/solver_set.py: the 1D chain, 3D piles under a "
+            f"piston of 60 to 3,000 spheres, settling 2D boxes of 400 to 10,000 disks; frictional and "
+            f"frictionless; {sizes[0]} to {sizes[-1]} contacts), each solved from zero and warm (from the "
+            f"file's stored solution: the engine's impulses of that step) by every `cdlab solve` method and by "
+            f"Siconos {siconos_version()}'s NSGS (ω = 1 and 1.5), PROX, ADMM and NSN-AC (fc3d; a 2D step given "
+            f"a decoupled second tangent) from the same files in the same run, one thread, one run at a time, "
+            f"at most {cap:g} s each. Every answer is measured with cdlab's natural-map residual (ρ = 1, "
+            f"relative to |r|); Siconos stops at its own error, so it is run again with a tighter tolerance (up "
+            f"to three times) until that residual reaches the tolerance, and the time of that run counts "
+            f"(Siconos's set-up excluded).", ""]
+    out += solver_set.markdown(rows, cap)
+
+
+def siconos_version():
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libsiconos-numerics-dev"],
+                       capture_output=True, text=True)
+    return p.stdout.split("+")[0] if p.returncode == 0 else "(version unknown)"
+
+
 def small_runs(tmp, out):
     """Small runs must never be slower for more cores: cdlab's automatic thread count against
     one and two threads, idle and with a second busy process on the machine (issue 15). Wall
@@ -927,7 +961,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, section in (("small", small_runs), ("cd", cd_cases), ("chute", chute_cases),
                               ("scaling", scaling), ("mpi", mpi_cases), ("mpi_memory", mpi_memory),
-                              ("threads", threads_cases)):
+                              ("threads", threads_cases), ("peers", peers)):
             if only == name or (not only and (name != "threads" or (os.cpu_count() or 1) > 2)):
                 section(tmp, out)
     machine_end = probe() if machine else None
