@@ -132,15 +132,7 @@ START_TEST(errors_memory_limit_refuses)
 END_TEST
 
 /* A sanitizer's program cannot start under ulimit -v: it reserves terabytes of address space for
- * its shadow memory (make check-asan). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CDLAB_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CDLAB_SANITIZED 1
-#endif
-#endif
-
+ * its shadow memory (CDLAB_SANITIZED, suites.h). */
 /* Over the process's address-space limit (ulimit -v 600 MB), 400,000 spheres (an estimate of
  * 678 MB with a dense packing's pairs) are refused, the refusal naming system.memory_check;
  * with system.memory_check = false the same check passes with a warning that says so. Run by
