@@ -682,6 +682,25 @@ START_TEST(fclib_program_export)
     ck_assert_msg(strstr(said2, "semismooth Newton") && strstr(said2, "reached: ") &&
                       strstr(said2, "factorizations") && strstr(said2, "dilation: u_N at the "),
                   "%s", said2);
+    /* eqs. 35-36 stop every method too: met, and the answer's natural map within 1e-6 (the
+     * change criteria stall, they do not measure the distance to the answer) */
+    static const char *const change_runs[] = {"--criterion local --tolerance 1e-10",
+                                              "--criterion global --tolerance 1e-12",
+                                              "--method newton --criterion local --tolerance 1e-10",
+                                              "--method apgd --criterion global --tolerance 1e-12"};
+    for (int k = 0; k < 4; k++) {
+        snprintf(cmd, sizeof cmd, "%s solve %s %s --every 0 2>&1", cdlab_bin(), fb, change_runs[k]);
+        ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 0);
+        const char *v = strstr(said2, "reached: residual ");
+        ck_assert_msg(v && strstr(said2, "criterion met: the last iteration's change") &&
+                          strstr(said2, k % 2 ? "(eq. 36)" : "(eq. 35)"),
+                      "%s", said2);
+        double res = strtod(v + strlen("reached: residual "), NULL);
+        ck_assert_msg(res < 1e-6, "%s: natural map %g", change_runs[k], res);
+    }
+    snprintf(cmd, sizeof cmd, "%s solve %s --delta 1e-9 2>&1", cdlab_bin(), fb);
+    ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 2);
+    ck_assert_msg(strstr(said2, "--delta is the local criterion's"), "%s", said2);
     snprintf(cmd, sizeof cmd, "%s solve %s --method apgd --desaxce sideways 2>&1", cdlab_bin(), fb);
     ck_assert_int_eq(run_capture(cmd, said2, sizeof said2), 2);
     ck_assert_msg(strstr(said2, "--desaxce 'sideways' is not taken"), "%s", said2);

@@ -111,7 +111,11 @@ static const struct {
      "                             off: the convex relaxation, which dilates sliding contacts)\n"
      "  --presweeps N              Newton: N sweeps before the first Newton step (default 0)\n"
      "  --relaxation W             omega in (0, 2) (default 1: Gauss-Seidel)\n"
-     "  --tolerance T              stop at a residual <= T (default 1e-8)\n"
+     "  --criterion C              natural_map (default): stop at a residual <= T; local: when\n"
+     "                             every contact's |dr| <= T |r| + D over one iteration (eq. 35);\n"
+     "                             global: when |d sum |r|| <= T sum |r| (eq. 36)\n"
+     "  --tolerance T              the criterion's tolerance (default 1e-8)\n"
+     "  --delta D                  local: the impulse D added to its right-hand side (default 0)\n"
      "  --max-sweeps N             at most N iterations (default 100000)\n"
      "  --max-seconds S            and none begun after S seconds (default: no limit)\n"
      "  --every K                  a history line every K iterations (default 100; 0: first, "
@@ -787,8 +791,8 @@ static void solve_report(void *ctx, int sweep, double residual, double seconds)
 }
 
 typedef struct solve_args {
-    const char *file, *order, *start, *method;
-    double relaxation, tolerance, max_seconds;
+    const char *file, *order, *start, *method, *criterion;
+    double relaxation, tolerance, max_seconds, delta;
     long max_sweeps, every, presweeps;
     int desaxce;
     uint64_t seed;
@@ -799,6 +803,7 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
 {
     *a = (solve_args){.order = "random",
                       .method = "sweeps",
+                      .criterion = "natural_map",
                       .desaxce = 1,
                       .start = "zero",
                       .relaxation = 1.0,
@@ -830,6 +835,12 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
                  (strcmp(val, "sweeps") == 0 || strcmp(val, "apgd") == 0 ||
                   strcmp(val, "newton") == 0))
             a->method = val;
+        else if (strcmp(o, "--criterion") == 0 &&
+                 (strcmp(val, "natural_map") == 0 || strcmp(val, "local") == 0 ||
+                  strcmp(val, "global") == 0))
+            a->criterion = val;
+        else if (strcmp(o, "--delta") == 0 && config_parse_number(val, &v) && v >= 0.0)
+            a->delta = v;
         else if (strcmp(o, "--desaxce") == 0 && (strcmp(val, "on") == 0 || strcmp(val, "off") == 0))
             a->desaxce = strcmp(val, "on") == 0;
         else if (strcmp(o, "--presweeps") == 0 && config_parse_number(val, &v) && v >= 0.0 &&
@@ -856,7 +867,8 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
         else {
             fprintf(stderr,
                     "cdlab solve: %s '%s' is not taken (cdlab help solve: --method "
-                    "sweeps|apgd|newton, --sweep random|forward|backward, --relaxation in "
+                    "sweeps|apgd|newton, --criterion natural_map|local|global, --delta >= 0, "
+                    "--sweep random|forward|backward, --relaxation in "
                     "(0, 2), --tolerance >= 0, --max-sweeps >= 1, --every >= 0, --start "
                     "zero|stored, --seed >= 0, --desaxce on|off, --presweeps >= 0, --max-seconds > "
                     "0)\n",
@@ -868,6 +880,10 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
         fprintf(stderr, "cdlab solve: which FILE.fclib.h5? (cdlab help solve)\n");
         return 2;
     }
+    if (a->delta > 0.0 && strcmp(a->criterion, "local") != 0) {
+        fprintf(stderr, "cdlab solve: --delta is the local criterion's (--criterion local)\n");
+        return 2;
+    }
     return 0;
 }
 
@@ -875,21 +891,29 @@ static int parse_solve_args(int argc, char **argv, solve_args *a)
 static void print_solver(const solve_args *a, int method)
 {
     const char *from = strcmp(a->start, "zero") == 0 ? "zero" : "the stored solution";
+    char until[160];
+    if (strcmp(a->criterion, "local") == 0)
+        snprintf(until, sizeof until,
+                 "every contact's |dr| <= %g |r| + %g over one iteration (eq. 35)", a->tolerance,
+                 a->delta);
+    else if (strcmp(a->criterion, "global") == 0)
+        snprintf(until, sizeof until, "|d sum |r|| <= %g sum |r| over one iteration (eq. 36)",
+                 a->tolerance);
+    else
+        snprintf(until, sizeof until, "the natural-map residual (rho = 1) <= %g", a->tolerance);
     if (method == CP_APGD)
-        printf("solver: APGD on the cone complementarity problem, %s, from %s, until the "
-               "natural-map residual (rho = 1) <= %g or %ld iterations\n",
+        printf("solver: APGD on the cone complementarity problem, %s, from %s, until %s or %ld "
+               "iterations\n",
                a->desaxce ? "De Saxce's outer loop to Coulomb's law"
                           : "the convex relaxation (no outer loop: sliding contacts dilate)",
-               from, a->tolerance, a->max_sweeps);
+               from, until, a->max_sweeps);
     else if (method == CP_NEWTON)
         printf("solver: semismooth Newton (Alart-Curnier, UMFPACK) after %ld %s sweeps "
-               "(relaxation %g), from %s, until the natural-map residual (rho = 1) <= %g or %ld "
-               "iterations\n",
-               a->presweeps, a->order, a->relaxation, from, a->tolerance, a->max_sweeps);
+               "(relaxation %g), from %s, until %s or %ld iterations\n",
+               a->presweeps, a->order, a->relaxation, from, until, a->max_sweeps);
     else
-        printf("solver: %s sweeps, relaxation %g, from %s, until the natural-map residual "
-               "(rho = 1) <= %g or %ld sweeps\n",
-               a->order, a->relaxation, from, a->tolerance, a->max_sweeps);
+        printf("solver: %s sweeps, relaxation %g, from %s, until %s or %ld sweeps\n", a->order,
+               a->relaxation, from, until, a->max_sweeps);
 }
 
 /* The solver's own figures after the verdict. */
@@ -955,7 +979,13 @@ static int cmd_solve(int argc, char **argv)
                                    : strcmp(a.order, "forward") == 0 ? CP_FORWARD
                                                                      : CP_BACKWARD,
                           .relaxation = a.relaxation,
-                          .tolerance = a.tolerance,
+                          /* local, global: the change criterion alone stops it */
+                          .tolerance = strcmp(a.criterion, "natural_map") == 0 ? a.tolerance : -1.0,
+                          .change = strcmp(a.criterion, "local") == 0    ? CP_CHANGE_LOCAL
+                                    : strcmp(a.criterion, "global") == 0 ? CP_CHANGE_GLOBAL
+                                                                         : CP_CHANGE_NONE,
+                          .change_epsilon = a.tolerance,
+                          .change_delta = a.delta,
                           .max_sweeps = (int)a.max_sweeps,
                           .every = (int)a.every,
                           .seed = a.seed,
@@ -971,6 +1001,9 @@ static int cmd_solve(int argc, char **argv)
     if (s == CDLAB_OK) {
         printf("%s: residual %.6e after %d %s in %.4g s", res.converged ? "reached" : "not reached",
                res.residual, res.sweeps, unit, res.seconds);
+        if (o.change != CP_CHANGE_NONE)
+            printf(" (the %s criterion %s: the last iteration's change %.3e)", a.criterion,
+                   res.change_met ? "met" : "not met", res.change);
         print_solver_figures(&a, method, &res, cp.nc);
         printf("dilation: u_N at the %d contacts with r_N > 0: mean %.3e, largest %.3e\n",
                res.closed, res.dilation_mean, res.dilation_max);

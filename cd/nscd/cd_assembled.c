@@ -2,8 +2,10 @@
  * (contact_problem_build: W by probing, q the free velocities plus g_pos/dt, the warm start's
  * forces as the first iterate), solved by cd_matrix_apgd.c or cd_matrix_newton.c, and the
  * answer's forces put back on the contacts with the change of their impulses on the bodies, so
- * that the step goes on as after the sweeps. One process; the criteria fixed (exactly
- * solver.iterations iterations, the method's answer after them) and natural_map (rho = 1). */
+ * that the step goes on as after the sweeps. One process; every criterion: fixed (exactly
+ * solver.iterations iterations, the method's answer after them), local and global (eqs. 35-36
+ * on the change of the impulses over one iteration, at most solver.iterations of them) and
+ * natural_map (rho = 1). */
 #include "nscd/cd_contact_problem.h"
 #include "nscd/cd_method.h"
 
@@ -34,7 +36,13 @@ static status assembled_solve(world *W, cd_solver *S, const cd_params *p, cp_met
                           .max_sweeps = budget,
                           .seed = hi << 32 | lo,
                           .desaxce = p->desaxce,
-                          .presweeps = p->presweeps < budget ? p->presweeps : budget};
+                          .presweeps = p->presweeps < budget ? p->presweeps : budget,
+                          /* eqs. 35-36 on one iteration's change, delta a force: an impulse */
+                          .change = p->crit == CRIT_LOCAL    ? CP_CHANGE_LOCAL
+                                    : p->crit == CRIT_GLOBAL ? CP_CHANGE_GLOBAL
+                                                             : CP_CHANGE_NONE,
+                          .change_epsilon = p->epsilon,
+                          .change_delta = p->delta * W->dt};
     cp_sweep_result res;
     s = contact_problem_solve(&cp, cp.r, &o, NULL, NULL, &res, err);
     if (s == CDLAB_OK) {
@@ -52,7 +60,8 @@ static status assembled_solve(world *W, cd_solver *S, const cd_params *p, cp_met
         }
         st->iterations = res.sweeps;
         st->converged = p->crit == CRIT_FIXED || res.converged;
-        st->residual = res.residual;
+        /* the criterion's measure: the change (local, global) or the natural map */
+        st->residual = o.change != CP_CHANGE_NONE ? res.change : res.residual;
         st->dilation_mean = res.dilation_mean;
         st->dilation_max = res.dilation_max;
     }

@@ -14,16 +14,9 @@ static const char *const *method_names(void)
 }
 
 /* What solver.method = apgd or newton cannot be combined with, said with the reason. */
-static status assembled_refusals(config *c, const cd_params *p, int sweep, int crit, diag *err)
+static status assembled_refusals(config *c, const cd_params *p, int sweep, diag *err)
 {
-    const char *name = p->method->name;
     int apgd = p->method == &cd_method_apgd;
-    if (crit == CRIT_LOCAL || crit == CRIT_GLOBAL)
-        return config_error(c, "solver", "criterion", err,
-                            "is %s with solver.method = %s: eqs. 35-36 measure what one sweep "
-                            "changes, and %s is stopped by the natural-map residual "
-                            "(natural_map) or a fixed count of its iterations (fixed)",
-                            cd_criterion_names[crit], name, name);
     if (apgd && p->relaxation != 1.0)
         return config_error(c, "solver", "relaxation", err,
                             "is %g with solver.method = apgd: omega relaxes the sweeps, and APGD "
@@ -86,8 +79,7 @@ status cd_config_read(config *c, cd_params *p, diag *err)
                             "is given with solver.method = %s: it counts the sweeps before "
                             "Newton's first step (solver.method = newton)",
                             p->method->name);
-    if (p->method != &cd_method_sweeps &&
-        (s = assembled_refusals(c, p, sweep, crit, err)) != CDLAB_OK)
+    if (p->method != &cd_method_sweeps && (s = assembled_refusals(c, p, sweep, err)) != CDLAB_OK)
         return s;
     p->sweep = (sweep_order)sweep;
     p->crit = (criterion)crit;

@@ -310,6 +310,38 @@ status contact_problem_build(world *W, const contact_list *L, contact_problem *c
     return s;
 }
 
+int cp_change_met(const contact_problem *cp, const cp_sweep_options *o, const double *before,
+                  const double *after, double *measure)
+{
+    int d = cp->d, ok = 1;
+    double worst = 0.0, sum_before = 0.0, sum_after = 0.0;
+    for (int a = 0; a < cp->nc; a++) {
+        double dr2 = 0.0, r2 = 0.0, b2 = 0.0;
+        for (int j = 0; j < d; j++) {
+            double x = after[a * d + j], y = before[a * d + j];
+            dr2 += (x - y) * (x - y);
+            r2 += x * x;
+            b2 += y * y;
+        }
+        double dr = sqrt(dr2), r = sqrt(r2);
+        sum_after += r;
+        sum_before += sqrt(b2);
+        if (!(dr <= o->change_epsilon * r + o->change_delta))
+            ok = 0;
+        double rel =
+            r + o->change_delta > 0.0 ? dr / (r + o->change_delta) : (dr > 0.0 ? INFINITY : 0.0);
+        if (rel > worst || rel != rel)
+            worst = rel;
+    }
+    if (o->change == CP_CHANGE_LOCAL) {
+        *measure = worst;
+        return ok;
+    }
+    double change = fabs(sum_after - sum_before);
+    *measure = sum_after > 0.0 ? change / sum_after : (change > 0.0 ? INFINITY : 0.0);
+    return change <= o->change_epsilon * sum_after;
+}
+
 void project_cone(double *z, int d, double mu)
 {
     double zn = z[0], zt = 0.0;

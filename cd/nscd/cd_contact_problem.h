@@ -75,6 +75,7 @@ void contact_problem_rows_free(contact_problem *rows);
 /* Projection onto the Coulomb cone |z_T| <= mu z_N in local dimension d (in place; z_T is
  * z[1 .. d-1]). */
 void project_cone(double *z, int d, double mu);
+
 /* One contact's term: |r - P_K(r - rho (u + mu |u_T| e_N))|^2 in local dimension d (up to 4:
  * the normal first, then the tangent's components), and |r|^2 in *r2. */
 double natural_map_term(const double *r, const double *u, int d, double mu, double rho, double *r2);
@@ -139,7 +140,13 @@ typedef struct cp_sweep_options {
     int desaxce;        /* APGD: De Saxce's outer fixed point (1) or the convex relaxation (0) */
     int presweeps;      /* Newton: sweeps before the first Newton step */
     double max_seconds; /* > 0: stop after an iteration that ends past this many seconds */
+    /* APGD and Newton: stop also when one iteration's change of the impulses meets eq. 35
+     * (CP_CHANGE_LOCAL: |dr_a| <= epsilon |r_a| + delta for every contact) or eq. 36
+     * (CP_CHANGE_GLOBAL: |d sum |r_a|| <= epsilon sum |r_a|), delta an impulse */
+    int change;
+    double change_epsilon, change_delta;
 } cp_sweep_options;
+enum { CP_CHANGE_NONE, CP_CHANGE_LOCAL, CP_CHANGE_GLOBAL };
 typedef struct cp_sweep_result {
     int sweeps, converged;
     double residual, seconds;
@@ -155,7 +162,15 @@ typedef struct cp_sweep_result {
      * relaxation's sliding contacts), and how many such contacts there are */
     double dilation_mean, dilation_max;
     int closed;
+    /* with o->change: whether the last iteration's change met it, and its measure
+     * (local: max |dr_a|/(|r_a| + delta); global: |d sum |r_a|| / sum |r_a|) */
+    int change_met;
+    double change;
 } cp_sweep_result;
+/* eqs. 35-36 between two iterates of a stored problem's impulses (o->change): 1 when met, the
+ * measure in *measure */
+int cp_change_met(const contact_problem *cp, const cp_sweep_options *o, const double *before,
+                  const double *after, double *measure);
 typedef void (*cp_sweep_report)(void *ctx, int sweep, double residual, double seconds);
 status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_sweep_options *o,
                               cp_sweep_report report, void *ctx, cp_sweep_result *res, diag *err);

@@ -5,7 +5,8 @@
  * of f at y, then let down by 0.9 each iteration), the momentum of Nesterov's theta sequence,
  * and a restart (y = x, theta = 1) when the step turned against the gradient (O'Donoghue and
  * Candes), as Mazhar, Heyn, Negrut and Tasora (ACM TOG 34(3), 2015) set it out. The answer is the
- * iterate of smallest Coulomb residual. With desaxce, s_a = mu_a |u_aT| of an outer iterate
+ * iterate of smallest Coulomb residual (stopped by eq. 35 or 36 on the change of one iteration,
+ * o->change: the iterate that met it). With desaxce, s_a = mu_a |u_aT| of an outer iterate
  * (De Saxce's modified velocity), taken afresh when the inner residual has fallen below a tenth
  * of the Coulomb one. */
 #include "nscd/cd_contact_problem.h"
@@ -175,7 +176,7 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
     res->residual = o->desaxce ? coul : inner_residual(cp, w.s, w.x, w.u);
     if (report)
         report(ctx, 0, res->residual, 0.0);
-    while (res->sweeps < o->max_sweeps && !(res->residual <= o->tolerance) &&
+    while (res->sweeps < o->max_sweeps && !(res->residual <= o->tolerance) && !res->change_met &&
            !(o->max_seconds > 0.0 && cp_seconds() - t0 > o->max_seconds)) {
         if (accelerated_step(cp, &w, &L, &theta)) {
             st = diag_set(err, CDLAB_ERR_NUMERIC,
@@ -185,6 +186,8 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
             break;
         }
         res->sweeps++;
+        if (o->change != CP_CHANGE_NONE)
+            res->change_met = cp_change_met(cp, o, w.x_prev, w.x, &res->change);
         coul = coulomb_residual(cp, w.x, w.wx, w.u);
         if (!isfinite(coul)) {
             st = diag_set(err, CDLAB_ERR_NUMERIC, "APGD iteration %d: the residual is %g",
@@ -192,7 +195,9 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
             break;
         }
         double inner = inner_residual(cp, w.s, w.x, w.u), meas = o->desaxce ? coul : inner;
-        if (meas < res->residual) {
+        if (res->change_met) /* the answer is this iterate: its residual */
+            res->residual = meas;
+        else if (meas < res->residual) {
             res->residual = meas;
             memcpy(w.best, w.x, (size_t)m * sizeof *w.x);
         }
@@ -207,14 +212,15 @@ status contact_problem_apgd(const contact_problem *cp, double *r, const cp_sweep
             report(ctx, res->sweeps, meas, cp_seconds() - t0);
     }
     res->seconds = cp_seconds() - t0;
-    res->converged = res->residual <= o->tolerance;
+    res->converged = res->residual <= o->tolerance || res->change_met;
     if (report && st == CDLAB_OK && (o->every <= 0 || res->sweeps % o->every != 0))
         report(ctx, res->sweeps, res->residual, res->seconds);
-    memcpy(r, w.best, (size_t)m * sizeof *r);
-    contact_problem_product(cp, w.best, w.wx);
+    /* stopped by eq. 35 or 36: the iterate that met it (else the one of smallest residual) */
+    memcpy(r, res->change_met ? w.x : w.best, (size_t)m * sizeof *r);
+    contact_problem_product(cp, r, w.wx);
     for (int k = 0; k < m; k++)
         w.u[k] = w.wx[k] + cp->q[k];
-    res->inner_residual = inner_residual(cp, w.s, w.best, w.u);
+    res->inner_residual = inner_residual(cp, w.s, r, w.u);
     work_free(&w);
     return st;
 }

@@ -27,6 +27,7 @@ typedef struct newton_work {
     double *val, *rho, *w_diag;
     double *P, *Q; /* nc blocks of d x d, row-major */
     double *u, *F, *dr, *rt, *ut, *Ft;
+    double *r_before; /* eqs. 35-36: the impulses before an iteration */
     void *symbolic;
 } newton_work;
 
@@ -47,6 +48,7 @@ static void work_free(newton_work *w)
     free(w->rt);
     free(w->ut);
     free(w->Ft);
+    free(w->r_before);
     if (w->symbolic)
         umfpack_di_free_symbolic(&w->symbolic);
 }
@@ -255,8 +257,9 @@ static status setup(const contact_problem *cp, newton_work *w, diag *err)
     w->rt = malloc(md * sizeof *w->rt);
     w->ut = malloc(md * sizeof *w->ut);
     w->Ft = malloc(md * sizeof *w->Ft);
+    w->r_before = malloc(md * sizeof *w->r_before);
     if (!w->rho || !w->w_diag || !w->P || !w->Q || !w->u || !w->F || !w->dr || !w->rt || !w->ut ||
-        !w->Ft || !build_pattern(cp, w))
+        !w->Ft || !w->r_before || !build_pattern(cp, w))
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for Newton's method on %d contacts",
                         nc);
     status s = contact_problem_diagonal(cp, w->w_diag, err);
@@ -325,10 +328,12 @@ status contact_problem_newton(const contact_problem *cp, double *r, const cp_swe
         }
         if (report && (res->sweeps == 0 || (o->every > 0 && res->sweeps % o->every == 0)))
             report(ctx, res->sweeps, res->residual, cp_seconds() - t0);
-        if (res->residual <= o->tolerance || res->sweeps >= o->max_sweeps ||
+        if (res->residual <= o->tolerance || res->change_met || res->sweeps >= o->max_sweeps ||
             (o->max_seconds > 0.0 && cp_seconds() - t0 > o->max_seconds))
             break;
         res->sweeps++;
+        if (o->change != CP_CHANGE_NONE)
+            memcpy(w.r_before, r, (size_t)cp->m * sizeof *r);
         if (newton_iteration(cp, &w, r, &psi, &eps, &res->factorizations)) {
             /* no Newton step helps here: one sweep of the shock law instead */
             cp_sweep_options so = *o;
@@ -339,9 +344,11 @@ status contact_problem_newton(const contact_problem *cp, double *r, const cp_swe
             st = contact_problem_sweeps(cp, r, &so, NULL, NULL, &sr, err);
             res->fallbacks++;
         }
+        if (o->change != CP_CHANGE_NONE)
+            res->change_met = cp_change_met(cp, o, w.r_before, r, &res->change);
     }
     res->seconds = cp_seconds() - t0;
-    res->converged = st == CDLAB_OK && res->residual <= o->tolerance;
+    res->converged = st == CDLAB_OK && (res->residual <= o->tolerance || res->change_met);
     if (report && st == CDLAB_OK && (o->every <= 0 || res->sweeps % o->every != 0))
         report(ctx, res->sweeps, res->residual, res->seconds);
     work_free(&w);

@@ -94,10 +94,12 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
                         "the stored problem's sweeps are forward, backward "
                         "or random");
     double *u = malloc((size_t)m * sizeof *u), *w_diag = malloc((size_t)m * sizeof *w_diag);
+    double *before = o->change != CP_CHANGE_NONE ? malloc((size_t)m * sizeof *before + 1) : NULL;
     int *perm = malloc((size_t)(nc + 1) * sizeof *perm);
-    if (!u || !w_diag || !perm) {
+    if (!u || !w_diag || !perm || (o->change != CP_CHANGE_NONE && !before)) {
         free(u);
         free(w_diag);
+        free(before);
         free(perm);
         return diag_set(err, CDLAB_ERR_NOMEM, "out of memory for a problem of %d contacts", nc);
     }
@@ -118,7 +120,9 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
         if (report)
             report(ctx, 0, res->residual, 0.0);
         while (res->sweeps < o->max_sweeps && !(res->residual <= o->tolerance) &&
-               !(o->max_seconds > 0.0 && cp_seconds() - t0 > o->max_seconds)) {
+               !res->change_met && !(o->max_seconds > 0.0 && cp_seconds() - t0 > o->max_seconds)) {
+            if (before)
+                memcpy(before, r, (size_t)m * sizeof *r);
             if (o->order == CP_RANDOM)
                 for (int k = nc - 1; k > 0; k--) {
                     int j = (int)pcg32_bounded_fast(&rng, (uint32_t)(k + 1)), t = perm[k];
@@ -129,6 +133,8 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
                 update(cp, perm[k], w_diag, o->relaxation, r, u);
             res->sweeps++;
             res->residual = residual_of(cp, r, u);
+            if (before)
+                res->change_met = cp_change_met(cp, o, before, r, &res->change);
             if (!isfinite(res->residual)) {
                 s = diag_set(err, CDLAB_ERR_NUMERIC,
                              "sweep %d: the residual is %g (the impulses diverge: relaxation %g "
@@ -140,12 +146,13 @@ status contact_problem_sweeps(const contact_problem *cp, double *r, const cp_swe
                 report(ctx, res->sweeps, res->residual, cp_seconds() - t0);
         }
         res->seconds = cp_seconds() - t0;
-        res->converged = res->residual <= o->tolerance;
+        res->converged = res->residual <= o->tolerance || res->change_met;
         if (report && s == CDLAB_OK && (o->every <= 0 || res->sweeps % o->every != 0))
             report(ctx, res->sweeps, res->residual, res->seconds);
     }
     free(u);
     free(w_diag);
+    free(before);
     free(perm);
     return s;
 }
