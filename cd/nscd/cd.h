@@ -164,6 +164,9 @@ typedef struct sweep_result {
 } sweep_result;
 /* A sweep's measures before its first update. */
 void sweep_result_init(sweep_result *r);
+/* One contact's force changed from R_old to R_new: its terms of the change measures (eq. 35's
+ * test and max |dR|/(|R| + delta); with the global criterion, eq. 36's sums). */
+void sweep_note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result *r);
 /* measure = 0 skips the change measures (the fixed criterion needs them only in its last sweep).
  * Between cd_bodies_gather and cd_bodies_scatter it sweeps the solver's body records (the
  * particles' velocities are then stale); otherwise it gathers and scatters around itself. */

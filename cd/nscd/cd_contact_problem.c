@@ -313,33 +313,22 @@ status contact_problem_build(world *W, const contact_list *L, contact_problem *c
 int cp_change_met(const contact_problem *cp, const cp_sweep_options *o, const double *before,
                   const double *after, double *measure)
 {
-    int d = cp->d, ok = 1;
-    double worst = 0.0, sum_before = 0.0, sum_after = 0.0;
+    /* the engine's sweeps' measures and verdict (cd_sweep.c, cd_criteria.c), a contact's d
+     * components as a force */
+    cd_params p = {.crit = o->change == CP_CHANGE_LOCAL ? CRIT_LOCAL : CRIT_GLOBAL,
+                   .epsilon = o->change_epsilon,
+                   .delta = o->change_delta};
+    sweep_result r;
+    sweep_result_init(&r);
     for (int a = 0; a < cp->nc; a++) {
-        double dr2 = 0.0, r2 = 0.0, b2 = 0.0;
-        for (int j = 0; j < d; j++) {
-            double x = after[a * d + j], y = before[a * d + j];
-            dr2 += (x - y) * (x - y);
-            r2 += x * x;
-            b2 += y * y;
+        double x[3] = {0.0, 0.0, 0.0}, y[3] = {0.0, 0.0, 0.0};
+        for (int j = 0; j < cp->d; j++) {
+            x[j] = after[a * cp->d + j];
+            y[j] = before[a * cp->d + j];
         }
-        double dr = sqrt(dr2), r = sqrt(r2);
-        sum_after += r;
-        sum_before += sqrt(b2);
-        if (!(dr <= o->change_epsilon * r + o->change_delta))
-            ok = 0;
-        double rel =
-            r + o->change_delta > 0.0 ? dr / (r + o->change_delta) : (dr > 0.0 ? INFINITY : 0.0);
-        if (rel > worst || rel != rel)
-            worst = rel;
+        sweep_note_change(&p, (vec3){y[0], y[1], y[2]}, (vec3){x[0], x[1], x[2]}, &r);
     }
-    if (o->change == CP_CHANGE_LOCAL) {
-        *measure = worst;
-        return ok;
-    }
-    double change = fabs(sum_after - sum_before);
-    *measure = sum_after > 0.0 ? change / sum_after : (change > 0.0 ? INFINITY : 0.0);
-    return change <= o->change_epsilon * sum_after;
+    return criteria_met(&p, &r, 0, measure);
 }
 
 void project_cone(double *z, int d, double mu)

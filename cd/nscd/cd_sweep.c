@@ -228,7 +228,7 @@ void sweep_result_init(sweep_result *r)
     xsum_init(&r->abs_after);
 }
 
-static void note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result *r)
+void sweep_note_change(const cd_params *p, vec3 R_old, vec3 R_new, sweep_result *r)
 {
     double dR = v3_norm(v3_sub(R_new, R_old)), a_new = v3_norm(R_new);
     double denom = a_new + p->delta;
@@ -248,7 +248,7 @@ static inline void set_force(world *W, body_view b, const cd_params *p, contact 
                              int measure, sweep_result *r)
 {
     if (measure)
-        note_change(p, c->R, R_new, r);
+        sweep_note_change(p, c->R, R_new, r);
     apply_impulse(W, b, c, v3_scale(v3_sub(R_new, c->R), W->dt));
     c->R = R_new;
 }
