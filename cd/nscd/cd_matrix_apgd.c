@@ -110,8 +110,10 @@ static int accelerated_step(const contact_problem *cp, apgd_work *w, double *L, 
             dist2 += dx * dx;
         }
         double model = fy + lin + 0.5 * *L * dist2;
-        /* rounding: f and the model agree to a few ulps of their size near the answer */
-        if (f <= model + 1e-13 * (fabs(f) + fabs(model)))
+        /* rounding: f and the model agree to a few ulps of their size near the answer; a step
+         * that leaves y where it is (dist2 = 0) fits whatever L: f(y) against f(y), which
+         * differ only by the drift of W y carried through the momentum's updates */
+        if (f <= model + 1e-13 * (fabs(f) + fabs(model)) || dist2 == 0.0)
             break;
         *L *= 2.0;
         if (!(*L < 1e300))
