@@ -220,6 +220,39 @@ def markdown(rows, cap):
     return md
 
 
+def rows_from_markdown(text):
+    """The rows of a bench results file's peers section (markdown()'s tables read back): a row per
+    (problem, method, start) with its seconds to each tolerance (None: "–"), and the cap the
+    tables state. Raises ValueError when the text holds no such table."""
+    rows, start, methods, cap = [], None, None, None
+    for line in text.splitlines():
+        m = re.match(r"### Seconds to natural-map .*, (from zero|warm)", line)
+        if m:
+            start, methods = ("zero" if m.group(1) == "from zero" else "stored"), None
+            continue
+        m = re.match(r"– : not within (\S+) s", line)
+        if m:
+            cap = float(m.group(1))
+        if start is None or not line.startswith("|"):
+            if line.startswith("### ") and methods:
+                start = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "problem":
+            methods = cells[2:]
+            continue
+        if methods is None or cells[0].startswith("---"):
+            continue
+        nc = re.match(r"(\d+) \((\d)D\)", cells[1])
+        for name, cell in zip(methods, cells[2:]):
+            times = [None if t.strip() == "–" else float(t) for t in cell.split(" / ")]
+            rows.append(dict(problem=cells[0], contacts=int(nc.group(1)), dim=int(nc.group(2)),
+                             method=name, start=start, times=times))
+    if not rows:
+        raise ValueError("no peers table (### Seconds to natural-map ...) in the text")
+    return rows, cap
+
+
 def goals(rows, problems, cap):
     """Issue 63's goals on the set: the speed-up over Siconos's best to 1e-6, rho(10) at 1e-8 of
     cdlab's solvers together, and 1e-8 within 60 s at 3.5·10³-2·10⁴ contacts (here within cap)."""

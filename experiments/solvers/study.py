@@ -12,8 +12,14 @@
 4. Every method of `cdlab solve` (sweeps, APGD, Newton) on the exported steps, to 1e-8 from zero.
 5. The 1D wave test with solver.method = apgd and newton: where the chain rings, is rigid or
    blows apart, over N_I, and the N_I from which APGD is rigid for chains of 25 to 100 disks.
+6. The 2D piston test (experiments/piston2d's packing and ring.ini, a 0.5 % force step) with the
+   sweeps at omega 1 and 1.5, APGD and Newton's method at fixed N_I: whether the piston rings
+   (omega, tau, the static compliance), steps to its new position at once, or is agitated.
+7. The cost of a converged step beside Siconos: the newest bench results file's peers section
+   (make bench BENCH_ONLY=peers) read back, its goals quoted, its Dolan-Moré profiles plotted.
 
-Writes out/*.h5, out/*.fclib.h5, out/q_of_omega.png, out/solve_cost.png, summary.md
+Writes out/*.h5, out/*.fclib.h5, out/q_of_omega.png, out/solve_cost.png,
+out/profiles.png, summary.md
 (--quick: out_quick/ and summary_quick.md).
 Usage: study.py [--quick]
 """
@@ -257,9 +263,247 @@ def assembled_section(quick):
            + ", ".join(f"{50 - r['length']:.2f} d short at N_I = {r['N_I']}" for r in rows
                        if r["method"] == "newton" and r["n"] == 50) +
            " (a permanent set, not a spring). Neither can stand in for the paper's solver where "
-           "the spurious elasticity is the object of study; the 2D piston test (Fig. 8) with "
-           "them is not yet run.", ""]
+           "the spurious elasticity is the object of study; section 6 gives the 2D piston "
+           "test (Fig. 8) with them.", ""]
     return md, rows
+
+
+PISTON = os.path.join(root, "experiments", "piston2d")
+F_PISTON = 50.0   # the piston's force before the step (experiments/piston2d)
+STEP = 0.005      # the small relative force step of the piston study's main result
+
+
+def piston_packing(quick):
+    """The piston study's prepared packing at friction 0.05 (its prepare.py, run here if the
+    packing is missing or older than the binary or prepare.ini); (packing, height, count, width)."""
+    tag = "quick_mu0.05" if quick else "full_mu0.05"
+    out = os.path.join(PISTON, "out_quick" if quick else "out")
+    packing = os.path.join(out, f"packing_{tag}.txt")
+    height = os.path.join(out, f"piston_{tag}.txt")
+    if not (fresh(packing, CDLAB) and os.path.exists(height)
+            and os.path.getmtime(packing) > os.path.getmtime(os.path.join(PISTON, "prepare.ini"))):
+        sets = ["contact.friction=0.05"]
+        if quick:  # as experiments/piston2d/run.sh's QUICK=1
+            sets += ["particles.count=300", "particles.box_max=26 50 0", "plane.right.point=26 0 0",
+                     "piston.top.point=0 50 0", "system.steps=2500", "solver.iterations=100"]
+        cmd = ["/usr/bin/python3", os.path.join(PISTON, "prepare.py"), "--tag", tag]
+        for s in sets:
+            cmd += ["--set", s]
+        subprocess.run(cmd, check=True, env=dict(os.environ, CDLAB=CDLAB))
+        if not os.path.exists(packing):
+            raise RuntimeError(f"piston2d's preparation did not come to rest: {out}/prepare_{tag}.md")
+    return packing, open(height).read().strip(), 300 if quick else 1000, 26 if quick else 47
+
+
+def piston_jobs(quick):
+    """(label, method, omega, N_I) of section 6."""
+    sweeps = [10, 40] if quick else [10, 40, 160]
+    apgd = [10, 40] if quick else [10, 20, 40, 80, 160, 320]
+    newton = [1] if quick else [1, 2]
+    return ([("sweeps", "sweeps", 1.0, k) for k in sweeps]
+            + [("sweeps, ω = 1.5", "sweeps", 1.5, k) for k in sweeps]
+            + [("APGD + De Saxcé", "apgd", 1.0, k) for k in apgd]
+            + [("Newton", "newton", 1.0, k) for k in newton])
+
+
+def piston_response(stepped, base, dF, dt):
+    """The piston's response to the step (the stepped run minus its baseline, from the first step
+    after the checkpoint), its state, and where it rings, the damped sine of eq. (64)."""
+    from cdlab import Run
+    from cdlab import dampedfit
+    r, b = Run(stepped), Run(base)
+    t = r.series("t")[1:] - r.series("t")[0]
+    xb = b.series("piston_position")[1:, 0]
+    x = r.series("piston_position")[1:, 0] - xb
+    ke = b.series("kinetic_energy")[1:]
+    half = len(x) // 2
+    swing = float(x.max() - x.min())
+    drift = float(xb.max() - xb.min())
+    x_end = float(np.mean(x[-max(10, len(x) // 20):]))
+    row = dict(swing=swing, drift=drift, x_end=x_end, compliance=x_end / dF,
+               ke=float(ke[half:].mean()), fit=None)
+    # steps to its final value at once: within 5 % of it from the fifth step on
+    if np.all(np.abs(x[5:] - x_end) <= 0.05 * abs(x_end)):
+        row["state"] = "steps to x0 at once"
+        return row
+    try:
+        f = dampedfit.fit(t, x)
+        n8 = int(8 * f["tau"] / dt)
+        if 50 < n8 < len(t):
+            f = dampedfit.fit(t[:n8], x[:n8], omega0=f["omega"], tau0=f["tau"])
+        row["fit"] = f
+        row["compliance"] = f["x0"] / dF
+    except RuntimeError:
+        pass
+    fitted = row["fit"] is not None and row["fit"]["rms"] < 0.1 * swing
+    row["state"] = ("agitated" if drift > 0.1 * swing or not fitted else "rings")
+    return row
+
+
+def piston_section(quick):
+    """Section 6: the 2D piston test (Fig. 8) with every solver at a 0.5 % force step."""
+    packing, height, count, width = piston_packing(quick)
+    ring = os.path.join(PISTON, "ring.ini")
+    common = {"particles.file": packing, "particles.count": count,
+              "plane.right.point": f"{width} 0 0", "piston.top.point": f"0 {height} 0",
+              "contact.friction": 0.05, "piston.top.force": F_PISTON}
+    jobs = piston_jobs(quick)
+    keys = lambda m, w, k: {"solver.method": m, "solver.relaxation": w, "solver.iterations": k}
+    pre = run_rows(ring, [keys(m, w, k) for _, m, w, k in jobs], os.path.join(OUT, "piston_pre"),
+                   jobs=2, cdlab=CDLAB,
+                   sets={**common, "system.steps": 2000, "piston.top.force_after": F_PISTON})
+    # system.steps counts from the start: 2000 at F, then (as experiments/piston2d) about ten
+    # damping times of the sweeps' ringing (tau ~ 1/N_I), at least 1500 steps; 2000 for the others
+    after = lambda m, k: 2000 + (1500 if quick else max(50000 // k, 1500) if m == "sweeps"
+                                 else 2000)
+    rows = [{**keys(m, w, k), "restart": f, "system.steps": after(m, k),
+             "piston.top.force_after": F_PISTON * (1 + amp)}
+            for (_, m, w, k), f in zip(jobs, pre) for amp in (0.0, STEP)]
+    files = run_rows(ring, rows, os.path.join(OUT, "piston_ring"), sets=common, jobs=2, cdlab=CDLAB)
+    res = []
+    for j, (label, m, w, k) in enumerate(jobs):
+        base, stepped = files[2 * j], files[2 * j + 1]
+        res.append(dict(label=label, method=m, omega=w, N_I=k, files=[pre[j], base, stepped],
+                        **piston_response(stepped, base, F_PISTON * STEP, 0.02)))
+    md = ["## 6. The 2D piston test (Fig. 8) with every solver", "",
+          f"experiments/piston2d's packing ({count} disks, friction 0.05, prepared at rest under "
+          f"F = {F_PISTON:g}; its ring.ini: Δt = 0.02, a piston of mass 2000): 2000 steps at F with "
+          "the solver at a fixed count N_I of its iterations a step, then from that checkpoint the "
+          f"force stepped by {STEP:.1%} and, as the baseline, not stepped; the response is the "
+          "stepped run's piston position minus the baseline's (the packing's drift cancels). "
+          "*rings*: eq. (64)'s damped sine fits it (rms under a tenth of the swing; ω, τ, and the "
+          "static compliance x0/ΔF, whose inverse is the packing's effective stiffness at the "
+          "piston); *steps to x0 at once*: within 5 % of its final value from the fifth step on "
+          "(no spurious elasticity to measure: the compliance left is the overlaps'); "
+          "*agitated*: the baseline's piston drifts by more than a tenth of the response's swing, "
+          "or no damped sine fits. Kinetic energy: the baseline's mean over the second half.", "",
+          "| solver | N_I | state | ω | τ | Q = ωτ/2 | x0/ΔF | response swing | baseline drift | "
+          "kinetic energy |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res:
+        f = r["fit"] if r["state"] != "steps to x0 at once" else None
+        cells = ([f"{f['omega']:.4g}", f"{f['tau']:.4g}", f"{f['omega'] * f['tau'] / 2:.3g}"]
+                 if f else ["–", "–", "–"])
+        md.append(f"| {r['label']} | {r['N_I']} | {r['state']} | " + " | ".join(cells) +
+                  f" | {r['compliance']:.3g} | {r['swing']:.3g} | {r['drift']:.3g} | "
+                  f"{r['ke']:.3g} |")
+    md += [""] + piston_verdicts(res)
+    return md, res
+
+
+def span(xs):
+    """'a' or 'a–b' for the smallest and largest of xs (no decimals)."""
+    lo, hi = f"{min(xs):.0f}", f"{max(xs):.0f}"
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def piston_verdicts(res):
+    """The sentences of section 6, from its measurements."""
+    md = []
+    sw = {(r["omega"], r["N_I"]): r for r in res if r["method"] == "sweeps"}
+    ring = [(k, sw[(1.0, k)]["fit"], sw[(1.5, k)]["fit"]) for w, k in sw if w == 1.0
+            and (1.5, k) in sw and sw[(1.0, k)]["state"] == "rings"
+            and sw[(1.5, k)]["state"] == "rings"]
+    if ring:
+        q1, q15 = q_reported("random", 1.0), q_reported("random", 1.5)
+        md.append(f"Relaxed sweeps. Unger and Kertész's theory with q(ω) (docs/physics.md) has "
+                  f"ω ∝ sqrt(q) and τ ∝ 1/q at a given N_I, so ω = 1.5 (q {q15:.3f} against "
+                  f"{q1:.3f}) should multiply ω by {math.sqrt(q15 / q1):.3f} and τ by "
+                  f"{q1 / q15:.3f}; measured: " +
+                  "; ".join(f"N_I = {k}: ω × {f15['omega'] / f1['omega']:.3f}, τ × "
+                            f"{f15['tau'] / f1['tau']:.3f}" for k, f1, f15 in ring) +
+                  ". The 2D packing's q is not the chain's (U&K's 2D figures rest on the same "
+                  "diffusion argument with another prefactor), so the ratios, not q itself, are "
+                  "compared.")
+        md.append("")
+    sw_ke = {k: r["ke"] for (w, k), r in sw.items() if w == 1.0}
+    ap = [r for r in res if r["method"] == "apgd"]
+    if ap:
+        md.append("APGD: " + "; ".join(f"N_I = {r['N_I']} {r['state']}"
+                                       + (f" (ω {r['fit']['omega']:.3g}, τ {r['fit']['tau']:.3g})"
+                                          if r["state"] == "rings" else "")
+                                       + f", kinetic energy {r['ke']:.2g}" for r in ap) +
+                  ". The sweeps' kinetic energy: " +
+                  ", ".join(f"{e:.2g} at N_I = {k}" for k, e in sorted(sw_ke.items())) + ".")
+        hot = [r for r in ap if r["state"] == "agitated" and r["ke"] > 10 * max(sw_ke.values())]
+        still = [r["N_I"] for r in ap if r["state"] == "steps to x0 at once"]
+        if hot:
+            md[-1] += (f" At N_I = {', '.join(str(r['N_I']) for r in hot)} APGD's truncated answer "
+                       "is not dissipative, as on the chain (section 5): the packing's kinetic "
+                       f"energy is {span([r['ke'] / max(sw_ke.values()) for r in hot])} "
+                       "times the sweeps' "
+                       "and the piston drifts; there is no spring to measure.")
+        if still:
+            md[-1] += (f" From N_I = {min(still)} on it steps to its new position at once: "
+                       "rigid, no spurious elasticity.")
+        md.append("")
+    nw = [r for r in res if r["method"] == "newton"]
+    for r in nw:
+        f = r["fit"]
+        if r["state"] == "steps to x0 at once":
+            what = "steps to its new position at once: no ω, τ, κ or γ to report"
+        elif r["state"] == "rings" and f["omega"] * f["tau"] / 2 < 1:
+            what = (f"settles within a few steps (τ = {f['tau'] / 0.02:.1f} steps, Q = "
+                    f"{f['omega'] * f['tau'] / 2:.2f}: overdamped, not a spring to speak of)")
+        else:
+            what = r["state"]
+        md.append(f"Newton at N_I = {r['N_I']}: the piston {what}; x0/ΔF {r['compliance']:.2g} "
+                  "(the sweeps': " + ", ".join(f"{sw[(1.0, k)]['compliance']:.2g} at N_I = {k}"
+                                               for w, k in sorted(sw) if w == 1.0) + ").")
+    if nw:
+        md.append("")
+    return md
+
+
+def peers_section():
+    """Section 7: the newest bench results file with the peers section (make bench
+    BENCH_ONLY=peers), read back: its goals, and its Dolan-Moré profiles plotted."""
+    import glob
+    import solver_set
+    found = []
+    for path in sorted(glob.glob(os.path.join(root, "bench", "results", "*.md"))):
+        text = open(path, encoding="utf-8").read()
+        if "### Seconds to natural-map" in text:
+            found.append(path)
+    md = ["## 7. The cost of a converged step beside Siconos (make bench)", ""]
+    if not found:
+        return md + ["No bench results file with the peers section yet (make bench "
+                     "BENCH_ONLY=peers).", ""], None
+    path = found[-1]
+    text = open(path, encoding="utf-8").read()
+    rows, cap = solver_set.rows_from_markdown(text)
+    head = text.splitlines()[0].lstrip("# ")
+    problems = []
+    for r in rows:
+        if r["problem"] not in [p for p, _, _ in problems]:
+            problems.append((r["problem"], r["contacts"], r["dim"]))
+    md += [f"From {os.path.relpath(path, root)} ({head}): {len(problems)} exported steps "
+           f"({min(n for _, n, _ in problems)} to {max(n for _, n, _ in problems)} contacts), "
+           "every `cdlab solve` method and Siconos 4.4's NSGS, PROX, ADMM and NSN-AC on the same "
+           f"files in the same run, one thread, at most {cap:g} s a run; the tables per problem "
+           "are in that file. The bench's verdicts on issue 63's goals:", ""]
+    md += [l for l in solver_set.goals(rows, problems, cap)[2:] if l]
+    md.append("")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    taus = np.logspace(0, 3, 61)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    for ax, start in zip(axes, solver_set.STARTS):
+        prof = solver_set.profile(rows, start, 2, methods, taus)
+        for k, m in enumerate(methods):
+            ax.step(taus, prof[m], where="post", lw=1.2, color=f"C{k % 10}",
+                    ls="-" if m.startswith("cdlab") else "--", label=m)
+        ax.set_xscale("log")
+        ax.set_xlabel("τ (time within τ × the fastest)")
+        ax.set_title(f"natural map 1e-8, {'from zero' if start == 'zero' else 'warm'}")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ρ(τ): fraction of the problems")
+    axes[1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "profiles.png"), dpi=110)
+    md += [f"![profiles]({os.path.basename(OUT)}/profiles.png)", ""]
+    return md, path
 
 
 def main():
@@ -383,12 +627,19 @@ def main():
     md += sec4
     sec5, rows5 = assembled_section(a.quick)
     md += sec5
+    sec6, rows6 = piston_section(a.quick)
+    md += sec6
+    sec7, peers = peers_section()
+    md += sec7
     plot(rows, solved, omegas, w_solve, problems[:3])
     sub = os.path.basename(OUT)
     md += [f"![q of omega]({sub}/q_of_omega.png)", "", f"![cost]({sub}/solve_cost.png)", ""]
     md.append(f"solvers: {'pass' if ok_all else 'FAIL'}")
-    runs = [r["out"] for r in rows] + [o for _, o in problems] + [r["out"] for r in rows5]
-    md += stamp(CDLAB, inputs=[CHAIN, PILE3D, SETTLE2D], runs=runs)
+    runs = ([r["out"] for r in rows] + [o for _, o in problems] + [r["out"] for r in rows5]
+            + [f for r in rows6 for f in r["files"]])
+    inputs = [CHAIN, PILE3D, SETTLE2D, os.path.join(PISTON, "ring.ini"),
+              os.path.join(PISTON, "prepare.ini")] + ([peers] if peers else [])
+    md += stamp(CDLAB, inputs=inputs, runs=runs)
     write_text(os.path.join(here, "summary_quick.md" if a.quick else "summary.md"), "\n".join(md))
     print("\n".join(md))
     return 0
