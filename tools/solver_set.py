@@ -20,6 +20,10 @@ import re
 import subprocess
 
 TOLS = (1e-4, 1e-6, 1e-8)
+# the timed runs' environment: one thread, cdlab's OpenMP and the BLAS under UMFPACK and Siconos
+# alike (Debian's OpenBLAS, which the Siconos package makes the system's BLAS, runs its own
+# threads: measured, cdlab's Newton on the 10,000-disk step at 196 % CPU without this)
+ONE_THREAD = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
 FLOOR = 1e-6  # seconds: a start that already meets a tolerance counts this long (no ratio by 0)
 STARTS = ("zero", "stored")
 
@@ -93,7 +97,7 @@ def cdlab_times(cdlab, fc, opts, start, cap):
     """Seconds to each of TOLS (None: not within cap) of one cdlab solve run, from its history."""
     p = subprocess.run([cdlab, "solve", fc, *opts, "--start", start, "--tolerance", str(TOLS[-1]),
                         "--max-sweeps", "100000000", "--every", "1", "--max-seconds", str(cap)],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=ONE_THREAD)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"cdlab solve {fc} {opts}: {p.stderr.strip()}")
     times = [None] * len(TOLS)
@@ -113,7 +117,7 @@ def siconos_time(driver, cdlab, fc, solver, omega, start, tol, cap, tmp):
     for _ in range(3):
         try:
             p = subprocess.run([driver, fc, solver, repr(stol), "100000000", tmp, repr(omega), start],
-                               capture_output=True, text=True, timeout=cap)
+                               capture_output=True, text=True, timeout=cap, env=ONE_THREAD)
         except subprocess.TimeoutExpired:
             return None
         m = re.search(r"seconds (\S+)", p.stdout)

@@ -39,6 +39,7 @@ from cdlab.dampedfit import loglog_slope
 from cdlab.scan import run_rows
 from cdlab.stamp import clear_output, fresh, stamp
 from cdlab.textfile import write_text
+from solver_set import ONE_THREAD  # the timed runs' environment (sections 3 and 4)
 
 CDLAB = os.environ.get("CDLAB", os.path.join(root, "build", "cdlab"))
 CHAIN = os.path.join(root, "experiments", "chain1d", "chain1d.ini")
@@ -101,7 +102,7 @@ def solve(args):
     fc, sweep, omega = args
     p = subprocess.run([CDLAB, "solve", fc, "--sweep", sweep, "--relaxation", repr(omega),
                         "--tolerance", "1e-8", "--max-sweeps", "200000", "--every", "0"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=ONE_THREAD)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"cdlab solve {fc}: {p.stderr.strip()}")
     head = re.search(r"(\d+) contacts, local dimension (\d)", p.stdout)
@@ -123,7 +124,8 @@ def solve_method(args):
     """cdlab solve FC with one of METHODS from zero to 1e-8, at most cap seconds."""
     fc, name, opts, cap = args
     p = subprocess.run([CDLAB, "solve", fc, *opts, "--tolerance", "1e-8", "--max-sweeps", "1000000",
-                        "--every", "0", "--max-seconds", str(cap)], capture_output=True, text=True)
+                        "--every", "0", "--max-seconds", str(cap)], capture_output=True, text=True,
+                       env=ONE_THREAD)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"cdlab solve {fc} {opts}: {p.stderr.strip()}")
     head = re.search(r"(\d+) contacts, local dimension (\d)", p.stdout)
