@@ -6,11 +6,13 @@
  *   siconos_solve IN.fclib.h5 SOLVER TOLERANCE MAX_ITERATIONS OUT.fclib.h5 RELAXATION START
  *
  * SOLVER: nsgs (fc3d's NSGS, its local Alart-Curnier Newton; RELAXATION in (0, 2) its
- * over-relaxation, 1 without), prox, admm, nsn-ac (fc3d), or fc2d-nsgs (2D problems only, fc2d's
- * own NSGS on a dense W). START: zero (impulses and velocities) or stored (the file's
- * /solution/r as the first guess: for cdlab's exports, the engine's impulses of that step). A 2D
- * problem given to an fc3d solver gets a decoupled second tangent (its row and column zero but the
- * diagonal, W_tt of the first, q = 0), whose impulse stays zero.
+ * over-relaxation, 1 without), prox, admm, nsn-ac (fc3d), or fc2d-nsgs, fc2d-lemke (2D problems
+ * only, fc2d's own NSGS on a dense W and its lexicographic Lemke pivoting on the LCP made of the
+ * problem: MAX_ITERATIONS its pivots, TOLERANCE unused by it). START: zero (impulses and
+ * velocities) or stored (the file's /solution/r as the first guess: for cdlab's exports, the
+ * engine's impulses of that step). A 2D problem given to an fc3d solver gets a decoupled second
+ * tangent (its row and column zero but the diagonal, W_tt of the first, q = 0), whose impulse stays
+ * zero.
  *
  * Prints one line: `solver S info I iterations N error E seconds T` (Siconos's own error, its
  * stopping test against TOLERANCE; T the driver call's wall time, set-up excluded), and writes
@@ -104,6 +106,10 @@ static int solver_id(const char *name, int dim, int *fc2d)
         *fc2d = 1;
         return SICONOS_FRICTION_2D_NSGS;
     }
+    if (strcmp(name, "fc2d-lemke") == 0 && dim == 2) {
+        *fc2d = 1;
+        return SICONOS_FRICTION_2D_LEMKE;
+    }
     return -1;
 }
 
@@ -169,7 +175,7 @@ int main(int argc, char **argv)
         return fail("cannot read a local FCLIB problem (W, q, mu; space dimension 2 or 3)");
     int fc2d, id = solver_id(argv[2], p->spacedim, &fc2d);
     if (id < 0)
-        return fail("SOLVER: nsgs, prox, admm, nsn-ac, or fc2d-nsgs (2D problems)");
+        return fail("SOLVER: nsgs, prox, admm, nsn-ac, or fc2d-nsgs, fc2d-lemke (2D problems)");
     if (omega != 1.0 && id != SICONOS_FRICTION_3D_NSGS)
         return fail("RELAXATION is NSGS's (fc3d)");
     FrictionContactProblem *fc = siconos_problem(p, fc2d);

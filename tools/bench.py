@@ -682,7 +682,7 @@ def mpi_memory(tmp, out):
 
 
 def peers(tmp, out):
-    """Issue 63's benchmark set (tools/solver_set.py): over 30 steps exported from cdlab's own runs,
+    """Issue 63's benchmark set (tools/solver_set.py): 34 steps exported from cdlab's own runs,
     each solved from zero and warm by every `cdlab solve` method and by Siconos's solvers
     (SICONOS_SOLVE: bench/siconos_solve.c), to natural-map 1e-4, 1e-6 and 1e-8, at most
     BENCH_PEERS_CAP (20) seconds a run; tables, Dolan-Moré profiles and the goals."""
@@ -695,11 +695,14 @@ def peers(tmp, out):
     sizes = sorted(r["contacts"] for r in rows)
     out += ["## cdlab's solvers beside Siconos's on a set of exported steps (issue 63)", "",
             f"{n} steps exported from cdlab's own runs (tools/solver_set.py: the 1D chain, 3D piles under a "
-            f"piston of 60 to 3,000 spheres, settling 2D boxes of 400 to 10,000 disks; frictional and "
+            f"piston of 60 to 3,000 spheres, settling 2D boxes of 400 to 10,000 disks, the 2D piston packing "
+            f"of experiments/piston2d at rest, the CD chute of 4,100 and 36,900 spheres; frictional and "
             f"frictionless; {sizes[0]} to {sizes[-1]} contacts), each solved from zero and warm (from the "
             f"file's stored solution: the engine's impulses of that step) by every `cdlab solve` method and by "
             f"Siconos {siconos_version()}'s NSGS (ω = 1 and 1.5), PROX, ADMM and NSN-AC (fc3d; a 2D step given "
-            f"a decoupled second tangent) from the same files in the same run, one thread, one run at a time, "
+            f"a decoupled second tangent), and for 2D steps fc2d's NSGS and Lemke (on a dense W: up to "
+            f"{solver_set.FC2D_MAX_CONTACTS['fc2d-nsgs']:,} and {solver_set.FC2D_MAX_CONTACTS['fc2d-lemke']:,} "
+            f"contacts), from the same files in the same run, one thread, one run at a time, "
             f"at most {cap:g} s each. Every answer is measured with cdlab's natural-map residual (ρ = 1, "
             f"relative to |r|); Siconos stops at its own error, so it is run again with a tighter tolerance (up "
             f"to three times) until that residual reaches the tolerance, and the time of that run counts "

@@ -2,10 +2,12 @@
 """The benchmark set of CD steps (issue 63) and its solvers beside Siconos's.
 
 Steps exported from cdlab's own runs (`cdlab run --export-fclib`: the 1D chain, 3D piles under a
-piston, settling 2D boxes; frictional and frictionless; 49 to about 2·10⁴ contacts), each solved
+piston, settling 2D boxes, the 2D piston packing at rest, the CD chute of 4,100 and 36,900
+spheres; frictional and frictionless; 49 to about 10⁵ contacts), each solved
 from zero impulses and warm (from the file's stored solution: the engine's impulses of that step
 after its own sweeps) by every `cdlab solve` method and, from the same files in the same run, by
-Siconos's NSGS (ω = 1 and its over-relaxation), PROX, ADMM and NSN-AC (bench/siconos_solve.c).
+Siconos's NSGS (ω = 1 and its over-relaxation), PROX, ADMM and NSN-AC, and for 2D steps fc2d's
+NSGS and Lemke (bench/siconos_solve.c).
 Every answer is measured with one yardstick, cdlab's natural-map residual with ρ = 1 (FCLIB's
 error, relative to |r|): Siconos stops at its own error, so it is run again with a tighter
 tolerance (up to three times) until cdlab's residual of its answer reaches the goal, and the time
@@ -37,6 +39,12 @@ _SETTLE_10K = ["particles.count=10000", "system.steps=900", "particles.box_max=1
 CHAIN = "experiments/chain1d/chain1d.ini"
 PILE = "tests/memcheck/cd.ini"
 SETTLE = "experiments/convergence/settle.ini"
+# the 2D piston packing at rest under its force (the last step of its preparation)
+PISTON = "experiments/piston2d/prepare.ini"
+CHUTE = "bench/chute_cd.ini"
+# the cell tiled 3 x 3 (36,900 spheres, about 1.4·10⁵ contacts), 200 sweeps a step
+_CHUTE_36900 = ["particles.tile=3 3 1", "particles.count=36900", "system.box_max=30 30 42",
+                "system.steps=10", "solver.criterion=fixed", "solver.iterations=200"]
 SET = ([("chain_s%d" % s, CHAIN, s, []) for s in (100, 700, 1400)]
        + [("pile60_mu0.4_s%d" % s, PILE, s, []) for s in (10, 30, 60)]
        + [("pile60_mu0_s%d" % s, PILE, s, ["contact.friction=0"]) for s in (30, 60)]
@@ -50,7 +58,11 @@ SET = ([("chain_s%d" % s, CHAIN, s, []) for s in (100, 700, 1400)]
        + [("settle2000_mu0_s%d" % s, SETTLE, s, _SETTLE_2000 + ["contact.friction=0"])
           for s in (200, 400)]
        + [("settle10k_mu0.3_s900", SETTLE, 900, _SETTLE_10K),
-          ("settle10k_mu0_s900", SETTLE, 900, _SETTLE_10K + ["contact.friction=0"])])
+          ("settle10k_mu0_s900", SETTLE, 900, _SETTLE_10K + ["contact.friction=0"])]
+       + [("piston1000_mu0.05_s8000", PISTON, 8000, [])]
+       + [("chute4100_mu0.5_s20", CHUTE, 20, []),
+          ("chute4100_mu0_s20", CHUTE, 20, ["contact.friction=0"]),
+          ("chute36900_mu0.5_s10", CHUTE, 10, _CHUTE_36900)])
 
 CDLAB_METHODS = [("cdlab sweeps", ["--method", "sweeps"]),
                  ("cdlab sweeps ω=1.6", ["--method", "sweeps", "--relaxation", "1.6"]),
@@ -59,7 +71,20 @@ CDLAB_METHODS = [("cdlab sweeps", ["--method", "sweeps"]),
                  ("cdlab Newton after 200 sweeps", ["--method", "newton", "--presweeps", "200"])]
 SICONOS_METHODS = [("Siconos NSGS", "nsgs", 1.0), ("Siconos NSGS ω=1.5", "nsgs", 1.5),
                    ("Siconos PROX", "prox", 1.0), ("Siconos ADMM", "admm", 1.0),
-                   ("Siconos NSN-AC", "nsn-ac", 1.0)]
+                   ("Siconos NSN-AC", "nsn-ac", 1.0), ("Siconos fc2d NSGS", "fc2d-nsgs", 1.0),
+                   ("Siconos fc2d Lemke", "fc2d-lemke", 1.0)]
+# fc2d's solvers take 2D steps only, on a dense W (Lemke: on the dense LCP made of it, three
+# rows a contact); beyond these sizes their matrices alone would not fit the bench machine's
+# memory beside the rest (a 4,000-contact W is 0.5 GB, its LCP 1.2 GB), and Lemke's pivots
+# (each a pass over the dense tableau) would not end within any cap
+FC2D_MAX_CONTACTS = {"fc2d-nsgs": 4000, "fc2d-lemke": 1500}
+
+
+def applies(solver, contacts, dim):
+    """Whether Siconos's SOLVER takes a step of CONTACTS contacts in DIM dimensions."""
+    if solver.startswith("fc2d-"):
+        return dim == 2 and contacts <= FC2D_MAX_CONTACTS[solver]
+    return True
 
 
 def export_set(root, cdlab, out, jobs=2):
@@ -110,23 +135,47 @@ def cdlab_times(cdlab, fc, opts, start, cap):
     return times
 
 
+_SETUP = {}
+
+
+def setup_seconds(driver, fc, solver, tmp):
+    """The wall time of siconos_solve on FC beside its solver's (one iteration): reading the file,
+    building the matrix, writing the answer; measured once per file and kind of solver."""
+    key = (fc, solver.startswith("fc2d-"))
+    if key not in _SETUP:
+        import time
+        t = time.perf_counter()
+        p = subprocess.run([driver, fc, solver, "1e-4", "1", tmp, "1.0", "zero"],
+                           capture_output=True, text=True, env=ONE_THREAD)
+        m = re.search(r"seconds (\S+)", p.stdout)
+        if p.returncode != 0 or not m:
+            raise RuntimeError(f"siconos_solve {fc} {solver}: {p.stderr.strip()}")
+        _SETUP[key] = max(0.0, time.perf_counter() - t - float(m.group(1)))
+    return _SETUP[key]
+
+
 def siconos_time(driver, cdlab, fc, solver, omega, start, tol, cap, tmp):
     """Seconds of the Siconos run whose answer has cdlab's residual <= tol (None: none within cap
     in three tries, each with Siconos's tolerance tightened by what the last one missed)."""
     stol = tol
     for _ in range(3):
-        try:
+        try:  # the driver's set-up (reading the file, building Siconos's matrix) is not its time:
+            # the run may take cap beyond it; its own seconds are held against cap
             p = subprocess.run([driver, fc, solver, repr(stol), "100000000", tmp, repr(omega), start],
-                               capture_output=True, text=True, timeout=cap, env=ONE_THREAD)
+                               capture_output=True, text=True,
+                               timeout=cap + 1.5 * setup_seconds(driver, fc, solver, tmp) + 1,
+                               env=ONE_THREAD)
         except subprocess.TimeoutExpired:
             return None
         m = re.search(r"seconds (\S+)", p.stdout)
         if p.returncode != 0 or not m:
             raise RuntimeError(f"siconos_solve {fc} {solver}: {p.stderr.strip()}")
+        if float(m.group(1)) > cap:
+            return None
         res, _, _ = stored_residual(cdlab, tmp)
         if res <= tol:
             return max(float(m.group(1)), FLOOR)
-        if not math.isfinite(res):
+        if not math.isfinite(res) or solver == "fc2d-lemke":  # pivoting has no tolerance
             return None
         stol *= max(1e-3, 0.5 * tol / res)
     return None
@@ -144,6 +193,10 @@ def run_set(cdlab, driver, problems, cap, tmp, log=print):
                 rows.append(dict(base, method=name, start=start,
                                  times=cdlab_times(cdlab, fc, opts, start, cap)))
             for name, solver, omega in SICONOS_METHODS:
+                if not applies(solver, nc, dim):
+                    rows.append(dict(base, method=name, start=start, times=[None] * len(TOLS),
+                                     na=True))
+                    continue
                 times = []
                 for tol in TOLS:  # a tolerance missed: the tighter ones are not tried
                     t = siconos_time(driver, cdlab, fc, solver, omega, start, tol, cap, tmp) \
@@ -195,7 +248,9 @@ def markdown(rows, cap):
     md = []
     for start in STARTS:
         md += [f"### Seconds to natural-map 1e-4 / 1e-6 / 1e-8, {'from zero' if start == 'zero' else 'warm (the stored solution)'}",
-               "", "– : not within %g s (one thread, one run at a time)." % cap, "",
+               "", "– : not within %g s (one thread, one run at a time); n/a: the solver does not "
+               "take the step (fc2d's: 2D steps of at most %s contacts)." % (cap, " and ".join(
+                   f"{n:,} ({k})" for k, n in FC2D_MAX_CONTACTS.items())), "",
                "| problem | contacts | " + " | ".join(methods) + " |",
                "|---|---|" + "---|" * len(methods)]
         for p, nc, dim in problems:
@@ -203,7 +258,7 @@ def markdown(rows, cap):
             for m in methods:
                 r = next(r for r in rows if r["problem"] == p and r["start"] == start
                          and r["method"] == m)
-                cells.append(" / ".join(fmt(t) for t in r["times"]))
+                cells.append("n/a" if r.get("na") else " / ".join(fmt(t) for t in r["times"]))
             md.append(f"| {p} | {nc} ({dim}D) | " + " | ".join(cells) + " |")
         md.append("")
     taus = (1, 10)
@@ -249,9 +304,13 @@ def rows_from_markdown(text):
             continue
         nc = re.match(r"(\d+) \((\d)D\)", cells[1])
         for name, cell in zip(methods, cells[2:]):
-            times = [None if t.strip() == "–" else float(t) for t in cell.split(" / ")]
-            rows.append(dict(problem=cells[0], contacts=int(nc.group(1)), dim=int(nc.group(2)),
-                             method=name, start=start, times=times))
+            row = dict(problem=cells[0], contacts=int(nc.group(1)), dim=int(nc.group(2)),
+                       method=name, start=start, times=[None] * len(TOLS))
+            if cell == "n/a":
+                row["na"] = True
+            else:
+                row["times"] = [None if t.strip() == "–" else float(t) for t in cell.split(" / ")]
+            rows.append(row)
     if not rows:
         raise ValueError("no peers table (### Seconds to natural-map ...) in the text")
     return rows, cap
