@@ -277,13 +277,15 @@ STEP = 0.005      # the small relative force step of the piston study's main res
 
 def piston_packing(quick):
     """The piston study's prepared packing at friction 0.05 (its prepare.py, run here if the
-    packing is missing or older than the binary or prepare.ini); (packing, height, count, width)."""
+    packing is missing, or its preparation run is not this binary's or is older than
+    prepare.ini); (packing, height, count, width)."""
     tag = "quick_mu0.05" if quick else "full_mu0.05"
     out = os.path.join(PISTON, "out_quick" if quick else "out")
     packing = os.path.join(out, f"packing_{tag}.txt")
     height = os.path.join(out, f"piston_{tag}.txt")
-    if not (fresh(packing, CDLAB) and os.path.exists(height)
-            and os.path.getmtime(packing) > os.path.getmtime(os.path.join(PISTON, "prepare.ini"))):
+    prepared = os.path.join(out, f"prepare_{tag}.h5")  # the run the packing was saved from
+    if not (fresh(prepared, CDLAB) and os.path.exists(packing) and os.path.exists(height)
+            and os.path.getmtime(prepared) > os.path.getmtime(os.path.join(PISTON, "prepare.ini"))):
         sets = ["contact.friction=0.05"]
         if quick:  # as experiments/piston2d/run.sh's QUICK=1
             sets += ["particles.count=300", "particles.box_max=26 50 0", "plane.right.point=26 0 0",
