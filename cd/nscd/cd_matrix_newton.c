@@ -128,7 +128,7 @@ static double af_function(const contact_problem *cp, newton_work *w, const doubl
     for (int a = 0; a < cp->nc; a++) {
         const double *ra = &r[a * d];
         double *ua = &u[a * d], *Fa = &F[a * d], rho = w->rho[a], mu = cp->mu[a];
-        double z[3], zt = 0.0;
+        double z[3] = {0.0, 0.0, 0.0}, zt = 0.0; /* z[2] unused in 2D */
         for (int j = 0; j < d; j++) {
             ua[j] += cp->q[a * d + j];
             if (center) /* the proximal term: u + eps D (r - center) */
