@@ -138,6 +138,18 @@ def cdlab_times(cdlab, fc, opts, start, cap):
 _SETUP = {}
 
 
+class DriverFailed(RuntimeError):
+    """siconos_solve stopped without an answer (a signal, or an exit status other than 0): the
+    problem's entry for that solver says so, and the set goes on."""
+
+
+def _driver_failed(fc, solver, p):
+    why = (f"signal {-p.returncode}" if p.returncode < 0 else f"exit status {p.returncode}")
+    err = p.stderr.strip().splitlines()
+    return DriverFailed(f"siconos_solve {solver} on {os.path.basename(fc)}: {why}"
+                        + (f" ({err[-1]})" if err else ""))
+
+
 def setup_seconds(driver, fc, solver, tmp):
     """The wall time of siconos_solve on FC beside its solver's (one iteration): reading the file,
     building the matrix, writing the answer; measured once per file and kind of solver."""
@@ -149,8 +161,11 @@ def setup_seconds(driver, fc, solver, tmp):
                            capture_output=True, text=True, env=ONE_THREAD)
         m = re.search(r"seconds (\S+)", p.stdout)
         if p.returncode != 0 or not m:
-            raise RuntimeError(f"siconos_solve {fc} {solver}: {p.stderr.strip()}")
-        _SETUP[key] = max(0.0, time.perf_counter() - t - float(m.group(1)))
+            _SETUP[key] = _driver_failed(fc, solver, p)
+        else:
+            _SETUP[key] = max(0.0, time.perf_counter() - t - float(m.group(1)))
+    if isinstance(_SETUP[key], DriverFailed):
+        raise _SETUP[key]
     return _SETUP[key]
 
 
@@ -169,7 +184,7 @@ def siconos_time(driver, cdlab, fc, solver, omega, start, tol, cap, tmp):
             return None
         m = re.search(r"seconds (\S+)", p.stdout)
         if p.returncode != 0 or not m:
-            raise RuntimeError(f"siconos_solve {fc} {solver}: {p.stderr.strip()}")
+            raise _driver_failed(fc, solver, p)
         if float(m.group(1)) > cap:
             return None
         res, _, _ = stored_residual(cdlab, tmp)
@@ -197,12 +212,20 @@ def run_set(cdlab, driver, problems, cap, tmp, log=print):
                     rows.append(dict(base, method=name, start=start, times=[None] * len(TOLS),
                                      na=True))
                     continue
-                times = []
+                times, failed = [], None
                 for tol in TOLS:  # a tolerance missed: the tighter ones are not tried
-                    t = siconos_time(driver, cdlab, fc, solver, omega, start, tol, cap, tmp) \
-                        if not times or times[-1] is not None else None
+                    try:
+                        t = siconos_time(driver, cdlab, fc, solver, omega, start, tol, cap, tmp) \
+                            if not times or times[-1] is not None else None
+                    except DriverFailed as e:
+                        failed, t = str(e), None
+                        log(f"  peers: {failed}")
                     times.append(t)
-                rows.append(dict(base, method=name, start=start, times=times))
+                    if failed:
+                        times += [None] * (len(TOLS) - len(times))
+                        break
+                rows.append(dict(base, method=name, start=start, times=times,
+                                 **({"failed": failed} if failed else {})))
         log(f"  peers: {base['problem']} ({nc} contacts) done")
     return rows
 
@@ -239,7 +262,8 @@ def fmt(t):
 
 
 def markdown(rows, cap):
-    """The tables per problem, the profiles and the goals' verdicts."""
+    """The tables per problem (– not within the cap, n/a not taken, failed: the Siconos driver
+    stopped without an answer, listed below them), the profiles and the goals' verdicts."""
     problems = []
     for r in rows:
         if r["problem"] not in [p for p, _, _ in problems]:
@@ -258,9 +282,14 @@ def markdown(rows, cap):
             for m in methods:
                 r = next(r for r in rows if r["problem"] == p and r["start"] == start
                          and r["method"] == m)
-                cells.append("n/a" if r.get("na") else " / ".join(fmt(t) for t in r["times"]))
+                cells.append("n/a" if r.get("na") else "failed" if r.get("failed") else
+                             " / ".join(fmt(t) for t in r["times"]))
             md.append(f"| {p} | {nc} ({dim}D) | " + " | ".join(cells) + " |")
         md.append("")
+    failures = sorted({r["failed"] for r in rows if isinstance(r.get("failed"), str)})
+    if failures:
+        md += ["*failed*: the Siconos driver stopped without an answer (counted as not solved):", ""]
+        md += [f"- {f}" for f in failures] + [""]
     taus = (1, 10)
     md += ["### Dolan–Moré performance profiles", "",
            "ρ(τ): the fraction of the set's problems a solver solves within τ times the fastest "
@@ -308,6 +337,8 @@ def rows_from_markdown(text):
                        method=name, start=start, times=[None] * len(TOLS))
             if cell == "n/a":
                 row["na"] = True
+            elif cell == "failed":
+                row["failed"] = True
             else:
                 row["times"] = [None if t.strip() == "–" else float(t) for t in cell.split(" / ")]
             rows.append(row)
