@@ -24,6 +24,7 @@ are rewritten whole after each row (a kill leaves the last one whole). A folder 
 another scan's definition is refused, as is a folder that another scan is running in."""
 import csv
 import fcntl
+import functools
 import hashlib
 import io
 import itertools
@@ -171,13 +172,22 @@ def _lock_free(path):
         os.close(fd)
 
 
-def _pdeathsig():
-    """In the row's process: SIGTERM when the scan dies (a killed scan ends its rows cleanly)."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+try:  # resolved in the scan's process, so that a row's process only calls it
+    import ctypes
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
+
+
+def _pdeathsig(scan_pid):
+    """In the row's process, before its exec: SIGTERM when the scan dies (a killed scan ends its
+    rows cleanly). A scan that died between the fork and this call sends no signal: then the
+    row's process ends itself here, before cdlab starts (else it would run its row beside the
+    scan that resumes it)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != scan_pid:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 RESTART = "restart"  # a row's checkpoint file to continue from (cdlab run --restart), not a key
@@ -361,7 +371,8 @@ class Scan:
         with open(log, "w", encoding="utf-8") as lf:
             lf.write(" ".join(cmd) + "\n")
             lf.flush()
-            rc, tail = run_passing_on(cmd, lf, env=self.env, preexec_fn=_pdeathsig,
+            rc, tail = run_passing_on(cmd, lf, env=self.env,
+                                      preexec_fn=functools.partial(_pdeathsig, os.getpid()),
                                       started=self._started)
         secs = time.time() - start
         if rc == 0:
