@@ -467,13 +467,12 @@ def peers_section():
     for path in sorted(glob.glob(os.path.join(root, "bench", "results", "*.md"))):
         text = open(path, encoding="utf-8").read()
         if "### Seconds to natural-map" in text:
-            found.append(path)
+            found.append((path, text))
     md = ["## 7. The cost of a converged step beside Siconos (make bench)", ""]
     if not found:
         return md + ["No bench results file with the peers section yet (make bench "
                      "BENCH_ONLY=peers).", ""], None
-    path = found[-1]
-    text = open(path, encoding="utf-8").read()
+    path, text = found[-1]
     rows, cap = solver_set.rows_from_markdown(text)
     head = text.splitlines()[0].lstrip("# ")
     problems = []
