@@ -339,9 +339,29 @@ def piston_response(stepped, base, dF, dt):
         row["compliance"] = f["x0"] / dF
     except RuntimeError:
         pass
-    fitted = row["fit"] is not None and row["fit"]["rms"] < 0.1 * swing
-    row["state"] = ("agitated" if drift > 0.1 * swing or not fitted else "rings")
+    row["state"], row["why"] = ringing(row, float(t[-1]))
     return row
+
+
+def ringing(row, T):
+    """('rings', '') when the damped sine describes the response of a run of length T: its rms
+    under a tenth of the swing, 0 < tau < T, and the baseline's drift under half the swing, with
+    at least one period (omega T > 2 pi) and Q = omega tau / 2 of 1 or more; ('overdamped', why)
+    when it describes a relaxation without those; else ('agitated', the first test it fails)."""
+    f, swing = row["fit"], row["swing"]
+    if f is None:
+        return "agitated", "no damped sine fits"
+    if not f["rms"] < 0.1 * swing:
+        return "agitated", f"the damped sine's rms is {f['rms'] / swing:.2g} of the swing"
+    if not 0 < f["tau"] < T:
+        return "agitated", f"the fit's τ ({f['tau']:.3g}) is not within the run's {T:.3g}"
+    if not row["drift"] < 0.5 * swing:
+        return "agitated", f"the baseline drifts by {row['drift'] / swing:.2g} times the swing"
+    if not f["omega"] * T > 2 * math.pi:
+        return "overdamped", "less than one period in the run"
+    if f["omega"] * f["tau"] / 2 < 1:
+        return "overdamped", f"Q = {f['omega'] * f['tau'] / 2:.2g}"
+    return "rings", ""
 
 
 def piston_section(quick):
@@ -375,29 +395,39 @@ def piston_section(quick):
           "the solver at a fixed count N_I of its iterations a step, then from that checkpoint the "
           f"force stepped by {STEP:.1%} and, as the baseline, not stepped; the response is the "
           "stepped run's piston position minus the baseline's (the packing's drift cancels). "
-          "*rings*: eq. (64)'s damped sine fits it (rms under a tenth of the swing; ω, τ, and the "
-          "static compliance x0/ΔF, whose inverse is the packing's effective stiffness at the "
-          "piston); *steps to x0 at once*: within 5 % of its final value from the fifth step on "
-          "(no spurious elasticity to measure: the compliance left is the overlaps'); "
-          "*agitated*: the baseline's piston drifts by more than a tenth of the response's swing, "
-          "or no damped sine fits. Kinetic energy: the baseline's mean over the second half.", "",
-          "| solver | N_I | state | ω | τ | Q = ωτ/2 | x0/ΔF | response swing | baseline drift | "
-          "kinetic energy |", "|---|---|---|---|---|---|---|---|---|---|"]
+          "*rings*: eq. (64)'s damped sine describes it (its rms under a tenth of the swing, "
+          "0 < τ < the run's length, at least one period in the run, the baseline's drift under "
+          "half the swing; ω, τ, and the static compliance x0/ΔF, whose inverse is the packing's "
+          "effective stiffness at the piston); *steps to x0 at once*: within 5 % of its final "
+          "value from the fifth step on (no spurious elasticity to measure: the compliance left "
+          "is the overlaps'); *overdamped*: the fit describes a relaxation with Q under 1 or "
+          "less than one period (τ is its relaxation time; no spring rings); *agitated*: any "
+          "other response. Why a run does not ring is said under the table. Figures in brackets "
+          "are the fit of an agitated run: they describe nothing. Kinetic energy: the baseline's mean over the second half.", "",
+          "| solver | N_I | state | ω | τ | Q = ωτ/2 | fit rms / swing | x0/ΔF | response swing "
+          "| baseline drift | kinetic energy |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res:
         f = r["fit"] if r["state"] != "steps to x0 at once" else None
-        cells = ([f"{f['omega']:.4g}", f"{f['tau']:.4g}", f"{f['omega'] * f['tau'] / 2:.3g}"]
-                 if f else ["–", "–", "–"])
+        cells = ([f"{f['omega']:.4g}", f"{f['tau']:.4g}", f"{f['omega'] * f['tau'] / 2:.3g}",
+                  f"{f['rms'] / r['swing']:.2g}"] if f else ["–"] * 4)
+        if f and r["state"] == "agitated":
+            cells = [f"({c})" for c in cells]
+        x0 = f"{r['compliance']:.3g}"
         md.append(f"| {r['label']} | {r['N_I']} | {r['state']} | " + " | ".join(cells) +
-                  f" | {r['compliance']:.3g} | {r['swing']:.3g} | {r['drift']:.3g} | "
-                  f"{r['ke']:.3g} |")
+                  f" | {x0 if r['state'] != 'agitated' or not f else '(' + x0 + ')'} | "
+                  f"{r['swing']:.3g} | {r['drift']:.3g} | {r['ke']:.3g} |")
+    why = [f"{r['label']} at N_I = {r['N_I']}: {r['state']}, {r['why']}" for r in res
+           if r.get("why")]
+    if why:
+        md += ["", "Not ringing: " + "; ".join(why) + "."]
     md += [""] + piston_verdicts(res)
     return md, res
 
 
 def span(xs):
-    """'a' or 'a–b' for the smallest and largest of xs (no decimals)."""
-    lo, hi = f"{min(xs):.0f}", f"{max(xs):.0f}"
-    return lo if lo == hi else f"{lo}–{hi}"
+    """'a' or 'a to b' for the smallest and largest of xs (two significant figures)."""
+    lo, hi = f"{min(xs):.2g}", f"{max(xs):.2g}"
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def piston_verdicts(res):
@@ -445,11 +475,15 @@ def piston_verdicts(res):
         f = r["fit"]
         if r["state"] == "steps to x0 at once":
             what = "steps to its new position at once: no ω, τ, κ or γ to report"
-        elif r["state"] == "rings" and f["omega"] * f["tau"] / 2 < 1:
-            what = (f"settles within a few steps (τ = {f['tau'] / 0.02:.1f} steps, Q = "
-                    f"{f['omega'] * f['tau'] / 2:.2f}: overdamped, not a spring to speak of)")
+        elif r["state"] == "overdamped":
+            what = (f"settles within a few steps without ringing (τ = {f['tau'] / 0.02:.1f} "
+                    f"steps; {r['why']}), kinetic energy {r['ke']:.2g}, "
+                    f"{r['ke'] / max(sw_ke.values()):.2g} times the sweeps' largest")
         else:
-            what = r["state"]
+            what = (f"is agitated ({r['why']}), kinetic energy {r['ke']:.2g}, "
+                    f"{r['ke'] / max(sw_ke.values()):.2g} times the sweeps' largest"
+                    if r["state"] == "agitated" else f"rings (ω {f['omega']:.3g}, τ "
+                    f"{f['tau']:.3g})")
         md.append(f"Newton at N_I = {r['N_I']}: the piston {what}; x0/ΔF {r['compliance']:.2g} "
                   "(the sweeps': " + ", ".join(f"{sw[(1.0, k)]['compliance']:.2g} at N_I = {k}"
                                                for w, k in sorted(sw) if w == 1.0) + ").")
@@ -475,16 +509,21 @@ def peers_section():
     path, text = found[-1]
     rows, cap = solver_set.rows_from_markdown(text)
     head = text.splitlines()[0].lstrip("# ")
+    names = [m[len("Siconos "):] for m in dict.fromkeys(r["method"] for r in rows)
+             if m.startswith("Siconos ")]
+    siconos = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
     problems = []
     for r in rows:
         if r["problem"] not in [p for p, _, _ in problems]:
             problems.append((r["problem"], r["contacts"], r["dim"]))
     md += [f"From {os.path.relpath(path, root)} ({head}): {len(problems)} exported steps "
            f"({min(n for _, n, _ in problems)} to {max(n for _, n, _ in problems)} contacts), "
-           "every `cdlab solve` method and Siconos 4.4's NSGS, PROX, ADMM and NSN-AC on the same "
-           f"files in the same run, one thread, at most {cap:g} s a run; the tables per problem "
+           "every `cdlab solve` method and Siconos 4.4's " + siconos +
+           f" on the same files in the same run, one thread, at most {cap:g} s a run; the "
+           "tables per problem "
            "are in that file. The bench's verdicts on issue 63's goals:", ""]
-    md += [l for l in solver_set.goals(rows, problems, cap)[2:] if l]
+    goals = text.split("### Goals (issue 63)", 1)[1].split("\n#", 1)[0]  # quoted, as written
+    md += [l for l in goals.splitlines() if l.startswith("- ")]
     md.append("")
     import matplotlib
     matplotlib.use("Agg")
