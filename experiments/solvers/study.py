@@ -403,7 +403,8 @@ def piston_section(quick):
           "is the overlaps'); *overdamped*: the fit describes a relaxation with Q under 1 or "
           "less than one period (τ is its relaxation time; no spring rings); *agitated*: any "
           "other response. Why a run does not ring is said under the table. Figures in brackets "
-          "are the fit of an agitated run: they describe nothing. Kinetic energy: the baseline's mean over the second half.", "",
+          "are the fit of an agitated run: they describe nothing. Kinetic energy: the "
+          "baseline's mean over the second half.", "",
           "| solver | N_I | state | ω | τ | Q = ωτ/2 | fit rms / swing | x0/ΔF | response swing "
           "| baseline drift | kinetic energy |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res:
