@@ -148,6 +148,13 @@ void comm_allreduce_ops(double *v, const comm_op *op, int n)
 {
     if (g_size == 1 || n <= 0)
         return;
+    int sums = 0;
+    for (int k = 0; k < n; k++)
+        sums += op[k] == COMM_SUM;
+    if (sums == 0) {
+        comm_allreduce_exact(v, op, n);
+        return;
+    }
     double t0 = account_begin();
     double *all = g_rank == 0 ? malloc((size_t)n * (size_t)g_size * sizeof *all) : NULL;
     if (g_rank == 0 && !all)
@@ -176,6 +183,7 @@ void comm_allreduce_ops(double *v, const comm_op *op, int n)
         MPI_Bcast(v, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     }
     account_reduction(t0, n, sizeof *v);
+    g_stats.ordered += 1.0;
 }
 
 /* The messages a barrier costs a rank: about log2 P rounds of one message. */
@@ -227,7 +235,8 @@ void comm_allreduce_exact(double *v, const comm_op *op, int n)
     account_end(t0, m, m * (double)n * sizeof *v);
 }
 
-void comm_allreduce(double *v, int n, comm_op op)
+/* comm_allreduce and comm_allreduce_exact_sum: every value with op, the tree or rank 0. */
+static void allreduce_one_op(double *v, int n, comm_op op, int exact)
 {
     if (g_size == 1 || n <= 0)
         return;
@@ -236,9 +245,22 @@ void comm_allreduce(double *v, int n, comm_op op)
         comm_abort(3);
     for (int k = 0; k < n; k++)
         ops[k] = op;
-    comm_allreduce_ops(v, ops, n);
+    if (exact)
+        comm_allreduce_exact(v, ops, n);
+    else
+        comm_allreduce_ops(v, ops, n);
     if (ops != few)
         free(ops);
+}
+
+void comm_allreduce(double *v, int n, comm_op op)
+{
+    allreduce_one_op(v, n, op, op != COMM_SUM);
+}
+
+void comm_allreduce_exact_sum(double *v, int n)
+{
+    allreduce_one_op(v, n, COMM_SUM, 1);
 }
 
 /* The exchanges talk only to the ranks they send to or receive from (the neighbouring boxes of a
@@ -563,7 +585,9 @@ status comm_agree_flag(status s, int *flag, diag *err)
     } else {
         MPI_Allreduce(mine, worst, pairs, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
     }
-    account_reduction(t0, pairs, 2 * sizeof *mine);
+    /* a tree each way, as comm_allreduce_exact's */
+    double m = 2.0 * barrier_messages();
+    account_end(t0, m, m * (double)pairs * 2.0 * sizeof *mine);
     if (flag)
         *flag = worst[2];
     /* MPI_MAXLOC gives the lowest rank among those with the largest value */

@@ -2,8 +2,9 @@
  * code that calls MPI. A process started without mpirun never initialises MPI, so it runs (and
  * is tested, sanitised and profiled) exactly as a build without MPI would.
  *
- * Reductions are made in rank order, so that every rank gets the same bits and a run with the
- * same P gets the same bits every time. */
+ * Sums that are not exact in any order are made in rank order, so that every rank gets the same
+ * bits and a run with the same P gets the same bits every time; the others (maxima, minima,
+ * counts) go through the MPI library's trees. */
 #ifndef CDLAB_COMM_H
 #define CDLAB_COMM_H
 
@@ -28,10 +29,15 @@ long comm_node_cores(void);
 int comm_naps(void);
 
 /* v[0..n-1] combined over the ranks with op, the same on every rank: rank 0 combines the
- * ranks' values in rank order and sends the result back. */
+ * ranks' values in rank order and sends the result back. Maxima and minima, exact in any
+ * order, go through comm_allreduce_exact (a tree: about log2 P messages a rank, the same bits). */
 void comm_allreduce(double *v, int n, comm_op op);
-/* The same in one call with an operation per value (op[k] for v[k]). */
+/* The same in one call with an operation per value (op[k] for v[k]); through
+ * comm_allreduce_exact when no op is a sum. */
 void comm_allreduce_ops(double *v, const comm_op *op, int n);
+/* Sums of n values that are exact in any order (whole numbers whose sum stays below 2^53, or
+ * at most one rank's nonzero value): comm_allreduce_exact's tree, the rank-order sum's bits. */
+void comm_allreduce_exact_sum(double *v, int n);
 /* comm_allreduce_ops for values whose combination is exact in any order (counts and other
  * whole numbers below 2^53 summed, maxima, minima): the MPI library's reductions (trees, about
  * log2 P messages a rank), the same bits as the rank-order one. */
@@ -67,12 +73,16 @@ void comm_abort(int code);
 
 /* What this rank has spent on communication since the start (docs/parallel.md, "Measured per
  * rank and step"): messages and bytes it sent, counted in the logical pattern of each call (an
- * exchange: one message per other rank it has data for; a reduction: one message of its values to
- * rank 0, and rank 0 one to each other rank with the result; an all-gather: its values to each
- * other rank), the number of MPI calls, and the seconds inside them (waiting for a slower rank
- * included: that is where imbalance shows). All zero in one process. */
+ * exchange: one message per other rank it has data for; a rank-order reduction: one message of
+ * its values to rank 0, and rank 0 one to each other rank with the result; a tree: log2 P
+ * (rounded up) each way, on every rank; an all-gather: its values to each
+ * other rank), the number of MPI calls (and how many were rank-order reductions), and the seconds
+ * inside them (waiting for a slower rank included: that is where imbalance shows). All zero in
+ * one process. */
 typedef struct comm_stats {
     double messages, bytes, calls, seconds;
+    /* of the calls, the reductions made in rank order through rank 0 (P - 1 messages there) */
+    double ordered;
 } comm_stats;
 comm_stats comm_stats_now(void);
 

@@ -297,6 +297,70 @@ static int decomp_selftest(void)
     return s == CDLAB_OK ? 0 : 1;
 }
 
+/* The reductions against the values every rank computes for itself: maxima and minima (ties
+ * on every rank too), counts and a value only one rank has (comm_allreduce_exact_sum) the same
+ * bits as the rank-order combination, and none of them a reduction in rank order
+ * (comm_stats.ordered); sums of inexact values and mixed operations in rank order, bit for bit,
+ * one such reduction a call. */
+static double reduce_value(int r, int k)
+{
+    return (0.1 * (r + 1) + 1.0 / (3.0 + k)) * (k % 2 ? -1.0 : 1.0);
+}
+
+static int reduce_selftest(void)
+{
+    diag err = {{0}};
+    status s = CDLAB_OK;
+    int P = comm_size(), me = comm_rank();
+    enum { K = 4 };
+    double mx[K + 1], mn[K + 1], sum[K], ex[2], mix[3], emx[K + 1], emn[K + 1], esum[K], eex[2],
+        emix[3];
+    for (int k = 0; k < K; k++) {
+        mx[k] = mn[k] = sum[k] = reduce_value(me, k);
+        emx[k] = emn[k] = esum[k] = reduce_value(0, k);
+        for (int r = 1; r < P; r++) {
+            double x = reduce_value(r, k);
+            emx[k] = x > emx[k] ? x : emx[k];
+            emn[k] = x < emn[k] ? x : emn[k];
+            esum[k] += x;
+        }
+    }
+    mx[K] = mn[K] = emx[K] = emn[K] = 0.5; /* the same on every rank */
+    ex[0] = me + 1, ex[1] = me == P - 1 ? 0.1 : 0.0;
+    eex[0] = 0.5 * P * (P + 1), eex[1] = 0.1;
+    mix[0] = reduce_value(me, 0), mix[1] = reduce_value(me, 1), mix[2] = reduce_value(me, 2);
+    emix[0] = esum[0], emix[1] = emx[1], emix[2] = emn[2];
+    const comm_op ops[3] = {COMM_SUM, COMM_MAX, COMM_MIN};
+    comm_stats c0 = comm_stats_now();
+    comm_allreduce(mx, K + 1, COMM_MAX);
+    comm_allreduce(mn, K + 1, COMM_MIN);
+    comm_allreduce_exact_sum(ex, 2);
+    comm_stats c1 = comm_stats_now();
+    comm_allreduce(sum, K, COMM_SUM);
+    comm_allreduce_ops(mix, ops, 3);
+    comm_stats c2 = comm_stats_now();
+    CHECK(memcmp(mx, emx, sizeof mx) == 0, "rank %d: maxima differ (%.17g, expected %.17g)", me,
+          mx[0], emx[0]);
+    CHECK(memcmp(mn, emn, sizeof mn) == 0, "rank %d: minima differ (%.17g, expected %.17g)", me,
+          mn[0], emn[0]);
+    CHECK(memcmp(ex, eex, sizeof ex) == 0, "rank %d: exact sums %g %.17g, expected %g %.17g", me,
+          ex[0], ex[1], eex[0], eex[1]);
+    CHECK(memcmp(sum, esum, sizeof sum) == 0, "rank %d: sum %.17g, rank order %.17g", me, sum[0],
+          esum[0]);
+    CHECK(memcmp(mix, emix, sizeof mix) == 0, "rank %d: mixed reduction differs", me);
+    double trees = c1.ordered - c0.ordered, ordered = c2.ordered - c1.ordered;
+    CHECK(trees == 0.0 && ordered == (P > 1 ? 2.0 : 0.0),
+          "rank %d: %g and %g reductions in rank order (expected 0 and %d)", me, trees, ordered,
+          P > 1 ? 2 : 0);
+    if (me == 0) {
+        if (s == CDLAB_OK)
+            printf("reduce-selftest: ok (%d ranks)\n", P);
+        else
+            fprintf(stderr, "reduce-selftest: FAILED: %s\n", err.msg);
+    }
+    return s == CDLAB_OK ? 0 : 1;
+}
+
 /* A periodic-x-y pile of 600 spheres falling onto a floor (the restart test's pile, without its
  * piston, stirred): Kuhn law, friction, dashpots, neighbour-list rebuilds. */
 static const char *DEM_SELFTEST =
@@ -427,7 +491,11 @@ static int selftest_main(int argc, char **argv)
         return exchange_selftest(argc == 3);
     if (strcmp(cmd, "decomp") == 0 && argc == 2)
         return decomp_selftest();
-    fprintf(stderr, "usage: mpi_selftest exchange [periodic] | decomp | dem [STEPS [PARTICLES]]\n");
+    if (strcmp(cmd, "reduce") == 0 && argc == 2)
+        return reduce_selftest();
+    fprintf(
+        stderr,
+        "usage: mpi_selftest exchange [periodic] | decomp | reduce | dem [STEPS [PARTICLES]]\n");
     return 2;
 }
 

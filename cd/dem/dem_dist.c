@@ -536,7 +536,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
     double *brec = NULL, broken = (double)S->bonds_broken;
     int nb = 0;
     if (p->bond) {
-        comm_allreduce(&broken, 1, COMM_SUM); /* counts: exact */
+        comm_allreduce_exact_sum(&broken, 1); /* a count */
         if (s == CDLAB_OK)
             s = gather_bonds(M, W, S, &brec, &nb, err);
     }

@@ -331,7 +331,7 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, s
         M->idx[k] = 0;
     d->contacts = nidx;
     d->n_owned = own;
-    comm_allreduce(&d->contacts, 1, COMM_SUM);
+    comm_allreduce_exact_sum(&d->contacts, 1); /* a count */
     for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++)
         M->piston_u[k] = W->walls[k].u;
     if (s == CDLAB_OK && p->sweep == SWEEP_COLORED)
@@ -491,7 +491,10 @@ static void share_pistons(world *W, const double *before, int colored)
             v[2 * k] = changed;
             v[2 * k + 1] = colored ? (changed ? u : 0.0) : u - b;
         }
-        comm_allreduce(v, 2 * m, COMM_SUM);
+        if (colored) /* counts of changes, and the one changed value: exact sums */
+            comm_allreduce_exact_sum(v, 2 * m);
+        else
+            comm_allreduce(v, 2 * m, COMM_SUM);
         for (int k = 0; k < m; k++) {
             wall *w = &W->walls[k0 + k];
             if (w->kind != WALL_PISTON)

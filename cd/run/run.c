@@ -362,6 +362,7 @@ static status loop(run_state *R, run_summary *sum, diag *err)
         sum->step_messages += c1.messages - c0.messages;
         sum->step_bytes += c1.bytes - c0.bytes;
         sum->step_calls += c1.calls - c0.calls;
+        sum->step_ordered += c1.ordered - c0.ordered;
         if (S->tune) /* a trial: one thread, then every core; results do not depend on it */
             run_tune_threads(&R->tuner, k, spent, &R->notes);
         sum->step_seconds += spent;
@@ -407,12 +408,12 @@ static status loop(run_state *R, run_summary *sum, diag *err)
 /* A distributed run: every rank's step time and communication (run_summary), gathered in rank
  * order; the summary's figures over the ranks on every rank; rank 0 keeps the table (rows of
  * RANK_FIGURES) for /parallel. */
-enum { RANK_FIGURES = 7 };
+enum { RANK_FIGURES = 8 };
 static double *rank_figures(run_summary *sum, long steps)
 {
     double mine[RANK_FIGURES] = {
-        sum->step_seconds, sum->step_comm_seconds, sum->step_messages,        sum->step_bytes,
-        sum->step_calls,   (double)steps,          (double)run_peak_rss_kib()};
+        sum->step_seconds, sum->step_comm_seconds, sum->step_messages,         sum->step_bytes,
+        sum->step_calls,   (double)steps,          (double)run_peak_rss_kib(), sum->step_ordered};
     double *all = NULL;
     int total = 0;
     diag tmp;
@@ -436,9 +437,9 @@ static double *rank_figures(run_summary *sum, long steps)
 /* /parallel/ranks: rank 0's table of rank_figures. */
 static void write_rank_figures(run_writer *w, const double *all, int P, diag *err)
 {
-    const char *names[RANK_FIGURES] = {"step_seconds", "step_comm_seconds", "step_messages",
-                                       "step_bytes",   "step_calls",        "steps",
-                                       "peak_rss_kib"};
+    const char *names[RANK_FIGURES] = {
+        "step_seconds", "step_comm_seconds", "step_messages",          "step_bytes", "step_calls",
+        "steps",        "peak_rss_kib",      "step_ordered_reductions"};
     double *col = malloc((size_t)P * sizeof *col);
     if (!col || h5out_group(w->h, "/parallel/ranks", err) != CDLAB_OK) {
         free(col);
@@ -456,9 +457,10 @@ static void write_rank_figures(run_writer *w, const double *all, int P, diag *er
                       "per rank, in rank order, totals over the steps of this run: the engine's "
                       "step time, the part of it inside MPI calls (waiting for slower ranks "
                       "included), the messages and bytes the rank sent in the steps (logical "
-                      "pattern: docs/parallel.md) and the MPI calls; outputs not included; "
-                      "peak_rss_kib: the rank's peak resident memory up to the run's end (set-up "
-                      "included, -1 where unknown)",
+                      "pattern: docs/parallel.md) and the MPI calls, of which "
+                      "step_ordered_reductions were reductions in rank order through rank 0; "
+                      "outputs not included; peak_rss_kib: the rank's peak resident memory up to "
+                      "the run's end (set-up included, -1 where unknown)",
                       err);
     free(col);
 }

@@ -98,7 +98,7 @@ typedef struct run_summary {
      * share of the step time spent in communication (mean and largest over the ranks) and the
      * messages and bytes a rank sends per step (mean over the ranks); the largest peak resident
      * memory of a rank (KiB, -1 where unknown) */
-    double step_comm_seconds, step_messages, step_bytes, step_calls;
+    double step_comm_seconds, step_messages, step_bytes, step_calls, step_ordered;
     int ranks;
     double comm_share_mean, comm_share_max, messages_per_step, bytes_per_step;
     double rank_peak_rss_kib;
