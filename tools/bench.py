@@ -28,14 +28,15 @@
    rank counts instead (a many-core machine: bench/many-core.sh ranks); BENCH_MPIRUN and
    BENCH_LMP name mpirun and lmp where they are not on the PATH. Then the memory per rank: the
    chute tiled to 1,049,600 spheres on BENCH_MEM_RANKS (8) ranks, each rank's peak
-   (/parallel/ranks) against the one-process peak over the ranks (issue 66).
+   (/parallel/ranks) against the one-process peak over the ranks (issue 66); then the bits and
+   the message pattern of small DEM and CD piles on 2 to 16 ranks (BENCH_PATTERN_RANKS; issue 66).
 Every figure is the median of 3 runs; the 2-thread ratios (chute, colored 10^6 step) are the
 medians of 3 paired runs, 1 and 2 threads alternating, with their range.
 5. Threads (machines of more than 2 cores): the DEM chute (Kuhn) and the CD colored sweep's whole
    step at 10^6 disks at 1, 2, 4, ... threads up to the cores; speed-ups against 1 thread.
 6. Peers (issue 63): over 30 exported CD steps solved by cdlab's solvers and Siconos's, to three
    tolerances from zero and warm; tables, Dolan-More profiles (BENCH_PEERS_CAP seconds a run, 20).
-BENCH_ONLY=small|cd|chute|scaling|mpi|mpi_memory|threads|peers runs one section (written to
+BENCH_ONLY=small|cd|chute|scaling|mpi|mpi_memory|mpi_pattern|threads|peers runs one section (written to
 bench/results/<date>-<commit>-<section>.md). On a copy without .git, BENCH_COMMIT (and
 BENCH_DIRTY=1), BENCH_CC and BENCH_RESULTS (the folder) say what git, gcc and the tree would.
 
@@ -681,6 +682,66 @@ def mpi_memory(tmp, out):
             f"{min(others) / 1024:.0f}–{max(others) / 1024:.0f} MiB | {FIG['mpi_rss_share_1e6']:.2f} |", ""]
 
 
+def mpi_pattern(tmp, out):
+    """Issue 66: the distributed runs' bits and message pattern against the rank count, on this
+    machine's cores oversubscribed (counts, not speed): the DEM pile (tests/mpi/pile.ini, 400
+    steps) and the CD pile (tests/mpi/cdpile.ini, 200 steps, N_I = 20) with the colored sweep and
+    with the domain-wise random sweep on BENCH_PATTERN_RANKS (2 4 8 16) ranks; each run against
+    the one-process file (tools/h5compare: bit for bit, /parallel and provenance aside) and its
+    /parallel/ranks per step: MPI calls, reductions in rank order through rank 0, messages and
+    bytes sent by rank 0 and by the busiest other rank."""
+    import h5py
+    from cdlab import h5compare
+    os.environ.update(MPI_ENV)
+    counts = [int(c) for c in os.environ.get("BENCH_PATTERN_RANKS", "2 4 8 16").split()]
+    tests = os.path.join(root, "tests")
+    cases = [("DEM pile, 600 spheres", os.path.join(tests, "mpi", "pile.ini"), [], True),
+             ("CD pile, 600 spheres, colored", os.path.join(tests, "mpi", "cdpile.ini"),
+              ["--set", "system.steps=200"], True),
+             ("CD pile, 600 spheres, random (domain-wise)", os.path.join(tests, "mpi", "cdpile.ini"),
+              ["--set", "system.steps=200", "--set", "solver.sweep=random"], False)]
+    rows = []
+    for name, ini, sets, same in cases:
+        one = os.path.join(tmp, "pattern_one.h5")
+        run([CDLAB, "run", ini, "-o", one, "--overwrite", "--quiet"] + sets, 1)
+        for ranks in counts:
+            h5 = os.path.join(tmp, "pattern_many.h5")
+            run(mpi_prefix(ranks) + [CDLAB, "run", ini, "-o", h5, "--overwrite", "--quiet"] + sets, 1)
+            with open(os.devnull, "w") as quiet:
+                identical = h5compare.compare(one, h5, out=quiet) == 0
+            with h5py.File(h5, "r") as f:
+                g = f["parallel/ranks"]
+                n = np.maximum(g["steps"][:], 1)
+                per = {k: g[k][:] / n for k in ("step_calls", "step_ordered_reductions", "step_messages",
+                                                "step_bytes")}
+            rows.append((name, ranks, "yes" if identical else ("**no**" if same else "no (domain-wise)"),
+                         per["step_calls"].max(), per["step_ordered_reductions"].max(),
+                         per["step_messages"][0], per["step_messages"][1:].max(),
+                         per["step_bytes"][0] / 1e3, per["step_bytes"][1:].max() / 1e3))
+            if same:
+                FIG["mpi_identical_top"] = FIG.get("mpi_identical_top", 1.0) * (1.0 if identical else 0.0)
+            print(f"mpi pattern: {name}, {ranks} ranks: bit-identical {identical}, "
+                  f"{rows[-1][4]:.2f} rank-order reductions a step, messages rank 0 {rows[-1][5]:.0f}, "
+                  f"others up to {rows[-1][6]:.0f}", flush=True)
+    FIG["mpi_identical_ranks"] = max(counts)
+    out += [f"## MPI bits and messages against the rank count ({', '.join(str(c) for c in counts)} ranks, "
+            "oversubscribed)", "",
+            "The DEM pile of tests/mpi/pile.ini (600 spheres, 400 steps) and the CD pile of tests/mpi/cdpile.ini "
+            "(600 spheres, 200 steps, N_I = 20), colored and domain-wise random, on this machine's cores "
+            "oversubscribed (a test of bits and counts, not of speed). \"bit-identical\": the file against the "
+            "one-process file (tools/h5compare, /parallel and provenance aside). Per step, from "
+            "/parallel/ranks: the MPI calls of the busiest rank, the reductions made in rank order through rank 0, "
+            "and the messages and bytes sent (logical pattern: docs/parallel.md) by rank 0 and by the busiest "
+            "other rank.", "",
+            "| case | ranks | bit-identical | MPI calls | rank-order reductions | messages, rank 0 | "
+            "messages, others (max) | sent, rank 0 | sent, others (max) |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.2f} | {r[5]:.0f} | {r[6]:.0f} | "
+                   f"{r[7]:.1f} kB | {r[8]:.1f} kB |")
+    out.append("")
+
+
 def peers(tmp, out):
     """Issue 63's benchmark set (tools/solver_set.py): 34 steps exported from cdlab's own runs,
     each solved from zero and warm by every `cdlab solve` method and by Siconos's solvers
@@ -920,7 +981,9 @@ def goals_table(machine=None, machine_end=None):
               "cd_random_1e6", ">=", 1.5e7, "{:.3g}"),
              ("CD step time over 10³–10⁶ disks, log-log slope", "cd_slope", "within", (0.9, 1.1), "{:.3f}"),
              ("DEM at 10⁶ spheres on 8 ranks: a rank's peak memory less the fixed pages, over the one-process "
-              "peak / 8 (issue 66)", "mpi_rss_share_1e6", "<=", 1.5, "{:.2f}")]
+              "peak / 8 (issue 66)", "mpi_rss_share_1e6", "<=", 1.5, "{:.2f}"),
+             (f"DEM and CD colored bit-identical to one process on {FIG.get('mpi_identical_ranks', 16)} ranks "
+              "and every count below (1: yes; issue 66)", "mpi_identical_top", ">=", 1, "{:.0f}")]
     rows = ["## Goals (issue 19) beside this run's figures", "",
             "| goal | target | measured | met |", "|---|---|---|---|"]
     for name, key, op, target, fmt in goals:
@@ -964,6 +1027,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, section in (("small", small_runs), ("cd", cd_cases), ("chute", chute_cases),
                               ("scaling", scaling), ("mpi", mpi_cases), ("mpi_memory", mpi_memory),
+                              ("mpi_pattern", mpi_pattern),
                               ("threads", threads_cases), ("peers", peers)):
             if only == name or (not only and (name != "threads" or (os.cpu_count() or 1) > 2)):
                 section(tmp, out)
