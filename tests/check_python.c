@@ -119,6 +119,20 @@ START_TEST(python_scan_resume)
 }
 END_TEST
 
+/* tools/colour_rounds.py on snapshots answered by hand: a chain's colours and rounds on 1, 2
+ * and 8 ranks, cut by a frozen disk, a triangle, and its refusals
+ * (tests/python/colour_rounds.py). */
+START_TEST(python_colour_rounds)
+{
+    setup_dir();
+    char cmd[8192], out[16384];
+    snprintf(cmd, sizeof cmd, "%s ../tests/python/colour_rounds.py %s 2>&1", PYTHON_BIN, dir);
+    ck_assert_msg(run_capture(cmd, out, sizeof out) == 0 && strstr(out, "colour rounds: ok"), "%s",
+                  out);
+    teardown_dir();
+}
+END_TEST
+
 /* Every sh block of the README and the tutorial runs as printed, against the build under test
  * (tools/doc_commands.py: a scratch folder whose build/ is that build's folder). */
 START_TEST(docs_commands_run)
@@ -149,6 +163,7 @@ Suite *python_suite(void)
     tcase_add_test(tc, python_config_run);
     tcase_add_test(tc, python_scan_resume);
     tcase_add_test(tc, python_h5compare_continued);
+    tcase_add_test(tc, python_colour_rounds);
     suite_add_tcase(s, tc);
     TCase *docs = tcase_create("docs");
     tcase_set_timeout(docs, 600);
