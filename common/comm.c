@@ -87,6 +87,7 @@ static void account_reduction(double t0, int n, size_t size)
 {
     double to = g_rank == 0 ? (double)(g_size - 1) : 1.0;
     account_end(t0, to, to * (double)n * (double)size);
+    g_stats.ordered += 1.0;
 }
 
 int comm_launched(void)
@@ -183,7 +184,6 @@ void comm_allreduce_ops(double *v, const comm_op *op, int n)
         MPI_Bcast(v, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     }
     account_reduction(t0, n, sizeof *v);
-    g_stats.ordered += 1.0;
 }
 
 /* The messages a barrier costs a rank: about log2 P rounds of one message. */
@@ -235,7 +235,8 @@ void comm_allreduce_exact(double *v, const comm_op *op, int n)
     account_end(t0, m, m * (double)n * sizeof *v);
 }
 
-/* comm_allreduce and comm_allreduce_exact_sum: every value with op, the tree or rank 0. */
+/* comm_allreduce and comm_allreduce_exact_sum: every value with op, through
+ * comm_allreduce_ops (which sends maxima and minima to the trees) or, exact, the trees. */
 static void allreduce_one_op(double *v, int n, comm_op op, int exact)
 {
     if (g_size == 1 || n <= 0)
@@ -255,7 +256,7 @@ static void allreduce_one_op(double *v, int n, comm_op op, int exact)
 
 void comm_allreduce(double *v, int n, comm_op op)
 {
-    allreduce_one_op(v, n, op, op != COMM_SUM);
+    allreduce_one_op(v, n, op, 0);
 }
 
 void comm_allreduce_exact_sum(double *v, int n)
