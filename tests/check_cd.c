@@ -1249,6 +1249,54 @@ START_TEST(analytic_wave_test_colored_sweep)
 }
 END_TEST
 
+/* The same with the colouring in hashed order (solver.color_priority = hashed): omega and tau
+ * as eqs. (58) and (60) with its own measured q = 0.770 (seeds 1-3; seed 7 here). */
+START_TEST(analytic_wave_test_colored_hashed)
+{
+    wave_result r =
+        wave_test("colored\ncolor_priority = hashed", EQUIV_Q_COLORED_HASHED_MEASURED, 1500);
+    ck_assert_msg(fabs(r.omega / r.omega_th - 1) < 0.03, "omega %g vs %g", r.omega, r.omega_th);
+    ck_assert_msg(fabs(r.tau / r.tau_th - 1) < 0.20, "tau %g vs %g", r.tau, r.tau_th);
+}
+END_TEST
+
+/* The chain of the wave test, its first disk at the wall, coloured in both orders
+ * (cd_color_order): in key order red-black, two colours (the wall's contact, then the pairs
+ * along the chain); in hashed order the wall's contact first and the pairs in another order,
+ * three colours. */
+START_TEST(unit_color_order_chain)
+{
+    const char *ini = "[system]\ndimension = 1\ndt = 1\nsteps = 1\nseed = 1\n"
+                      "[solver]\nsweep = colored\ncriterion = fixed\niterations = 2\n"
+                      "[particles]\ncount = 50\nradius = 0.5\nmass = 1\norigin = 0.5 0 0\n"
+                      "[contact]\ndetect_gap = 0.5\n"
+                      "[plane.wall]\npoint = 0 0 0\nnormal = 1 0 0\n";
+    sim sm;
+    sim_open(&sm, ini, 1);
+    sim_steps(&sm, 1);
+    const contact_list *L = &sm.S.C;
+    ck_assert_int_eq(L->n, 50); /* 49 pairs and the wall */
+    int *key = cd_color_order(L, sm.W.n_walls, 0), *hashed = cd_color_order(L, sm.W.n_walls, 1);
+    ck_assert_ptr_nonnull(key);
+    ck_assert_ptr_nonnull(hashed);
+    int moved = 0;
+    for (int k = 0; k < L->n; k++) {
+        ck_assert_int_eq(key[k], k);
+        moved += hashed[k] != k;
+    }
+    ck_assert_int_lt(L->c[hashed[0]].i, 0); /* the wall's contact first */
+    ck_assert_int_gt(moved, 40);
+    diag e;
+    ck_assert_int_eq(cd_color_contacts(&sm.W, &sm.S, 0, &e), CDLAB_OK);
+    ck_assert_int_eq(sm.S.n_colors, 2);
+    ck_assert_int_eq(cd_color_contacts(&sm.W, &sm.S, 1, &e), CDLAB_OK);
+    ck_assert_int_eq(sm.S.n_colors, 3);
+    free(key);
+    free(hashed);
+    sim_close(&sm);
+}
+END_TEST
+
 /* A 2D pile of 1500 disks in a box with a piston on top and friction: */
 static const char *COLORED_PILE =
     "[system]\ndimension = 2\ndt = 0.01\nsteps = 1\ngravity = 0 -1 0\nseed = 5\n"
@@ -1261,47 +1309,96 @@ static const char *COLORED_PILE =
     "[plane.right]\npoint = 40 0 0\nnormal = -1 0 0\n"
     "[piston.top]\npoint = 0 60 0\nnormal = 0 -1 0\nmass = 100\nforce = 50\nvelocity = 4\n";
 
-/* ... after 150 steps (settled into contact): the colouring is proper (no two contacts of a
- * colour share a particle or the piston; fixed walls do not count), every contact is in
- * exactly one colour, and the piston's contacts all have different colours. */
+/* The colour of each contact is the lowest that no earlier contact (in the colouring's order,
+ * cd_color_order) at one of its movable bodies has: the greedy colouring in that order. */
+static void check_greedy(const sim *sm, int hashed)
+{
+    const contact_list *L = &sm->S.C;
+    int n = sm->W.P.n, nw = sm->W.n_walls;
+    int *ord = cd_color_order(L, nw, hashed);
+    ck_assert_ptr_nonnull(ord);
+    /* per body the colours its contacts took so far (at most 256 here) */
+    uint64_t(*used)[4] = calloc((size_t)(n + nw), sizeof *used);
+    ck_assert_int_le(sm->S.n_colors, 256);
+    for (int q = 0; q < L->n; q++) {
+        const contact *c = &L->c[ord[q]];
+        int b[2], nb = 0;
+        if (!sm->W.P.frozen[c->j])
+            b[nb++] = c->j;
+        if (c->i >= 0 ? !sm->W.P.frozen[c->i]
+                      : sm->W.walls[contact_wall_index(c)].kind == WALL_PISTON)
+            b[nb++] = c->i >= 0 ? c->i : n + contact_wall_index(c);
+        int want = 0;
+        while (want < 256 && ((nb > 0 && (used[b[0]][want / 64] >> (want % 64) & 1)) ||
+                              (nb > 1 && (used[b[1]][want / 64] >> (want % 64) & 1))))
+            want++;
+        ck_assert_msg(sm->S.color_of[ord[q]] == want, "contact %d: colour %d, the greedy one %d",
+                      ord[q], sm->S.color_of[ord[q]], want);
+        for (int t = 0; t < nb; t++)
+            used[b[t]][want / 64] |= 1ull << (want % 64);
+    }
+    free(used);
+    free(ord);
+}
+
+/* ... after 150 steps (settled into contact), in key order and in hashed order: the colouring
+ * is proper (no two contacts of a colour share a particle or the piston; fixed walls do not
+ * count), every contact is in exactly one colour, the piston's contacts all have different
+ * colours, and it is the greedy colouring in its order (the two orders' colourings differ). */
 START_TEST(unit_colored_sweep_proper_colouring)
 {
-    sim sm;
-    sim_open(&sm, COLORED_PILE, 5);
-    sim_steps(&sm, 150);
-    cd_solver *S = &sm.S;
-    const contact_list *L = &sm.S.C;
-    ck_assert_int_gt(L->n, 1000);
-    ck_assert_int_eq(S->colored_at_step, sm.W.step - 1);
-    int n = sm.W.P.n, nw = sm.W.n_walls;
-    int *seen = calloc((size_t)L->n, sizeof *seen);
-    int *owner = malloc((size_t)(n + nw) * sizeof *owner);
-    int piston_contacts = 0;
-    for (int c = 0; c < S->n_colors; c++) {
-        for (int b = 0; b < n + nw; b++)
-            owner[b] = -1;
-        for (int q = S->color_start[c]; q < S->color_start[c + 1]; q++) {
-            int k = S->perm[q];
-            seen[k]++;
-            const contact *ct = &L->c[k];
-            ck_assert_msg(owner[ct->j] < 0, "colour %d: particle %d in two contacts", c, ct->j);
-            owner[ct->j] = k;
-            int b0 = ct->i >= 0 ? ct->i : n + contact_wall_index(ct);
-            int movable = ct->i >= 0 || sm.W.walls[contact_wall_index(ct)].kind == WALL_PISTON;
-            if (movable) {
-                ck_assert_msg(owner[b0] < 0, "colour %d: body %d in two contacts", c, b0);
-                owner[b0] = k;
+    for (int hashed = 0; hashed <= 1; hashed++) {
+        char ini[2048];
+        snprintf(ini, sizeof ini, "%s[solver]\ncolor_priority = %s\n", COLORED_PILE,
+                 hashed ? "hashed" : "key");
+        sim sm;
+        sim_open(&sm, ini, 5);
+        sim_steps(&sm, 150);
+        cd_solver *S = &sm.S;
+        const contact_list *L = &sm.S.C;
+        ck_assert_int_gt(L->n, 1000);
+        ck_assert_int_eq(S->colored_at_step, sm.W.step - 1);
+        int n = sm.W.P.n, nw = sm.W.n_walls;
+        int *seen = calloc((size_t)L->n, sizeof *seen);
+        int *owner = malloc((size_t)(n + nw) * sizeof *owner);
+        int piston_contacts = 0;
+        for (int c = 0; c < S->n_colors; c++) {
+            for (int b = 0; b < n + nw; b++)
+                owner[b] = -1;
+            for (int q = S->color_start[c]; q < S->color_start[c + 1]; q++) {
+                int k = S->perm[q];
+                seen[k]++;
+                const contact *ct = &L->c[k];
+                ck_assert_msg(owner[ct->j] < 0, "colour %d: particle %d in two contacts", c, ct->j);
+                owner[ct->j] = k;
+                int b0 = ct->i >= 0 ? ct->i : n + contact_wall_index(ct);
+                int movable = ct->i >= 0 || sm.W.walls[contact_wall_index(ct)].kind == WALL_PISTON;
+                if (movable) {
+                    ck_assert_msg(owner[b0] < 0, "colour %d: body %d in two contacts", c, b0);
+                    owner[b0] = k;
+                }
+                piston_contacts +=
+                    ct->i < 0 && sm.W.walls[contact_wall_index(ct)].kind == WALL_PISTON;
             }
-            piston_contacts += ct->i < 0 && sm.W.walls[contact_wall_index(ct)].kind == WALL_PISTON;
         }
+        for (int k = 0; k < L->n; k++)
+            ck_assert_int_eq(seen[k], 1);
+        ck_assert_int_gt(piston_contacts, 5);
+        ck_assert_int_ge(S->n_colors, piston_contacts);
+        check_greedy(&sm, hashed);
+        /* the other order's colouring of the same list is another one */
+        int *mine = malloc((size_t)L->n * sizeof *mine), differ = 0;
+        memcpy(mine, S->color_of, (size_t)L->n * sizeof *mine);
+        diag e;
+        ck_assert_int_eq(cd_color_contacts(&sm.W, S, !hashed, &e), CDLAB_OK);
+        for (int k = 0; k < L->n; k++)
+            differ += S->color_of[k] != mine[k];
+        ck_assert_int_gt(differ, L->n / 10);
+        free(mine);
+        free(seen);
+        free(owner);
+        sim_close(&sm);
     }
-    for (int k = 0; k < L->n; k++)
-        ck_assert_int_eq(seen[k], 1);
-    ck_assert_int_gt(piston_contacts, 5);
-    ck_assert_int_ge(S->n_colors, piston_contacts);
-    free(seen);
-    free(owner);
-    sim_close(&sm);
 }
 END_TEST
 
@@ -1673,6 +1770,8 @@ Suite *cd_suite(void)
     tcase_add_test(tc, analytic_wave_test_forward_differs);
     tcase_add_test(tc, analytic_wave_test_colored_sweep);
     tcase_add_test(tc, unit_colored_sweep_proper_colouring);
+    tcase_add_test(tc, analytic_wave_test_colored_hashed);
+    tcase_add_test(tc, unit_color_order_chain);
     tcase_add_test(tc, analytic_piston_statics);
     tcase_add_test(tc, analytic_stress_column);
     tcase_add_test(tc, analytic_stress_box_mean);

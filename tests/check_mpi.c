@@ -722,8 +722,9 @@ END_TEST
  * the particles, the sweeps the criterion needed), with at most 2 reductions a step in rank
  * order through rank 0 (the contacts' figures and the step's record; measured 2.0 with 133
  * sweeps a step: the piston's velocity after each colour goes through a tree, where it took
- * 1,177 reductions a step through rank 0 over the first 60 steps); the domain-wise random sweep
- * completes on 2 ranks with the piston resting on the pile (force within 1% of its load). */
+ * 1,177 reductions a step through rank 0 over the first 60 steps), and so do they with the
+ * colouring in hashed order; the domain-wise random sweep completes on 2 ranks with the piston
+ * resting on the pile (force within 1% of its load). */
 START_TEST(determinism_cd_piston_colored_3_ranks)
 {
     char one[] = "/tmp/cdlab_mpip1XXXXXX", many[] = "/tmp/cdlab_mpipPXXXXXX";
@@ -756,6 +757,15 @@ START_TEST(determinism_cd_piston_colored_3_ranks)
     same_data(one, many, exact);
     double ordered = rank_figure_per_step(many, "step_ordered_reductions");
     ck_assert_msg(ordered > 0.0 && ordered <= 2.0, "%g rank-order reductions a step", ordered);
+    /* the colouring in hashed order: the pistons' chains before the rounds all the same */
+    const char *hashed = "--set solver.sweep=colored --set solver.color_priority=hashed";
+    snprintf(cmd, sizeof cmd, "%s run memcheck/cd.ini -o %s --overwrite --quiet %s %s", cdlab_bin(),
+             one, hashed, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    snprintf(cmd, sizeof cmd, MPIRUN "-np 3 %s run memcheck/cd.ini -o %s --overwrite --quiet %s %s",
+             cdlab_bin(), many, hashed, sets);
+    ck_assert_int_eq(run_shell(cmd), 0);
+    same_data(one, many, exact);
     snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s run memcheck/cd.ini -o %s --overwrite --quiet %s",
              cdlab_bin(), many, sets);
     ck_assert_int_eq(run_shell(cmd), 0);
@@ -873,6 +883,58 @@ START_TEST(determinism_cd_colored_short_3_ranks)
                            "/snapshots/00000030/contacts/force",
                            NULL};
     same_data(one, many, exact);
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
+/* The colouring the ranks make (cd/nscd/cd_dist_color.c) where it needs more than 64 colours
+ * (tests/mpi/cdhub.ini: 150 spheres hitting one sphere, 150 contacts at one body, so that the
+ * ranks' masks widen), in key and in hashed order: 2 and 3 ranks write the one-process file
+ * bit for bit, and every step's row records the colouring's rounds (at least one; on 2 ranks the
+ * hub's contacts are split between them, so its chain crosses ranks and takes more). */
+START_TEST(determinism_cd_colored_hub_2_and_3_ranks)
+{
+    char one[] = "/tmp/cdlab_mpih1XXXXXX", many[] = "/tmp/cdlab_mpihPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *exact[] = {"/series/kinetic_energy",
+                           "/series/residual",
+                           "/snapshots/00000020/position",
+                           "/snapshots/00000020/velocity",
+                           "/snapshots/00000020/angular_velocity",
+                           "/snapshots/00000010/contacts/pair",
+                           "/snapshots/00000010/contacts/force",
+                           NULL};
+    for (int hashed = 0; hashed <= 1; hashed++) {
+        const char *prio = hashed ? "hashed" : "key";
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "%s run mpi/cdhub.ini -o %s --overwrite --quiet --set solver.color_priority=%s",
+                 cdlab_bin(), one, prio);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        for (int P = 2; P <= 3; P++) {
+            snprintf(cmd, sizeof cmd,
+                     MPIRUN "-np %d %s run mpi/cdhub.ini -o %s --overwrite --quiet --set "
+                            "solver.color_priority=%s",
+                     P, cdlab_bin(), many, prio);
+            ck_assert_int_eq(run_shell(cmd), 0);
+            same_data(one, many, exact);
+            double *r = NULL;
+            long n = 0;
+            diag e;
+            ck_assert_msg(h5in_read_doubles(many, "/series/parallel/colour_rounds", &r, &n, &e) ==
+                              CDLAB_OK,
+                          "%s", e.msg);
+            ck_assert_int_eq(n, 21); /* rows of steps 0 .. 20 */
+            for (long k = 1; k < n; k++)
+                ck_assert_msg(r[k] >= (P == 2 ? 2.0 : 1.0), "%s, %d ranks, step %ld: %g rounds",
+                              prio, P, k, r[k]);
+            free(r);
+        }
+    }
     remove_output(one);
     remove_output(many);
 }
@@ -1134,6 +1196,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_dem_drive_2_and_3_ranks);
     tcase_add_test(t, errors_mpi_interrupt_writes_checkpoint);
     tcase_add_test(t, determinism_cd_colored_short_3_ranks);
+    tcase_add_test(t, determinism_cd_colored_hub_2_and_3_ranks);
     suite_add_tcase(s, t);
     /* the runs of thousands of collectives (make test-slow, CI): beside two CPU-bound jobs on
      * the 2-core machine each took 1.5 to 6 minutes (a collective waits for ranks the scheduler

@@ -1,6 +1,11 @@
 #!/usr/bin/python3
-"""What a colouring made by the ranks themselves would cost (issue 66, docs/parallel.md): the
-rounds of a distributed Jones-Plassmann colouring of one step's contacts, for two priorities.
+"""What a colouring made by the ranks themselves costs under an ideal protocol (issue 66,
+docs/parallel.md): the rounds of a distributed Jones-Plassmann colouring of one step's
+contacts, for two priorities, at rank counts a run cannot reach here. The engine makes the
+colouring so since 2026-12-08 (cd/nscd/cd_dist_color.c) and records its real rounds in
+/series/parallel/colour_rounds; its hashed order (solver.color_priority = hashed) hashes the
+keys with splitmix64's finaliser alone and takes the walls' contacts first, so this tool's
+"hashed" is a like order, not the same one.
 
     tools/colour_rounds.py OUTPUT.h5 [--snapshot STEP] [--ranks 2,16,64,256]
 

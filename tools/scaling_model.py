@@ -4,8 +4,11 @@ particles on a network of latency alpha and bandwidth beta, built from measured 
 per-contact compute costs and the communication pattern of each engine: before 2026-12-03
 (every exchange an all-to-all, the cuts from a gather of every position), as built (exchanges
 to the ranks with data only, point to point, and a nonblocking barrier where the counts are not
-known: comm.c's NBX; the cuts from the ranks' shares, decomp_build_shared; the colored sweep's
-gather of every contact remains), and the target (a colouring made locally as well).
+known: comm.c's NBX; the cuts from the ranks' shares, decomp_build_shared). For the colored
+sweep four: before; with the gather of every contact for the colouring (the build of
+2026-12-07); and as built since 2026-12-08, the colouring made by the ranks in rounds of
+neighbour messages (cd/nscd/cd_dist_color.c), in key order (solver.color_priority = key, the
+default: long chains, hundreds of rounds) and in hashed order (about twenty rounds).
 
     tools/scaling_model.py [--alpha 2e-6] [--beta 1e10] [--markdown]
 
@@ -41,6 +44,14 @@ CD_SWEEPS = 50
 CD_VELOCITY_BYTES = 48  # v and w of a halo copy
 CD_CONTACT_BYTES = 48  # a warm-start contact record, to the owners every step (6 doubles)
 CD_COLOUR_GATHER_BYTES = 24  # a contact's bodies and flags (3 doubles), gathered on every rank
+# the colouring's rounds a step (each: an exchange of unknown counts and an agreement), measured
+# on the CD chute: key order 256-260 on 4 ranks (3 x 3 tiles, 36,900 spheres,
+# /series/parallel/colour_rounds); tools/colour_rounds.py's ideal protocol gives 112, 144 and
+# 286 on 16, 64 and 256 ranks (4 x 4 tiles) and grows with P, so 300 is a lower bound at 16,384;
+# hashed order 22 on 4 ranks, the ideal 16-18 on 16-256 ranks (slow growth: Jones-Plassmann's
+# rounds with random priorities grow as log n / log log n)
+CD_COLOUR_ROUNDS = {"key": 300, "hashed": 22}
+CD_COLOUR_STATE_BYTES = 40  # a changed body state: its place, next key and mask (5 doubles)
 SHARED_CUT_ROUNDS = 19  # decomp_build_shared: stats, <= 17 rounds of 15 keys, the keys beside
 SHARED_CUT_BYTES = 128  # a node's values in a round (16 doubles); a level's nodes at once
 HALO_SPACINGS = 1.2  # detection gap plus the largest diameter, in mean particle spacings
@@ -56,10 +67,12 @@ def reduction(P, alpha):
     return 2 * alpha * math.log2(P) if P > 1 else 0.0
 
 
-PATTERNS = ("before", "built", "target")
+PATTERNS = ("before", "built")
+COLORED_PATTERNS = ("before", "gathered", "key", "hashed")
 
 
 def exchange(P, nbytes, alpha, beta, pattern, known=True):
+    """An exchange before 2026-12-03 (pattern "before": all-to-all) or after (any other)."""
     if P == 1:
         return 0.0
     if pattern == "before":
@@ -99,8 +112,13 @@ def cd(N, P, alpha, beta, pattern, colored):
     per_step = exchange(P, DEM_MIGRATING * n * DEM_REBUILD_BYTES, alpha, beta, pattern, **unknown) + \
         exchange(P, g * CD_CONTACTS_PER_PARTICLE * CD_CONTACT_BYTES, alpha, beta, pattern, **unknown) + \
         exchange(P, g * DEM_REBUILD_BYTES, alpha, beta, pattern, **unknown) + 3 * reduction(P, alpha)
-    if colored and pattern != "target":  # the one-process colouring gathers every contact
+    if colored and pattern in ("before", "gathered"):  # every rank gathers every contact
         per_step += (P - 1) * alpha + CD_COLOUR_GATHER_BYTES * CD_CONTACTS_PER_PARTICLE * N / beta
+    elif colored:  # the rounds: each body's state sent about as often as it has contacts
+        rounds = CD_COLOUR_ROUNDS[pattern]
+        state_bytes = g * CD_CONTACTS_PER_PARTICLE * CD_COLOUR_STATE_BYTES / rounds
+        per_step += rounds * (exchange(P, state_bytes, alpha, beta, pattern, **unknown) +
+                              reduction(P, alpha))
     return compute, CD_SWEEPS * per_sweep + per_step
 
 
@@ -116,15 +134,16 @@ def main():
             r = [f"{N:.0e}".replace("e+0", "·10^"), f"{P:,}", f"{n:.2g}", f"{halo_copies(n):.2g}"]
             c, _ = dem(N, P, a.alpha, a.beta, "built")
             r.append(f"{c * 1e3:.3g} ms")
-            for f in (lambda pat: dem(N, P, a.alpha, a.beta, pat),
-                      lambda pat: cd(N, P, a.alpha, a.beta, pat, True),
-                      lambda pat: cd(N, P, a.alpha, a.beta, pat, False)):
+            for f, pats in ((lambda pat: dem(N, P, a.alpha, a.beta, pat), PATTERNS),
+                            (lambda pat: cd(N, P, a.alpha, a.beta, pat, True), COLORED_PATTERNS),
+                            (lambda pat: cd(N, P, a.alpha, a.beta, pat, False), PATTERNS)):
                 r.append(" / ".join(f"{comp / (comp + comm):.2f}"
-                                    for comp, comm in (f(pat) for pat in PATTERNS)))
+                                    for comp, comm in (f(pat) for pat in pats)))
             rows.append(r)
     print(f"alpha = {a.alpha:g} s, beta = {a.beta:g} bytes/s")
-    print("E: before (all-to-all, gathers) / as built (neighbour exchanges, cuts from the shares) / "
-          "target (the colouring made locally too)")
+    print("E: before (all-to-all, gathers) / as built (neighbour exchanges, cuts from the shares); "
+          "CD colored: before / the colouring from a gather of every contact (2026-12-07) / "
+          "made in rounds, key order / made in rounds, hashed order")
     print("| N | P | particles per rank | halo copies | DEM compute per step | DEM | CD colored | "
           "CD domain-wise |")
     print("|" + "---|" * 8)

@@ -42,19 +42,23 @@ static status stiffness_from_cd(config *c, const world *W, const scene_info *inf
     d->cd_sweep = sweep;
     d->cd_dt = cd_dt;
     d->cd_relaxation = omega;
-    double q = equiv_q_relaxed((sweep_order)sweep, omega);
+    /* the twin of a colored run whose colouring is in hashed order: that colouring's q */
+    int hashed = is_twin && twin->color_hashed && sweep == SWEEP_COLORED;
+    double q = equiv_q_of((sweep_order)sweep, hashed, omega);
     if (!isfinite(q))
         return config_error(c, S, omega == 1.0 ? "cd_sweep" : "cd_relaxation", err,
                             "no q for the %s sweep%s; give dem.k_n and the dashpot yourself",
                             sweep_order_names[sweep],
-                            omega == 1.0 ? "" : " relaxed above 1 (it is unstable)");
+                            omega == 1.0 ? ""
+                            : hashed     ? " relaxed, its colouring in hashed order (that q is "
+                                           "measured at omega = 1 only)"
+                                         : " relaxed above 1 (it is unstable)");
     for (const char *const *k = (const char *const[]){"k_n", "damping", "damping_normal", NULL}; *k;
          k++)
         if (config_has(c, S, *k))
             return config_error(c, S, *k, err,
                                 "is set by dem.stiffness_from_cd; give one or the other");
-    equiv_figures e = equiv_of_relaxed((sweep_order)sweep, omega, (int)from_cd, cd_dt, info->d_mean,
-                                       info->m_mean);
+    equiv_figures e = equiv_of_q(q, (int)from_cd, cd_dt, info->d_mean, info->m_mean);
     /* k_n = inf (cd_dt = 1e-200) ran with a -nan critical time step and no force */
     if (!(e.kappa > 0.0 && e.kappa < INFINITY && e.gamma > 0.0 && e.gamma < INFINITY))
         return config_error(c, S, "cd_dt", err,

@@ -51,10 +51,22 @@ equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m)
     return equiv_of_relaxed(s, 1.0, N_I, dt, d, m);
 }
 
+double equiv_q_of(sweep_order s, int color_hashed, double omega)
+{
+    if (s == SWEEP_COLORED && color_hashed)
+        return omega == 1.0 ? EQUIV_Q_COLORED_HASHED_MEASURED : NAN;
+    return equiv_q_relaxed(s, omega);
+}
+
 equiv_figures equiv_of_relaxed(sweep_order s, double omega, int N_I, double dt, double d, double m)
 {
+    return equiv_of_q(equiv_q_relaxed(s, omega), N_I, dt, d, m);
+}
+
+equiv_figures equiv_of_q(double q, int N_I, double dt, double d, double m)
+{
     equiv_figures e;
-    e.q = equiv_q_relaxed(s, omega);
+    e.q = q;
     e.D = e.q * N_I * d * d / dt;        /* eq. (54) */
     e.c = sqrt(e.q * N_I) * d / dt;      /* eq. (57) */
     e.l_diff = sqrt(4.0 * e.D * dt);     /* eq. (63) */

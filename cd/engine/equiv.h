@@ -28,6 +28,12 @@ extern const char *const sweep_order_names[];
  * (0.746 from tau). On the chain the colouring is red-black (two colours and the wall). */
 #define EQUIV_Q_COLORED_MEASURED 0.751
 
+/* q of the colored sweep with solver.color_priority = hashed (the colouring takes the pairs in
+ * the order of a hash of their keys: three colours on the chain, in no regular pattern),
+ * measured the same way: 0.770 +- 0.004 from omega (three seeds, N_I = 40), 0.759 from tau.
+ * Not derived, so not known relaxed (omega != 1). */
+#define EQUIV_Q_COLORED_HASHED_MEASURED 0.770
+
 /* q of the ordered sweeps (forward, backward: list order, and its reverse), measured the same
  * way (experiments/chain1d, N_I = 40; the order is deterministic, so one seed): 1.0035 from
  * omega, 1.0004-1.0006 from tau, for both directions. On the chain the list order is the
@@ -48,6 +54,10 @@ double equiv_q(sweep_order s);
  * for jacobi above 1, where its checkerboard mode grows by |1 - 2 omega| a sweep. */
 double equiv_q_relaxed(sweep_order s, double omega);
 
+/* equiv_q_relaxed, or with color_hashed (solver.color_priority = hashed) for the colored sweep
+ * EQUIV_Q_COLORED_HASHED_MEASURED at omega = 1 and NaN relaxed. */
+double equiv_q_of(sweep_order s, int color_hashed, double omega);
+
 typedef struct equiv_figures {
     double q, D, c, l_diff, kappa, gamma; /* eqs. (45-46), (54), (57), (63), (67), (68) */
 } equiv_figures;
@@ -56,6 +66,8 @@ typedef struct equiv_figures {
 equiv_figures equiv_of(sweep_order s, int N_I, double dt, double d, double m);
 /* The same for the sweeps relaxed by omega (equiv_q_relaxed; omega = 1: equiv_of). */
 equiv_figures equiv_of_relaxed(sweep_order s, double omega, int N_I, double dt, double d, double m);
+/* The same for a given q (equiv_q_of's). */
+equiv_figures equiv_of_q(double q, int N_I, double dt, double d, double m);
 
 /* The tangential block's figures over the normal ones: m_t/m_n (eqs. 17-18) for two equal
  * particles, or a particle and a wall, with lever arms of their radius and moments of inertia
@@ -77,6 +89,7 @@ typedef struct equiv_twin {
     int iterations;        /* N_I of a fixed-count criterion; 0 for the local or global criterion */
     const char *criterion; /* the CD run's criterion's name ("fixed", "local", ...) */
     double relaxation;     /* the CD run's solver.relaxation (omega; q is known for 1 only; 0: 1) */
+    int color_hashed;      /* the CD run's solver.color_priority is hashed (colored sweep) */
     /* set by the engine that runs the twin: the CD run's time step over its own, so that the
      * run pipeline can run the CD run's physical time (its steps and output cadences scaled);
      * 0 where the steps are the CD run's (not a twin, or the same time step) */

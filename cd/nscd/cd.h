@@ -39,6 +39,7 @@ typedef struct cd_params {
     double stress_volume; /* V of /series/stress (0: the particles' bounding box each row) */
     int desaxce;          /* apgd: De Saxce's outer fixed point (1) or the convex relaxation (0) */
     int presweeps;        /* newton: sweeps of the shock law before the first Newton step */
+    int color_hashed;     /* colored: the colouring takes the contacts in hashed order (else key) */
 } cd_params;
 
 cd_params cd_params_default(void);
@@ -198,9 +199,15 @@ status cd_greedy_colors(int n, const int *a, const int *b, int nb, int *color, i
  * cd_group_colors); S->colored_at_step = W->step. In two parts: each contact's movable bodies
  * (ab[k], ab[n + k]: a particle that is not frozen, P->n + w for piston w, else -1; made on
  * threads into a new array, NULL when out of memory), then the colouring from them. */
-status cd_color_contacts(world *W, struct cd_solver *S, diag *err);
+status cd_color_contacts(world *W, struct cd_solver *S, int hashed, diag *err);
 int *cd_contact_bodies(const world *W, const contact_list *L);
-status cd_color_bodies(world *W, struct cd_solver *S, const int *ab, diag *err);
+status cd_color_bodies(world *W, struct cd_solver *S, const int *ab, int hashed, diag *err);
+/* The order in which the greedy colouring takes the contacts of L (in key order): key order
+ * (hashed = 0: the identity), or (hashed = 1, solver.color_priority = hashed) the contacts
+ * with walls first, in key order, then the pairs of particles in the order of a hash of their
+ * keys (splitmix64's finaliser, a bijection: no ties), so that a chain of dependencies seldom
+ * runs far. A new array (NULL when out of memory). */
+int *cd_color_order(const contact_list *L, int n_walls, int hashed);
 /* S->color_of[0..n) (colours below S->n_colors) grouped: S->perm holds the contacts of colour c
  * in list order at S->color_start[c] .. S->color_start[c + 1] - 1 (padded past n). */
 status cd_group_colors(struct cd_solver *S, int n, diag *err);

@@ -36,6 +36,10 @@ static status assembled_refusals(config *c, const cd_params *p, int sweep, diag 
     return CDLAB_OK;
 }
 
+/* solver.color_priority: the order the colored sweep's greedy colouring takes the contacts in
+ * (cd_color_order). */
+static const char *const color_priority_names[] = {"key", "hashed", NULL};
+
 status cd_config_read(config *c, cd_params *p, diag *err)
 {
     *p = cd_params_default();
@@ -47,6 +51,8 @@ status cd_config_read(config *c, cd_params *p, diag *err)
         (s = config_int(c, "solver", "presweeps", 0, p->presweeps, 0, 100000000L, &presweeps,
                         err)) ||
         (s = config_enum(c, "solver", "sweep", 0, (int)p->sweep, sweep_order_names, &sweep, err)) ||
+        (s = config_enum(c, "solver", "color_priority", 0, p->color_hashed, color_priority_names,
+                         &p->color_hashed, err)) ||
         (s = config_enum(c, "solver", "criterion", 0, (int)p->crit, cd_criterion_names, &crit,
                          err)) ||
         (s = config_int(c, "solver", "iterations", 0, p->iterations, 1, 100000000L, &iters, err)) ||
@@ -60,6 +66,11 @@ status cd_config_read(config *c, cd_params *p, diag *err)
         (s = config_double(c, "solver", "stress_volume", 0, p->stress_volume, 0.0, 0, INFINITY,
                            &p->stress_volume, err)))
         return s;
+    if (sweep != SWEEP_COLORED && config_has(c, "solver", "color_priority"))
+        return config_error(c, "solver", "color_priority", err,
+                            "is given with solver.sweep = %s: it orders the colored sweep's "
+                            "colouring (solver.sweep = colored)",
+                            sweep_order_names[sweep]);
     if (sweep == SWEEP_JACOBI && p->relaxation > 1.0)
         return config_error(c, "solver", "relaxation", err,
                             "is %g with the jacobi sweep: relaxed Jacobi diverges above 1 (on a "

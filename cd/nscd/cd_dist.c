@@ -221,92 +221,6 @@ static status grow_buffers(cd_mpi *M, int n_contacts, int n_particles, int jacob
     return CDLAB_OK;
 }
 
-/* The colouring one process makes: every rank gathers every counted contact's movable bodies
- * (by id) and colours the whole list in key order; each takes its own contacts' colours. */
-static status color_globally(cd_mpi *M, world *W, cd_solver *S, diag *err)
-{
-    const particles *P = &W->P;
-    contact_list *L = &S->C;
-    int n = L->n, nc = 0, mine = 0;
-    for (int k = 0; k < n; k++)
-        mine += M->count[k];
-    /* per counted contact: body 0 (id or wall code), body 1 (id), movable flags (1: body 0,
-     * 2: body 1) */
-    double *rec = malloc((size_t)(mine > 0 ? mine : 1) * 3 * sizeof *rec), *all = NULL;
-    status s = rec ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot colour the contacts");
-    for (int k = 0, m = 0; k < n && s == CDLAB_OK; k++) {
-        const contact *c = &L->c[k];
-        if (!M->count[k])
-            continue;
-        int mi = c->i >= 0 ? !P->frozen[c->i] : W->walls[-1 - c->i].kind == WALL_PISTON;
-        rec[3 * m] = c->i >= 0 ? P->id[c->i] : c->i;
-        rec[3 * m + 1] = P->id[c->j];
-        rec[3 * m + 2] = mi + 2 * !P->frozen[c->j];
-        m++;
-    }
-    int total = 0;
-    if (s == CDLAB_OK)
-        s = comm_allgather(rec, 3 * mine, &all, &total, err);
-    free(rec);
-    int g = total / 3, nb = M->n_global + W->n_walls; /* one process: particles, then walls */
-    keyed_ref *kr = malloc((size_t)(g > 0 ? g : 1) * sizeof *kr);
-    int *ab = malloc((size_t)(2 * g + 1) * sizeof *ab), *gc = malloc((size_t)(g + 1) * sizeof *gc);
-    if (s == CDLAB_OK && (!kr || !ab || !gc))
-        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", g);
-    for (int k = 0; k < g && s == CDLAB_OK; k++) {
-        kr[k] =
-            (keyed_ref){contact_key_of_ids((long)all[3 * k], (long)all[3 * k + 1], W->n_walls), k};
-    }
-    if (s == CDLAB_OK) {
-        keyed_sort(kr, g);
-        for (int k = 0; k < g; k++) {
-            const double *r = all + (size_t)kr[k].rec * 3;
-            int f = (int)r[2];
-            ab[k] = f & 2 ? (int)r[1] : -1;
-            ab[g + k] = !(f & 1) ? -1 : r[0] >= 0 ? (int)r[0] : M->n_global + (-1 - (int)r[0]);
-        }
-        s = cd_greedy_colors(g, ab, ab + g, nb, gc, &nc, &S->mask, &S->mask_cap, &S->mask_words,
-                             err);
-    }
-    /* this rank's contacts' colours (the list is in key order: one merge) and the sizes */
-    int *co = s == CDLAB_OK ? grow_array(S->color_of, &S->color_of_cap, n + 1, sizeof *co) : NULL;
-    int *gs = s == CDLAB_OK ? grow_array(M->gsize, &M->gsize_cap, nc + 1, sizeof *gs) : NULL;
-    int *order = s == CDLAB_OK
-                     ? grow_array(S->color_order, &S->color_order_cap, nc + 1, sizeof *order)
-                     : NULL;
-    if (co)
-        S->color_of = co;
-    if (gs)
-        M->gsize = gs;
-    if (order)
-        S->color_order = order;
-    if (s == CDLAB_OK && (!co || !gs || !order))
-        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", g);
-    if (s == CDLAB_OK) {
-        memset(gs, 0, (size_t)(nc + 1) * sizeof *gs);
-        for (int k = 0; k < g; k++)
-            gs[gc[k]]++;
-        for (int k = 0, a = 0; k < n && s == CDLAB_OK; k++) {
-            while (a < g && kr[a].key < L->c[k].key)
-                a++;
-            if (a == g || kr[a].key != L->c[k].key)
-                s = diag_set(err, CDLAB_ERR_NUMERIC, "step %ld: contact %d-%d not coloured",
-                             W->step, L->c[k].i >= 0 ? P->id[L->c[k].i] : L->c[k].i,
-                             P->id[L->c[k].j]);
-            else
-                co[k] = gc[a];
-        }
-        S->n_colors = nc;
-    }
-    if (s == CDLAB_OK)
-        s = cd_group_colors(S, n, err);
-    free(all);
-    free(kr);
-    free(ab);
-    free(gc);
-    return s;
-}
-
 /* After detection: the contacts with one of this rank's particles, the counted ones, the
  * colouring or this rank's sweep list and random stream. */
 static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, status s, diag *err)
@@ -335,7 +249,7 @@ static status detected(cd_dist *d, world *W, cd_solver *S, const cd_params *p, s
     for (int k = 0; k < W->n_walls && s == CDLAB_OK; k++)
         M->piston_u[k] = W->walls[k].u;
     if (s == CDLAB_OK && p->sweep == SWEEP_COLORED)
-        s = color_globally(M, W, S, err);
+        s = cd_mpi_color(M, W, S, p->color_hashed, d->contacts, err);
     /* domain-wise random sweeps: a stream of this rank and step (a restart on as many ranks
      * continues it) */
     uint64_t mix = M->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(W->step + 1));
@@ -606,7 +520,6 @@ status cd_mpi_init(cd_mpi *M, world *W, cd_solver *S, const cd_params *p,
     M->par = *par;
     M->seed = seed;
     M->gathered_step = -1;
-    M->n_global = W->P.n;
     status s = CDLAB_OK;
     if (!(M->piston_u = calloc((size_t)(2 * W->n_walls + 1), sizeof *M->piston_u)))
         s = diag_set(err, CDLAB_ERR_NOMEM, "out of memory");

@@ -8,7 +8,7 @@
  * owns, so that every contact is counted once.
  *
  * Colored sweep: the colouring is that of one process (the greedy colouring of the whole
- * contact list in key order, computed by every rank from a gather of the contacts' bodies), the
+ * contact list in key order, made by the ranks in rounds of halo exchanges: cd_mpi_color), the
  * colours are taken in the order one process draws, each rank updates the contacts of the colour
  * that touch its own particles (a contact across a boundary by both of its ranks, from the same
  * data), and the halo copies' velocities are refreshed after each colour: positions, velocities
@@ -52,7 +52,7 @@ typedef struct cd_mpi {
     cd_solver *S;           /* while its records are gathered (S->bodies_on): the velocities */
     long gathered_step;     /* the step whose sweeps gathered them (-1: none yet) */
     double *piston_u;       /* the pistons' velocities at the step's start (walls' order) */
-    int n_global;           /* particles in the run (the pistons' colouring numbers follow) */
+    long color_rounds;      /* colored: the rounds of the last step's colouring */
     int count_cap, idx_cap, gsize_cap, R_next_cap, vals_cap;
     id_map ids; /* this rank's particles by id (reused every step) */
 } cd_mpi;
@@ -74,6 +74,13 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
  * send. */
 status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, contact_list *Lg, cd_stats *st,
                      diag *err);
+/* Colored sweep, after detection: the colours one process gives the list (S->color_of,
+ * S->n_colors, grouped by cd_group_colors) and each colour's contacts on all ranks (M->gsize),
+ * made without a gather of the contacts: Jones–Plassmann's rounds with the colouring's order
+ * as priority (cd_color_order: key, or hashed), M->color_rounds of them (cd_dist_color.c).
+ * total_contacts: the step's contacts on all ranks (a bound on the rounds). Collective. */
+status cd_mpi_color(cd_mpi *M, world *W, cd_solver *S, int hashed, double total_contacts,
+                    diag *err);
 void cd_mpi_free(cd_mpi *M);
 
 #endif

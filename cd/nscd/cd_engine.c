@@ -42,8 +42,8 @@ typedef struct cd_engine {
     cd_mpi *M;
     world Wg;
     contact_list Cg;
-    int ser_across, have_across;
-    int ser_stress[2]; /* /series/stress, stress_walls */
+    int ser_across, have_across, ser_rounds; /* ser_rounds: colored only (else -1) */
+    int ser_stress[2];                       /* /series/stress, stress_walls */
     /* apgd and newton: /series/dilation (mean, largest), and the last step's */
     int ser_dilation, have_dilation;
     double dilation[2];
@@ -130,7 +130,8 @@ static status cd_read_other(config *c, equiv_twin *twin, diag *err)
                              .sweep = p.sweep,
                              .iterations = p.crit == CRIT_FIXED ? p.iterations : 0,
                              .criterion = cd_criterion_names[p.crit],
-                             .relaxation = p.relaxation};
+                             .relaxation = p.relaxation,
+                             .color_hashed = p.color_hashed};
     return s;
 }
 
@@ -182,8 +183,8 @@ static const char *cd_serial_reason(const engine *e, char *buf, size_t n)
  * which have no q (their elasticity is measured, experiments/solvers). */
 static equiv_figures cd_figures(const cd_params *p, const world *W, const scene_info *info)
 {
-    equiv_figures f =
-        equiv_of_relaxed(p->sweep, p->relaxation, p->iterations, W->dt, info->d_mean, info->m_mean);
+    equiv_figures f = equiv_of_q(equiv_q_of(p->sweep, p->color_hashed, p->relaxation),
+                                 p->iterations, W->dt, info->d_mean, info->m_mean);
     if (p->method != &cd_method_sweeps)
         f.q = f.D = f.c = f.l_diff = f.kappa = f.gamma = NAN;
     return f;
@@ -298,7 +299,14 @@ static void cd_announce(const engine *e, const world *W, const scene_info *info,
                    "FCLIB's and Siconos's) <= epsilon %g after a sweep (solver.delta not used; a "
                    "pass over the contacts after every sweep), at most %d sweeps, warm start %s",
                    sweep, p->epsilon, p->iterations, warm);
-    if (p->relaxation != 1.0)
+    if (p->sweep == SWEEP_COLORED && p->color_hashed)
+        engine_say(notes,
+                   "solver: the colouring takes the pairs in hashed order "
+                   "(solver.color_priority = hashed): another colouring than the key order's, "
+                   "q = %.3f measured on the chain at omega = 1 (key order: %.3f)%s",
+                   EQUIV_Q_COLORED_HASHED_MEASURED, EQUIV_Q_COLORED_MEASURED,
+                   p->relaxation != 1.0 ? "; relaxed, its q is not known" : "");
+    if (p->relaxation != 1.0 && isfinite(f.q))
         engine_say(notes,
                    "solver: %s sweeps (projected SOR), omega = solver.relaxation = %g: each "
                    "update moves the force omega times the Gauss-Seidel step before the shock "
@@ -462,6 +470,10 @@ static status cd_header(engine *e, h5out *h, const world *W, const scene_info *i
     s = h5out_series(h, "/series/parallel/boundary_fraction", H5IO_DOUBLE, 0, NULL,
                      &CD_OF(e)->ser_across, err);
     CD_OF(e)->have_across = s == CDLAB_OK;
+    CD_OF(e)->ser_rounds = -1;
+    if (s == CDLAB_OK && colored)
+        s = h5out_series(h, "/series/parallel/colour_rounds", H5IO_INT32, 0, NULL,
+                         &CD_OF(e)->ser_rounds, err);
     return s;
 }
 
@@ -557,7 +569,11 @@ static status cd_row(engine *e, h5out *h, const world *W, diag *err)
     if (s != CDLAB_OK || !E->have_across) /* one process: no boundary series */
         return s;
     double f = E->M && E->M->counted > 0.0 ? E->M->across / E->M->counted : 0.0;
-    return h5out_series_append(h, E->ser_across, &f, err);
+    s = h5out_series_append(h, E->ser_across, &f, err);
+    int rounds = E->M ? (int)E->M->color_rounds : 0;
+    if (s == CDLAB_OK && E->ser_rounds >= 0)
+        s = h5out_series_append(h, E->ser_rounds, &rounds, err);
+    return s;
 }
 
 /* The world to write: this process's, or in a distributed run the state gathered on rank 0

@@ -2,6 +2,7 @@
  * the draws the colored sweep skips), and the colored sweep's greedy colouring. */
 #include "nscd/cd.h"
 
+#include "exchange.h"
 #include "grow.h"
 #include "parallel.h"
 #include "prefetch.h"
@@ -134,27 +135,82 @@ int *cd_contact_bodies(const world *W, const contact_list *L)
     return ab;
 }
 
-status cd_color_bodies(world *W, cd_solver *S, const int *ab, diag *err)
+/* splitmix64's finaliser (Steele, Lea and Flood 2014): a bijection of 64-bit words. */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+int *cd_color_order(const contact_list *L, int n_walls, int hashed)
+{
+    int n = L->n, walls = 0;
+    int *ord = malloc((size_t)(n > 0 ? n : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    for (int k = 0; k < n; k++)
+        ord[k] = k;
+    if (!hashed)
+        return ord;
+    while (walls < n && (L->c[walls].key >> 32) < (uint64_t)n_walls) /* first in key order */
+        walls++;
+    keyed_ref *kr = malloc((size_t)(n - walls + 1) * sizeof *kr);
+    if (!kr) {
+        free(ord);
+        return NULL;
+    }
+    for (int k = walls; k < n; k++)
+        kr[k - walls] = (keyed_ref){mix64(L->c[k].key), k};
+    keyed_sort(kr, n - walls);
+    for (int k = walls; k < n; k++)
+        ord[k] = kr[k - walls].rec;
+    free(kr);
+    return ord;
+}
+
+status cd_color_bodies(world *W, cd_solver *S, const int *ab, int hashed, diag *err)
 {
     int n = S->C.n, nb = W->P.n + W->n_walls;
     int *color_of = grow_array(S->color_of, &S->color_of_cap, n, sizeof *color_of);
     if (!color_of)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
     S->color_of = color_of;
-    status s = cd_greedy_colors(n, ab, ab + n, nb, color_of, &S->n_colors, &S->mask, &S->mask_cap,
-                                &S->mask_words, err);
+    status s;
+    if (!hashed) {
+        s = cd_greedy_colors(n, ab, ab + n, nb, color_of, &S->n_colors, &S->mask, &S->mask_cap,
+                             &S->mask_words, err);
+    } else { /* the bodies in the colouring's order, and the colours back in list order */
+        int *ord = cd_color_order(&S->C, W->n_walls, 1);
+        int *abo = calloc((size_t)(2 * n + 1), sizeof *abo);
+        int *col = malloc((size_t)(n + 1) * sizeof *col);
+        s = ord && abo && col ? CDLAB_OK
+                              : diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", n);
+        for (int t = 0; t < n && s == CDLAB_OK; t++) {
+            abo[t] = ab[ord[t]];
+            abo[n + t] = ab[n + ord[t]];
+        }
+        if (s == CDLAB_OK)
+            s = cd_greedy_colors(n, abo, abo + n, nb, col, &S->n_colors, &S->mask, &S->mask_cap,
+                                 &S->mask_words, err);
+        for (int t = 0; t < n && s == CDLAB_OK; t++)
+            color_of[ord[t]] = col[t];
+        free(ord);
+        free(abo);
+        free(col);
+    }
     if (s != CDLAB_OK)
         return s;
     S->colored_at_step = W->step;
     return cd_group_colors(S, n, err);
 }
 
-status cd_color_contacts(world *W, cd_solver *S, diag *err)
+status cd_color_contacts(world *W, cd_solver *S, int hashed, diag *err)
 {
     int *ab = cd_contact_bodies(W, &S->C);
     if (!ab)
         return diag_set(err, CDLAB_ERR_NOMEM, "cannot colour %d contacts", S->C.n);
-    status s = cd_color_bodies(W, S, ab, err);
+    status s = cd_color_bodies(W, S, ab, hashed, err);
     free(ab);
     return s;
 }

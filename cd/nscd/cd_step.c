@@ -213,7 +213,7 @@ status cd_step_solve(world *W, cd_solver *S, const cd_params *p, cd_stats *st, d
 #pragma omp parallel sections num_threads(2)
         {
 #pragma omp section
-            sc = cd_color_bodies(W, S, ab, &ec);
+            sc = cd_color_bodies(W, S, ab, p->color_hashed, &ec);
 #pragma omp section
             {
                 if (p->warm_start)

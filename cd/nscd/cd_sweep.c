@@ -332,7 +332,8 @@ static status colored_sweep(world *W, cd_solver *S, body_view bv, const cd_param
     status s;
     contact_list *L = &S->C;
     double inv_dt = 1.0 / W->dt, k_dt = p->relaxation * inv_dt;
-    if (S->colored_at_step != W->step && (s = cd_color_contacts(W, S, err)) != CDLAB_OK)
+    if (S->colored_at_step != W->step &&
+        (s = cd_color_contacts(W, S, p->color_hashed, err)) != CDLAB_OK)
         return s;
     int nc = S->n_colors;
     double *blk = grow_array(S->blk, &S->blk_cap, 2 * (L->n / SWEEP_BLOCK + nc + 1), sizeof *blk);

@@ -28,13 +28,15 @@ SKIP_ATTRS = {"/build", "/summary@wall_seconds", "/summary@step_seconds", "/summ
               "/restart@from_file", "/summary@threads", "/parameters@output.file",
               "/@command_line",
               # a distributed run's ranks and partition (docs/parallel.md)
-              "/parallel", "/series/parallel", "/series/parallel/boundary_fraction"}
+              "/parallel", "/series/parallel"}
 
 
 def skipped(path, attr=None):
     key = f"{path}@{attr}" if attr is not None else path
-    # everything under /parallel (the ranks' step times and communication: /parallel/ranks)
-    return key in SKIP_ATTRS or path in SKIP_ATTRS or path.startswith("/parallel/")
+    # everything under /parallel (the ranks' step times and communication: /parallel/ranks) and
+    # /series/parallel (the boundary's share, the colouring's rounds)
+    return (key in SKIP_ATTRS or path in SKIP_ATTRS or path.startswith("/parallel/")
+            or path.startswith("/series/parallel/"))
 
 
 def walk(f):
