@@ -697,7 +697,9 @@ def mpi_pattern(tmp, out):
     tests = os.path.join(root, "tests")
     cases = [("DEM pile, 600 spheres", os.path.join(tests, "mpi", "pile.ini"), [], True),
              ("CD pile, 600 spheres, colored", os.path.join(tests, "mpi", "cdpile.ini"),
-              ["--set", "system.steps=200"], True),
+              ["--set", "system.steps=200", "--set", "output.every=10"], True),
+             ("CD pile, 600 spheres, colored, hashed order", os.path.join(tests, "mpi", "cdpile.ini"),
+              ["--set", "system.steps=200", "--set", "output.every=10", "--set", "solver.color_priority=hashed"], True),
              ("CD pile, 600 spheres, random (domain-wise)", os.path.join(tests, "mpi", "cdpile.ini"),
               ["--set", "system.steps=200", "--set", "solver.sweep=random"], False)]
     rows = []
@@ -714,10 +716,13 @@ def mpi_pattern(tmp, out):
                 n = np.maximum(g["steps"][:], 1)
                 per = {k: g[k][:] / n for k in ("step_calls", "step_ordered_reductions", "step_messages",
                                                 "step_bytes")}
+                # the colouring's rounds a step, the rows after step 0's (colored only)
+                cr = f["series/parallel/colour_rounds"][1:] if "series/parallel/colour_rounds" in f else []
             rows.append((name, ranks, "yes" if identical else ("**no**" if same else "no (domain-wise)"),
                          per["step_calls"].max(), per["step_ordered_reductions"].max(),
                          per["step_messages"][0], per["step_messages"][1:].max(),
-                         per["step_bytes"][0] / 1e3, per["step_bytes"][1:].max() / 1e3))
+                         per["step_bytes"][0] / 1e3, per["step_bytes"][1:].max() / 1e3,
+                         f"{np.mean(cr):.1f}" if len(cr) else "–"))
             if same:
                 FIG["mpi_identical_top"] = FIG.get("mpi_identical_top", 1.0) * (1.0 if identical else 0.0)
             print(f"mpi pattern: {name}, {ranks} ranks: bit-identical {identical}, "
@@ -727,18 +732,20 @@ def mpi_pattern(tmp, out):
     out += [f"## MPI bits and messages against the rank count ({', '.join(str(c) for c in counts)} ranks, "
             "oversubscribed)", "",
             "The DEM pile of tests/mpi/pile.ini (600 spheres, 400 steps) and the CD pile of tests/mpi/cdpile.ini "
-            "(600 spheres, 200 steps, N_I = 20), colored and domain-wise random, on this machine's cores "
+            "(600 spheres, 200 steps, N_I = 20), colored (its colouring in key order, and in hashed order: "
+            "solver.color_priority) and domain-wise random, on this machine's cores "
             "oversubscribed (a test of bits and counts, not of speed). \"bit-identical\": the file against the "
-            "one-process file (tools/h5compare, /parallel and provenance aside). Per step, from "
+            "one-process file of the same config (tools/h5compare, /parallel and provenance aside). Per step, from "
             "/parallel/ranks: the MPI calls of the busiest rank, the reductions made in rank order through rank 0, "
             "and the messages and bytes sent (logical pattern: docs/parallel.md) by rank 0 and by the busiest "
-            "other rank.", "",
+            "other rank; for the colored sweep the mean rounds of its colouring (/series/parallel/colour_rounds, "
+            "the rows of output.every).", "",
             "| case | ranks | bit-identical | MPI calls | rank-order reductions | messages, rank 0 | "
-            "messages, others (max) | sent, rank 0 | sent, others (max) |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "messages, others (max) | sent, rank 0 | sent, others (max) | colouring rounds |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.2f} | {r[5]:.0f} | {r[6]:.0f} | "
-                   f"{r[7]:.1f} kB | {r[8]:.1f} kB |")
+                   f"{r[7]:.1f} kB | {r[8]:.1f} kB | {r[9]} |")
     out.append("")
 
 
