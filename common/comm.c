@@ -39,6 +39,11 @@ comm_stats comm_stats_now(void)
     return g_stats;
 }
 
+void comm_partners_afresh(void)
+{
+    g_stats.partners = 0.0;
+}
+
 /* Accounting of one call: started by account_begin, its messages and bytes (as sent by this
  * rank) booked by account_end. */
 static double account_begin(void)
@@ -425,12 +430,14 @@ status comm_exchange(const double *send, const int *scount, double **recv, int *
         if (scount[g_rank] > 0)
             memcpy(*recv + rd[g_rank], send + sd[g_rank], (size_t)scount[g_rank] * sizeof **recv);
     }
+    double to = 0.0;
     for (int r = 0; r < P; r++)
         if (r != g_rank && scount[r] > 0) {
-            messages += 1.0;
+            to += 1.0;
             bytes += (double)scount[r] * sizeof *send;
         }
-    account_end(t0, messages, bytes);
+    account_end(t0, messages + to, bytes);
+    g_stats.partners = fmax(g_stats.partners, to);
     for (int k = 0; k < ngot; k++)
         free(got[k].v);
     free(got);
@@ -473,6 +480,7 @@ status comm_exchange_known(const double *send, const int *scount, double *recv, 
         memcpy(recv + rd[g_rank], send + sd[g_rank], (size_t)scount[g_rank] * sizeof *recv);
     wait_all(n, rq);
     account_end(t0, messages, bytes);
+    g_stats.partners = fmax(g_stats.partners, messages);
     free(sd);
     free(rd);
     free(rq);

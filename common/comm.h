@@ -83,7 +83,13 @@ typedef struct comm_stats {
     double messages, bytes, calls, seconds;
     /* of the calls, the reductions made in rank order through rank 0 (P - 1 messages there) */
     double ordered;
+    /* the most ranks this rank sent to in one exchange (point to point) since the start or
+     * comm_partners_afresh */
+    double partners;
 } comm_stats;
 comm_stats comm_stats_now(void);
+/* comm_stats' partners counted afresh from now (the run's steps, after a set-up whose first
+ * migration sends each rank's interleaved share to every owner). */
+void comm_partners_afresh(void);
 
 #endif

@@ -888,6 +888,55 @@ START_TEST(determinism_cd_colored_short_3_ranks)
 }
 END_TEST
 
+/* Messages to the neighbouring boxes only (issue 66): the 1D wave test's chain of 50 disks on 4
+ * ranks, cut into 4 boxes along the line, so that a box has 1 or 2 neighbours: with the colored
+ * sweep, the domain-wise random sweep and DEM (the chain's DEM twin), no rank sends to more than
+ * 2 ranks in one exchange of the steps (/parallel/ranks/exchange_partners), and a rank's
+ * messages a step stay within its calls times the larger of its partners plus a barrier's
+ * log2 P and a tree's 2 log2 P, plus P - 1 for each reduction in rank order (rank 0's share). */
+START_TEST(io_mpi_neighbour_messages_4_ranks)
+{
+    char out[] = "/tmp/cdlab_mpinbXXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    const char *modes[] = {"--set solver.sweep=colored --set system.steps=100",
+                           "--set solver.sweep=random --set system.steps=100",
+                           "--set system.mode=dem --set system.dt=0.01 --set system.steps=300"};
+    const int P = 4;
+    const double lg = 2.0; /* log2 P */
+    for (int m = 0; m < 3; m++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 MPIRUN "-np %d %s run ../experiments/chain1d/chain1d.ini -o %s --overwrite "
+                        "--quiet %s",
+                 P, cdlab_bin(), out, modes[m]);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        const char *names[] = {"exchange_partners", "step_messages", "step_calls",
+                               "step_ordered_reductions", "steps"};
+        double *v[5];
+        long n[5];
+        diag e;
+        for (int k = 0; k < 5; k++) {
+            char ds[96];
+            snprintf(ds, sizeof ds, "/parallel/ranks/%s", names[k]);
+            ck_assert_msg(h5in_read_doubles(out, ds, &v[k], &n[k], &e) == CDLAB_OK, "%s", e.msg);
+            ck_assert_int_eq(n[k], P);
+        }
+        for (int r = 0; r < P; r++) {
+            double partners = v[0][r], steps = v[4][r];
+            ck_assert_msg(partners >= 1.0 && partners <= 2.0,
+                          "%s: rank %d sent to %g ranks at once", modes[m], r, partners);
+            double bound = v[2][r] * fmax(partners + lg, 2.0 * lg) + v[3][r] * (P - 1);
+            ck_assert_msg(v[1][r] <= bound, "%s: rank %d, %g messages a step, over %g", modes[m], r,
+                          v[1][r] / steps, bound / steps);
+        }
+        for (int k = 0; k < 5; k++)
+            free(v[k]);
+    }
+    remove_output(out);
+}
+END_TEST
+
 /* The colouring the ranks make (cd/nscd/cd_dist_color.c) where it needs more than 64 colours
  * (tests/mpi/cdhub.ini: 150 spheres hitting one sphere, 150 contacts at one body, so that the
  * ranks' masks widen), in key and in hashed order: 2 and 3 ranks write the one-process file
@@ -1197,6 +1246,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, errors_mpi_interrupt_writes_checkpoint);
     tcase_add_test(t, determinism_cd_colored_short_3_ranks);
     tcase_add_test(t, determinism_cd_colored_hub_2_and_3_ranks);
+    tcase_add_test(t, io_mpi_neighbour_messages_4_ranks);
     suite_add_tcase(s, t);
     /* the runs of thousands of collectives (make test-slow, CI): beside two CPU-bound jobs on
      * the 2-core machine each took 1.5 to 6 minutes (a collective waits for ranks the scheduler

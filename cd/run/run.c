@@ -350,6 +350,7 @@ static status loop(run_state *R, run_summary *sum, diag *err)
     const run_hooks *hk = R->hk;
     status s = CDLAB_OK;
     R->tuner = run_tuner(R->first, S->threads);
+    comm_partners_afresh(); /* /parallel/ranks/exchange_partners: the steps' */
     for (long k = R->first; k < S->info.steps && s == CDLAB_OK; k++) {
         double ts = run_now_seconds();
         comm_stats c0 = comm_stats_now();
@@ -408,12 +409,18 @@ static status loop(run_state *R, run_summary *sum, diag *err)
 /* A distributed run: every rank's step time and communication (run_summary), gathered in rank
  * order; the summary's figures over the ranks on every rank; rank 0 keeps the table (rows of
  * RANK_FIGURES) for /parallel. */
-enum { RANK_FIGURES = 8 };
+enum { RANK_FIGURES = 9 };
 static double *rank_figures(run_summary *sum, long steps)
 {
-    double mine[RANK_FIGURES] = {
-        sum->step_seconds, sum->step_comm_seconds, sum->step_messages,         sum->step_bytes,
-        sum->step_calls,   (double)steps,          (double)run_peak_rss_kib(), sum->step_ordered};
+    double mine[RANK_FIGURES] = {sum->step_seconds,
+                                 sum->step_comm_seconds,
+                                 sum->step_messages,
+                                 sum->step_bytes,
+                                 sum->step_calls,
+                                 (double)steps,
+                                 (double)run_peak_rss_kib(),
+                                 sum->step_ordered,
+                                 comm_stats_now().partners};
     double *all = NULL;
     int total = 0;
     diag tmp;
@@ -437,9 +444,11 @@ static double *rank_figures(run_summary *sum, long steps)
 /* /parallel/ranks: rank 0's table of rank_figures. */
 static void write_rank_figures(run_writer *w, const double *all, int P, diag *err)
 {
-    const char *names[RANK_FIGURES] = {
-        "step_seconds", "step_comm_seconds", "step_messages",          "step_bytes", "step_calls",
-        "steps",        "peak_rss_kib",      "step_ordered_reductions"};
+    const char *names[RANK_FIGURES] = {"step_seconds",     "step_comm_seconds",
+                                       "step_messages",    "step_bytes",
+                                       "step_calls",       "steps",
+                                       "peak_rss_kib",     "step_ordered_reductions",
+                                       "exchange_partners"};
     double *col = malloc((size_t)P * sizeof *col);
     if (!col || h5out_group(w->h, "/parallel/ranks", err) != CDLAB_OK) {
         free(col);
@@ -460,7 +469,9 @@ static void write_rank_figures(run_writer *w, const double *all, int P, diag *er
                       "pattern: docs/parallel.md) and the MPI calls, of which "
                       "step_ordered_reductions were reductions in rank order through rank 0; "
                       "outputs not included; peak_rss_kib: the rank's peak resident memory up to "
-                      "the run's end (set-up included, -1 where unknown)",
+                      "the run's end (set-up included, -1 where unknown); exchange_partners: the "
+                      "most ranks the rank sent to in one point-to-point exchange of the steps "
+                      "(its neighbouring boxes)",
                       err);
     free(col);
 }
