@@ -307,57 +307,87 @@ status exchange_halo_return(const halo *H, double *vals, int width, diag *err)
     return s;
 }
 
+/* The slices of ids in which a gather reaches rank 0 (a slice's records at a time there, not
+ * the run's). */
+#define GATHER_SLICE_IDS 65536
+
+/* The run's particles (ids 0 .. n - 1): the largest id over the ranks' own ones, plus one. */
+static long run_ids(const particles *P, int own)
+{
+    double top = -1.0;
+    for (int i = 0; i < own; i++)
+        top = fmax(top, (double)P->id[i]);
+    comm_allreduce(&top, 1, COMM_MAX);
+    return (long)top + 1;
+}
+
 status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
                        double **gextra, diag *err)
 {
-    int R = comm_size();
     size_t rw = PARTICLE_RECORD + (size_t)width;
-    double *buf = malloc((size_t)(own > 0 ? own : 1) * rw * sizeof *buf), *recv = NULL;
-    int *sc = calloc((size_t)R, sizeof *sc), *rc = malloc((size_t)R * sizeof *rc);
-    status s =
-        buf && sc && rc ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    for (int i = 0; i < own && s == CDLAB_OK; i++) {
-        particles_pack(P, i, buf + (size_t)i * rw);
-        if (width > 0)
-            memcpy(buf + (size_t)i * rw + PARTICLE_RECORD, extra + (size_t)i * (size_t)width,
-                   (size_t)width * sizeof *buf);
-    }
-    sc[0] = own * (int)rw;
-    int total = 0;
+    long n = run_ids(P, own);
+    int slices = (int)((n + GATHER_SLICE_IDS - 1) / GATHER_SLICE_IDS);
+    /* this rank's own particles in id order, and a slice's records at a time */
+    keyed_ref *kr = malloc((size_t)(own > 0 ? own : 1) * sizeof *kr);
+    double *buf = malloc((size_t)(own < GATHER_SLICE_IDS ? (own > 0 ? own : 1) : GATHER_SLICE_IDS) *
+                         rw * sizeof *buf);
+    double *ge = NULL;
+    status s = kr && buf ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int i = 0; i < own && s == CDLAB_OK; i++)
+        kr[i] = (keyed_ref){(uint64_t)P->id[i], i};
     if (s == CDLAB_OK)
-        s = comm_exchange(buf, sc, &recv, rc, &total, err);
-    free(buf);
-    free(sc);
-    free(rc);
-    int n = total / (int)rw;
+        keyed_sort(kr, own);
     if (s == CDLAB_OK && comm_rank() == 0) {
         if (G->cap < n || G->dimension != P->dimension) {
             particles_free(G);
-            s = particles_init(G, n, P->dimension, err);
+            s = particles_init(G, (int)n, P->dimension, err);
         }
-        G->n = n;
+        G->n = (int)n;
         G->box = P->box;
-        double *ge = NULL;
         if (s == CDLAB_OK && width > 0 &&
             !(ge = malloc((size_t)(n > 0 ? n : 1) * (size_t)width * sizeof *ge)))
             s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-        for (int k = 0; k < n && s == CDLAB_OK; k++) { /* one process: index = id */
-            const double *r = recv + (size_t)k * rw;
+    }
+    /* every rank in every slice's exchange, whatever its status (one that failed sends none) */
+    int got = 0;
+    for (int sl = 0, at = 0; sl < slices; sl++) {
+        long hi = (long)(sl + 1) * GATHER_SLICE_IDS;
+        int m = 0;
+        for (; s == CDLAB_OK && at < own && P->id[kr[at].rec] < hi; at++, m++) {
+            int i = kr[at].rec;
+            particles_pack(P, i, buf + (size_t)m * rw);
+            if (width > 0)
+                memcpy(buf + (size_t)m * rw + PARTICLE_RECORD, extra + (size_t)i * (size_t)width,
+                       (size_t)width * sizeof *buf);
+        }
+        double *recv = NULL;
+        int k = 0;
+        status x = exchange_to_rank0(buf, s == CDLAB_OK ? m : 0, (int)rw, &recv, &k, err);
+        if (s == CDLAB_OK)
+            s = x;
+        for (int q = 0; q < k && s == CDLAB_OK && comm_rank() == 0; q++) {
+            const double *r = recv + (size_t)q * rw;
             int id = (int)r[20];
-            if (id < 0 || id >= n)
-                s = diag_set(err, CDLAB_ERR_NUMERIC, "gather: particle id %d of %d", id, n);
-            else
-                particles_unpack(G, id, r);
-            if (s == CDLAB_OK && ge)
+            if (id < 0 || id >= n) {
+                s = diag_set(err, CDLAB_ERR_NUMERIC, "gather: particle id %d of %ld", id, n);
+                break;
+            }
+            particles_unpack(G, id, r); /* one process: index = id */
+            if (ge)
                 memcpy(ge + (size_t)id * (size_t)width, r + PARTICLE_RECORD,
                        (size_t)width * sizeof *ge);
         }
-        if (gextra)
-            *gextra = ge;
-        else
-            free(ge);
+        got += k;
+        free(recv);
     }
-    free(recv);
+    if (s == CDLAB_OK && comm_rank() == 0 && got != n)
+        s = diag_set(err, CDLAB_ERR_NUMERIC, "gather: %d particles of %ld", got, n);
+    if (gextra)
+        *gextra = ge;
+    else
+        free(ge);
+    free(kr);
+    free(buf);
     return s;
 }
 
@@ -401,46 +431,68 @@ static void permute_records(double *rec, int w, keyed_ref *kr, int m, double *tm
     }
 }
 
-status exchange_gather_world(const world *W, int own, const double *extra, int width,
-                             const double *rec, int n, int rw, world *Wg, double **gextra,
-                             double **grec, int *ngrec, diag *err)
+/* rec's n records (w doubles, bodies' ids first) in key order, in place. */
+static status sort_records(double *rec, int n, int w, int n_walls, diag *err)
 {
-    *grec = NULL;
-    *ngrec = 0;
+    keyed_ref *kr = malloc((size_t)(n > 0 ? n : 1) * sizeof *kr);
+    double *tmp = malloc((size_t)w * sizeof *tmp);
+    status s = kr && tmp ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
+    for (int k = 0; k < n && s == CDLAB_OK; k++) {
+        const double *r = rec + (size_t)k * (size_t)w;
+        kr[k] = (keyed_ref){contact_key_of_ids((long)r[0], (long)r[1], n_walls), k};
+    }
+    if (s == CDLAB_OK) {
+        keyed_sort(kr, n);
+        permute_records(rec, w, kr, n, tmp);
+    }
+    free(kr);
+    free(tmp);
+    return s;
+}
+
+status exchange_gather_world(const world *W, int own, const double *extra, int width, double *rec,
+                             int n, int rw, world *Wg, double **gextra, records_consumer consume,
+                             void *user, diag *err)
+{
     if (comm_rank() == 0) { /* walls, time, settings: shared, not owned */
         particles keep = Wg->P;
         *Wg = *W;
         Wg->P = keep;
     }
     status s = exchange_gather(&W->P, own, extra, width, &Wg->P, gextra, err);
-    double *all = NULL;
-    int m = 0;
-    if (s == CDLAB_OK)
-        s = exchange_to_rank0(rec, n, rw, &all, &m, err);
-    if (s != CDLAB_OK || comm_rank() != 0) {
-        free(all);
-        return s;
+    /* the records in key order, a slice of body 0's ids at a time (the walls' with the first):
+     * this rank's sorted first (in place), so that a slice is a run of them */
+    double *mine = rec;
+    if (s == CDLAB_OK && n > 0)
+        s = sort_records(mine, n, rw, W->n_walls, err);
+    double total = s == CDLAB_OK ? n : 0.0;
+    comm_allreduce_exact_sum(&total, 1); /* a count: the consumer's room */
+    long ids = Wg->P.n;
+    double top = comm_rank() == 0 ? (double)ids : 0.0;
+    comm_allreduce(&top, 1, COMM_MAX); /* every rank the same slices */
+    int slices = (int)(((long)top + GATHER_SLICE_IDS - 1) / GATHER_SLICE_IDS);
+    if (slices < 1)
+        slices = 1;
+    if (s == CDLAB_OK && comm_rank() == 0)
+        s = consume(NULL, (int)total, user, err); /* the room */
+    for (int sl = 0, at = 0; sl < slices; sl++) {
+        long hi = (long)(sl + 1) * GATHER_SLICE_IDS;
+        int from = at;
+        while (s == CDLAB_OK && at < n &&
+               (sl == slices - 1 || (long)mine[(size_t)at * (size_t)rw] < hi))
+            at++;
+        double *recv = NULL;
+        int k = 0;
+        status x = exchange_to_rank0(mine + (size_t)from * (size_t)rw,
+                                     s == CDLAB_OK ? at - from : 0, rw, &recv, &k, err);
+        if (s == CDLAB_OK)
+            s = x;
+        if (s == CDLAB_OK && comm_rank() == 0)
+            s = sort_records(recv, k, rw, W->n_walls, err);
+        if (s == CDLAB_OK && comm_rank() == 0)
+            s = consume(recv, k, user, err);
+        free(recv);
     }
-    /* the records in key order (the list one process holds), from their bodies' ids, put in
-     * place (a sorted copy beside them was rank 0's largest allocation at an output) */
-    keyed_ref *kr = malloc((size_t)(m > 0 ? m : 1) * sizeof *kr);
-    double *tmp = malloc((size_t)rw * sizeof *tmp);
-    if (!kr || !tmp)
-        s = diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
-    for (int k = 0; k < m && s == CDLAB_OK; k++) {
-        const double *r = all + (size_t)k * (size_t)rw;
-        kr[k] = (keyed_ref){contact_key_of_ids((long)r[0], (long)r[1], W->n_walls), k};
-    }
-    if (s == CDLAB_OK) {
-        keyed_sort(kr, m);
-        permute_records(all, rw, kr, m, tmp);
-        *grec = all;
-        *ngrec = m;
-    } else {
-        free(all);
-    }
-    free(kr);
-    free(tmp);
     return s;
 }
 

@@ -56,22 +56,27 @@ status exchange_halo_values(const halo *H, double *vals, int width, diag *err);
 status exchange_halo_return(const halo *H, double *vals, int width, diag *err);
 /* Collective: rank 0 receives every rank's first own particles, each with width doubles of extra
  * (NULL when width is 0), into G (grown as needed) in id order (index = id: the ids of a run are
- * 0 .. n-1) and, with width > 0, their extras into *gextra (malloc'ed, id order). Other ranks
- * only send. */
+ * 0 .. n-1) and, with width > 0, their extras into *gextra (malloc'ed, id order), in slices of
+ * ids (rank 0 holds one slice's records at a time beside G). Other ranks only send. */
 status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
                        double **gextra, diag *err);
 /* Collective: n records of width w to rank 0 (the others send nothing to anyone); on rank 0
  * *recv (malloc'ed) holds every rank's, in rank order, *nrecv of them. */
 status exchange_to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err);
+/* What takes a gather's contact records on rank 0: first (rec NULL) their number, for the
+ * room, then slices of them in key order (n records each), in order. */
+typedef status (*records_consumer)(const double *rec, int n, void *user, diag *err);
 /* The state one process holds, assembled on rank 0 for the output (collective; the others only
  * send), the one gather of both engines: Wg gets W's walls, time and settings, and its
  * particles in id order with width doubles of extra each into *gextra (exchange_gather of each
- * rank's first own particles); *grec (malloc'ed) gets every rank's n contact records of width
- * rw in the pairs' key order, *ngrec of them. A record begins with its bodies (body 0's id or
- * the wall code -1 - w, body 1's id); what follows is the engine's. Wg's walls are W's. */
-status exchange_gather_world(const world *W, int own, const double *extra, int width,
-                             const double *rec, int n, int rw, world *Wg, double **gextra,
-                             double **grec, int *ngrec, diag *err);
+ * rank's first own particles); consume (on rank 0, with user) gets every rank's n contact
+ * records of width rw (rec: put in key order in place) in the pairs' key order, in slices of body
+ * 0's ids (65,536 ids a slice: rank 0 holds one slice's records at a time, not the run's). A record
+ * begins with its bodies (body 0's id or the wall code -1 - w, body 1's id); what follows is the
+ * engine's. Wg's walls are W's. */
+status exchange_gather_world(const world *W, int own, const double *extra, int width, double *rec,
+                             int n, int rw, world *Wg, double **gextra, records_consumer consume,
+                             void *user, diag *err);
 /* Finding a particle by its id among a rank's particles (owned and copies): a table over the
  * run's ids (0 .. n - 1), kept between uses (each build invalidates the last one's entries by a
  * new stamp: no clearing, O(1) lookups). Measured: the distributed CD step installs its contacts

@@ -937,6 +937,50 @@ START_TEST(io_mpi_neighbour_messages_4_ranks)
 }
 END_TEST
 
+/* Rank 0 takes the gathered output a slice of 65,536 ids at a time (exchange_gather_world): the
+ * DEM chute tiled 4 x 4 (65,600 spheres: two slices, 3 steps) and the CD chute tiled 4 x 4
+ * (colored, hashed order, 2 steps) on 2 ranks write the one-process snapshot and checkpoint bit
+ * for bit, the pairs across the slices' boundary included. */
+START_TEST(determinism_mpi_gather_slices_2_ranks)
+{
+    char one[] = "/tmp/cdlab_mpig1XXXXXX", many[] = "/tmp/cdlab_mpigPXXXXXX";
+    int fd = mkstemp(one);
+    close(fd);
+    fd = mkstemp(many);
+    close(fd);
+    const char *runs[2][2] = {{"../bench/chute.ini", "--set system.steps=3 --set output.every=3"},
+                              {"../bench/chute_cd.ini",
+                               "--set system.steps=2 --set output.every=2 --set "
+                               "solver.sweep=colored --set solver.color_priority=hashed --set "
+                               "solver.criterion=fixed --set solver.iterations=10"}};
+    const char *tiles = "--set particles.tile=4,4,1 --set particles.count=65600 --set "
+                        "system.box_max=40,40,42";
+    const char *dem[] = {"/snapshots/00000003/position",      "/snapshots/00000003/velocity",
+                         "/snapshots/00000003/contacts/pair", "/snapshots/00000003/contacts/force",
+                         "/checkpoints/00000003/contacts",    "/checkpoints/00000003/x",
+                         "/checkpoints/00000003/dem_F",       NULL};
+    const char *cd[] = {"/snapshots/00000002/position",
+                        "/snapshots/00000002/velocity",
+                        "/snapshots/00000002/contacts/pair",
+                        "/snapshots/00000002/contacts/force",
+                        "/checkpoints/00000002/x",
+                        "/checkpoints/00000002/contacts",
+                        NULL};
+    for (int k = 0; k < 2; k++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "%s run %s -o %s --overwrite --quiet %s %s", cdlab_bin(),
+                 runs[k][0], one, tiles, runs[k][1]);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        snprintf(cmd, sizeof cmd, MPIRUN "-np 2 %s run %s -o %s --overwrite --quiet %s %s",
+                 cdlab_bin(), runs[k][0], many, tiles, runs[k][1]);
+        ck_assert_int_eq(run_shell(cmd), 0);
+        same_data(one, many, k == 0 ? dem : cd);
+    }
+    remove_output(one);
+    remove_output(many);
+}
+END_TEST
+
 /* The colouring the ranks make (cd/nscd/cd_dist_color.c) where it needs more than 64 colours
  * (tests/mpi/cdhub.ini: 150 spheres hitting one sphere, 150 contacts at one body, so that the
  * ranks' masks widen), in key and in hashed order: 2 and 3 ranks write the one-process file
@@ -1247,6 +1291,7 @@ Suite *mpi_suite(void)
     tcase_add_test(t, determinism_cd_colored_short_3_ranks);
     tcase_add_test(t, determinism_cd_colored_hub_2_and_3_ranks);
     tcase_add_test(t, io_mpi_neighbour_messages_4_ranks);
+    tcase_add_test(t, determinism_mpi_gather_slices_2_ranks);
     suite_add_tcase(s, t);
     /* the runs of thousands of collectives (make test-slow, CI): beside two CPU-bound jobs on
      * the 2-core machine each took 1.5 to 6 minutes (a collective waits for ranks the scheduler

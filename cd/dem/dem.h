@@ -171,9 +171,11 @@ typedef struct dem_solver {
      * instead of reading an index of the old list */
     int indexed;
     /* per side row: force on body 1, its torque on body 1 and on body 0 (zeroed each step in
-     * the pass, a block's rows by the thread that runs it) */
+     * the pass, a block's rows by the thread that runs it); in a view (dem_reserve_view: the
+     * state gathered for the output) the force alone, a row per pair */
     vec3 *side;
     int nside, side_cap;
+    int view;        /* side holds one vector a row (a view), not three */
     int *strad;      /* the straddlers, with their contact sides in contact order: */
     int *sadj_start; /* sadj[sadj_start[s] .. sadj_start[s + 1] - 1], 2 r + 1 when body 1 */
     int *sadj;       /* of the pair of side row r, 2 r when body 0 */

@@ -498,6 +498,28 @@ static status gather_bonds(const dem_mpi *M, const world *W, const dem_solver *S
     return s;
 }
 
+/* The gathered pairs on rank 0 (exchange_gather_world's consumer): the room for all of them in
+ * the view, then each slice's, in key order, each with its record (one process: index = id). */
+typedef struct gathered_pairs {
+    world *W;
+    dem_solver *S;
+    const dem_params *p;
+    int m; /* taken so far */
+} gathered_pairs;
+
+static status take_pairs(const double *rec, int n, void *user, diag *err)
+{
+    gathered_pairs *g = user;
+    if (!rec)
+        return dem_reserve_view(g->W, g->S, g->p, n, err);
+    for (int q = 0; q < n; q++, g->m++) {
+        const double *r = rec + (size_t)q * GATHER_PAIR;
+        g->S->pair[g->m] = pair_unpack(r, (int)r[0], (int)r[1]);
+        g->S->side[g->m] = v3(r[PAIR_REC], r[PAIR_REC + 1], r[PAIR_REC + 2]); /* a view */
+    }
+    return CDLAB_OK;
+}
+
 /* Long: rank 0 gathers the particles, the pairs, the bonds and the ledger's sums in one sequence of
  * collectives that every rank must follow in the same order; the steps are one protocol. */
 status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, const dem_params *p,
@@ -526,12 +548,16 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         vec3 R = dem_pair_force(W, S, k);
         o[PAIR_REC] = R.x, o[PAIR_REC + 1] = R.y, o[PAIR_REC + 2] = R.z;
     }
-    double *crec = NULL;
-    int m = 0;
+    gathered_pairs gp = {.W = Wg, .S = Sg, .p = p};
+    /* every rank in the gather's collectives: one that could not allocate sends nothing */
+    int ok = s == CDLAB_OK;
+    status g = exchange_gather_world(W, ok ? own : 0, ex, gw, cr, ok ? np : 0, GATHER_PAIR, Wg,
+                                     &gex, take_pairs, &gp, err);
     if (s == CDLAB_OK)
-        s = exchange_gather_world(W, own, ex, gw, cr, np, GATHER_PAIR, Wg, &gex, &crec, &m, err);
+        s = g;
     free(ex);
     free(cr);
+    int m = gp.m;
     /* bonds: the intact ones of the pairs this rank counts, and the broken ones it holds */
     double *brec = NULL, broken = (double)S->bonds_broken;
     int nb = 0;
@@ -542,7 +568,6 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
     }
     if (s == CDLAB_OK && comm_rank() == 0) {
         int n = Wg->P.n;
-        s = dem_reserve_view(Wg, Sg, p, m, err);
         for (int id = 0; id < n && s == CDLAB_OK; id++) {
             const double *e = gex + (size_t)id * gw;
             Sg->F[id] = v3(e[0], e[1], e[2]);
@@ -560,13 +585,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
                 s = bonds_set(Sg, b, u, err);
             Sg->bonds_broken = (long)broken;
         }
-        /* the pairs in key order (the one-process list), each with its record */
-        for (int k = 0; k < m && s == CDLAB_OK; k++) {
-            const double *r = crec + (size_t)k * GATHER_PAIR;
-            Sg->pair[k] = pair_unpack(r, (int)r[0], (int)r[1]); /* one process: index = id */
-            Sg->side[3 * k] = v3(r[PAIR_REC], r[PAIR_REC + 1], r[PAIR_REC + 2]);
-        }
-        Sg->npair = m;
+        Sg->npair = m; /* the pairs in key order (the one-process list): take_pairs */
         Sg->indexed = s == CDLAB_OK ? m : 0; /* every pair a side row (dem_reserve_view) */
         if (s == CDLAB_OK && p->bond)        /* for the mean overlap: bonded pairs count */
             s = dem_link_bonds(Wg, Sg, err);
@@ -578,7 +597,7 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         for (int k = 0; k < m && s == CDLAB_OK; k++)
             if (Sg->pair[k].i < 0) {
                 int w = -1 - Sg->pair[k].i;
-                Sg->piston_F[w] -= v3_dot(Sg->side[3 * k], W->walls[w].n);
+                Sg->piston_F[w] -= v3_dot(Sg->side[k], W->walls[w].n); /* a view */
             }
         for (int w = 0; w < W->n_walls && s == CDLAB_OK; w++)
             Wg->walls[w].contact_force = Sg->piston_F[w];
@@ -586,7 +605,6 @@ status dem_mpi_gather(const dem_mpi *M, const world *W, const dem_solver *S, con
         Sg->list_skin = S->list_skin; /* every rank rebuilds alike */
     }
     free(gex);
-    free(crec);
     free(brec);
     return comm_agree(s, err);
 }

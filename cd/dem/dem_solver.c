@@ -214,8 +214,8 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
         s = dem_grow_pairs(&S->pair, &S->pair_cap, npair, err);
     if (s != CDLAB_OK)
         return s;
-    /* every pair a side row: the view's forces, as gathered */
-    vec3 *side = grow_array(S->side, &S->side_cap, 3 * npair + 3, sizeof *side);
+    /* every pair a side row of its force alone: the view's forces, as gathered */
+    vec3 *side = grow_array(S->side, &S->side_cap, npair + 1, sizeof *side);
     if (side)
         S->side = side;
     int *sp = grow_array(S->side_pair, &S->side_pair_cap, npair + 1, sizeof *sp);
@@ -228,6 +228,7 @@ status dem_reserve_view(world *W, dem_solver *S, const dem_params *p, int npair,
     sp[npair] = INT_MAX;
     S->nside = npair;
     S->indexed = npair;
+    S->view = 1;
     return CDLAB_OK;
 }
 

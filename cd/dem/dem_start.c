@@ -31,7 +31,7 @@ status dem_resume(world *W, dem_solver *S, const dem_params *p, diag *err)
 vec3 dem_pair_force(const world *W, const dem_solver *S, int k)
 {
     int row = k < S->indexed ? side_row(S, k) : -1;
-    return row >= 0 ? S->side[3 * row] : dem_remade_force(W, S, k);
+    return row >= 0 ? S->side[(S->view ? 1 : 3) * row] : dem_remade_force(W, S, k);
 }
 
 void dem_contact_record(const world *W, const dem_solver *S, int k, contact *c)

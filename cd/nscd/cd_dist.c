@@ -571,6 +571,40 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
     return comm_agree(s, err);
 }
 
+/* The gathered contacts on rank 0 (exchange_gather_world's consumer): the room, then each
+ * slice's, in key order, appended to L with their geometry from W's positions (one process:
+ * index = id; every body is in W). */
+typedef struct gathered_contacts {
+    const world *W;
+    contact_list *L;
+} gathered_contacts;
+
+static status take_contacts(const double *rec, int n, void *user, diag *err)
+{
+    gathered_contacts *g = user;
+    contact_list *L = g->L;
+    if (!rec) {
+        contact *c = grow_big(L->c, 0, &L->cap, n > 0 ? n : 1, sizeof *c);
+        if (!c)
+            return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d contacts", n);
+        L->c = c;
+        L->n = 0;
+        return CDLAB_OK;
+    }
+    for (int k = 0; k < n; k++) {
+        const double *r = rec + (size_t)k * CONTACT_REC;
+        contact *ct = &L->c[L->n++];
+        memset(ct, 0, sizeof *ct); /* padding included: checkpoints store whole records */
+        ct->i = (int)r[0]; /* an id, or a wall's code */
+        ct->j = (int)r[1];
+        ct->key = contact_key_of_ids((long)r[0], (long)r[1], g->W->n_walls);
+        ct->R = v3(r[2], r[3], r[4]);
+        ct->mu = r[5];
+        contact_geometry(ct, &g->W->P, g->W->walls);
+    }
+    return CDLAB_OK;
+}
+
 status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, contact_list *Lg, cd_stats *st,
                      diag *err)
 {
@@ -578,19 +612,22 @@ status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, contact_list *Lg, cd_
     const contact_list *L = M->L;
     for (int k = 0; k < L->n; k++)
         np += L->c[k].j < own;
-    double *cr = malloc((size_t)(np > 0 ? np : 1) * CONTACT_REC * sizeof *cr), *crec = NULL;
+    double *cr = malloc((size_t)(np > 0 ? np : 1) * CONTACT_REC * sizeof *cr);
     status s = cr ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate a gather");
     for (int k = 0, m = 0; k < L->n && s == CDLAB_OK; k++)
         if (L->c[k].j < own)
             contact_pack(W, &L->c[k], cr + (size_t)m++ * CONTACT_REC);
-    int total = 0;
+    /* every rank in the gather's collectives: one that could not allocate sends nothing */
+    int ok = s == CDLAB_OK;
+    gathered_contacts gc = {.W = Wg, .L = Lg};
+    status g = exchange_gather_world(W, ok ? own : 0, NULL, 0, cr, ok ? np : 0, CONTACT_REC, Wg,
+                                     NULL, take_contacts, &gc, err);
     if (s == CDLAB_OK)
-        s = exchange_gather_world(W, own, NULL, 0, cr, np, CONTACT_REC, Wg, NULL, &crec, &total,
-                                  err);
+        s = g;
     free(cr);
     if (s == CDLAB_OK && comm_rank() == 0) {
-        /* one process: index = id, the list in key order, geometry and figures as it makes them */
-        s = install_contacts(&M->ids, Wg, Lg, crec, total, err);
+        /* one process: index = id, the list in key order (take_contacts), geometry and figures
+         * as it makes them */
         /* the pistons' contact forces as one process sums them (the walls are shared with W) */
         for (int k = 0; k < Wg->n_walls && s == CDLAB_OK; k++) {
             wall *w = &Wg->walls[k];
@@ -607,7 +644,6 @@ status cd_mpi_gather(cd_mpi *M, const world *W, world *Wg, contact_list *Lg, cd_
             st->mean_overlap = st->n_active > 0 ? sum / st->n_active : 0.0;
         }
     }
-    free(crec);
     return comm_agree(s, err);
 }
 
