@@ -504,14 +504,18 @@ typedef struct gathered_pairs {
     world *W;
     dem_solver *S;
     const dem_params *p;
-    int m; /* taken so far */
+    int m, room; /* taken so far, and made room for */
 } gathered_pairs;
 
 static status take_pairs(const double *rec, int n, void *user, diag *err)
 {
     gathered_pairs *g = user;
-    if (!rec)
+    if (!rec) {
+        g->room = n;
         return dem_reserve_view(g->W, g->S, g->p, n, err);
+    }
+    if (g->m + n > g->room)
+        return diag_set(err, CDLAB_ERR_NUMERIC, "gather: more than the %d pairs counted", g->room);
     for (int q = 0; q < n; q++, g->m++) {
         const double *r = rec + (size_t)q * GATHER_PAIR;
         g->S->pair[g->m] = pair_unpack(r, (int)r[0], (int)r[1]);

@@ -577,6 +577,7 @@ status cd_mpi_finish(cd_mpi *M, world *W, const cd_params *p, cd_stats *st, diag
 typedef struct gathered_contacts {
     const world *W;
     contact_list *L;
+    int room; /* the contacts counted */
 } gathered_contacts;
 
 static status take_contacts(const double *rec, int n, void *user, diag *err)
@@ -589,13 +590,17 @@ static status take_contacts(const double *rec, int n, void *user, diag *err)
             return diag_set(err, CDLAB_ERR_NOMEM, "cannot allocate %d contacts", n);
         L->c = c;
         L->n = 0;
+        g->room = n;
         return CDLAB_OK;
     }
+    if (L->n + n > g->room)
+        return diag_set(err, CDLAB_ERR_NUMERIC, "gather: more than the %d contacts counted",
+                        g->room);
     for (int k = 0; k < n; k++) {
         const double *r = rec + (size_t)k * CONTACT_REC;
         contact *ct = &L->c[L->n++];
         memset(ct, 0, sizeof *ct); /* padding included: checkpoints store whole records */
-        ct->i = (int)r[0]; /* an id, or a wall's code */
+        ct->i = (int)r[0];         /* an id, or a wall's code */
         ct->j = (int)r[1];
         ct->key = contact_key_of_ids((long)r[0], (long)r[1], g->W->n_walls);
         ct->R = v3(r[2], r[3], r[4]);

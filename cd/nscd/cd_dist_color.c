@@ -1,26 +1,27 @@
 /* The colored sweep's colouring across MPI ranks, made by the ranks without a gather of every
  * contact: see cd_dist.h (cd_mpi_color).
  *
- * One process colours the contact list greedily in key order: contact k takes the lowest colour
- * that no earlier contact at one of its movable bodies took (cd_greedy_colors). That is
- * Jones–Plassmann's colouring with the key as priority, and it needs of contact k only the
- * colours of the earlier contacts at its bodies: each body's contacts are coloured in key order,
- * so a body's state is the key of its first uncoloured contact ("next") and the colours its
- * coloured ones took (a bit mask). A rank keeps the contacts with one of its own particles, so it
- * holds every contact of its own bodies and can follow their states; for a halo copy's body it
- * reads the owner's state, sent along the halo's lists once a round.
+ * One process colours the contact list greedily in the colouring's order (cd_color_order: key
+ * order, or hashed): contact k takes the lowest colour that no earlier contact at one of its
+ * movable bodies took (cd_greedy_colors). That is Jones–Plassmann's colouring with the order as
+ * priority, and it needs of contact k only the colours of the earlier contacts at its bodies:
+ * each body's contacts are coloured in order, so a body's state is the key of its first
+ * uncoloured contact ("next") and the colours its coloured ones took (a bit mask). A rank keeps
+ * the contacts with one of its own particles, so it holds every contact of its own bodies and
+ * follows their states; of a halo copy's body it knows the owner's state as last sent.
  *
- * A round: the owners' states go to the halo copies; each rank then colours, in key order, every
- * contact it holds that is ready (next = its key at each movable body). A contact with two of
- * the rank's own bodies is judged on their states of the moment, so that a chain inside a rank
- * goes through in one round. A contact with a halo copy's body is held by two ranks, which must
- * colour it alike: both judge it on the states the round started with (the owner's, as sent),
- * and neither rank moves its own body past it otherwise. The globally first uncoloured contact
- * is ready at the start of every round, so each round colours at least one; the rounds end when
- * no rank has one left (one reduction a round, a tree).
+ * A round: each rank sends the ranks that hold copies of its particles the states that changed
+ * since it last sent them, and the colours it decided of the contacts they hold too; then it
+ * colours, in order, every contact it decides that is ready (next = its key at each movable
+ * body). Body 1's owner decides a contact (the rank that counts it), on its own bodies' states
+ * of the moment (a chain among them goes through in one pass) and a halo copy's as sent; the
+ * owner of a contact's body 0, when another rank, takes its colour from the decider and holds
+ * that body at the contact until then, so a state sent stays true until the contact it names
+ * is decided. The globally first uncoloured contact is ready within three rounds, so the rounds
+ * end, when no rank has a contact or a colour left (one reduction a round, a tree).
  *
  * Pistons: a piston is one body of every rank, so its contacts form one chain through all of
- * them. The contacts with walls come first in key order (a wall's code is below every
+ * them. The contacts with walls come first in either order (a wall's code is below every
  * particle's), so those of the particles that touch a piston are coloured before the rounds from
  * a gather of them alone (a surface, not the volume): every rank colours that short list as one
  * process does and takes its own contacts' colours. */
@@ -32,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a halo copy's body carries each round: the next key (high, low 32 bits) and the mask
- * (32 bits a double): whole numbers below 2^32, exact in doubles. */
+/* A body's state as sent: the next key (high, low 32 bits), then the mask (32 bits a double):
+ * whole numbers below 2^32, exact in doubles. */
 #define NEXT_W 2
 
 static int is_piston(const world *W, const contact *c)
