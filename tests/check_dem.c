@@ -779,6 +779,23 @@ START_TEST(unit_twin_from_cd_config)
     ck_assert(d.cd_dt == 1.0);
     world_free(&W);
     config_free(&c);
+    /* the twin of a colored run whose colouring is in hashed order takes that colouring's q
+     * (0.770, not the key order's 0.751), and its notice says so */
+    note[0] = '\0';
+    ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "solver.sweep=colored", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "solver.color_priority=hashed", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.mode=dem", &err), CDLAB_OK);
+    ck_assert_int_eq(config_set(&c, "system.dt=0.002", &err), CDLAB_OK);
+    ck_assert_msg(run_validate(&c, &hk, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_msg(strstr(note, "cd_sweep = colored, its colouring in hashed order, cd_dt = 1)"),
+                  "%s", note);
+    twin = (equiv_twin){.present = 1, .sweep = SWEEP_COLORED, .iterations = 30, .color_hashed = 1};
+    ck_assert_int_eq(scene_build(&c, &W, &info, &err), CDLAB_OK);
+    ck_assert_msg(dem_config_read(&c, &W, &info, &twin, &d, &err) == CDLAB_OK, "%s", err.msg);
+    ck_assert_double_eq_tol(d.p.law.k_n, EQUIV_Q_COLORED_HASHED_MEASURED * 1.0 * 30 / 1.0, 1e-12);
+    world_free(&W);
+    config_free(&c);
     /* a misspelt key in an ignored section is an error, in both directions */
     ck_assert_int_eq(config_load_string(&c, cd_ini, "cd.ini", &err), CDLAB_OK);
     ck_assert_int_eq(config_set(&c, "dem.dampingtangential=0.1", &err), CDLAB_OK);

@@ -97,9 +97,12 @@ static status dem_read(engine *e, config *c, const world *W, const scene_info *i
     if (E->set.from_cd > 0 && twin && twin->present && E->set.cd_dt != W->dt)
         twin->time_ratio = E->set.cd_dt / W->dt;
     if (E->set.from_cd > 0 && twin && twin->present) {
-        char relax[64] = "";
+        char relax[96] = "";
         if (E->set.cd_relaxation != 1.0)
             snprintf(relax, sizeof relax, ", cd_relaxation = %g", E->set.cd_relaxation);
+        if (twin->color_hashed && E->set.cd_sweep == SWEEP_COLORED) /* its q: equiv.h */
+            snprintf(relax + strlen(relax), sizeof relax - strlen(relax),
+                     ", its colouring in hashed order");
         snprintf(note, note_n,
                  "; this is the DEM twin of its CD run (dem.stiffness_from_cd = %d, cd_sweep = "
                  "%s%s, cd_dt = %g)",
