@@ -321,11 +321,16 @@ static long run_ids(const particles *P, int own)
     return (long)top + 1;
 }
 
-status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
-                       double **gextra, diag *err)
+/* Collective: rank 0 receives every rank's first own particles, each with width doubles of extra
+ * (NULL when width is 0), into G (grown as needed) in id order (index = id: the ids of a run are
+ * 0 .. n-1) and, with width > 0, their extras into *gextra (malloc'ed, id order), in slices of
+ * ids (rank 0 holds one slice's records at a time beside G); *ids: n, on every rank. Other ranks
+ * only send. */
+static status gather_particles(const particles *P, int own, const double *extra, int width,
+                               particles *G, double **gextra, long *ids, diag *err)
 {
     size_t rw = PARTICLE_RECORD + (size_t)width;
-    long n = run_ids(P, own);
+    long n = *ids = run_ids(P, own);
     int slices = (int)((n + GATHER_SLICE_IDS - 1) / GATHER_SLICE_IDS);
     /* this rank's own particles in id order, and a slice's records at a time */
     keyed_ref *kr = malloc((size_t)(own > 0 ? own : 1) * sizeof *kr);
@@ -459,18 +464,16 @@ status exchange_gather_world(const world *W, int own, const double *extra, int w
         *Wg = *W;
         Wg->P = keep;
     }
-    status s = exchange_gather(&W->P, own, extra, width, &Wg->P, gextra, err);
+    long ids = 0;
+    status s = gather_particles(&W->P, own, extra, width, &Wg->P, gextra, &ids, err);
     /* the records in key order, a slice of body 0's ids at a time (the walls' with the first):
-     * this rank's sorted first (in place), so that a slice is a run of them */
-    double *mine = rec;
+     * this rank's sorted first (in place), so that a slice is a run of them; every rank the same
+     * slices (the run's ids) */
     if (s == CDLAB_OK && n > 0)
-        s = sort_records(mine, n, rw, W->n_walls, err);
+        s = sort_records(rec, n, rw, W->n_walls, err);
     double total = s == CDLAB_OK ? n : 0.0;
     comm_allreduce_exact_sum(&total, 1); /* a count: the consumer's room */
-    long ids = Wg->P.n;
-    double top = comm_rank() == 0 ? (double)ids : 0.0;
-    comm_allreduce(&top, 1, COMM_MAX); /* every rank the same slices */
-    int slices = (int)(((long)top + GATHER_SLICE_IDS - 1) / GATHER_SLICE_IDS);
+    int slices = (int)((ids + GATHER_SLICE_IDS - 1) / GATHER_SLICE_IDS);
     if (slices < 1)
         slices = 1;
     if (s == CDLAB_OK && comm_rank() == 0)
@@ -479,12 +482,12 @@ status exchange_gather_world(const world *W, int own, const double *extra, int w
         long hi = (long)(sl + 1) * GATHER_SLICE_IDS;
         int from = at;
         while (s == CDLAB_OK && at < n &&
-               (sl == slices - 1 || (long)mine[(size_t)at * (size_t)rw] < hi))
+               (sl == slices - 1 || (long)rec[(size_t)at * (size_t)rw] < hi))
             at++;
         double *recv = NULL;
         int k = 0;
-        status x = exchange_to_rank0(mine + (size_t)from * (size_t)rw,
-                                     s == CDLAB_OK ? at - from : 0, rw, &recv, &k, err);
+        status x = exchange_to_rank0(rec + (size_t)from * (size_t)rw, s == CDLAB_OK ? at - from : 0,
+                                     rw, &recv, &k, err);
         if (s == CDLAB_OK)
             s = x;
         if (s == CDLAB_OK && comm_rank() == 0)

@@ -54,12 +54,6 @@ status exchange_halo_values(const halo *H, double *vals, int width, diag *err);
  * their owners and are added to the owners' values, in rank order (for the changes a rank made
  * to its copies). */
 status exchange_halo_return(const halo *H, double *vals, int width, diag *err);
-/* Collective: rank 0 receives every rank's first own particles, each with width doubles of extra
- * (NULL when width is 0), into G (grown as needed) in id order (index = id: the ids of a run are
- * 0 .. n-1) and, with width > 0, their extras into *gextra (malloc'ed, id order), in slices of
- * ids (rank 0 holds one slice's records at a time beside G). Other ranks only send. */
-status exchange_gather(const particles *P, int own, const double *extra, int width, particles *G,
-                       double **gextra, diag *err);
 /* Collective: n records of width w to rank 0 (the others send nothing to anyone); on rank 0
  * *recv (malloc'ed) holds every rank's, in rank order, *nrecv of them. */
 status exchange_to_rank0(const double *rec, int n, int w, double **recv, int *nrecv, diag *err);
@@ -68,8 +62,8 @@ status exchange_to_rank0(const double *rec, int n, int w, double **recv, int *nr
 typedef status (*records_consumer)(const double *rec, int n, void *user, diag *err);
 /* The state one process holds, assembled on rank 0 for the output (collective; the others only
  * send), the one gather of both engines: Wg gets W's walls, time and settings, and its
- * particles in id order with width doubles of extra each into *gextra (exchange_gather of each
- * rank's first own particles); consume (on rank 0, with user) gets every rank's n contact
+ * particles in id order with width doubles of extra each into *gextra (each rank's first own
+ * particles, a slice of ids at a time); consume (on rank 0, with user) gets every rank's n contact
  * records of width rw (rec: put in key order in place) in the pairs' key order, in slices of body
  * 0's ids (65,536 ids a slice: rank 0 holds one slice's records at a time, not the run's). A record
  * begins with its bodies (body 0's id or the wall code -1 - w, body 1's id); what follows is the

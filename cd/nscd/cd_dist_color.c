@@ -37,6 +37,18 @@
  * whole numbers below 2^32, exact in doubles. */
 #define NEXT_W 2
 
+/* A 64-bit word as two whole doubles (high, low 32 bits), and back. */
+static void put64(double *v, uint64_t x)
+{
+    v[0] = (double)(x >> 32);
+    v[1] = (double)(x & 0xffffffffu);
+}
+
+static uint64_t get64(const double *v)
+{
+    return ((uint64_t)v[0] << 32) | (uint64_t)v[1];
+}
+
 static int is_piston(const world *W, const contact *c)
 {
     return c->i < 0 && W->walls[contact_wall_index(c)].kind == WALL_PISTON;
@@ -92,7 +104,7 @@ static status color_piston_chains(const cd_mpi *M, const world *W, const contact
         }
         keyed_sort(kr, g);
         keyed_sort(ids, g);
-        /* the particles numbered 0 .. nb - 1 in id order (ab as scratch), then the walls */
+        /* the particles numbered 0 .. nb - 1 in id order (gc as scratch), then the walls */
         for (int k = 0; k < g; k++) {
             if (k > 0 && ids[k].key != ids[k - 1].key)
                 nb++;
@@ -161,14 +173,12 @@ static uint64_t next_key(const rounds *R, const contact_list *L, int b)
 
 static uint64_t sent_next(const rounds *R, int b)
 {
-    const double *v = R->vals + (size_t)b * (size_t)R->width;
-    return ((uint64_t)v[0] << 32) | (uint64_t)v[1];
+    return get64(R->vals + (size_t)b * (size_t)R->width);
 }
 
 static uint64_t sent_mask(const rounds *R, int b, int w)
 {
-    const double *v = R->vals + (size_t)b * (size_t)R->width + NEXT_W + 2 * w;
-    return ((uint64_t)v[0] << 32) | (uint64_t)v[1];
+    return get64(R->vals + (size_t)b * (size_t)R->width + NEXT_W + 2 * w);
 }
 
 /* Contact k coloured col: its own movable bodies step past it. */
@@ -241,8 +251,7 @@ static status round_pass(rounds *R, const world *W, const contact_list *L, int *
             }
             R->out = o;
             R->dest = d;
-            o[3 * R->nout] = (double)(c->key >> 32);
-            o[3 * R->nout + 1] = (double)(c->key & 0xffffffffu);
+            put64(o + 3 * R->nout, c->key);
             o[3 * R->nout + 2] = col;
             d[R->nout++] = R->owner[c->i - own];
         }
@@ -255,20 +264,14 @@ static status round_pass(rounds *R, const world *W, const contact_list *L, int *
 /* A state as sent: the next key, then the mask, each 64 bits as two whole doubles. */
 static void put_state(const rounds *R, const contact_list *L, int b, double *v)
 {
-    uint64_t nk = next_key(R, L, b);
-    v[0] = (double)(nk >> 32);
-    v[1] = (double)(nk & 0xffffffffu);
-    for (int w = 0; w < R->words; w++) {
-        uint64_t m = R->mask[(size_t)b * (size_t)R->words + (size_t)w];
-        v[NEXT_W + 2 * w] = (double)(m >> 32);
-        v[NEXT_W + 2 * w + 1] = (double)(m & 0xffffffffu);
-    }
+    put64(v, next_key(R, L, b));
+    for (int w = 0; w < R->words; w++)
+        put64(v + NEXT_W + 2 * w, R->mask[(size_t)b * (size_t)R->words + (size_t)w]);
 }
 
-/* Contact of key (high, low) in L (in key order), or -1. */
-static int find_key(const contact_list *L, double high, double low)
+/* Contact of the key in L (in key order), or -1. */
+static int find_key(const contact_list *L, uint64_t key)
 {
-    uint64_t key = ((uint64_t)high << 32) | (uint64_t)low;
     int lo = 0, hi = L->n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
@@ -294,11 +297,20 @@ static status exchange_round(rounds *R, const cd_mpi *M, const world *W, const c
     for (int r = 0; r < P; r++)
         room += 1 + (long)H->scount[r] * sw;
     double *send = malloc((size_t)(room + 3 * (long)n + 1) * sizeof *send), *recv = NULL;
-    int *cols = calloc((size_t)P + 1, sizeof *cols);
-    status s =
-        send && cols ? CDLAB_OK : diag_set(err, CDLAB_ERR_NOMEM, "cannot colour the contacts");
+    /* the queued colours grouped by rank (their order kept): rank r's at at[r] .. at[r + 1] */
+    int *at = calloc((size_t)P + 1, sizeof *at), *fill = malloc((size_t)P * sizeof *fill);
+    int *grouped = malloc((size_t)(n + 1) * sizeof *grouped);
+    status s = send && at && fill && grouped
+                   ? CDLAB_OK
+                   : diag_set(err, CDLAB_ERR_NOMEM, "cannot colour the contacts");
     for (int q = 0; q < n && s == CDLAB_OK; q++)
-        cols[R->dest[q]]++;
+        at[R->dest[q] + 1]++;
+    for (int r = 0; r < P && s == CDLAB_OK; r++) {
+        at[r + 1] += at[r];
+        fill[r] = at[r];
+    }
+    for (int q = 0; q < n && s == CDLAB_OK; q++)
+        grouped[fill[R->dest[q]]++] = q;
     long used = 0;
     for (int r = 0, first = 0; r < P && s == CDLAB_OK; first += H->scount[r], r++) {
         long start = used++;
@@ -313,18 +325,18 @@ static status exchange_round(rounds *R, const cd_mpi *M, const world *W, const c
             ns++;
         }
         send[start] = ns;
-        for (int q = 0; q < n; q++)
-            if (R->dest[q] == r) {
-                memcpy(send + used, R->out + 3 * q, 3 * sizeof *send);
-                used += 3;
-            }
-        R->scount[r] = ns > 0 || cols[r] > 0 ? (int)(used - start) : 0;
+        for (int g = at[r]; g < at[r + 1]; g++, used += 3)
+            memcpy(send + used, R->out + 3 * grouped[g], 3 * sizeof *send);
+        /* a segment only with something in it: no message otherwise */
+        R->scount[r] = used - start > 1 ? (int)(used - start) : 0;
         if (!R->scount[r])
             used = start;
     }
     for (int b = 0; s == CDLAB_OK && b < R->own; b++)
         R->last[b] = next_key(R, L, b);
-    free(cols);
+    free(at);
+    free(fill);
+    free(grouped);
     if (s != CDLAB_OK) /* an exchange of nothing: the others wait for this rank's */
         memset(R->scount, 0, (size_t)P * sizeof *R->scount);
     int total = 0;
@@ -334,23 +346,23 @@ static status exchange_round(rounds *R, const cd_mpi *M, const world *W, const c
     free(send);
     R->nout = 0;
     /* the segments in rank order; a rank's copies lie in rank order after the own ones */
-    long at = 0;
+    long pos = 0;
     for (int r = 0, copies = R->own; r < P && s == CDLAB_OK; copies += H->rcount[r], r++) {
-        long end = at + R->rcount[r];
-        if (at == end)
+        long end = pos + R->rcount[r];
+        if (pos == end)
             continue;
-        int ns = (int)recv[at++];
-        for (int q = 0; q < ns && at + sw <= end; q++, at += sw)
-            memcpy(R->vals + (size_t)(copies + (int)recv[at]) * (size_t)R->width, recv + at + 1,
+        int ns = (int)recv[pos++];
+        for (int q = 0; q < ns && pos + sw <= end; q++, pos += sw)
+            memcpy(R->vals + (size_t)(copies + (int)recv[pos]) * (size_t)R->width, recv + pos + 1,
                    (size_t)R->width * sizeof *recv);
-        for (; at + 3 <= end && s == CDLAB_OK; at += 3) {
-            int k = find_key(L, recv[at], recv[at + 1]);
+        for (; pos + 3 <= end && s == CDLAB_OK; pos += 3) {
+            int k = find_key(L, get64(recv + pos));
             if (k < 0 || co[k] >= 0)
                 s = diag_set(err, CDLAB_ERR_NUMERIC, "colouring: a colour for a contact not held");
             else
-                s = take(R, L, &W->P, k, (int)recv[at + 2], co, err);
+                s = take(R, L, &W->P, k, (int)recv[pos + 2], co, err);
         }
-        at = end;
+        pos = end;
     }
     free(recv);
     return s;
@@ -384,7 +396,7 @@ static status rounds_init(rounds *R, const cd_mpi *M, const world *W, const cont
     for (int g = own; g < P->n; g++) {
         double *v = R->vals + (size_t)g * (size_t)R->width;
         memset(v, 0, (size_t)R->width * sizeof *v);
-        v[0] = v[1] = 4294967295.0;
+        put64(v, UINT64_MAX);
     }
     for (int r = 0, g = 0; r < ranks; r++) /* the copies lie in rank order */
         for (int q = 0; q < M->H.rcount[r] && g < ghosts; q++)
